@@ -1,0 +1,63 @@
+# The two set-up commands: `make demo` runs the console demo end to end, `make check` runs
+# every test. Both install missing Debian packages first (scripts/install-deps.sh).
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE ?= cmake
+CTEST ?= ctest
+BUILD_TYPE ?= RelWithDebInfo
+
+.PHONY: all deps configure build demo check check-main check-asan check-tsan check-arm \
+        check-fuzz bench clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+configure: deps
+	@$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
+
+build: configure
+	@$(CMAKE) --build $(BUILD) -j$(JOBS)
+
+demo: build
+	@bash examples/console/demo.sh $(BUILD)
+
+check: check-main check-asan check-tsan check-arm check-fuzz
+	@echo "make check: all suites passed"
+
+check-main: build
+	$(CTEST) --test-dir $(BUILD) --output-on-failure -j$(JOBS) -LE 'bench'
+
+# Host tool and native port under AddressSanitizer and UndefinedBehaviorSanitizer.
+check-asan: deps
+	@$(CMAKE) -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DEMB_SANITIZE=address,undefined >/dev/null
+	@$(CMAKE) --build $(BUILD)/asan -j$(JOBS)
+	$(CTEST) --test-dir $(BUILD)/asan --output-on-failure -j$(JOBS) -L 'unit|integration'
+
+# The rings and their stress tests under ThreadSanitizer.
+check-tsan: deps
+	@$(CMAKE) -S . -B $(BUILD)/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMB_SANITIZE=thread >/dev/null
+	@$(CMAKE) --build $(BUILD)/tsan -j$(JOBS)
+	$(CTEST) --test-dir $(BUILD)/tsan --output-on-failure -j$(JOBS) -L 'tsan'
+
+# The target library, freestanding, for Cortex-M3 and Cortex-M4.
+check-arm: build
+	@for cpu in cortex-m3 cortex-m4; do \
+	  $(CMAKE) -S . -B $(BUILD)/arm-$$cpu -DEMB_TARGET_ONLY=ON -DEMB_PORT=cortex-m \
+	    -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/cmake/arm-none-eabi.cmake -DEMB_ARM_CPU=$$cpu \
+	    -DCMAKE_BUILD_TYPE=MinSizeRel -DEMB_GEN_EXECUTABLE=$(abspath $(BUILD))/bin/embgen \
+	    >/dev/null && $(CMAKE) --build $(BUILD)/arm-$$cpu -j$(JOBS) || exit 1; \
+	done
+
+# libFuzzer targets, each run briefly.
+check-fuzz: deps
+	@CC=clang $(CMAKE) -S . -B $(BUILD)/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMB_FUZZ=ON >/dev/null
+	@$(CMAKE) --build $(BUILD)/fuzz -j$(JOBS)
+	$(CTEST) --test-dir $(BUILD)/fuzz --output-on-failure -L 'fuzz'
+
+bench: build
+	@bash bench/run.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD)

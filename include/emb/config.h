@@ -1,0 +1,72 @@
+/* Build-time configuration of the target library.
+ *
+ * Every option has a default here and can be overridden on the compiler command line
+ * (-DCONFIG_EMB_X=...) or in a header named by EMB_CONFIG_FILE. Options are tested with
+ * `if (CONFIG_EMB_X)` where possible so every branch is compiled in every configuration.
+ * Whatever the host must know about a setting travels in the stream header, never as a
+ * host flag that has to mirror a target setting.
+ */
+#ifndef EMB_CONFIG_H
+#define EMB_CONFIG_H
+
+#ifdef EMB_CONFIG_FILE
+#include EMB_CONFIG_FILE
+#endif
+
+/* Trace classes compiled in, as a bit mask over enum emb_trace_class (generated from
+ * catalog/trace_events.yaml). A call site of a class outside the mask expands to nothing
+ * and evaluates none of its arguments. Default: every class. Cost: none until enabled at
+ * run time, then one load and a branch per call site. */
+#ifndef CONFIG_EMB_TRACE_CLASSES
+#define CONFIG_EMB_TRACE_CLASSES 0xFFFFFFFFu
+#endif
+
+/* Bytes per trace packet (a CTF packet). Power of two, at least 256. */
+#ifndef CONFIG_EMB_TRACE_PACKET_SIZE
+#define CONFIG_EMB_TRACE_PACKET_SIZE 1024u
+#endif
+
+/* Packets per context ring. Power of two, at least 2. RAM cost per context:
+ * CONFIG_EMB_TRACE_PACKET_SIZE * CONFIG_EMB_TRACE_RING_PACKETS + 4 * packets + ~64 bytes. */
+#ifndef CONFIG_EMB_TRACE_RING_PACKETS
+#define CONFIG_EMB_TRACE_RING_PACKETS 16u
+#endif
+
+/* Largest event payload in bytes the emitters may reserve. */
+#ifndef CONFIG_EMB_TRACE_MAX_PAYLOAD
+#define CONFIG_EMB_TRACE_MAX_PAYLOAD 64u
+#endif
+
+/* EMB_ASSERT checks programmer errors; compiled out unless enabled. */
+#ifndef CONFIG_EMB_ASSERT
+#define CONFIG_EMB_ASSERT 0
+#endif
+
+_Static_assert((CONFIG_EMB_TRACE_PACKET_SIZE & (CONFIG_EMB_TRACE_PACKET_SIZE - 1u)) == 0,
+               "CONFIG_EMB_TRACE_PACKET_SIZE must be a power of two");
+_Static_assert(CONFIG_EMB_TRACE_PACKET_SIZE >= 256u, "CONFIG_EMB_TRACE_PACKET_SIZE below 256");
+_Static_assert((CONFIG_EMB_TRACE_RING_PACKETS & (CONFIG_EMB_TRACE_RING_PACKETS - 1u)) == 0,
+               "CONFIG_EMB_TRACE_RING_PACKETS must be a power of two");
+_Static_assert(CONFIG_EMB_TRACE_RING_PACKETS >= 2u, "a ring needs at least two packets");
+_Static_assert(CONFIG_EMB_TRACE_MAX_PAYLOAD % 4u == 0, "payloads are 4-byte multiples");
+
+#if CONFIG_EMB_ASSERT
+void emb_assert_failed(const char *file, int line);
+#define EMB_ASSERT(cond) ((cond) ? (void)0 : emb_assert_failed(__FILE__, __LINE__))
+#else
+#define EMB_ASSERT(cond) ((void)0)
+#endif
+
+#if defined(__GNUC__)
+#define EMB_LIKELY(x) __builtin_expect(!!(x), 1)
+#define EMB_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define EMB_NOINLINE __attribute__((noinline))
+#define EMB_USED __attribute__((used))
+#else
+#define EMB_LIKELY(x) (x)
+#define EMB_UNLIKELY(x) (x)
+#define EMB_NOINLINE
+#define EMB_USED
+#endif
+
+#endif /* EMB_CONFIG_H */

@@ -1,0 +1,61 @@
+/* The port contract: what the library needs from a platform.
+ *
+ * A port is a directory ports/<name>/ whose include/emb_port_impl.h provides the inline
+ * half of this contract and whose sources provide the rest. The build puts exactly one
+ * port's include directory on the include path.
+ *
+ * Inline, in emb_port_impl.h (hot path; each must be a handful of instructions):
+ *
+ *   uint64_t emb_port_timestamp(void);
+ *       Free-running 64-bit time in ticks of emb_port_timestamp_hz(), monotonic within a
+ *       context and consistent across contexts.
+ *
+ *   struct emb_trace_ring *emb_port_trace_ring(void);
+ *       The trace ring of the running context (a CPU on a microcontroller, a thread on the
+ *       native port). Never NULL: before a context owns a ring this returns a placeholder
+ *       (emb_trace_unclaimed_ring) whose bounds force the slow path, which then calls
+ *       emb_port_trace_ring_claim().
+ *
+ *   bool emb_port_local_cas32(uint32_t *p, uint32_t expected, uint32_t desired);
+ *   void emb_port_local_add32_release(uint32_t *p, uint32_t v);
+ *       Context-local atomics: indivisible with respect to anything that preempts the caller
+ *       on the same context (an interrupt, a signal handler), not with respect to other
+ *       CPUs. Like Linux's local_t: on x86-64 one unlocked instruction, on ARMv7-M
+ *       LDREX/STREX (an exception clears the monitor), on ARMv6-M interrupt masking.
+ *       The add publishes every earlier store of the caller before the new value.
+ *
+ *   uint32_t emb_port_load32_acquire(const uint32_t *p);
+ *   void emb_port_store32_release(uint32_t *p, uint32_t v);
+ *       Cross-context publication between producers and a consumer.
+ *
+ *   emb_port_irq_state emb_port_irq_save(void);
+ *   void emb_port_irq_restore(emb_port_irq_state s);
+ *       Critical section against everything on the current context (masking interrupts,
+ *       or blocking signals on the native port). Only used off the hot path.
+ *
+ *   EMB_PORT_NAME        a string naming the port and variant, e.g. "native-x86_64".
+ *
+ * Out of line, in the port's sources:
+ */
+#ifndef EMB_PORT_H
+#define EMB_PORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct emb_trace_ring;
+
+/* Frequency of emb_port_timestamp() in Hz; fixed once the port is initialised. */
+uint64_t emb_port_timestamp_hz(void);
+
+/* Wall-clock time at timestamp 0 in nanoseconds since the Unix epoch, or 0 when the
+ * platform has no wall clock. Lets a decoder place events on the calendar. */
+int64_t emb_port_clock_offset_ns(void);
+
+/* Gives the running context a ring of its own, or returns NULL when none is left (the
+ * caller counts the event as lost). Called only from the trace slow path. */
+struct emb_trace_ring *emb_port_trace_ring_claim(void);
+
+#include <emb_port_impl.h>
+
+#endif /* EMB_PORT_H */

@@ -1,0 +1,178 @@
+/* Trace rings: one per context, divided into CTF packets.
+ *
+ * Call sites use the generated EMB_TRACE_<event>() emitters (emb/trace_events.h); this
+ * header holds the ring they write into, the reservation they inline, and the calls that
+ * configure modes and read packets out. The protocol (reservation, commit, publication,
+ * packet switch, what a preempted producer costs) is written down in docs/formats/trace.md.
+ */
+#ifndef EMB_TRACE_H
+#define EMB_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <emb/config.h>
+#include <emb/status.h>
+#include <emb/trace_format.h>
+#include <emb/wire.h>
+
+/* A context's ring. Allocate it statically with its buffer and commit array; initialise
+ * with emb_trace_ring_init(). Fields are public so a debugger and the descriptor can
+ * describe them, not so code outside the library writes them. */
+struct emb_trace_ring {
+    /* Producer state: written only by the owning context and what preempts it, through
+     * the port's context-local atomics. The fast path reads these three words. */
+    uint32_t write_pos;      /* free-running byte offset of the next reservation */
+    uint32_t packet_end;     /* write_pos at the end of the open packet; never beyond it */
+    uint32_t ts_high;        /* high word of the open packet's timestamp_begin */
+    uint16_t flags;          /* event header flags for what runs now (EMB_EVT_FLAG_*) */
+    uint16_t context_id;
+    uint8_t *buf;            /* packets * packet size bytes, packet-size aligned */
+    uint32_t *commit;        /* [packets] bytes committed per slot, free-running */
+    uint32_t buf_mask;       /* packets * packet size - 1 */
+    uint32_t slot_mask;      /* packets - 1 */
+    uint8_t packet_shift;    /* log2(packet size) */
+    uint8_t slot_shift;      /* log2(packets) */
+    uint16_t context_kind;   /* enum emb_context_kind */
+    /* Slow-path state (packet switches). */
+    uint32_t packet_seq;     /* packet_seq_num of the next packet opened */
+    uint32_t discarded;      /* events dropped so far: the CTF events_discarded total */
+    uint32_t base_pos;       /* write_pos when the ring (or its window) started */
+    /* Consumer state: written by the streaming consumer only. */
+    uint32_t read_pos;       /* first byte not yet handed to the sink */
+    char name[EMB_TSF_NAME_MAX];
+};
+
+/* One reservation in flight between emb_trace_try_reserve() and emb_trace_commit(). */
+struct emb_trace_reservation {
+    uint32_t *commit;
+    uint32_t size;
+};
+
+enum emb_trace_mode {
+    EMB_TRACE_MODE_SNAPSHOT = 0,  /* overwrite the oldest packet; dump on demand or fault */
+    EMB_TRACE_MODE_WINDOW = 1,    /* armed at a frame or by a call, fills once, stops */
+    EMB_TRACE_MODE_STREAMING = 2, /* a consumer hands completed packets to a sink */
+};
+
+enum emb_trace_window_state {
+    EMB_TRACE_WINDOW_OFF = 0,     /* not in window mode */
+    EMB_TRACE_WINDOW_WAITING = 1, /* waiting for the arming frame or call */
+    EMB_TRACE_WINDOW_ARMED = 2,   /* recording */
+    EMB_TRACE_WINDOW_CLOSED = 3,  /* a ring filled: nothing more is recorded */
+};
+
+/* Run-time class mask: the one load every enabled call site makes. Bit n enables class
+ * n of enum emb_trace_class. Written only through emb_trace_set_classes(). */
+extern uint32_t emb_trace_class_mask;
+
+/* The ring a context has before it owns one: its bounds send every event to the slow
+ * path, which claims a real ring from the port. */
+extern struct emb_trace_ring emb_trace_unclaimed_ring;
+
+/* Sets the session identity written into every packet and the mode of every ring.
+ * Call once before any ring is initialised. `classes` is the run-time class mask
+ * (in window mode it takes effect when the window arms). */
+void emb_trace_init(const uint8_t uuid[16], enum emb_trace_mode mode, uint32_t classes);
+
+/* The uuid and mode given to emb_trace_init(). */
+const uint8_t *emb_trace_uuid(void);
+enum emb_trace_mode emb_trace_mode(void);
+
+/* Prepares a ring over caller-supplied memory: `buf` holds `packets` packets of
+ * CONFIG_EMB_TRACE_PACKET_SIZE bytes and is aligned to the packet size; `commit` holds
+ * `packets` words; `packets` is a power of two, at least 2. */
+emb_status emb_trace_ring_init(struct emb_trace_ring *ring, uint16_t context_id,
+                               enum emb_context_kind kind, uint8_t *buf, uint32_t *commit,
+                               uint32_t packets);
+
+/* Enables classes at run time (bit per enum emb_trace_class); returns the previous mask. */
+uint32_t emb_trace_set_classes(uint32_t mask);
+
+/* Closes the ring's open packet so a reader can take it. Call from the owning context,
+ * or when that context can no longer record (it has exited or is stopped). */
+emb_status emb_trace_flush(struct emb_trace_ring *ring);
+
+/* Window mode: arm now, or when emb_trace_frame_mark() sees `frame`. */
+void emb_trace_window_arm(void);
+void emb_trace_window_arm_at(uint32_t frame);
+enum emb_trace_window_state emb_trace_window_state(void);
+uint32_t emb_trace_window_armed_frame(void);
+
+/* Called by the frame hook with each frame number; arms a waiting window on its frame.
+ * Returns nonzero when this call armed the window. */
+int emb_trace_frame_mark(uint32_t frame);
+
+/* Receives one complete packet. The bytes are valid only during the call. */
+typedef void (*emb_trace_packet_fn)(void *arg, const struct emb_trace_ring *ring,
+                                    const uint8_t *packet, uint32_t size);
+
+/* Streaming: hands every completed packet not yet consumed to `fn`, in order, then
+ * releases their slots to the producers. Single consumer per ring. Returns the count. */
+uint32_t emb_trace_ring_consume(struct emb_trace_ring *ring, emb_trace_packet_fn fn, void *arg);
+
+/* Snapshot: copies each complete packet still held, oldest first, into `scratch`
+ * (CONFIG_EMB_TRACE_PACKET_SIZE bytes) and hands the copy to `fn` if no producer
+ * overwrote the slot during the copy. Safe while producers run. Returns the count. */
+uint32_t emb_trace_ring_snapshot(const struct emb_trace_ring *ring, uint8_t *scratch,
+                                 emb_trace_packet_fn fn, void *arg);
+
+/* Event header flags while an interrupt (or signal handler) runs on the ring's context.
+ * The hooks in emb/hooks.h call these; they nest. Return the flags to restore. */
+static inline uint16_t emb_trace_enter_handler(struct emb_trace_ring *ring, uint16_t kind)
+{
+    uint16_t saved = ring->flags;
+    uint16_t depth = (uint16_t)(((saved & EMB_EVT_FLAG_DEPTH_MASK) >> EMB_EVT_FLAG_DEPTH_SHIFT) + 1u);
+    if (depth > 63u)
+        depth = 63u;
+    ring->flags = (uint16_t)(kind | (depth << EMB_EVT_FLAG_DEPTH_SHIFT));
+    return saved;
+}
+
+static inline void emb_trace_leave_handler(struct emb_trace_ring *ring, uint16_t saved)
+{
+    ring->flags = saved;
+}
+
+/* ---- The reservation every emitter inlines ---- */
+
+#include <emb/port.h>
+
+/* Slow path: opens a packet, claims a ring, or drops and counts the event. Returns the
+ * payload pointer, or NULL when the event was dropped. */
+uint8_t *emb_trace_reserve_slow(struct emb_trace_reservation *res, struct emb_trace_ring *ring,
+                                uint32_t id, uint32_t size);
+
+/* Reserves `size` bytes (event header included, a multiple of 4) on the running
+ * context's ring, writes the event header, and returns where the payload goes, or NULL
+ * when the event was dropped (and counted). The reservation and the timestamp are taken
+ * in one step, so events in a ring are in timestamp order even when an interrupt records
+ * between them. Every successful reservation must be followed by emb_trace_commit(). */
+static inline uint8_t *emb_trace_try_reserve(struct emb_trace_reservation *res, uint32_t id,
+                                             uint32_t size)
+{
+    struct emb_trace_ring *ring = emb_port_trace_ring();
+    uint32_t pos;
+    uint64_t now;
+    do {
+        pos = __atomic_load_n(&ring->write_pos, __ATOMIC_RELAXED);
+        now = emb_port_timestamp();
+        if (EMB_UNLIKELY(pos + size > __atomic_load_n(&ring->packet_end, __ATOMIC_RELAXED) ||
+                         (uint32_t)(now >> 32) != __atomic_load_n(&ring->ts_high, __ATOMIC_RELAXED)))
+            return emb_trace_reserve_slow(res, ring, id, size);
+    } while (!emb_port_local_cas32(&ring->write_pos, pos, pos + size));
+    uint8_t *event = ring->buf + (pos & ring->buf_mask);
+    emb_put_le32(event + EMB_EVT_OFF_TS, (uint32_t)now);
+    emb_put_le32(event + EMB_EVT_OFF_ID, id | ((uint32_t)ring->flags << 16));
+    res->commit = &ring->commit[(pos >> ring->packet_shift) & ring->slot_mask];
+    res->size = size;
+    return event + EMB_EVT_HEADER_SIZE;
+}
+
+/* Publishes a reserved event to readers. */
+static inline void emb_trace_commit(const struct emb_trace_reservation *res)
+{
+    emb_port_local_add32_release(res->commit, res->size);
+}
+
+#endif /* EMB_TRACE_H */

@@ -1,0 +1,78 @@
+/* The trace wire format: CTF 1.8 packets as the rings hold them, and the trace stream
+ * file that carries them off the target. Shared by the target library (the encoder)
+ * and the host tool (the decoder); depends on no port. docs/formats/trace.md is the
+ * prose version of this header.
+ */
+#ifndef EMB_TRACE_FORMAT_H
+#define EMB_TRACE_FORMAT_H
+
+#include <stdint.h>
+
+/* ---- CTF packet: trace.packet.header (28 bytes) then stream.packet.context (36) ---- */
+#define EMB_PKT_MAGIC 0xC1FC1FC1u          /* CTF's packet magic */
+#define EMB_PKT_OFF_MAGIC 0u               /* u32 */
+#define EMB_PKT_OFF_UUID 4u                /* u8[16], equal to the metadata's uuid */
+#define EMB_PKT_OFF_STREAM_ID 20u          /* u32, always 0: one stream class */
+#define EMB_PKT_OFF_INSTANCE 24u           /* u32 stream_instance_id = context id */
+#define EMB_PKT_OFF_SEQ 28u                /* u32 packet_seq_num, per context from 0 */
+#define EMB_PKT_OFF_TS_BEGIN 32u           /* u64 clock ticks */
+#define EMB_PKT_OFF_TS_END 40u             /* u64 clock ticks, >= last event */
+#define EMB_PKT_OFF_CONTENT_SIZE 48u       /* u32, in bits, header included */
+#define EMB_PKT_OFF_PACKET_SIZE 52u        /* u32, in bits */
+#define EMB_PKT_OFF_DISCARDED 56u          /* u32 events_discarded, running total */
+#define EMB_PKT_OFF_CONTEXT_ID 60u         /* u16 */
+#define EMB_PKT_OFF_CONTEXT_KIND 62u       /* u16 enum emb_context_kind */
+#define EMB_PKT_HEADER_SIZE 64u
+
+/* ---- Event header (8 bytes), then the fixed-size payload padded to 4 bytes ---- */
+#define EMB_EVT_OFF_TS 0u                  /* u32 low half of the 64-bit timestamp */
+#define EMB_EVT_OFF_ID 4u                  /* u16 event id from the catalogue */
+#define EMB_EVT_OFF_FLAGS 6u               /* u16 EMB_EVT_FLAG_* */
+#define EMB_EVT_HEADER_SIZE 8u
+#define EMB_EVT_ALIGN 4u
+
+/* Flags word: who was running when the event was recorded. The two kind bits are what
+ * a two-run comparison needs to tell scheduling noise (a swap across contexts) from a
+ * reordering (a swap within one). */
+#define EMB_EVT_FLAG_KIND_MASK 0x0003u
+#define EMB_EVT_KIND_THREAD 0u             /* thread mode / main loop */
+#define EMB_EVT_KIND_ISR 1u                /* interrupt or signal handler */
+#define EMB_EVT_KIND_FAULT 2u              /* fault or NMI handler */
+#define EMB_EVT_FLAG_DEPTH_SHIFT 2u        /* bits 2..7: interrupt nesting depth */
+#define EMB_EVT_FLAG_DEPTH_MASK 0x00FCu
+
+enum emb_context_kind {
+    EMB_CONTEXT_CPU = 0,                   /* a processor: every thread and ISR on it */
+    EMB_CONTEXT_THREAD = 1,                /* one thread and the handlers that preempt it */
+};
+
+/* ---- Trace stream file ("EMBT"): a header, then whole packets back to back ---- */
+#define EMB_TSF_MAGIC 0x54424D45u          /* "EMBT" read as a little-endian u32 */
+#define EMB_TSF_VERSION 1u
+#define EMB_TSF_OFF_MAGIC 0u               /* u32 */
+#define EMB_TSF_OFF_VERSION 4u             /* u16 */
+#define EMB_TSF_OFF_HEADER_SIZE 6u         /* u16 bytes up to the first packet */
+#define EMB_TSF_OFF_CATALOG 8u             /* u32 catalogue checksum */
+#define EMB_TSF_OFF_PACKET_SIZE 12u        /* u32 bytes per packet */
+#define EMB_TSF_OFF_CLOCK_HZ 16u           /* u64 */
+#define EMB_TSF_OFF_CLOCK_OFFSET 24u       /* i64 ns since the Unix epoch at tick 0 */
+#define EMB_TSF_OFF_UUID 32u               /* u8[16] */
+#define EMB_TSF_OFF_BUILD_ID_LEN 48u       /* u8, at most 32 */
+#define EMB_TSF_OFF_POINTER_SIZE 49u       /* u8 */
+#define EMB_TSF_OFF_CONTEXT_COUNT 50u      /* u16 */
+#define EMB_TSF_OFF_BUILD_ID 52u           /* u8[32], first build_id_len bytes used */
+#define EMB_TSF_OFF_PORT 84u               /* char[28], NUL-padded */
+#define EMB_TSF_FIXED_SIZE 112u
+/* Then context_count entries of EMB_TSF_CONTEXT_SIZE bytes each: */
+#define EMB_TSF_CTX_OFF_ID 0u              /* u16 */
+#define EMB_TSF_CTX_OFF_KIND 2u            /* u16 enum emb_context_kind */
+#define EMB_TSF_CTX_OFF_DISCARDED 4u       /* u32 events discarded, final total */
+#define EMB_TSF_CTX_OFF_PACKETS 8u         /* u32 packets opened since the ring started */
+#define EMB_TSF_CTX_OFF_NAME 12u           /* char[20], NUL-padded */
+#define EMB_TSF_CONTEXT_SIZE 32u
+#define EMB_TSF_BUILD_ID_MAX 32u
+#define EMB_TSF_PORT_MAX 28u
+#define EMB_TSF_NAME_MAX 20u
+#define EMB_TSF_MAX_CONTEXTS 1024u
+
+#endif /* EMB_TRACE_FORMAT_H */

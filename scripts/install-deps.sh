@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages the project needs, and only those missing.
+# Idempotent: a machine that has everything returns at once without touching apt.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libelf-dev libdw-dev libyaml-dev          # ELF/DWARF reading, catalogue parsing
+  babeltrace2 python3-bt2                   # reference CTF 1.8 reader in tests
+  gcc-arm-none-eabi libnewlib-arm-none-eabi # Cortex-M builds
+  qemu-system-arm gdb-multiarch             # Cortex-M target under emulation
+  liblttng-ust-dev lttng-tools              # benchmark peer
+  clang llvm                                # libFuzzer, TSan
+  valgrind                                  # instruction counts in benchmarks
+  binutils-multiarch
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO=sudo
+else
+  SUDO=
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,131 @@
+/* The trace event catalogue on the host: parsed from catalog/trace_events.yaml with
+ * libyaml, laid out by the one layout rule, checksummed, and turned into CTF metadata.
+ * Shared by the generator (gen/embgen) and the host tool (emb), so the emitters and the
+ * decoder can never disagree about an offset.
+ */
+#ifndef EMB_HOST_CATALOG_H
+#define EMB_HOST_CATALOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum emb_cat_type {
+    EMB_CAT_U8,
+    EMB_CAT_U16,
+    EMB_CAT_U32,
+    EMB_CAT_U64,
+    EMB_CAT_I8,
+    EMB_CAT_I16,
+    EMB_CAT_I32,
+    EMB_CAT_I64,
+    EMB_CAT_BOOL,  /* one byte, 0 or 1 */
+    EMB_CAT_CHARS, /* char[N], NUL-padded text */
+};
+
+enum emb_cat_meaning {
+    EMB_CAT_MEANING_NONE,
+    EMB_CAT_MEANING_THREAD, /* a thread index */
+    EMB_CAT_MEANING_HANDLE, /* an object handle (index and generation, or a pointer) */
+    EMB_CAT_MEANING_IRQ,    /* an interrupt number */
+    EMB_CAT_MEANING_PC,     /* a code address, symbolised with the ELF */
+    EMB_CAT_MEANING_CYCLES, /* a duration in clock ticks */
+    EMB_CAT_MEANING_FRAME,  /* a frame number: an alignment anchor */
+};
+
+enum emb_cat_compare {
+    EMB_CAT_COMPARE_EXACT,
+    EMB_CAT_COMPARE_IGNORE,
+    EMB_CAT_COMPARE_TOLERANCE,     /* |good - bad| <= tolerance */
+    EMB_CAT_COMPARE_TOLERANCE_PCT, /* |good - bad| <= tolerance% of |good| */
+};
+
+struct emb_cat_value {
+    char *name;
+    int64_t value;
+};
+
+struct emb_cat_field {
+    char *name;
+    enum emb_cat_type type;
+    uint32_t size;   /* bytes on the wire */
+    uint32_t align;  /* bytes, min(size, 4); 1 for char[N] */
+    uint32_t offset; /* from the start of the payload */
+    enum emb_cat_meaning meaning;
+    bool hex;
+    enum emb_cat_compare compare;
+    double tolerance;
+    struct emb_cat_value *values; /* enumeration labels, or NULL */
+    size_t nvalues;
+};
+
+struct emb_cat_class;
+
+struct emb_cat_event {
+    char *name;
+    uint16_t id;
+    char *doc; /* may be NULL */
+    const struct emb_cat_class *cls;
+    struct emb_cat_field *fields;
+    size_t nfields;
+    uint32_t payload_size; /* padded to 4 */
+    uint32_t size;         /* 8-byte header + payload */
+};
+
+struct emb_cat_class {
+    char *name;
+    unsigned id; /* bit in the class mask, 0..31 */
+    char *doc;
+    struct emb_cat_event *events;
+    size_t nevents;
+};
+
+struct emb_catalog {
+    unsigned version;
+    struct emb_cat_class *classes;
+    size_t nclasses;
+    uint32_t checksum;
+    /* private: id -> event lookup */
+    const struct emb_cat_event **by_id; /* 65536 entries */
+};
+
+/* Parses and validates a catalogue. On error returns NULL and writes
+ * "FILE:LINE:COL: message" into err. Checks: unique class ids (0..31) and names, unique
+ * event ids (1..65535) and names (valid C identifiers), known types, char[N] with N a
+ * multiple of 4 and at most 32, unique field names per event, payloads within
+ * CONFIG_EMB_TRACE_MAX_PAYLOAD (64 bytes). */
+struct emb_catalog *emb_catalog_parse(const char *text, size_t len, const char *filename,
+                                      char *err, size_t errlen);
+struct emb_catalog *emb_catalog_load(const char *path, char *err, size_t errlen);
+void emb_catalog_free(struct emb_catalog *cat);
+
+/* The catalogue this tool was built with (parsed once from the embedded YAML). */
+const struct emb_catalog *emb_catalog_builtin(void);
+
+const struct emb_cat_event *emb_catalog_event(const struct emb_catalog *cat, uint16_t id);
+const struct emb_cat_event *emb_catalog_find(const struct emb_catalog *cat, const char *name);
+const struct emb_cat_class *emb_catalog_class(const struct emb_catalog *cat, const char *name);
+const char *emb_cat_type_name(enum emb_cat_type type); /* "u16", "char[16]" needs size */
+/* Label for value v of an enumerated field, or NULL. */
+const char *emb_cat_value_label(const struct emb_cat_field *field, int64_t v);
+
+/* Reads field `f` from a payload (bounds are the caller's: payload holds event->payload_size
+ * bytes). Integers are sign- or zero-extended. */
+int64_t emb_cat_field_get_int(const struct emb_cat_field *f, const uint8_t *payload);
+uint64_t emb_cat_field_get_uint(const struct emb_cat_field *f, const uint8_t *payload);
+
+struct emb_tsdl_params {
+    uint8_t uuid[16];
+    uint64_t clock_hz;
+    int64_t clock_offset_ns; /* wall clock at tick 0; 0 when unknown */
+    const char *port;        /* env.port, may be NULL */
+    const char *build_id_hex; /* env.build_id, may be NULL */
+};
+
+/* Writes the CTF 1.8 TSDL metadata describing the packet layout of docs/formats/trace.md
+ * and every event of the catalogue. Returns 0, or -1 on a write error. */
+int emb_catalog_write_tsdl(const struct emb_catalog *cat, const struct emb_tsdl_params *p,
+                           FILE *out);
+
+#endif /* EMB_HOST_CATALOG_H */
