@@ -96,8 +96,9 @@ struct emb_catalog {
 
 /* Parses and validates a catalogue. On error returns NULL and writes
  * "FILE:LINE:COL: message" into err. Checks: unique class ids (0..31) and names, unique
- * event ids (1..65535) and names across the whole catalogue, names that are C identifiers
- * (no keyword, no leading underscore, no `emb_` prefix), known keys and types, char[N]
+ * event ids (1..65535) and names across the whole catalogue, names that are lower-case C
+ * identifiers not starting with `emb_` (field names: no C keyword), known keys and types,
+ * no key given twice, char[N]
  * with N a multiple of 4 and at most 32, unique field names per event, payloads within
  * CONFIG_EMB_TRACE_MAX_PAYLOAD (64 bytes), enumeration values within their field's type,
  * and compare policies that suit the type. Field defaults: compare `exact`, except
