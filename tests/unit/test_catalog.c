@@ -441,6 +441,8 @@ static const struct bad_case bad_cases[] = {
           "        fields: {name: f, type: u8}\n",
      "t.yaml:8:", "`fields` must be a list, not a mapping"},
     {"no classes", "version: 1\nclasses: []\n", "t.yaml:2:", "1 to 32 classes"},
+    {"invalid UTF-8", HEAD "      - {name: e1, id: 1, doc: \"caf\xC3\x28\"}\n", "t.yaml:6:37:",
+     "invalid"},
     {"empty", "# nothing\n", "t.yaml:1:", "empty"},
     {"two documents", HEAD "      - {name: e1, id: 1}\n---\nversion: 2\n", "t.yaml:8:",
      "second YAML document"},

@@ -762,13 +762,23 @@ static bool emb__parse_root(struct emb__cat_parser *p, const yaml_node_t *root)
     return true;
 }
 
-static void emb__syntax_error(struct emb__cat_parser *p, const yaml_parser_t *parser)
+static void emb__syntax_error(struct emb__cat_parser *p, const yaml_parser_t *parser,
+                              const char *text, size_t len)
 {
     yaml_mark_t mark = parser->problem_mark;
     if (parser->error == YAML_READER_ERROR) {
         /* The reader reports a byte offset, not a mark: count lines up to it. */
+        size_t end = parser->problem_offset < len ? parser->problem_offset : len;
         mark.line = mark.column = 0;
-        emb__cat_error(p, mark, "%s at byte %zu", parser->problem ? parser->problem : "bad input",
+        for (size_t i = 0; i < end; i++) {
+            if (text[i] == '\n') {
+                mark.line++;
+                mark.column = 0;
+            } else {
+                mark.column++;
+            }
+        }
+        emb__cat_error(p, mark, "%s (byte %zu)", parser->problem ? parser->problem : "bad input",
                        parser->problem_offset);
         return;
     }
@@ -807,7 +817,7 @@ struct emb_catalog *emb_catalog_parse(const char *text, size_t len, const char *
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     bool ok = false;
     if (!yaml_parser_load(&parser, &p.doc)) {
-        emb__syntax_error(&p, &parser);
+        emb__syntax_error(&p, &parser, text, len);
     } else {
         yaml_node_t *root = yaml_document_get_root_node(&p.doc);
         if (root == NULL) {
@@ -821,7 +831,7 @@ struct emb_catalog *emb_catalog_parse(const char *text, size_t len, const char *
         if (ok) {
             yaml_document_t next;
             if (!yaml_parser_load(&parser, &next)) {
-                emb__syntax_error(&p, &parser);
+                emb__syntax_error(&p, &parser, text, len);
                 ok = false;
             } else {
                 yaml_node_t *extra = yaml_document_get_root_node(&next);

@@ -98,10 +98,9 @@ struct emb_catalog {
  * "FILE:LINE:COL: message" into err. Checks: unique class ids (0..31) and names, unique
  * event ids (1..65535) and names across the whole catalogue, names that are lower-case C
  * identifiers not starting with `emb_` (field names: no C keyword), known keys and types,
- * no key given twice, char[N]
- * with N a multiple of 4 and at most 32, unique field names per event, payloads within
- * CONFIG_EMB_TRACE_MAX_PAYLOAD (64 bytes), enumeration values within their field's type,
- * and compare policies that suit the type. Field defaults: compare `exact`, except
+ * no key given twice, char[N] with N a multiple of 4 and at most 32, unique field names per
+ * event, payloads within CONFIG_EMB_TRACE_MAX_PAYLOAD (64 bytes), enumeration values
+ * within their field's type, and compare policies that suit the type. Field defaults: compare `exact`, except
  * `meaning: cycles` fields, which default to `ignore`.
  *
  * Layout (docs/formats/trace.md): fields in order, each at its natural alignment capped at
