@@ -179,7 +179,7 @@ static void embgen_term(char *buf, size_t len, const struct emb_cat_field *f, ui
         else if (f->offset == s)
             snprintf(buf, len, "(uint32_t)%s", f->name);
         else
-            snprintf(buf, len, "(uint32_t)(%s%s >> 32)", v64[0] ? v64 : "", f->name);
+            snprintf(buf, len, "(uint32_t)(%s%s >> 32)", v64, f->name);
         return;
     }
     unsigned shift = 8u * (f->offset - s);

@@ -1,6 +1,7 @@
 /* The argument values the generated call sites pass and the tests expect: a fixed
- * function of (event id, field index), so every field of every event gets a different,
- * recomputable value, with all bits of its type exercised. */
+ * function of (event id, field index, pass). Every event is recorded twice; the second
+ * pass takes the complement of the first, so every bit of every field is seen as 0 and
+ * as 1, and every signed field is negative once. */
 #ifndef EMB_TEST_CALLSITE_VALUES_H
 #define EMB_TEST_CALLSITE_VALUES_H
 
@@ -10,20 +11,24 @@
 
 #include "catalog.h"
 
-static inline uint64_t emb_test_value(uint16_t id, size_t field)
+#define EMB_TEST_PASSES 2
+
+static inline uint64_t emb_test_value(uint16_t id, size_t field, unsigned pass)
 {
     uint64_t z = ((uint64_t)id << 8 | field) + 0x9E3779B97F4A7C15u; /* splitmix64 */
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
+    z ^= z >> 31;
+    return pass == 0 ? z : ~z;
 }
 
 /* The field's value as its type holds it: truncated, sign-extended, 0/1 for bool, or a
  * label's value for an enumeration (so a reader prints the label). */
-static inline int64_t emb_test_field_value(const struct emb_cat_event *ev, size_t i)
+static inline int64_t emb_test_field_value(const struct emb_cat_event *ev, size_t i,
+                                           unsigned pass)
 {
     const struct emb_cat_field *f = &ev->fields[i];
-    uint64_t v = emb_test_value(ev->id, i);
+    uint64_t v = emb_test_value(ev->id, i, pass);
     if (f->nvalues > 0)
         return f->values[v % f->nvalues].value;
     switch (f->type) {
@@ -47,10 +52,10 @@ static inline int64_t emb_test_field_value(const struct emb_cat_event *ev, size_
 }
 
 /* The string a char[N] field is given: 0 to N+5 lower-case letters, so some are cut. */
-static inline void emb_test_field_string(const struct emb_cat_event *ev, size_t i, char *out,
-                                         size_t len)
+static inline void emb_test_field_string(const struct emb_cat_event *ev, size_t i,
+                                         unsigned pass, char *out, size_t len)
 {
-    uint64_t v = emb_test_value(ev->id, i);
+    uint64_t v = emb_test_value(ev->id, i, pass);
     size_t n = (size_t)(v % (ev->fields[i].size + 6u));
     if (n + 1 > len)
         n = len - 1;

@@ -3,8 +3,9 @@
  *
  *   gen_callsites CATALOG OUT.c
  *
- * The file defines `unsigned EMB_CALLSITES_FN(void)`, which returns how many first
- * arguments were evaluated. Compiled with every class, it records one of each event;
+ * Each event is called EMB_TEST_PASSES times, once per value set. The file defines
+ * `unsigned EMB_CALLSITES_FN(void)`, which returns how many first arguments were
+ * evaluated. Compiled with every class, it records one of each event;
  * with CONFIG_EMB_TRACE_CLASSES=0 it must compile warning-free although its variables are
  * used nowhere else, and evaluate nothing. */
 #define _POSIX_C_SOURCE 200809L
@@ -27,7 +28,7 @@ static const char *ctype(const struct emb_cat_field *f)
     return names[f->type];
 }
 
-static void write_event(FILE *out, const struct emb_cat_event *ev)
+static void write_event(FILE *out, const struct emb_cat_event *ev, unsigned pass)
 {
     fprintf(out, "    {\n");
     for (size_t i = 0; i < ev->nfields; i++) {
@@ -36,17 +37,17 @@ static void write_event(FILE *out, const struct emb_cat_event *ev)
                 f->name);
         if (f->type == EMB_CAT_CHARS) {
             char s[64];
-            emb_test_field_string(ev, i, s, sizeof s);
+            emb_test_field_string(ev, i, pass, s, sizeof s);
             fprintf(out, "\"%s\";\n", s);
         } else if (f->type == EMB_CAT_BOOL) {
-            fprintf(out, "%s;\n", emb_test_field_value(ev, i) ? "true" : "false");
+            fprintf(out, "%s;\n", emb_test_field_value(ev, i, pass) ? "true" : "false");
         } else if (f->type == EMB_CAT_I64) {
             /* INT64_MIN has no literal of its own. */
-            fprintf(out, "(int64_t)0x%016" PRIX64 "u;\n", (uint64_t)emb_test_field_value(ev, i));
+            fprintf(out, "(int64_t)0x%016" PRIX64 "u;\n", (uint64_t)emb_test_field_value(ev, i, pass));
         } else if (f->type == EMB_CAT_I8 || f->type == EMB_CAT_I16 || f->type == EMB_CAT_I32) {
-            fprintf(out, "(%s)%" PRId64 ";\n", ctype(f), emb_test_field_value(ev, i));
+            fprintf(out, "(%s)%" PRId64 ";\n", ctype(f), emb_test_field_value(ev, i, pass));
         } else {
-            fprintf(out, "0x%" PRIX64 "u;\n", (uint64_t)emb_test_field_value(ev, i));
+            fprintf(out, "0x%" PRIX64 "u;\n", (uint64_t)emb_test_field_value(ev, i, pass));
         }
     }
     fprintf(out, "        EMB_TRACE_%s(", ev->name);
@@ -80,7 +81,8 @@ int main(int argc, char **argv)
     /* Classes by id, events in catalogue order: the order the tests walk. */
     for (size_t c = 0; c < cat->nclasses; c++)
         for (size_t e = 0; e < cat->classes[c].nevents; e++)
-            write_event(out, &cat->classes[c].events[e]);
+            for (unsigned pass = 0; pass < EMB_TEST_PASSES; pass++)
+                write_event(out, &cat->classes[c].events[e], pass);
     fprintf(out, "    return evaluated;\n}\n");
     int rc = ferror(out) || fclose(out) != 0;
     emb_catalog_free(cat);

@@ -156,6 +156,41 @@ static void test_layout(const struct emb_catalog *cat)
     ok(n >= 80 && bad == 0, "%zu events, all aligned and within 64 bytes", n);
 }
 
+/* The layouts written in the comments of tests/unit/data/all_types.yaml. */
+static void test_all_types_layout(const struct emb_catalog *cat)
+{
+    static const struct {
+        const char *event;
+        uint32_t offsets[5];
+        uint32_t payload;
+    } want[] = {
+        {"i64_odd", {0, 4, 12}, 16},        {"i64_even", {0, 8}, 12},
+        {"u64_tail", {0, 4}, 12},           {"three_u64", {0, 8, 16}, 24},
+        {"signed_mix", {0, 2, 4, 8}, 12},   {"bools", {0, 1, 2, 4}, 8},
+        {"odd_u16", {0, 2, 4, 6, 8}, 12},   {"signed_enum", {0}, 4},
+        {"text_misaligned", {0, 4, 12}, 16}, {"text_two", {0, 4, 36}, 40},
+        {"text_full", {0, 32}, 64},         {"keywords", {0, 2, 4, 8}, 12},
+        {"empty", {0}, 0},
+    };
+    size_t good = 0;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const struct emb_cat_event *ev = emb_catalog_find(cat, want[i].event);
+        bool same = ev != NULL && ev->payload_size == want[i].payload &&
+                    ev->size == 8 + want[i].payload;
+        for (size_t f = 0; same && f < ev->nfields; f++)
+            same = ev->fields[f].offset == want[i].offsets[f];
+        if (!same)
+            diag("layout of %s differs", want[i].event);
+        good += same;
+    }
+    ok_eq(good, sizeof want / sizeof want[0], "every-type catalogue: all layouts as by hand");
+    ok(cat->version == 3 && cat->nclasses == 3 && cat->classes[2].id == 31 &&
+           emb_catalog_event(cat, 0xFFFF) == emb_catalog_find(cat, "text_misaligned"),
+       "class 31 and event id 0xFFFF");
+    const struct emb_cat_field *v = field(emb_catalog_find(cat, "signed_enum"), "v");
+    ok(v != NULL && strcmp(emb_cat_value_label(v, -5), "neg") == 0, "negative label");
+}
+
 /* ---- Reading fields back ---- */
 
 static void test_field_get(void)
@@ -565,13 +600,14 @@ static void remove_trace(const char *dir)
 
 /* What babeltrace2's text output shows for field i of an event recorded with the
  * callsite values. */
-static void expected_text(const struct emb_cat_event *ev, size_t i, char *out, size_t len)
+static void expected_text(const struct emb_cat_event *ev, size_t i, unsigned pass, char *out,
+                          size_t len)
 {
     const struct emb_cat_field *f = &ev->fields[i];
-    int64_t v = emb_test_field_value(ev, i);
+    int64_t v = emb_test_field_value(ev, i, pass);
     if (f->type == EMB_CAT_CHARS) {
         char s[64];
-        emb_test_field_string(ev, i, s, sizeof s);
+        emb_test_field_string(ev, i, pass, s, sizeof s);
         snprintf(out, len, "%s = \"%.*s\"", f->name, (int)f->size, s);
     } else if (f->nvalues > 0) {
         snprintf(out, len, "%s = ( \"%s\" : container = %lld )", f->name,
@@ -586,7 +622,9 @@ static void expected_text(const struct emb_cat_event *ev, size_t i, char *out, s
     }
 }
 
-static void test_babeltrace(const struct emb_catalog *cat)
+/* Writes one event of each kind of `cat` plus `last` again at the end into a packet,
+ * has babeltrace2 read it with the catalogue's metadata, and compares every value. */
+static void test_babeltrace(const struct emb_catalog *cat, const char *last)
 {
     if (!ok(EMB_BABELTRACE2[0] != '\0', "babeltrace2 found at configure time"))
         return;
@@ -597,7 +635,7 @@ static void test_babeltrace(const struct emb_catalog *cat)
                               0x95, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc};
 
     /* An empty packet: header and context only. */
-    static uint8_t pkt[16384];
+    static uint8_t pkt[32768];
     memset(pkt, 0, sizeof pkt);
     packet_header(pkt, uuid, 256, EMB_PKT_HEADER_SIZE, 1000, 2000);
     struct emb_tsdl_params params = {.clock_hz = 1000000000u};
@@ -615,28 +653,41 @@ static void test_babeltrace(const struct emb_catalog *cat)
 
     /* One event of every kind, fields laid out by the catalogue, with a 1 MHz clock, an
      * offset, a port and a build id in the metadata. */
-    /* Every event by id, then `switch` again: a last event with tail padding is the case
+    /* Every event by id, then `last` again: a last event with tail padding is the case
      * where babeltrace2 would read past the content if the padding were not declared. */
-    static const struct emb_cat_event *order[65536];
+    static const struct emb_cat_event *order[2 * 65536];
+    static unsigned passes[2 * 65536];
     uint32_t count = 0;
-    for (uint32_t id = 1; id <= 65535u; id++)
-        if (emb_catalog_event(cat, (uint16_t)id) != NULL)
+    for (unsigned pass = 0; pass < EMB_TEST_PASSES; pass++) {
+        for (uint32_t id = 1; id <= 65535u; id++) {
+            if (emb_catalog_event(cat, (uint16_t)id) == NULL)
+                continue;
+            passes[count] = pass;
             order[count++] = emb_catalog_event(cat, (uint16_t)id);
-    order[count++] = emb_catalog_find(cat, "switch");
+        }
+    }
+    passes[count] = 0;
+    order[count++] = emb_catalog_find(cat, last);
     uint32_t pos = EMB_PKT_HEADER_SIZE, nev = 0;
     for (uint32_t k = 0; k < count; k++) {
         const struct emb_cat_event *ev = order[k];
+        unsigned pass = passes[k];
+        if (pos + ev->size > sizeof pkt) {
+            ok(false, "the events fit a %zu-byte packet", sizeof pkt);
+            count = k;
+            break;
+        }
         uint8_t *e = pkt + pos;
         emb_put_le32(e, 5000u + 10u * nev);
         emb_put_le16(e + 4, ev->id);
         emb_put_le16(e + 6, (uint16_t)(nev % 3u));
         for (size_t i = 0; i < ev->nfields; i++) {
             const struct emb_cat_field *f = &ev->fields[i];
-            uint64_t v = (uint64_t)emb_test_field_value(ev, i);
+            uint64_t v = (uint64_t)emb_test_field_value(ev, i, pass);
             uint8_t *q = e + 8 + f->offset;
             if (f->type == EMB_CAT_CHARS) {
                 char s[64];
-                emb_test_field_string(ev, i, s, sizeof s);
+                emb_test_field_string(ev, i, pass, s, sizeof s);
                 memcpy(q, s, strlen(s) < f->size ? strlen(s) : f->size);
             } else if (f->size == 1) {
                 q[0] = (uint8_t)v;
@@ -674,6 +725,7 @@ static void test_babeltrace(const struct emb_catalog *cat)
     char *line = text;
     for (uint32_t k = 0; k < count && line != NULL; k++) {
         const struct emb_cat_event *ev = order[k];
+        unsigned pass = passes[k];
         char *end = strchr(line, '\n');
         if (end == NULL)
             break;
@@ -684,7 +736,7 @@ static void test_babeltrace(const struct emb_catalog *cat)
         const char *at = strstr(line, want);
         bool same = at != NULL;
         for (size_t i = 0; same && i < ev->nfields; i++) {
-            expected_text(ev, i, want, sizeof want);
+            expected_text(ev, i, pass, want, sizeof want);
             const char *next = strstr(at, want);
             if (next == NULL)
                 diag("%s: `%s` not in: %s", ev->name, want, line);
@@ -746,7 +798,16 @@ int main(void)
     test_checksum();
     test_errors();
     test_tsdl_text(cat);
-    test_babeltrace(cat);
+    test_babeltrace(cat, "switch");
+    emb_catalog_free(cat);
+
+    cat = emb_catalog_load(EMB_SOURCE_DIR "/tests/unit/data/all_types.yaml", err, sizeof err);
+    if (!ok(cat != NULL, "the every-type test catalogue parses")) {
+        diag("%s", err);
+        return emb_test_done();
+    }
+    test_all_types_layout(cat);
+    test_babeltrace(cat, "signed_mix");
     emb_catalog_free(cat);
     return emb_test_done();
 }
