@@ -11,7 +11,7 @@ rm -rf "$out/trace"
 say() { printf '\033[1m%s\033[0m\n' "$*"; }
 
 say "1. Recording the console workload (frame loop, audio, video link, render queue, timer IRQ)"
-"$build/examples/console" --frames 300 -o "$out/console.embt"
+"$build/bin/console" --frames 300 -o "$out/console.embt"
 
 say "2. Decoding with emb trace"
 "$emb" trace --color=never "$out/console.embt" > "$out/trace.txt"
