@@ -572,8 +572,9 @@ static void finish_contexts(struct emb_trace *t)
         for (size_t k = 0; k < c->nrecs; k++) {
             struct emb_trace_event *r = &c->recs[k];
             r->ns = emb_trace_ticks_to_ns(r->ts - t->info.start_ts, t->info.clock_hz);
-            r->wall_ns = t->info.clock_offset_ns +
-                         (int64_t)emb_trace_ticks_to_ns(r->ts, t->info.clock_hz);
+            /* In unsigned arithmetic: a corrupt offset or clock wraps instead of overflowing. */
+            r->wall_ns = (int64_t)((uint64_t)t->info.clock_offset_ns +
+                                   emb_trace_ticks_to_ns(r->ts, t->info.clock_hz));
         }
         c->pub.recs = c->recs;
         c->pub.nrecs = c->nrecs;
