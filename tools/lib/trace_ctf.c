@@ -12,9 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <emb/trace_format.h>
-#include <emb/wire.h>
-
 /* Whether `name` is a file this writer makes: metadata or stream_<digits>. */
 static bool ours(const char *name)
 {
@@ -122,24 +119,15 @@ static int write_stream(const struct emb_trace *t, const char *dir, const size_t
     char path[4096];
     snprintf(path, sizeof path, "%s/stream_%u", dir, emb_trace_context(t, pk[order[0]].ctx)->id);
     FILE *f = fopen(path, "wb");
-    uint8_t *copy = malloc(P);
-    if (!f || !copy) {
+    if (!f) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        if (f)
-            fclose(f);
-        free(copy);
         return -1;
     }
-    for (size_t i = 0; i < n; i++) {
-        /* The ring's content_size counts the last event's padding; CTF's excludes it,
-         * and a reader that finds content left after the last field reads another event
-         * header there. Every other byte is copied as it is. */
-        memcpy(copy, pk[order[i]].data, P);
-        emb_put_le32(copy + EMB_PKT_OFF_CONTENT_SIZE, 8u * pk[order[i]].content_end);
-        if (fwrite(copy, 1, P, f) != P)
+    /* Verbatim: the metadata declares the payloads' tail padding, so the content_size
+     * the ring wrote is what a CTF reader expects. */
+    for (size_t i = 0; i < n; i++)
+        if (fwrite(pk[order[i]].data, 1, P, f) != P)
             break;
-    }
-    free(copy);
     int failed = ferror(f);
     if (fclose(f) != 0 || failed) {
         snprintf(err, errlen, "%s: write error: %s", path, strerror(errno));

@@ -345,18 +345,8 @@ static size_t resync(const struct emb_trace *t, size_t from)
 
 /* Decodes the events of a packet whose header is valid. Returns false when an event
  * could not be decoded (the ones before it are kept). */
-/* Bytes of a payload up to the end of its last field, without the padding. */
-static uint32_t payload_extent(const struct emb_cat_event *ev)
-{
-    uint32_t end = 0;
-    for (size_t i = 0; i < ev->nfields; i++)
-        if (ev->fields[i].offset + ev->fields[i].size > end)
-            end = ev->fields[i].offset + ev->fields[i].size;
-    return end;
-}
-
 static bool decode_events(struct emb_trace *t, struct ctx_state *c, size_t off,
-                          struct emb_trace_packet *pk)
+                          const struct emb_trace_packet *pk)
 {
     const uint8_t *p = t->data + off;
     uint32_t content = pk->content_size;
@@ -412,7 +402,6 @@ static bool decode_events(struct emb_trace *t, struct ctx_state *c, size_t off,
         r->payload_size = ev->payload_size;
         c->pub.events++;
         t->sum.events++;
-        pk->content_end = pos + EMB_EVT_HEADER_SIZE + payload_extent(ev);
         prev = ts;
         pos += ev->size;
     }
@@ -438,7 +427,6 @@ static bool take_packet(struct emb_trace *t, size_t off)
         .ts_end = emb_get_le64(p + EMB_PKT_OFF_TS_END),
         .content_size = emb_get_le32(p + EMB_PKT_OFF_CONTENT_SIZE) / 8u,
         .discarded = emb_get_le32(p + EMB_PKT_OFF_DISCARDED),
-        .content_end = EMB_PKT_HEADER_SIZE,
     };
     uint16_t id = emb_get_le16(p + EMB_PKT_OFF_CONTEXT_ID);
     uint16_t kind = emb_get_le16(p + EMB_PKT_OFF_CONTEXT_KIND);

@@ -71,8 +71,7 @@ struct emb_trace_packet {
     uint32_t ctx;         /* context index */
     uint32_t seq;         /* packet_seq_num */
     uint64_t ts_begin, ts_end;
-    uint32_t content_size; /* bytes, as the packet says: events padded to 4 bytes */
-    uint32_t content_end;  /* bytes up to the last field of the last event decoded */
+    uint32_t content_size; /* bytes */
     uint32_t discarded;    /* events_discarded, running total */
     bool clean;           /* every event decoded: a CTF reader will read it too */
 };
