@@ -53,6 +53,8 @@ run 2 "emb help of an unknown command" "$emb" help frobnicate
 # ---- emb trace: usage ----
 run 2 "trace without a file" "$emb" trace
 run 2 "trace with two files" "$emb" trace a b
+run 2 "option without its value" "$emb" trace "$files/good.embt" -o
+has err "option '-o' needs a value" "the option is named"
 run 2 "unknown format" "$emb" trace -f xml "$files/good.embt"
 run 2 "ctf needs -o" "$emb" trace -f ctf "$files/good.embt"
 run 2 "bad --color value" "$emb" trace --color=blue "$files/good.embt"

@@ -69,7 +69,7 @@ static int parse_args(int argc, char **argv, struct args *a)
     int c, mode;
     optind = 0; /* getopt again from the start: main may have used it */
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+f:o:h", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":f:o:h", options, NULL)) != -1) {
         switch (c) {
         case 'f':
             if (!strcmp(optarg, "text"))

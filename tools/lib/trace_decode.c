@@ -441,12 +441,14 @@ static bool take_packet(struct emb_trace *t, size_t off)
             issue(t, (long long)off + EMB_PKT_OFF_SEQ,
                   "ctx %s: packet_seq_num %" PRIu32 " does not follow %" PRIu32 "; packet skipped",
                   c->pub.name, pk.seq, c->prev_seq);
+            t->sum.bad_packets++;
             return false;
         }
         if (pk.ts_begin < c->prev_ts_end) {
             issue(t, (long long)off + EMB_PKT_OFF_TS_BEGIN,
                   "ctx %s: timestamp_begin %" PRIu64 " is before the previous packet's end %" PRIu64
                   "; packet skipped", c->pub.name, pk.ts_begin, c->prev_ts_end);
+            t->sum.bad_packets++;
             return false;
         }
         if (pk.seq - c->prev_seq > 1) {
