@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "catalog_known.h"
 #include "cli.h"
 #include "emb_cmds.h"
 #include "trace_decode.h"
@@ -31,7 +32,8 @@ static void help(FILE *out)
             "      --json          one JSON document: header, contexts, events, summary\n"
             "      --summary       print only the per-context summary\n"
             "      --absolute      text: wall-clock time (UTC) instead of seconds since start\n"
-            "      --catalog FILE  decode with this catalogue (YAML) instead of the built-in one\n"
+            "      --catalog FILE  decode with this catalogue (YAML) instead of the one the file\n"
+            "                      names (the built-in one, or an imported format's)\n"
             "      --color[=WHEN]  colour: auto (default), always, never; NO_COLOR is honoured\n"
             "  -h, --help          show this help\n"
             "\n"
@@ -242,7 +244,7 @@ int emb_cmd_trace(int argc, char **argv)
             return EMB_EXIT_BAD;
         }
         cat = own;
-    } else if (!(cat = emb_catalog_builtin())) {
+    } else if (!(cat = emb_catalog_for_file(a.file))) {
         emb_cli_error(CMD, "the built-in catalogue does not parse");
         return EMB_EXIT_BAD;
     }

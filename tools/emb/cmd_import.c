@@ -1,0 +1,423 @@
+/* `emb import`: bring another system's trace into a trace stream file, so `emb trace`,
+ * its Perfetto and CTF exports, and two-run comparisons work on it. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "cli.h"
+#include "emb_cmds.h"
+#include "hostio.h"
+#include "rtems_import.h"
+#include "rtems_record_catalog.h"
+
+static const char *const CMD = "emb import";
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "Usage: emb import rtems-record [options] SOURCE -o OUT\n"
+            "\n"
+            "Reads an RTEMS record item stream (what that system's record server sends and\n"
+            "its fatal dumps write: 32 or 64-bit items, either byte order, record versions\n"
+            "1 to 10) and writes it as a trace stream file, one context per processor. Item\n"
+            "times are rebuilt from the 22-bit time fields and the uptime events as that\n"
+            "system's own client does; overflows become events and lost-event counts.\n"
+            "\n"
+            "SOURCE is a FILE, - for standard input, or tcp://HOST:PORT (the record server;\n"
+            "read until it closes, Ctrl-C, --duration or --count).\n"
+            "\n"
+            "Options:\n"
+            "  -o, --output OUT      trace stream file to write (required)\n"
+            "      --events FILE     event names as NUMBER NAME lines, for a target whose list\n"
+            "                        differs from the built-in one of its version\n"
+            "      --catalog-out F   also write the catalogue the output decodes with (YAML)\n"
+            "      --all             keep the stream's PROCESSOR, TAIL and HEAD items\n"
+            "      --count N         stop after N items\n"
+            "      --duration SEC    tcp: stop after SEC seconds\n"
+            "      --json            summary as JSON on standard output\n"
+            "      --color[=WHEN]    auto (default), always, never\n"
+            "  -h, --help            show this help\n"
+            "\n"
+            "Exit status: 0 imported, 2 bad input or usage (what was decoded before the\n"
+            "error is still written).\n");
+}
+
+struct args {
+    const char *source, *output, *events, *catalog_out;
+    bool all, json;
+    uint64_t count;
+    double duration;
+};
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+    enum { OPT_EVENTS = 256, OPT_CATALOG_OUT, OPT_ALL, OPT_COUNT, OPT_DURATION, OPT_JSON,
+           OPT_COLOR };
+    static const struct option options[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"events", required_argument, NULL, OPT_EVENTS},
+        {"catalog-out", required_argument, NULL, OPT_CATALOG_OUT},
+        {"all", no_argument, NULL, OPT_ALL},
+        {"count", required_argument, NULL, OPT_COUNT},
+        {"duration", required_argument, NULL, OPT_DURATION},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"color", optional_argument, NULL, OPT_COLOR},
+        {"colour", optional_argument, NULL, OPT_COLOR},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c, mode;
+    char *end;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) != -1) {
+        switch (c) {
+        case 'o': a->output = optarg; break;
+        case OPT_EVENTS: a->events = optarg; break;
+        case OPT_CATALOG_OUT: a->catalog_out = optarg; break;
+        case OPT_ALL: a->all = true; break;
+        case OPT_JSON: a->json = true; break;
+        case OPT_COUNT:
+            errno = 0;
+            a->count = strtoull(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || errno != 0 || a->count == 0) {
+                emb_cli_error(CMD, "--count takes a positive number, not '%s'", optarg);
+                return EMB_EXIT_BAD;
+            }
+            break;
+        case OPT_DURATION:
+            a->duration = strtod(optarg, &end);
+            if (*optarg == '\0' || *end != '\0' || !(a->duration > 0)) {
+                emb_cli_error(CMD, "--duration takes seconds, not '%s'", optarg);
+                return EMB_EXIT_BAD;
+            }
+            break;
+        case OPT_COLOR:
+            if ((mode = emb_cli_parse_color(optarg)) < -1) {
+                emb_cli_error(CMD, "--color takes auto, always or never, not '%s'", optarg);
+                return EMB_EXIT_BAD;
+            }
+            emb_cli_set_color(mode);
+            break;
+        case 'h': help(stdout); return -1;
+        case ':':
+            emb_cli_error(CMD, "option '%s' needs a value", argv[optind - 1]);
+            return EMB_EXIT_BAD;
+        default:
+            emb_cli_error(CMD, "unknown option '%s'", argv[optind - 1]);
+            fprintf(stderr, "Try 'emb import --help'.\n");
+            return EMB_EXIT_BAD;
+        }
+    }
+    if (optind >= argc) {
+        emb_cli_error(CMD, "no format given: emb import rtems-record SOURCE -o OUT");
+        return EMB_EXIT_BAD;
+    }
+    if (strcmp(argv[optind], "rtems-record") != 0) {
+        emb_cli_error(CMD, "unknown format '%s' (known: rtems-record)", argv[optind]);
+        return EMB_EXIT_BAD;
+    }
+    if (optind + 2 != argc) {
+        emb_cli_error(CMD, optind + 1 == argc ? "no source given" : "one source, please");
+        fprintf(stderr, "Usage: emb import rtems-record [options] SOURCE -o OUT\n");
+        return EMB_EXIT_BAD;
+    }
+    a->source = argv[optind + 1];
+    if (a->output == NULL) {
+        emb_cli_error(CMD, "give the trace stream file to write with -o OUT");
+        return EMB_EXIT_BAD;
+    }
+    return EMB_EXIT_OK;
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf != NULL) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        char *more = realloc(buf, cap * 2 + 1);
+        if (more == NULL) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = more;
+        cap *= 2;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (buf == NULL || err) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+struct progress {
+    struct emb_progress *bar;
+    uint64_t bytes, next;
+};
+
+/* Feeds the importer from a descriptor until end of file, an error, or a stop. Returns
+ * 0, or -1 after reporting a read error. */
+static int pump(struct emb_rr_import *imp, int fd, const char *name, bool live, double duration,
+                struct progress *pr)
+{
+    uint8_t buf[65536];
+    uint64_t deadline = duration > 0 ? emb_hostio_now_ms() + (uint64_t)(duration * 1000.0) : 0;
+    for (;;) {
+        if (stop || emb_rr_import_stats(imp)->done)
+            return 0;
+        int timeout = -1;
+        if (deadline != 0) {
+            uint64_t now = emb_hostio_now_ms();
+            if (now >= deadline)
+                return 0;
+            timeout = (int)(deadline - now);
+        }
+        ssize_t n = emb_hostio_read(fd, buf, sizeof buf, live ? (timeout < 0 ? 200 : timeout) : -1);
+        if (n == -2)
+            continue;
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            emb_cli_error_at(CMD, name, (long long)pr->bytes, "read error: %s", strerror(errno));
+            return -1;
+        }
+        if (n == 0)
+            return 0;
+        pr->bytes += (uint64_t)n;
+        if (emb_rr_import_feed(imp, buf, (size_t)n) != 0)
+            return 0; /* the error is reported by the caller */
+        if (live && pr->bytes >= pr->next) {
+            if (pr->bar == NULL)
+                pr->bar = emb_progress_start("items", 0);
+            emb_progress_update(pr->bar, emb_rr_import_stats(imp)->items);
+            pr->next = pr->bytes + 65536;
+        }
+    }
+}
+
+static void summary_text(const struct emb_rr_import *imp, const struct args *a)
+{
+    const struct emb_rr_info *in = emb_rr_import_info(imp);
+    const struct emb_rr_import_stats *s = emb_rr_import_stats(imp);
+    FILE *o = stdout;
+    const char *b = emb_cli_color(o, EMB_C_BOLD), *r = emb_cli_color(o, EMB_C_RESET);
+    unsigned cpus = 0;
+    for (unsigned i = 0; i < EMB_RR_MAX_CPUS; i++)
+        cpus += (in->cpus_seen >> i) & 1u;
+    fprintf(o, "%srtems-record%s version %u, %s %u-bit items, %u of %u processors, %u items "
+            "per processor, %u Hz\n", b, r, in->version, in->big_endian ? "big-endian" : "little-endian",
+            in->data_size * 8u, cpus > 0 ? cpus : 1u, in->cpu_count, in->per_cpu_items, in->frequency);
+    if (in->arch[0] || in->bsp[0])
+        fprintf(o, "  target    %s / %s / %s\n", in->arch, in->multilib, in->bsp);
+    if (in->version_control_key[0])
+        fprintf(o, "  version   %s\n", in->version_control_key);
+    if (in->tools[0])
+        fprintf(o, "  tools     %s\n", in->tools);
+    fprintf(o, "  items     %" PRIu64 " read, %" PRIu64 " events written to %s\n", s->items,
+            s->events, a->output);
+    if (s->events > 0)
+        fprintf(o, "  time      %.9f s to %.9f s of uptime\n", (double)s->first_ns / 1e9,
+                (double)s->last_ns / 1e9);
+    const char *y = emb_cli_color(o, EMB_C_YELLOW);
+    if (s->lost)
+        fprintf(o, "  %slost%s      %" PRIu64 " items in %" PRIu64 " overflows\n", y, r, s->lost,
+                s->overflows);
+    if (s->adjustments)
+        fprintf(o, "  %stime%s      %" PRIu64 " adjustments (an item earlier than the one before)\n",
+                y, r, s->adjustments);
+    if (s->unreliable)
+        fprintf(o, "  %stime%s      %" PRIu64 " events after the last uptime event have a "
+                "best-effort time\n", y, r, s->unreliable);
+}
+
+static void summary_json(const struct emb_rr_import *imp, const struct args *a, const char *error,
+                         uint64_t offset)
+{
+    const struct emb_rr_info *in = emb_rr_import_info(imp);
+    const struct emb_rr_import_stats *s = emb_rr_import_stats(imp);
+    struct emb_json j;
+    emb_json_init(&j, stdout, true);
+    emb_json_begin_object(&j, NULL);
+    emb_json_string(&j, "source", a->source);
+    emb_json_string(&j, "output", a->output);
+    emb_json_uint(&j, "version", in->version);
+    emb_json_bool(&j, "version_table_exact", in->table_exact);
+    emb_json_uint(&j, "item_bits", in->data_size * 8u);
+    emb_json_bool(&j, "big_endian", in->big_endian);
+    emb_json_uint(&j, "processors", in->cpu_count);
+    emb_json_uint(&j, "per_processor_items", in->per_cpu_items);
+    emb_json_uint(&j, "frequency_hz", in->frequency);
+    emb_json_string(&j, "arch", in->arch);
+    emb_json_string(&j, "multilib", in->multilib);
+    emb_json_string(&j, "bsp", in->bsp);
+    emb_json_string(&j, "version_control_key", in->version_control_key);
+    emb_json_string(&j, "tools", in->tools);
+    emb_json_uint(&j, "items", s->items);
+    emb_json_uint(&j, "events", s->events);
+    emb_json_uint(&j, "lost", s->lost);
+    emb_json_uint(&j, "overflows", s->overflows);
+    emb_json_uint(&j, "time_adjustments", s->adjustments);
+    emb_json_uint(&j, "unreliable_times", s->unreliable);
+    emb_json_uint(&j, "first_ns", s->first_ns);
+    emb_json_uint(&j, "last_ns", s->last_ns);
+    if (error != NULL) {
+        emb_json_string(&j, "error", error);
+        emb_json_uint(&j, "error_offset", offset);
+    } else {
+        emb_json_null(&j, "error");
+    }
+    emb_json_end_object(&j);
+    emb_json_end(&j);
+}
+
+static int write_outputs(struct emb_rr_import *imp, const struct args *a)
+{
+    FILE *out = fopen(a->output, "wb");
+    if (out == NULL) {
+        emb_cli_error_at(CMD, a->output, -1, "cannot create: %s", strerror(errno));
+        return -1;
+    }
+    int rc = emb_rr_import_write(imp, out);
+    if (fclose(out) != 0)
+        rc = -1;
+    if (rc != 0) {
+        emb_cli_error_at(CMD, a->output, -1, "write error: %s", strerror(errno));
+        return -1;
+    }
+    if (a->catalog_out != NULL) {
+        const struct emb_rr_info *in = emb_rr_import_info(imp);
+        size_t len;
+        char *yaml = emb_rr_catalog_yaml(in->table, &len);
+        FILE *f = yaml != NULL ? fopen(a->catalog_out, "w") : NULL;
+        int bad = f == NULL || fwrite(yaml, 1, len, f) != len;
+        if (f != NULL && fclose(f) != 0)
+            bad = 1;
+        free(yaml);
+        if (bad) {
+            emb_cli_error_at(CMD, a->catalog_out, -1, "cannot write: %s", strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int emb_cmd_import(int argc, char **argv)
+{
+    struct args a = {0};
+    int rc = parse_args(argc, argv, &a);
+    if (rc != EMB_EXIT_OK)
+        return rc < 0 ? EMB_EXIT_OK : rc;
+
+    struct emb_rr_table *table = NULL;
+    if (a.events != NULL) {
+        size_t len;
+        char *text = read_file(a.events, &len);
+        if (text == NULL) {
+            emb_cli_error_at(CMD, a.events, -1, "cannot read: %s", strerror(errno));
+            return EMB_EXIT_BAD;
+        }
+        char err[256];
+        table = emb_rr_table_parse(text, len, 0, err, sizeof err);
+        free(text);
+        if (table == NULL) {
+            emb_cli_error_at(CMD, a.events, -1, "%s", err);
+            return EMB_EXIT_BAD;
+        }
+    }
+    struct emb_rr_import_options opt = {.table = table, .keep_control = a.all, .max_items = a.count};
+    struct emb_rr_import *imp = emb_rr_import_new(&opt);
+    if (imp == NULL) {
+        emb_cli_error(CMD, "out of memory");
+        emb_rr_table_free(table);
+        return EMB_EXIT_BAD;
+    }
+
+    int fd;
+    bool live = false;
+    const char *name = a.source;
+    if (!strncmp(a.source, "tcp://", 6)) {
+        char err[256];
+        fd = emb_hostio_connect(a.source + 6, 5000, err, sizeof err);
+        if (fd < 0) {
+            emb_cli_error(CMD, "%s", err);
+            emb_rr_import_free(imp);
+            emb_rr_table_free(table);
+            return EMB_EXIT_BAD;
+        }
+        live = true;
+    } else if (!strcmp(a.source, "-")) {
+        fd = STDIN_FILENO;
+        name = "<stdin>";
+    } else if ((fd = open(a.source, O_RDONLY | O_CLOEXEC)) < 0) {
+        emb_cli_error_at(CMD, a.source, -1, "cannot open: %s", strerror(errno));
+        emb_rr_import_free(imp);
+        emb_rr_table_free(table);
+        return EMB_EXIT_BAD;
+    }
+    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    struct progress pr = {0};
+    int read_rc = pump(imp, fd, name, live, a.duration, &pr);
+    emb_progress_finish(pr.bar);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (fd != STDIN_FILENO)
+        close(fd);
+
+    /* A live stream ends wherever the connection did: a partial last item is not an error. */
+    uint64_t offset = 0;
+    const char *error = emb_rr_import_error(imp, &offset);
+    if (error == NULL && (!live || !stop) && emb_rr_import_finish(imp) != 0)
+        error = emb_rr_import_error(imp, &offset);
+    if (error != NULL)
+        emb_cli_error_at(CMD, name, (long long)offset, "%s", error);
+    const struct emb_rr_info *in = emb_rr_import_info(imp);
+    if (in->version != 0 && !in->table_exact && table == NULL)
+        fprintf(stderr, "%s: %s: record version %u: event names are those of version %u; give "
+                "the target's list with --events if they differ\n", CMD, name, in->version,
+                in->table->version);
+
+    rc = read_rc != 0 || error != NULL ? EMB_EXIT_BAD : EMB_EXIT_OK;
+    if (emb_rr_import_catalog(imp) != NULL) {
+        if (write_outputs(imp, &a) != 0)
+            rc = EMB_EXIT_BAD;
+        else if (a.json)
+            summary_json(imp, &a, error, offset);
+        else
+            summary_text(imp, &a);
+    } else if (a.json) {
+        summary_json(imp, &a, error, offset);
+    }
+    emb_rr_import_free(imp);
+    emb_rr_table_free(table);
+    return rc;
+}
