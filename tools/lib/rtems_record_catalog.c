@@ -22,6 +22,14 @@ static void emb__add(struct emb__text *t, const char *fmt, ...)
 {
     if (t->oom)
         return;
+    if (t->s == NULL) {
+        t->cap = 65536u;
+        t->s = malloc(t->cap);
+        if (t->s == NULL) {
+            t->oom = 1;
+            return;
+        }
+    }
     for (;;) {
         va_list ap;
         va_start(ap, fmt);
