@@ -1,0 +1,63 @@
+/* The frame decoder (docs/formats/frame.md): the host's one reader of COBS frames. It
+ * takes a byte stream in pieces of any size, splits it on zero bytes, undoes COBS, checks
+ * the channel and the CRC-16, and hands each good frame to a handler. A bad frame (broken
+ * COBS, wrong CRC, too short, unknown channel, longer than the limit) is counted with its
+ * byte offset and dropped; decoding goes on at the next delimiter, so one damaged frame
+ * costs only itself. Memory: one buffer of the largest frame allowed. */
+#ifndef EMB_HOST_FRAME_DECODE_H
+#define EMB_HOST_FRAME_DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define EMB_FRAME_DEFAULT_MAX_PAYLOAD 65536u
+
+enum emb_frame_error {
+    EMB_FRAME_OK,
+    EMB_FRAME_BAD_COBS,     /* a code byte runs past the frame's end */
+    EMB_FRAME_BAD_CRC,
+    EMB_FRAME_TOO_SHORT,    /* fewer than 3 bytes: no room for channel and CRC */
+    EMB_FRAME_BAD_CHANNEL,  /* channel byte above 15 */
+    EMB_FRAME_TOO_LONG,     /* more than the limit before a delimiter */
+};
+
+/* A good frame; `payload` is valid during the call. */
+typedef void (*emb_frame_fn)(void *arg, uint8_t channel, const uint8_t *payload, size_t len,
+                             uint64_t offset);
+/* A dropped frame, for messages; may be NULL. */
+typedef void (*emb_frame_error_fn)(void *arg, enum emb_frame_error err, uint64_t offset,
+                                   size_t bytes);
+
+struct emb_frame_stats {
+    uint64_t bytes;       /* fed */
+    uint64_t frames;      /* good frames */
+    uint64_t per_channel[16];
+    uint64_t dropped;     /* bad frames, all causes */
+    uint64_t bad_cobs, bad_crc, too_short, bad_channel, too_long;
+    uint64_t empty;       /* zero-length runs between delimiters (ignored, not errors) */
+    uint64_t skipped;     /* bytes of dropped frames */
+    uint64_t leading;     /* bytes before the first delimiter, when told to skip them */
+};
+
+struct emb_frame_dec;
+
+/* `max_payload`: the largest payload accepted (0: EMB_FRAME_DEFAULT_MAX_PAYLOAD).
+ * `join_midway`: the stream may start inside a frame (a late joiner on a serial line):
+ * bytes before the first delimiter are skipped, not reported as a bad frame. */
+struct emb_frame_dec *emb_frame_dec_new(size_t max_payload, bool join_midway, emb_frame_fn fn,
+                                        emb_frame_error_fn err_fn, void *arg);
+void emb_frame_dec_feed(struct emb_frame_dec *d, const void *buf, size_t n);
+/* The end of the stream: bytes after the last delimiter are an unfinished frame, counted
+ * as dropped (too short). Returns how many bytes that was. */
+size_t emb_frame_dec_finish(struct emb_frame_dec *d);
+const struct emb_frame_stats *emb_frame_dec_stats(const struct emb_frame_dec *d);
+void emb_frame_dec_free(struct emb_frame_dec *d);
+const char *emb_frame_error_text(enum emb_frame_error err);
+
+/* Decodes one frame's bytes (between delimiters, none included) into `out` (at least n
+ * bytes). Returns EMB_FRAME_OK with channel, payload offset 1 and payload length set. */
+enum emb_frame_error emb_frame_decode_one(const uint8_t *in, size_t n, uint8_t *out,
+                                          uint8_t *channel, size_t *payload_len);
+
+#endif /* EMB_HOST_FRAME_DECODE_H */
