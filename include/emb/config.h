@@ -37,6 +37,28 @@
 #define CONFIG_EMB_TRACE_MAX_PAYLOAD 64u
 #endif
 
+/* The memory channel (emb/memchan.h): a control block at the symbol `emb_memchan` that a
+ * debug probe finds and polls. Cost when enabled: the control block (32 bytes plus 32 per
+ * ring) and the ring buffers the application gives it. */
+#ifndef CONFIG_EMB_MEMCHAN
+#define CONFIG_EMB_MEMCHAN 1
+#endif
+
+/* Lay the memory channel's control block out as SEGGER RTT's ("SEGGER RTT" identifier,
+ * up and down buffer descriptors of native pointers), so existing probe tooling reads it
+ * unchanged. Otherwise the documented native layout (docs/formats/memchan.md). */
+#ifndef CONFIG_EMB_MEMCHAN_RTT_COMPAT
+#define CONFIG_EMB_MEMCHAN_RTT_COMPAT 0
+#endif
+
+/* Up rings (target to host) and down rings (host to target) in the control block. */
+#ifndef CONFIG_EMB_MEMCHAN_UP
+#define CONFIG_EMB_MEMCHAN_UP 2u
+#endif
+#ifndef CONFIG_EMB_MEMCHAN_DOWN
+#define CONFIG_EMB_MEMCHAN_DOWN 1u
+#endif
+
 /* EMB_ASSERT checks programmer errors; compiled out unless enabled. */
 #ifndef CONFIG_EMB_ASSERT
 #define CONFIG_EMB_ASSERT 0
@@ -49,6 +71,8 @@ _Static_assert((CONFIG_EMB_TRACE_RING_PACKETS & (CONFIG_EMB_TRACE_RING_PACKETS -
                "CONFIG_EMB_TRACE_RING_PACKETS must be a power of two");
 _Static_assert(CONFIG_EMB_TRACE_RING_PACKETS >= 2u, "a ring needs at least two packets");
 _Static_assert(CONFIG_EMB_TRACE_MAX_PAYLOAD % 4u == 0, "payloads are 4-byte multiples");
+_Static_assert(CONFIG_EMB_MEMCHAN_UP >= 1u && CONFIG_EMB_MEMCHAN_UP <= 16u, "1 to 16 up rings");
+_Static_assert(CONFIG_EMB_MEMCHAN_DOWN >= 1u && CONFIG_EMB_MEMCHAN_DOWN <= 16u, "1 to 16 down rings");
 
 #if CONFIG_EMB_ASSERT
 void emb_assert_failed(const char *file, int line);

@@ -67,4 +67,22 @@ emb_status emb_frame_enc_put(struct emb_frame_enc *e, const void *data, size_t l
 /* Adds the CRC, the last block and the delimiter. */
 emb_status emb_frame_enc_end(struct emb_frame_enc *e);
 
+/* ---- Decoding ---- */
+
+enum emb_frame_error {
+    EMB_FRAME_OK,
+    EMB_FRAME_BAD_COBS,     /* a code byte runs past the frame's end */
+    EMB_FRAME_BAD_CRC,
+    EMB_FRAME_TOO_SHORT,    /* fewer than 3 bytes: no room for channel and CRC */
+    EMB_FRAME_BAD_CHANNEL,  /* channel byte above 15 */
+    EMB_FRAME_TOO_LONG,     /* more than the reader's limit before a delimiter */
+};
+
+/* Decodes one frame's bytes (those between two delimiters, neither included) into `out`,
+ * which holds at least `n` bytes: the channel at out[0], the payload from out[1]. The one
+ * decoder of the format: the host's stream decoder (tools/lib/frame_decode.c) and the
+ * target's command reader both call it. */
+enum emb_frame_error emb_frame_decode_one(const uint8_t *in, size_t n, uint8_t *out,
+                                          uint8_t *channel, size_t *payload_len);
+
 #endif /* EMB_FRAME_H */

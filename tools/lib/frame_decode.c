@@ -33,32 +33,6 @@ const char *emb_frame_error_text(enum emb_frame_error err)
     return "?";
 }
 
-enum emb_frame_error emb_frame_decode_one(const uint8_t *in, size_t n, uint8_t *out,
-                                          uint8_t *channel, size_t *payload_len)
-{
-    size_t i = 0, len = 0;
-    while (i < n) {
-        uint8_t code = in[i++];
-        if (code == 0u || (size_t)(code - 1u) > n - i)
-            return EMB_FRAME_BAD_COBS;
-        memcpy(out + len, in + i, (size_t)code - 1u);
-        len += (size_t)code - 1u;
-        i += (size_t)code - 1u;
-        if (code != 0xFFu && i < n)
-            out[len++] = 0u; /* the zero this block stood for; none after the last block */
-    }
-    if (len < 3u)
-        return EMB_FRAME_TOO_SHORT;
-    uint16_t crc = emb_crc16_ccitt(0xFFFFu, out, len - 2u);
-    if ((uint16_t)(out[len - 2u] | (out[len - 1u] << 8)) != crc)
-        return EMB_FRAME_BAD_CRC;
-    if (out[0] >= EMB_FRAME_CHANNELS)
-        return EMB_FRAME_BAD_CHANNEL;
-    *channel = out[0];
-    *payload_len = len - 3u;
-    return EMB_FRAME_OK;
-}
-
 struct emb_frame_dec *emb_frame_dec_new(size_t max_payload, bool join_midway, emb_frame_fn fn,
                                         emb_frame_error_fn err_fn, void *arg)
 {

@@ -11,16 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define EMB_FRAME_DEFAULT_MAX_PAYLOAD 65536u
+#include <emb/frame.h>
 
-enum emb_frame_error {
-    EMB_FRAME_OK,
-    EMB_FRAME_BAD_COBS,     /* a code byte runs past the frame's end */
-    EMB_FRAME_BAD_CRC,
-    EMB_FRAME_TOO_SHORT,    /* fewer than 3 bytes: no room for channel and CRC */
-    EMB_FRAME_BAD_CHANNEL,  /* channel byte above 15 */
-    EMB_FRAME_TOO_LONG,     /* more than the limit before a delimiter */
-};
+#define EMB_FRAME_DEFAULT_MAX_PAYLOAD 65536u
 
 /* A good frame; `payload` is valid during the call. */
 typedef void (*emb_frame_fn)(void *arg, uint8_t channel, const uint8_t *payload, size_t len,
@@ -54,10 +47,5 @@ size_t emb_frame_dec_finish(struct emb_frame_dec *d);
 const struct emb_frame_stats *emb_frame_dec_stats(const struct emb_frame_dec *d);
 void emb_frame_dec_free(struct emb_frame_dec *d);
 const char *emb_frame_error_text(enum emb_frame_error err);
-
-/* Decodes one frame's bytes (between delimiters, none included) into `out` (at least n
- * bytes). Returns EMB_FRAME_OK with channel, payload offset 1 and payload length set. */
-enum emb_frame_error emb_frame_decode_one(const uint8_t *in, size_t n, uint8_t *out,
-                                          uint8_t *channel, size_t *payload_len);
 
 #endif /* EMB_HOST_FRAME_DECODE_H */
