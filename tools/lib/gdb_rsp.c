@@ -311,6 +311,14 @@ struct emb_gdb *emb_gdb_open_fd(int fd, int timeout_ms, char *err, size_t errlen
     }
     g->fd = fd;
     g->timeout_ms = timeout_ms > 0 ? timeout_ms : 2000;
+    g->reply_cap = 4096;
+    g->reply = malloc(g->reply_cap);
+    if (g->reply == NULL) {
+        close(fd);
+        free(g);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
     g->packet_size = 256; /* until the server says more */
     return emb__setup(g, err, errlen);
 }
