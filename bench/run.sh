@@ -8,7 +8,7 @@
 # (one run per variant, --toggle-collect on its loop function; the session is still up so
 # LTTng's traced path is the one counted), then tears the session and the daemon down.
 # Prints a table; writes BUILD_DIR/bench/trace.json. Exits non-zero if any variant could
-# not be measured. Knobs (environment): EMB_BENCH_EVENTS (10000000), EMB_BENCH_ROUNDS (5),
+# not be measured. Knobs (environment): EMB_BENCH_EVENTS (2000000), EMB_BENCH_ROUNDS (11),
 # EMB_BENCH_CG_EVENTS (1000000).
 set -euo pipefail
 
@@ -23,15 +23,21 @@ mkdir -p "$1"
 BUILD=$(cd "$1" && pwd)
 OUT=$BUILD/bench
 BIN=$OUT/trace_bench
-EVENTS=${EMB_BENCH_EVENTS:-10000000}
-ROUNDS=${EMB_BENCH_ROUNDS:-5}
+EVENTS=${EMB_BENCH_EVENTS:-2000000}
+ROUNDS=${EMB_BENCH_ROUNDS:-11}
 CG_EVENTS=${EMB_BENCH_CG_EVENTS:-1000000}
 
-# Every step is bounded: a wedged daemon or tracer must not hang `make bench`.
+# Every step is bounded: a wedged daemon or tracer must not hang `make bench`. A step
+# runs in the background and is waited for, so an interrupt reaches the traps at once
+# (timeout puts itself in a process group of its own, out of reach of the terminal's ^C),
+# and cleanup stops the step it interrupted.
+step_pid=
 step() {
     local limit=$1
     shift
-    timeout --kill-after=10 "$limit" "$@"
+    timeout --kill-after=10 "$limit" "$@" &
+    step_pid=$!
+    wait "$step_pid"
 }
 
 for tool in cmake lttng lttng-sessiond valgrind babeltrace2 objdump awk; do
@@ -73,9 +79,20 @@ daemon_pid=
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
+    if [ -n "$step_pid" ] && kill -0 "$step_pid" 2>/dev/null; then
+        kill -TERM "$step_pid" 2>/dev/null || true
+        wait "$step_pid" 2>/dev/null || true
+    fi
+    step_pid=
     if [ "$session_created" = 1 ]; then
         step 30 lttng --no-sessiond destroy "$SESSION" >/dev/null 2>&1 ||
             echo "bench: warning: could not destroy LTTng session $SESSION" >&2
+    fi
+    # Another user of this machine may have created sessions in the daemon we started.
+    if [ -n "$daemon_pid" ] &&
+        step 30 lttng --no-sessiond list 2>/dev/null | grep -Eq '^ *[0-9]+\) '; then
+        echo "bench: warning: lttng-sessiond $daemon_pid now holds other sessions; left running" >&2
+        daemon_pid=
     fi
     if [ -n "$daemon_pid" ]; then
         kill -TERM "$daemon_pid" 2>/dev/null || true
@@ -114,7 +131,7 @@ step 30 lttng --no-sessiond enable-event -s "$SESSION" -u -c ch 'emb_bench:work_
 step 30 lttng --no-sessiond start "$SESSION" >/dev/null || die "lttng start failed"
 
 # ---- Wall clock: every variant, 1 and 2 threads, in one run ----
-echo "bench: wall clock, $EVENTS events per thread per run, median of $ROUNDS rounds"
+echo "bench: wall clock, $ROUNDS rounds of $EVENTS events per thread per variant (median)"
 step 1200 "$BIN" --events "$EVENTS" --rounds "$ROUNDS" --threads 1,2 --lttng-traced \
     >"$OUT/wall.txt" || die "the wall-clock pass failed (see above)"
 

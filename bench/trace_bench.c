@@ -372,8 +372,8 @@ static void bench_usage(FILE *f)
     fprintf(f,
             "usage: trace_bench [--events N] [--rounds R] [--threads LIST] [--lttng-traced]\n"
             "                   [--lttng-wait S] [--callgrind [--variant NAME]] [--list]\n"
-            "  --events N      events per thread per run (default 10000000)\n"
-            "  --rounds R      runs per variant, the median is reported (default 3, max %u)\n"
+            "  --events N      events per thread per run (default 2000000)\n"
+            "  --rounds R      runs per variant, the median is reported (default 11, max %u)\n"
             "  --threads LIST  thread counts, comma-separated (default 1,2; max %u)\n"
             "  --lttng-traced  measure emb_bench:work_start, which a session must enable\n"
             "  --lttng-wait S  seconds to wait for that (default 10)\n"
@@ -385,7 +385,7 @@ static void bench_usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    struct bench_opts o = {.events = 10000000u, .rounds = 3u, .threads = {1u, 2u},
+    struct bench_opts o = {.events = 2000000u, .rounds = 11u, .threads = {1u, 2u},
                            .nthreads_list = 2u, .lttng_wait_s = 10u};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
