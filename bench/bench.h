@@ -26,6 +26,7 @@ struct bench_bare_ring {
 };
 extern _Thread_local struct bench_bare_ring *bench_bare_ring;
 void bench_loop_bare(uint32_t n, uint32_t seed);
+void bench_loop_clock(uint32_t n, uint32_t seed); /* the timestamp read alone */
 
 /* LTTng-UST with the same two fields (loop_lttng.c): emb_bench:work_start, which the
  * session enables, and emb_bench:work_start_idle, which it never does. */

@@ -21,3 +21,14 @@ EMB_NOINLINE void bench_loop_bare(uint32_t n, uint32_t seed)
         __atomic_store_n(&r->head, head + (uint32_t)sizeof rec, __ATOMIC_RELEASE);
     }
 }
+
+/* The clock read alone, to show how much of the bare write (and of an event) it is. */
+EMB_NOINLINE void bench_loop_clock(uint32_t n, uint32_t seed)
+{
+    (void)seed;
+    for (uint32_t i = 0; i < n; i++) {
+        BENCH_OPAQUE(i);
+        uint32_t t = (uint32_t)emb_port_timestamp();
+        BENCH_OPAQUE(t);
+    }
+}

@@ -32,7 +32,7 @@ FNR == NR && $1 == "wall" {
 FNR != NR { ir[$1] = $2 }
 
 END {
-    required = "empty compiled_out runtime_disabled bare enabled enabled_locked lttng_idle lttng_traced"
+    required = "empty compiled_out runtime_disabled clock bare enabled enabled_locked lttng_idle lttng_traced"
     n = split(required, req, " ")
     bad = 0
     for (i = 1; i <= n; i++) {

@@ -55,6 +55,7 @@ static const struct bench_variant bench_variants[] = {
     {BENCH_V("empty", bench_loop_empty), EXPECT_NOTHING, false, false},
     {BENCH_V("compiled_out", bench_loop_compiled_out), EXPECT_NOTHING, false, false},
     {BENCH_V("runtime_disabled", bench_loop_disabled), EXPECT_NOTHING, true, false},
+    {BENCH_V("clock", bench_loop_clock), EXPECT_NOTHING, false, false},
     {BENCH_V("bare", bench_loop_bare), EXPECT_BARE, false, false},
     {BENCH_V("enabled", bench_loop_enabled), EXPECT_RING, false, false},
     {BENCH_V("enabled_locked", bench_loop_locked), EXPECT_RING, false, false},
