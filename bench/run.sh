@@ -35,50 +35,22 @@ step_pid=
 step() {
     local limit=$1
     shift
-    timeout --kill-after=10 "$limit" "$@" &
+    timeout --kill-after=10 "$limit" "$@" 3>&- &
     step_pid=$!
     wait "$step_pid"
 }
 
-for tool in cmake lttng lttng-sessiond valgrind babeltrace2 objdump awk; do
-    command -v "$tool" >/dev/null || die "$tool not found (scripts/install-deps.sh installs it)"
-done
-
-# ---- Build ----
-if [ ! -f "$BUILD/CMakeCache.txt" ]; then
-    step 300 cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-fi
-build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$BUILD/CMakeCache.txt")
-case "$build_type" in
-Release | RelWithDebInfo) ;;
-*) die "$BUILD is a '${build_type:-default}' build: benchmark an optimised one (RelWithDebInfo)" ;;
-esac
-step 900 cmake --build "$BUILD" -j2 --target trace_bench >/dev/null ||
-    die "building trace_bench failed"
-[ -x "$BIN" ] || die "$BIN was not built (is liblttng-ust-dev installed? scripts/install-deps.sh)"
-
-# ---- The loops' machine code: kept for reading, and checked for the atomics each uses ----
-mkdir -p "$OUT/asm" "$OUT/callgrind"
-objdump -d --no-show-raw-insn "$BIN" >"$OUT/asm/trace_bench.dis"
-mapfile -t variant_lines < <("$BIN" --list)
-for line in "${variant_lines[@]}"; do
-    fn=${line#* }
-    awk -v f="<$fn>:" '$2 == f { on = 1 } on && /^$/ { exit } on { print }' \
-        "$OUT/asm/trace_bench.dis" >"$OUT/asm/$fn.s"
-    [ -s "$OUT/asm/$fn.s" ] || die "no code for $fn in $BIN"
-done
-grep -q 'cmpxchg' "$OUT/asm/bench_loop_enabled.s" && ! grep -q 'lock' "$OUT/asm/bench_loop_enabled.s" ||
-    die "bench_loop_enabled should use an unlocked cmpxchg (see $OUT/asm/bench_loop_enabled.s)"
-grep -q 'lock cmpxchg' "$OUT/asm/bench_loop_locked.s" ||
-    die "bench_loop_locked should use lock cmpxchg (see $OUT/asm/bench_loop_locked.s)"
-
-# ---- LTTng: a daemon (ours if none runs) and a snapshot session; undone on any exit ----
+# On any exit: stop the running step, destroy our session, stop the daemon we started.
+# Fd 3 keeps the original stderr for it: the exit may come while a step's output is
+# redirected to a log.
+exec 3>&2
 SESSION=emb-bench-$$
 session_created=0
 daemon_pid=
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
+    exec 2>&3
     if [ -n "$step_pid" ] && kill -0 "$step_pid" 2>/dev/null; then
         kill -TERM "$step_pid" 2>/dev/null || true
         wait "$step_pid" 2>/dev/null || true
@@ -111,6 +83,47 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+for tool in cmake lttng lttng-sessiond valgrind babeltrace2 objdump awk; do
+    command -v "$tool" >/dev/null || die "$tool not found (scripts/install-deps.sh installs it)"
+done
+
+# ---- Build ----
+if [ ! -f "$BUILD/CMakeCache.txt" ]; then
+    step 300 cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$BUILD/CMakeCache.txt")
+case "$build_type" in
+Release | RelWithDebInfo) ;;
+*) die "$BUILD is a '${build_type:-default}' build: benchmark an optimised one (RelWithDebInfo)" ;;
+esac
+step 900 cmake --build "$BUILD" -j2 --target trace_bench >/dev/null ||
+    die "building trace_bench failed"
+[ -x "$BIN" ] || die "$BIN was not built (is liblttng-ust-dev installed? scripts/install-deps.sh)"
+
+# ---- The loops' machine code: kept for reading, and checked for the atomics each uses ----
+mkdir -p "$OUT/asm" "$OUT/callgrind"
+objdump -d --no-show-raw-insn "$BIN" >"$OUT/asm/trace_bench.dis"
+mapfile -t variant_lines < <("$BIN" --list)
+for line in "${variant_lines[@]}"; do
+    fn=${line#* }
+    awk -v f="<$fn>:" '$2 == f { on = 1 } on && /^$/ { exit } on { print }' \
+        "$OUT/asm/trace_bench.dis" >"$OUT/asm/$fn.s"
+    [ -s "$OUT/asm/$fn.s" ] || die "no code for $fn in $BIN"
+done
+grep -q 'cmpxchg' "$OUT/asm/bench_loop_enabled.s" && ! grep -q 'lock' "$OUT/asm/bench_loop_enabled.s" ||
+    die "bench_loop_enabled should use an unlocked cmpxchg (see $OUT/asm/bench_loop_enabled.s)"
+grep -q 'lock cmpxchg' "$OUT/asm/bench_loop_locked.s" ||
+    die "bench_loop_locked should use lock cmpxchg (see $OUT/asm/bench_loop_locked.s)"
+code_bytes() {
+    objdump -d "$BIN" | awk -v f="<$1>:" -F'\t' '$0 ~ f { on = 1; next } on && /^$/ { exit } on { print $2 }'
+}
+if [ "$(code_bytes bench_loop_compiled_out)" = "$(code_bytes bench_loop_empty)" ]; then
+    compiled_out_code="identical to the empty loop's"
+else
+    compiled_out_code="DIFFERENT from the empty loop's (see $OUT/asm/)"
+fi
+
+# ---- LTTng: a daemon (ours if none runs) and a snapshot session ----
 if step 30 lttng --no-sessiond list >/dev/null 2>&1; then
     echo "bench: using the running LTTng session daemon"
 else
@@ -176,4 +189,5 @@ BENCH_VALGRIND=$(valgrind --version)
 awk -v cg_events="$CG_EVENTS" -v lttng_events="$lttng_events" -v build_type="$build_type" \
     -v json="$OUT/trace.json" -f "$SRC/bench/report.awk" "$OUT/wall.txt" "$OUT/instr.txt" ||
     die "the report could not be made (a variant is missing?)"
+echo "compiled-out loop: machine code $compiled_out_code"
 echo "bench: results in $OUT/trace.json; loop disassembly in $OUT/asm/"
