@@ -11,8 +11,8 @@
  *   stall   fs stopped: the client's calls time out, then fs's queue fills (QUEUE_FULL)
  *   abort   block-driver stopped: the user gives up a read (ABORTED); fs times out
  *   kill    block-driver killed while fs waits on it (PEER_LOST), then absent
- * With --sink-fault the sink is killed or stopped before a phase: the scenario must run the
- * same. After it, COMMAND (if given) runs with EMB_EVENTS_SOCKET naming the sink's socket.
+ * With --sink-fault the sink is killed before a phase, or stopped for the length of one: the
+ * scenario must run the same. After it, COMMAND (if given) runs with EMB_EVENTS_SOCKET naming the sink's socket.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -181,8 +181,14 @@ static void kill_block_driver(void)
 static const char *sink_fault, *sink_fault_at;
 static bool sink_stopped;
 
+/* Kills the sink before the fault's phase, or stops it for that one phase. */
 static void maybe_fault_sink(const char *phase)
 {
+    if (sink_stopped) {
+        kill(sink.pid, SIGCONT);
+        sink_stopped = false;
+        printf("fault   sink resumed before phase %s\n", phase);
+    }
     if (!sink_fault || strcmp(sink_fault_at, phase) != 0 || sink.pid <= 0)
         return;
     if (!strcmp(sink_fault, "kill")) {
@@ -193,7 +199,7 @@ static void maybe_fault_sink(const char *phase)
     } else {
         kill(sink.pid, SIGSTOP);
         sink_stopped = true;
-        printf("fault   sink stopped before phase %s\n", phase);
+        printf("fault   sink stopped during phase %s\n", phase);
     }
     fflush(stdout);
 }
