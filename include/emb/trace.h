@@ -38,6 +38,7 @@ struct emb_trace_ring {
     uint32_t packet_seq;     /* packet_seq_num of the next packet opened */
     uint32_t discarded;      /* events dropped so far: the CTF events_discarded total */
     uint32_t base_pos;       /* write_pos when the ring (or its window) started */
+    uint32_t filled;         /* nonzero once every slot has held a packet */
     /* Consumer state: written by the streaming consumer only. */
     uint32_t read_pos;       /* first byte not yet handed to the sink */
     char name[EMB_TSF_NAME_MAX];
@@ -86,6 +87,9 @@ emb_status emb_trace_ring_init(struct emb_trace_ring *ring, uint16_t context_id,
                                enum emb_context_kind kind, uint8_t *buf, uint32_t *commit,
                                uint32_t packets);
 
+/* Events lost because the port had no ring to give their context. */
+uint32_t emb_trace_lost_no_ring(void);
+
 /* Enables classes at run time (bit per enum emb_trace_class); returns the previous mask. */
 uint32_t emb_trace_set_classes(uint32_t mask);
 
@@ -117,22 +121,28 @@ uint32_t emb_trace_ring_consume(struct emb_trace_ring *ring, emb_trace_packet_fn
 uint32_t emb_trace_ring_snapshot(const struct emb_trace_ring *ring, uint8_t *scratch,
                                  emb_trace_packet_fn fn, void *arg);
 
-/* Event header flags while an interrupt (or signal handler) runs on the ring's context.
- * The hooks in emb/hooks.h call these; they nest. Return the flags to restore. */
-static inline uint16_t emb_trace_enter_handler(struct emb_trace_ring *ring, uint16_t kind)
+/* Event header flags while an interrupt (or signal handler) runs on the ring's context:
+ * the hooks in emb/hooks.h call these, and they nest. */
+static inline void emb_trace_enter_handler(struct emb_trace_ring *ring, uint16_t kind)
 {
-    uint16_t saved = ring->flags;
-    uint16_t depth = (uint16_t)(((saved & EMB_EVT_FLAG_DEPTH_MASK) >> EMB_EVT_FLAG_DEPTH_SHIFT) + 1u);
+    uint16_t depth = (uint16_t)(((ring->flags & EMB_EVT_FLAG_DEPTH_MASK) >> EMB_EVT_FLAG_DEPTH_SHIFT) + 1u);
     if (depth > 63u)
         depth = 63u;
     ring->flags = (uint16_t)(kind | (depth << EMB_EVT_FLAG_DEPTH_SHIFT));
-    return saved;
 }
 
-static inline void emb_trace_leave_handler(struct emb_trace_ring *ring, uint16_t saved)
+static inline void emb_trace_leave_handler(struct emb_trace_ring *ring)
 {
-    ring->flags = saved;
+    uint16_t depth = (uint16_t)((ring->flags & EMB_EVT_FLAG_DEPTH_MASK) >> EMB_EVT_FLAG_DEPTH_SHIFT);
+    if (depth > 0u)
+        depth--;
+    ring->flags = (uint16_t)((depth > 0u ? EMB_EVT_KIND_ISR : EMB_EVT_KIND_THREAD) |
+                             (depth << EMB_EVT_FLAG_DEPTH_SHIFT));
 }
+
+/* The running context's ring, claiming one from the port if it has none; NULL if none
+ * is left. For hooks that change a ring's state; emitters do not need it. */
+struct emb_trace_ring *emb_trace_context_ring(void);
 
 /* ---- The reservation every emitter inlines ---- */
 
@@ -157,7 +167,8 @@ static inline uint8_t *emb_trace_try_reserve(struct emb_trace_reservation *res, 
     do {
         pos = __atomic_load_n(&ring->write_pos, __ATOMIC_RELAXED);
         now = emb_port_timestamp();
-        if (EMB_UNLIKELY(pos + size > __atomic_load_n(&ring->packet_end, __ATOMIC_RELAXED) ||
+        /* An event never fills a packet exactly: write_pos on a boundary means "closed". */
+        if (EMB_UNLIKELY(pos + size >= __atomic_load_n(&ring->packet_end, __ATOMIC_RELAXED) ||
                          (uint32_t)(now >> 32) != __atomic_load_n(&ring->ts_high, __ATOMIC_RELAXED)))
             return emb_trace_reserve_slow(res, ring, id, size);
     } while (!emb_port_local_cas32(&ring->write_pos, pos, pos + size));

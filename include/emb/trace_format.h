@@ -6,6 +6,7 @@
 #ifndef EMB_TRACE_FORMAT_H
 #define EMB_TRACE_FORMAT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* ---- CTF packet: trace.packet.header (28 bytes) then stream.packet.context (36) ---- */
@@ -74,5 +75,36 @@ enum emb_context_kind {
 #define EMB_TSF_PORT_MAX 28u
 #define EMB_TSF_NAME_MAX 20u
 #define EMB_TSF_MAX_CONTEXTS 1024u
+
+/* What the stream header says about the trace. */
+struct emb_tsf_info {
+    uint32_t catalog_checksum;
+    uint32_t packet_size;      /* bytes */
+    uint64_t clock_hz;
+    int64_t clock_offset_ns;   /* wall clock at tick 0, ns since the Unix epoch; 0 unknown */
+    uint8_t uuid[16];
+    const uint8_t *build_id;   /* may be NULL when build_id_len is 0 */
+    uint8_t build_id_len;      /* at most EMB_TSF_BUILD_ID_MAX */
+    uint8_t pointer_size;      /* bytes */
+    const char *port;          /* may be NULL */
+};
+
+/* One entry of the context table. */
+struct emb_tsf_context {
+    uint16_t id;
+    uint16_t kind;             /* enum emb_context_kind */
+    uint32_t discarded;        /* events dropped, final total (0 in a stream) */
+    uint32_t packets;          /* packets opened (0 in a stream) */
+    const char *name;          /* may be NULL */
+};
+
+/* Bytes the header takes with `count` contexts. */
+#define EMB_TSF_HEADER_BYTES(count) (EMB_TSF_FIXED_SIZE + (count) * EMB_TSF_CONTEXT_SIZE)
+
+/* Encodes the stream header and its context table into `out`. Returns the bytes written,
+ * or 0 when `cap` is too small or an argument is out of range. The one encoder of this
+ * header: the native port's dump and stream, and the host's captures, all use it. */
+size_t emb_tsf_encode_header(uint8_t *out, size_t cap, const struct emb_tsf_info *info,
+                             const struct emb_tsf_context *contexts, uint16_t count);
 
 #endif /* EMB_TRACE_FORMAT_H */

@@ -1,0 +1,111 @@
+/* The native port's inline half of the port contract (include/emb/port.h).
+ *
+ * Contexts are threads; a signal handler is a producer that preempts its thread, like an
+ * interrupt on a microcontroller. The clock is the CPU's counter (TSC on x86-64, the
+ * virtual counter on AArch64), calibrated against CLOCK_MONOTONIC at start-up.
+ */
+#ifndef EMB_PORT_IMPL_H
+#define EMB_PORT_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#if defined(__x86_64__)
+#define EMB_PORT_NAME "native-x86_64"
+#elif defined(__aarch64__)
+#define EMB_PORT_NAME "native-aarch64"
+#else
+#define EMB_PORT_NAME "native"
+#endif
+
+struct emb_trace_ring;
+
+/* The calling thread's ring; starts as the placeholder (see emb_port_trace_ring()). */
+extern _Thread_local struct emb_trace_ring *emb_native_ring;
+
+#if !defined(__x86_64__) && !defined(__aarch64__)
+uint64_t emb_native_clock_ns(void);
+#endif
+
+static inline uint64_t emb_port_timestamp(void)
+{
+#if defined(__x86_64__)
+    uint32_t lo, hi;
+    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+#elif defined(__aarch64__)
+    uint64_t v;
+    __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+    return v;
+#else
+    return emb_native_clock_ns();
+#endif
+}
+
+static inline struct emb_trace_ring *emb_port_trace_ring(void)
+{
+    return emb_native_ring;
+}
+
+/* ThreadSanitizer cannot see inside inline assembly, so its builds use the C11-model
+ * builtins; the protocol is the same, only the atomicity is stronger than needed. */
+#if defined(__SANITIZE_THREAD__)
+#define EMB_NATIVE_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define EMB_NATIVE_TSAN 1
+#endif
+#endif
+
+#if defined(__x86_64__) && !defined(EMB_NATIVE_TSAN)
+
+/* One unlocked cmpxchg: indivisible against a signal handler on this thread, which is
+ * all a per-thread ring needs, at the cost of a plain store (the lock prefix doubles the
+ * cost of an event; docs/benchmarks.md). */
+static inline bool emb_port_local_cas32(uint32_t *p, uint32_t expected, uint32_t desired)
+{
+    bool swapped;
+    __asm__ __volatile__("cmpxchgl %3, %1"
+                         : "=@ccz"(swapped), "+m"(*p), "+a"(expected)
+                         : "r"(desired)
+                         : "memory");
+    return swapped;
+}
+
+/* x86 keeps stores in order, so after the compiler barrier an add is a release. */
+static inline void emb_port_local_add32_release(uint32_t *p, uint32_t v)
+{
+    __asm__ __volatile__("addl %1, %0" : "+m"(*p) : "ir"(v) : "memory", "cc");
+}
+
+#else
+
+static inline bool emb_port_local_cas32(uint32_t *p, uint32_t expected, uint32_t desired)
+{
+    return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_RELAXED,
+                                       __ATOMIC_RELAXED);
+}
+
+static inline void emb_port_local_add32_release(uint32_t *p, uint32_t v)
+{
+    __atomic_fetch_add(p, v, __ATOMIC_RELEASE);
+}
+
+#endif
+
+static inline uint32_t emb_port_load32_acquire(const uint32_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void emb_port_store32_release(uint32_t *p, uint32_t v)
+{
+    __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+/* Blocks every signal on the calling thread; nests. */
+typedef int emb_port_irq_state;
+emb_port_irq_state emb_port_irq_save(void);
+void emb_port_irq_restore(emb_port_irq_state state);
+
+#endif /* EMB_PORT_IMPL_H */

@@ -1,0 +1,567 @@
+/* The native port: clock, contexts and their rings, dump and streaming.
+ *
+ * Ring memory comes from one anonymous mapping made at start-up, so claiming a ring is an
+ * atomic increment and a few stores: safe from a signal handler, which is where a thread's
+ * first event may come from. */
+#define _GNU_SOURCE
+#include <emb/native.h>
+
+#include <emb/port.h>
+#include <emb/trace_events.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EMB__P CONFIG_EMB_TRACE_PACKET_SIZE
+
+enum { EMB__CTX_FREE = 0, EMB__CTX_LIVE = 1, EMB__CTX_RETIRED = 2 };
+
+struct emb__context {
+    struct emb_trace_ring ring;
+    pthread_t owner;
+    uint32_t state; /* EMB__CTX_*, published with release once the ring is ready */
+};
+
+static struct {
+    struct emb_native_config config;
+    uint64_t clock_hz;
+    int64_t clock_offset_ns;
+    uint8_t build_id[EMB_TSF_BUILD_ID_MAX];
+    uint32_t build_id_len;
+    struct emb__context *contexts; /* config.max_contexts entries */
+    uint8_t *ring_memory;
+    size_t ring_memory_size;
+    uint32_t claimed;              /* contexts handed out, may exceed max_contexts */
+    pthread_key_t exit_key;
+    /* streaming */
+    int sink_fd;
+    bool sink_owned;
+    bool sink_seekable;
+    size_t header_size;
+    pthread_t worker;
+    volatile int worker_stop;
+    bool worker_running;
+    uint64_t stream_packets, stream_bytes;
+    uint32_t stream_errors;
+    bool initialised;
+} emb__native;
+
+_Thread_local struct emb_trace_ring *emb_native_ring = &emb_trace_unclaimed_ring;
+
+/* ---- Clock ---- */
+
+static uint64_t emb__clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#if !defined(__x86_64__) && !defined(__aarch64__)
+uint64_t emb_native_clock_ns(void)
+{
+    return emb__clock_ns(CLOCK_MONOTONIC);
+}
+#endif
+
+/* Counts counter ticks over a known stretch of CLOCK_MONOTONIC. 20 ms gives the
+ * frequency to about 10 ppm, far below what trace analysis notices. */
+static uint64_t emb__calibrate_hz(void)
+{
+#if defined(__aarch64__)
+    uint64_t hz;
+    __asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(hz));
+    return hz;
+#elif defined(__x86_64__)
+    uint64_t t0 = emb__clock_ns(CLOCK_MONOTONIC), c0 = emb_port_timestamp();
+    struct timespec wait = {0, 20 * 1000 * 1000};
+    nanosleep(&wait, NULL);
+    uint64_t t1 = emb__clock_ns(CLOCK_MONOTONIC), c1 = emb_port_timestamp();
+    double hz = (double)(c1 - c0) * 1e9 / (double)(t1 - t0);
+    return (uint64_t)(hz / 1000.0 + 0.5) * 1000u; /* to the kHz: below the noise */
+#else
+    return 1000000000u;
+#endif
+}
+
+/* Wall-clock time at counter value 0, from a realtime read bracketed by two counter reads. */
+static int64_t emb__clock_offset(uint64_t hz)
+{
+    uint64_t c0 = emb_port_timestamp();
+    uint64_t real = emb__clock_ns(CLOCK_REALTIME);
+    uint64_t c1 = emb_port_timestamp();
+    uint64_t c = c0 + (c1 - c0) / 2u;
+    long double since_zero_ns = (long double)c * 1e9L / (long double)hz;
+    return (int64_t)((long double)real - since_zero_ns);
+}
+
+uint64_t emb_port_timestamp_hz(void)
+{
+    return emb__native.clock_hz;
+}
+
+int64_t emb_port_clock_offset_ns(void)
+{
+    return emb__native.clock_offset_ns;
+}
+
+/* ---- Build id ---- */
+
+static int emb__find_build_id(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    (void)data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+        const uint8_t *end = p + ph->p_memsz;
+        while (p + 12 <= end) {
+            uint32_t namesz, descsz, type;
+            memcpy(&namesz, p, 4);
+            memcpy(&descsz, p + 4, 4);
+            memcpy(&type, p + 8, 4);
+            const uint8_t *name = p + 12;
+            const uint8_t *desc = name + ((namesz + 3u) & ~3u);
+            if (desc + descsz > end)
+                break;
+            if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+                uint32_t n = descsz < EMB_TSF_BUILD_ID_MAX ? descsz : EMB_TSF_BUILD_ID_MAX;
+                memcpy(emb__native.build_id, desc, n);
+                emb__native.build_id_len = n;
+                return 1;
+            }
+            p = desc + ((descsz + 3u) & ~3u);
+        }
+    }
+    return 1; /* only the first object: the executable */
+}
+
+uint32_t emb_native_build_id(uint8_t *out, uint32_t cap)
+{
+    if (emb__native.build_id_len == 0u)
+        dl_iterate_phdr(emb__find_build_id, NULL);
+    uint32_t n = emb__native.build_id_len < cap ? emb__native.build_id_len : cap;
+    if (out != NULL)
+        memcpy(out, emb__native.build_id, n);
+    return emb__native.build_id_len;
+}
+
+/* ---- Critical sections ---- */
+
+static _Thread_local int emb__irq_depth;
+static _Thread_local sigset_t emb__irq_saved;
+
+emb_port_irq_state emb_port_irq_save(void)
+{
+    if (emb__irq_depth++ == 0) {
+        sigset_t all;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &emb__irq_saved);
+    }
+    return emb__irq_depth;
+}
+
+void emb_port_irq_restore(emb_port_irq_state state)
+{
+    (void)state;
+    if (--emb__irq_depth == 0)
+        pthread_sigmask(SIG_SETMASK, &emb__irq_saved, NULL);
+}
+
+/* ---- Contexts ---- */
+
+static uint8_t *emb__ring_buf(uint32_t index)
+{
+    size_t ring_bytes = (size_t)emb__native.config.ring_packets * EMB__P;
+    size_t commit_bytes = (size_t)emb__native.config.ring_packets * sizeof(uint32_t);
+    size_t stride = ring_bytes + ((commit_bytes + EMB__P - 1u) & ~(size_t)(EMB__P - 1u));
+    return emb__native.ring_memory + (size_t)index * stride;
+}
+
+static uint32_t *emb__ring_commit(uint32_t index)
+{
+    return (uint32_t *)(emb__ring_buf(index) + (size_t)emb__native.config.ring_packets * EMB__P);
+}
+
+static uint32_t emb__contexts_ready(void)
+{
+    uint32_t n = __atomic_load_n(&emb__native.claimed, __ATOMIC_ACQUIRE);
+    return n < emb__native.config.max_contexts ? n : emb__native.config.max_contexts;
+}
+
+struct emb_trace_ring *emb_port_trace_ring_claim(void)
+{
+    if (!emb__native.initialised)
+        return NULL;
+    if (emb_native_ring != &emb_trace_unclaimed_ring)
+        return emb_native_ring;
+    uint32_t index = __atomic_fetch_add(&emb__native.claimed, 1u, __ATOMIC_ACQ_REL);
+    if (index >= emb__native.config.max_contexts)
+        return NULL;
+    struct emb__context *ctx = &emb__native.contexts[index];
+    emb_trace_ring_init(&ctx->ring, (uint16_t)index, EMB_CONTEXT_THREAD, emb__ring_buf(index),
+                        emb__ring_commit(index), emb__native.config.ring_packets);
+    /* Named after the thread (prctl underneath: async-signal-safe in practice). */
+    char name[16] = "";
+    if (pthread_getname_np(pthread_self(), name, sizeof name) == 0)
+        memcpy(ctx->ring.name, name, sizeof name);
+    ctx->owner = pthread_self();
+    __atomic_store_n(&ctx->state, EMB__CTX_LIVE, __ATOMIC_RELEASE);
+    emb_native_ring = &ctx->ring;
+    /* The destructor flushes the ring when the thread exits (non-NULL value needed). */
+    pthread_setspecific(emb__native.exit_key, ctx);
+    return &ctx->ring;
+}
+
+static void emb__context_exit(void *arg)
+{
+    struct emb__context *ctx = arg;
+    emb_trace_flush(&ctx->ring);
+    __atomic_store_n(&ctx->state, EMB__CTX_RETIRED, __ATOMIC_RELEASE);
+    emb_native_ring = &emb_trace_unclaimed_ring;
+}
+
+void emb_native_context_name(const char *name)
+{
+    struct emb_trace_ring *ring = emb_trace_context_ring();
+    if (ring == NULL || name == NULL)
+        return;
+    memset(ring->name, 0, sizeof ring->name);
+    strncpy(ring->name, name, sizeof ring->name - 1u);
+    char short_name[16];
+    snprintf(short_name, sizeof short_name, "%s", name);
+    pthread_setname_np(pthread_self(), short_name);
+}
+
+uint16_t emb_native_context_id(void)
+{
+    struct emb_trace_ring *ring = emb_trace_context_ring();
+    return ring != NULL ? ring->context_id : 0xFFFFu;
+}
+
+void emb_native_flush(void)
+{
+    if (emb_native_ring != &emb_trace_unclaimed_ring)
+        emb_trace_flush(emb_native_ring);
+}
+
+/* Flushes rings whose owner can no longer record into them: the caller's own, and those of
+ * threads that have exited. A live thread's open packet stays open (and out of a dump). */
+static void emb__flush_quiescent(void)
+{
+    uint32_t n = emb__contexts_ready();
+    for (uint32_t i = 0; i < n; i++) {
+        struct emb__context *ctx = &emb__native.contexts[i];
+        uint32_t state = __atomic_load_n(&ctx->state, __ATOMIC_ACQUIRE);
+        if (state == EMB__CTX_RETIRED || (state == EMB__CTX_LIVE &&
+                                          pthread_equal(ctx->owner, pthread_self())))
+            emb_trace_flush(&ctx->ring);
+    }
+}
+
+/* ---- Stream file header ---- */
+
+static size_t emb__encode_header(uint8_t *out, size_t cap, uint32_t table_entries,
+                                 bool with_totals)
+{
+    struct emb_tsf_context table[EMB_TSF_MAX_CONTEXTS];
+    uint32_t n = emb__contexts_ready();
+    uint16_t count = 0;
+    for (uint32_t i = 0; i < n && count < EMB_TSF_MAX_CONTEXTS; i++) {
+        struct emb__context *ctx = &emb__native.contexts[i];
+        if (__atomic_load_n(&ctx->state, __ATOMIC_ACQUIRE) == EMB__CTX_FREE)
+            continue;
+        uint32_t pos = emb_port_load32_acquire(&ctx->ring.write_pos);
+        table[count++] = (struct emb_tsf_context){
+            .id = ctx->ring.context_id,
+            .kind = ctx->ring.context_kind,
+            .discarded = with_totals ? __atomic_load_n(&ctx->ring.discarded, __ATOMIC_RELAXED) : 0u,
+            .packets = with_totals ? (pos + EMB__P - 1u) / EMB__P : 0u,
+            .name = ctx->ring.name,
+        };
+    }
+    uint32_t lost = emb_trace_lost_no_ring();
+    if (lost > 0u && count < EMB_TSF_MAX_CONTEXTS)
+        table[count++] = (struct emb_tsf_context){
+            .id = 0xFFFFu, .kind = EMB_CONTEXT_THREAD, .discarded = lost, .name = "(no ring)"};
+    struct emb_tsf_info info = {
+        .catalog_checksum = EMB_TRACE_CATALOG_CHECKSUM,
+        .packet_size = EMB__P,
+        .clock_hz = emb__native.clock_hz,
+        .clock_offset_ns = emb__native.clock_offset_ns,
+        .build_id = emb__native.build_id,
+        .build_id_len = (uint8_t)emb__native.build_id_len,
+        .pointer_size = (uint8_t)sizeof(void *),
+        .port = EMB_PORT_NAME,
+    };
+    memcpy(info.uuid, emb_trace_uuid(), 16);
+    size_t size = emb_tsf_encode_header(out, cap, &info, table, count);
+    if (size == 0u || table_entries <= count)
+        return size;
+    /* Reserve room for contexts that appear later: the header is rewritten at the end. */
+    size_t full = EMB_TSF_HEADER_BYTES((size_t)table_entries);
+    if (full > cap || full > 0xFFFFu)
+        return size;
+    memset(out + size, 0, full - size);
+    emb_put_le16(out + EMB_TSF_OFF_HEADER_SIZE, (uint16_t)full);
+    return full;
+}
+
+static int emb__write_all(int fd, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    while (len > 0u) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* ---- Dump ---- */
+
+struct emb__dump {
+    int fd;
+    int failed;
+};
+
+static void emb__dump_packet(void *arg, const struct emb_trace_ring *ring, const uint8_t *packet,
+                             uint32_t size)
+{
+    (void)ring;
+    struct emb__dump *d = arg;
+    if (!d->failed && emb__write_all(d->fd, packet, size) != 0)
+        d->failed = 1;
+}
+
+emb_status emb_native_trace_dump(const char *path)
+{
+    if (!emb__native.initialised || path == NULL)
+        return EMB_E_STATE;
+    emb__flush_quiescent();
+    static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1)];
+    size_t header_size = emb__encode_header(header, sizeof header, 0, true);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return EMB_E_IO;
+    struct emb__dump d = {fd, 0};
+    if (header_size == 0u || emb__write_all(fd, header, header_size) != 0)
+        d.failed = 1;
+    static _Alignas(8) uint8_t scratch[EMB__P];
+    uint32_t n = emb__contexts_ready();
+    for (uint32_t i = 0; i < n && !d.failed; i++) {
+        struct emb__context *ctx = &emb__native.contexts[i];
+        if (__atomic_load_n(&ctx->state, __ATOMIC_ACQUIRE) != EMB__CTX_FREE)
+            emb_trace_ring_snapshot(&ctx->ring, scratch, emb__dump_packet, &d);
+    }
+    if (close(fd) != 0)
+        d.failed = 1;
+    return d.failed ? EMB_E_IO : EMB_OK;
+}
+
+/* ---- Streaming ---- */
+
+static void emb__stream_packet(void *arg, const struct emb_trace_ring *ring, const uint8_t *packet,
+                               uint32_t size)
+{
+    (void)arg;
+    (void)ring;
+    if (emb__write_all(emb__native.sink_fd, packet, size) != 0) {
+        emb__native.stream_errors++;
+        return;
+    }
+    emb__native.stream_packets++;
+    emb__native.stream_bytes += size;
+}
+
+static void emb__stream_drain(void)
+{
+    uint32_t n = emb__contexts_ready();
+    for (uint32_t i = 0; i < n; i++) {
+        struct emb__context *ctx = &emb__native.contexts[i];
+        if (__atomic_load_n(&ctx->state, __ATOMIC_ACQUIRE) != EMB__CTX_FREE)
+            emb_trace_ring_consume(&ctx->ring, emb__stream_packet, NULL);
+    }
+}
+
+static void *emb__stream_worker(void *arg)
+{
+    (void)arg;
+    /* The worker records nothing and must never be the thread a timer signal lands on. */
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    pthread_setname_np(pthread_self(), "emb-stream");
+    uint32_t period = emb__native.config.stream_period_us;
+    struct timespec wait = {period / 1000000u, (long)(period % 1000000u) * 1000L};
+    while (!__atomic_load_n(&emb__native.worker_stop, __ATOMIC_ACQUIRE)) {
+        emb__stream_drain();
+        nanosleep(&wait, NULL);
+    }
+    return NULL;
+}
+
+static emb_status emb__stream_start(void)
+{
+    const struct emb_native_config *c = &emb__native.config;
+    if (c->stream_path != NULL) {
+        emb__native.sink_fd = open(c->stream_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        emb__native.sink_owned = true;
+    } else {
+        emb__native.sink_fd = c->stream_fd;
+        emb__native.sink_owned = false;
+    }
+    if (emb__native.sink_fd < 0)
+        return EMB_E_IO;
+    emb__native.sink_seekable = lseek(emb__native.sink_fd, 0, SEEK_CUR) >= 0;
+    static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1)];
+    /* A file gets room for every context so the header can be completed at shutdown. */
+    uint32_t entries = emb__native.sink_seekable ? c->max_contexts + 1u : 0u;
+    if (entries > EMB_TSF_MAX_CONTEXTS)
+        entries = EMB_TSF_MAX_CONTEXTS;
+    emb__native.header_size = emb__encode_header(header, sizeof header, entries, false);
+    if (emb__native.header_size == 0u ||
+        emb__write_all(emb__native.sink_fd, header, emb__native.header_size) != 0)
+        return EMB_E_IO;
+    emb__native.worker_stop = 0;
+    if (pthread_create(&emb__native.worker, NULL, emb__stream_worker, NULL) != 0)
+        return EMB_E_IO;
+    emb__native.worker_running = true;
+    return EMB_OK;
+}
+
+static void emb__stream_stop(void)
+{
+    if (!emb__native.worker_running)
+        return;
+    __atomic_store_n(&emb__native.worker_stop, 1, __ATOMIC_RELEASE);
+    pthread_join(emb__native.worker, NULL);
+    emb__native.worker_running = false;
+    emb__flush_quiescent();
+    emb__stream_drain();
+    if (emb__native.sink_seekable) {
+        static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1)];
+        size_t cap = emb__native.header_size;
+        size_t n = emb__encode_header(header, cap, (uint32_t)((cap - EMB_TSF_FIXED_SIZE) /
+                                                              EMB_TSF_CONTEXT_SIZE), true);
+        if (n == cap && pwrite(emb__native.sink_fd, header, n, 0) != (ssize_t)n)
+            emb__native.stream_errors++;
+    }
+    if (emb__native.sink_owned)
+        close(emb__native.sink_fd);
+    emb__native.sink_fd = -1;
+}
+
+/* ---- Start and stop ---- */
+
+static void emb__random_uuid(uint8_t uuid[16])
+{
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, uuid, 16) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n != 16) {
+        uint64_t a = emb__clock_ns(CLOCK_REALTIME), b = (uint64_t)getpid() * 0x9E3779B97F4A7C15u;
+        memcpy(uuid, &a, 8);
+        memcpy(uuid + 8, &b, 8);
+    }
+    uuid[6] = (uint8_t)((uuid[6] & 0x0Fu) | 0x40u); /* RFC 4122 version 4 */
+    uuid[8] = (uint8_t)((uuid[8] & 0x3Fu) | 0x80u);
+}
+
+emb_status emb_native_init(const struct emb_native_config *config)
+{
+    if (emb__native.initialised)
+        return EMB_E_STATE;
+    struct emb_native_config c = config != NULL ? *config : (struct emb_native_config){0};
+    if (config == NULL)
+        c.stream_fd = -1;
+    if (c.ring_packets == 0u)
+        c.ring_packets = 64u;
+    if (c.max_contexts == 0u)
+        c.max_contexts = 32u;
+    if (c.stream_period_us == 0u)
+        c.stream_period_us = 1000u;
+    if (c.trace_classes == 0u)
+        c.trace_classes = EMB_TRACE_CLASSES_ALL;
+    if (c.ring_packets < 2u || (c.ring_packets & (c.ring_packets - 1u)) != 0u ||
+        c.max_contexts > EMB_TSF_MAX_CONTEXTS - 1u)
+        return EMB_E_INVALID;
+    emb__native.config = c;
+
+    size_t ring_bytes = (size_t)c.ring_packets * EMB__P;
+    size_t commit_bytes = ((size_t)c.ring_packets * sizeof(uint32_t) + EMB__P - 1u) &
+                          ~(size_t)(EMB__P - 1u);
+    emb__native.ring_memory_size = (size_t)c.max_contexts * (ring_bytes + commit_bytes) +
+                                   c.max_contexts * sizeof(struct emb__context) + EMB__P;
+    uint8_t *mem = mmap(NULL, emb__native.ring_memory_size, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        return EMB_E_NOSPACE;
+    /* Rings first (packet-aligned: a mapping is page-aligned), then the context table. */
+    emb__native.ring_memory = mem;
+    emb__native.contexts = (struct emb__context *)(mem + (size_t)c.max_contexts *
+                                                             (ring_bytes + commit_bytes));
+    emb__native.claimed = 0;
+
+    emb__native.clock_hz = emb__calibrate_hz();
+    emb__native.clock_offset_ns = emb__clock_offset(emb__native.clock_hz);
+    emb_native_build_id(NULL, 0);
+    if (pthread_key_create(&emb__native.exit_key, emb__context_exit) != 0)
+        return EMB_E_IO;
+
+    uint8_t uuid[16];
+    emb__random_uuid(uuid);
+    emb_trace_init(uuid, c.mode, c.trace_classes);
+    if (c.mode == EMB_TRACE_MODE_WINDOW && c.window_frame != UINT32_MAX)
+        emb_trace_window_arm_at(c.window_frame);
+    emb__native.initialised = true;
+    emb_native_context_name("main");
+
+    if (c.mode == EMB_TRACE_MODE_STREAMING) {
+        emb_status s = emb__stream_start();
+        if (s != EMB_OK) {
+            emb__native.initialised = false;
+            return s;
+        }
+    }
+    return EMB_OK;
+}
+
+void emb_native_shutdown(void)
+{
+    if (!emb__native.initialised)
+        return;
+    emb__stream_stop();
+    emb__native.initialised = false;
+    emb_native_ring = &emb_trace_unclaimed_ring;
+    emb_trace_set_classes(0u);
+    pthread_key_delete(emb__native.exit_key);
+    munmap(emb__native.ring_memory, emb__native.ring_memory_size);
+    emb__native.ring_memory = NULL;
+    emb__native.contexts = NULL;
+}
+
+void emb_native_stats_get(struct emb_native_stats *out)
+{
+    out->contexts = emb__contexts_ready();
+    out->lost_no_context = emb_trace_lost_no_ring();
+    out->stream_packets = emb__native.stream_packets;
+    out->stream_bytes = emb__native.stream_bytes;
+    out->stream_errors = emb__native.stream_errors;
+}

@@ -1,0 +1,371 @@
+/* Trace rings: the slow path of the reservation (packet switches, ring claims, drops),
+ * flush, window mode, and the two readers. The protocol is in docs/formats/trace.md;
+ * the fast path is emb_trace_try_reserve() in emb/trace.h. */
+#include <emb/trace.h>
+
+uint32_t emb_trace_class_mask;
+
+/* packet_end = 0 and ts_high that no clock reaches send every event to the slow path. */
+struct emb_trace_ring emb_trace_unclaimed_ring = {
+    .packet_end = 0u,
+    .ts_high = 0xFFFFFFFFu,
+    .context_id = 0xFFFFu,
+};
+
+static struct {
+    uint8_t uuid[16];
+    uint8_t mode;
+    uint32_t window_state;  /* enum emb_trace_window_state */
+    uint32_t window_frame;  /* frame that arms a waiting window; UINT32_MAX: by call only */
+    uint32_t armed_classes; /* mask to enable when the window arms */
+    uint32_t lost_no_ring;  /* events from contexts the port could not give a ring */
+} emb__trace;
+
+#define EMB__PACKET_SIZE CONFIG_EMB_TRACE_PACKET_SIZE
+
+void emb_trace_init(const uint8_t uuid[16], enum emb_trace_mode mode, uint32_t classes)
+{
+    memcpy(emb__trace.uuid, uuid, sizeof emb__trace.uuid);
+    emb__trace.mode = (uint8_t)mode;
+    emb__trace.window_frame = UINT32_MAX;
+    emb__trace.armed_classes = classes;
+    if (mode == EMB_TRACE_MODE_WINDOW) {
+        __atomic_store_n(&emb__trace.window_state, EMB_TRACE_WINDOW_WAITING, __ATOMIC_RELAXED);
+        __atomic_store_n(&emb_trace_class_mask, 0u, __ATOMIC_RELEASE);
+    } else {
+        __atomic_store_n(&emb__trace.window_state, EMB_TRACE_WINDOW_OFF, __ATOMIC_RELAXED);
+        __atomic_store_n(&emb_trace_class_mask, classes, __ATOMIC_RELEASE);
+    }
+}
+
+const uint8_t *emb_trace_uuid(void)
+{
+    return emb__trace.uuid;
+}
+
+enum emb_trace_mode emb_trace_mode(void)
+{
+    return (enum emb_trace_mode)emb__trace.mode;
+}
+
+uint32_t emb_trace_lost_no_ring(void)
+{
+    return __atomic_load_n(&emb__trace.lost_no_ring, __ATOMIC_RELAXED);
+}
+
+static uint8_t emb__log2(uint32_t v)
+{
+    uint8_t n = 0;
+    while (v > 1u) {
+        v >>= 1;
+        n++;
+    }
+    return n;
+}
+
+emb_status emb_trace_ring_init(struct emb_trace_ring *ring, uint16_t context_id,
+                               enum emb_context_kind kind, uint8_t *buf, uint32_t *commit,
+                               uint32_t packets)
+{
+    if (ring == NULL || buf == NULL || commit == NULL || packets < 2u ||
+        (packets & (packets - 1u)) != 0u || ((uintptr_t)buf & (EMB__PACKET_SIZE - 1u)) != 0u)
+        return EMB_E_INVALID;
+    memset(ring, 0, sizeof *ring);
+    memset(commit, 0, packets * sizeof *commit);
+    ring->buf = buf;
+    ring->commit = commit;
+    ring->packet_shift = emb__log2(EMB__PACKET_SIZE);
+    ring->slot_shift = emb__log2(packets);
+    ring->buf_mask = packets * EMB__PACKET_SIZE - 1u;
+    ring->slot_mask = packets - 1u;
+    ring->context_id = context_id;
+    ring->context_kind = (uint16_t)kind;
+    ring->ts_high = 0xFFFFFFFFu; /* no packet open: force the slow path */
+    return EMB_OK;
+}
+
+uint32_t emb_trace_set_classes(uint32_t mask)
+{
+    if (emb__trace.mode == EMB_TRACE_MODE_WINDOW) {
+        /* The mask is the window's switch: remember it, apply it only while armed. */
+        uint32_t old = emb__trace.armed_classes;
+        emb__trace.armed_classes = mask;
+        if (__atomic_load_n(&emb__trace.window_state, __ATOMIC_ACQUIRE) == EMB_TRACE_WINDOW_ARMED)
+            __atomic_store_n(&emb_trace_class_mask, mask, __ATOMIC_RELEASE);
+        return old;
+    }
+    return __atomic_exchange_n(&emb_trace_class_mask, mask, __ATOMIC_ACQ_REL);
+}
+
+/* ---- Packet bookkeeping ---- */
+
+static inline uint32_t emb__slot_of(const struct emb_trace_ring *ring, uint32_t pos)
+{
+    return (pos >> ring->packet_shift) & ring->slot_mask;
+}
+
+/* True when the use of a slot that starts at `start` is complete: every byte of it has
+ * been committed. The k-th use of a slot (k counted from base_pos, which is packet-aligned)
+ * is complete at (k + 1) * P bytes; the counter is compared modulo 2^32 / N, the period at
+ * which k * P wraps with a 32-bit position. */
+static bool emb__packet_complete(const struct emb_trace_ring *ring, uint32_t start)
+{
+    uint32_t round = (start - ring->base_pos) >> (ring->packet_shift + ring->slot_shift);
+    uint32_t expected = (round + 1u) << ring->packet_shift;
+    uint32_t mod_mask = 0xFFFFFFFFu >> ring->slot_shift;
+    uint32_t committed = emb_port_load32_acquire(&ring->commit[emb__slot_of(ring, start)]);
+    return ((committed - expected) & mod_mask) == 0u;
+}
+
+/* True when the slot about to hold the packet starting at `start` has finished its
+ * previous use (nobody still writing into it). */
+static bool emb__slot_reusable(const struct emb_trace_ring *ring, uint32_t start)
+{
+    uint32_t round = (start - ring->base_pos) >> (ring->packet_shift + ring->slot_shift);
+    uint32_t expected = round << ring->packet_shift;
+    uint32_t mod_mask = 0xFFFFFFFFu >> ring->slot_shift;
+    uint32_t committed = emb_port_load32_acquire(&ring->commit[emb__slot_of(ring, start)]);
+    return ((committed - expected) & mod_mask) == 0u;
+}
+
+static void emb__drop(struct emb_trace_ring *ring)
+{
+    emb_port_local_add32_release(&ring->discarded, 1u);
+}
+
+static void emb__window_close(void)
+{
+    uint32_t armed = EMB_TRACE_WINDOW_ARMED;
+    if (__atomic_compare_exchange_n(&emb__trace.window_state, &armed, EMB_TRACE_WINDOW_CLOSED,
+                                    false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        __atomic_store_n(&emb_trace_class_mask, 0u, __ATOMIC_RELEASE);
+}
+
+/* Can the packet starting at `start` be opened now? */
+static bool emb__may_open(struct emb_trace_ring *ring, uint32_t start)
+{
+    const uint32_t ring_bytes = ring->buf_mask + 1u;
+    if (!emb__slot_reusable(ring, start))
+        return false; /* a preempted producer is still writing a whole ring ago */
+    switch ((enum emb_trace_mode)emb__trace.mode) {
+    case EMB_TRACE_MODE_STREAMING:
+        /* The slot's previous packet must have been handed to the sink. */
+        return start + EMB__PACKET_SIZE - emb_port_load32_acquire(&ring->read_pos) <= ring_bytes;
+    case EMB_TRACE_MODE_WINDOW:
+        if (start - ring->base_pos >= ring_bytes) {
+            emb__window_close();
+            return false;
+        }
+        return true;
+    case EMB_TRACE_MODE_SNAPSHOT:
+    default:
+        return true;
+    }
+}
+
+/* Writes the fields a packet gets when it opens. The closing fields (timestamp_end,
+ * content_size, events_discarded) are written by whoever closes it: disjoint bytes, so a
+ * preempting producer that closes the packet first is never overwritten by the opener. */
+static void emb__packet_open(struct emb_trace_ring *ring, uint32_t start, uint64_t now)
+{
+    uint8_t *pkt = ring->buf + (start & ring->buf_mask);
+    emb_put_le32(pkt + EMB_PKT_OFF_MAGIC, EMB_PKT_MAGIC);
+    memcpy(pkt + EMB_PKT_OFF_UUID, emb__trace.uuid, 16);
+    emb_put_le32(pkt + EMB_PKT_OFF_STREAM_ID, 0u);
+    emb_put_le32(pkt + EMB_PKT_OFF_INSTANCE, ring->context_id);
+    emb_put_le32(pkt + EMB_PKT_OFF_SEQ, (start - ring->base_pos) >> ring->packet_shift);
+    emb_put_le64(pkt + EMB_PKT_OFF_TS_BEGIN, now);
+    emb_put_le32(pkt + EMB_PKT_OFF_PACKET_SIZE, EMB__PACKET_SIZE * 8u);
+    emb_put_le16(pkt + EMB_PKT_OFF_CONTEXT_ID, ring->context_id);
+    emb_put_le16(pkt + EMB_PKT_OFF_CONTEXT_KIND, ring->context_kind);
+    emb_port_local_add32_release(&ring->commit[emb__slot_of(ring, start)], EMB_PKT_HEADER_SIZE);
+}
+
+/* Closes the packet holding `pos` (its content ends at `pos`) and commits its padding. */
+static void emb__packet_close(struct emb_trace_ring *ring, uint32_t pos, uint64_t now)
+{
+    uint32_t off = pos & (EMB__PACKET_SIZE - 1u);
+    uint8_t *pkt = ring->buf + ((pos - off) & ring->buf_mask);
+    emb_put_le64(pkt + EMB_PKT_OFF_TS_END, now);
+    emb_put_le32(pkt + EMB_PKT_OFF_CONTENT_SIZE, off * 8u);
+    emb_put_le32(pkt + EMB_PKT_OFF_DISCARDED,
+                 __atomic_load_n(&ring->discarded, __ATOMIC_RELAXED));
+    emb_port_local_add32_release(&ring->commit[emb__slot_of(ring, pos)], EMB__PACKET_SIZE - off);
+}
+
+static uint8_t *emb__write_header(struct emb_trace_reservation *res, struct emb_trace_ring *ring,
+                                  uint32_t pos, uint32_t id, uint32_t size, uint64_t now)
+{
+    uint8_t *event = ring->buf + (pos & ring->buf_mask);
+    emb_put_le32(event + EMB_EVT_OFF_TS, (uint32_t)now);
+    emb_put_le32(event + EMB_EVT_OFF_ID, id | ((uint32_t)ring->flags << 16));
+    res->commit = &ring->commit[emb__slot_of(ring, pos)];
+    res->size = size;
+    return event + EMB_EVT_HEADER_SIZE;
+}
+
+struct emb_trace_ring *emb_trace_context_ring(void)
+{
+    struct emb_trace_ring *ring = emb_port_trace_ring();
+    return ring == &emb_trace_unclaimed_ring ? emb_port_trace_ring_claim() : ring;
+}
+
+uint8_t *emb_trace_reserve_slow(struct emb_trace_reservation *res, struct emb_trace_ring *ring,
+                                uint32_t id, uint32_t size)
+{
+    if (ring == &emb_trace_unclaimed_ring) {
+        ring = emb_port_trace_ring_claim();
+        if (ring == NULL) {
+            __atomic_fetch_add(&emb__trace.lost_no_ring, 1u, __ATOMIC_RELAXED);
+            return NULL;
+        }
+    }
+    EMB_ASSERT(size >= EMB_EVT_HEADER_SIZE && size % EMB_EVT_ALIGN == 0u &&
+               size <= EMB_EVT_HEADER_SIZE + CONFIG_EMB_TRACE_MAX_PAYLOAD);
+
+    for (;;) {
+        uint32_t pos = __atomic_load_n(&ring->write_pos, __ATOMIC_RELAXED);
+        uint64_t now = emb_port_timestamp();
+        uint32_t off = pos & (EMB__PACKET_SIZE - 1u);
+        uint32_t start = pos - off;
+        uint32_t high = (uint32_t)(now >> 32);
+
+        if (off != 0u && off + size < EMB__PACKET_SIZE &&
+            high == __atomic_load_n(&ring->ts_high, __ATOMIC_RELAXED)) {
+            /* It fits: a hint was stale (a preempting producer switched packets and
+             * has not refreshed packet_end yet, or the 2^32 wrap of positions). */
+            if (!emb_port_local_cas32(&ring->write_pos, pos, pos + size))
+                continue;
+            __atomic_store_n(&ring->packet_end, start + EMB__PACKET_SIZE, __ATOMIC_RELAXED);
+            return emb__write_header(res, ring, pos, id, size, now);
+        }
+
+        uint32_t next = off != 0u ? start + EMB__PACKET_SIZE : pos;
+        if (!emb__may_open(ring, next)) {
+            emb__drop(ring);
+            return NULL;
+        }
+        if (!emb_port_local_cas32(&ring->write_pos, pos, next + EMB_PKT_HEADER_SIZE + size))
+            continue;
+
+        /* The swap made [pos, next + header + size) ours: the old packet's padding, the
+         * new header and the event. Refresh the hints before anything slow. */
+        __atomic_store_n(&ring->ts_high, high, __ATOMIC_RELAXED);
+        if (next - ring->base_pos >= ring->buf_mask + 1u - EMB__PACKET_SIZE)
+            __atomic_store_n(&ring->filled, 1u, __ATOMIC_RELAXED);
+        __atomic_store_n(&ring->packet_end, next + EMB__PACKET_SIZE, __ATOMIC_RELAXED);
+        emb__packet_open(ring, next, now);
+        if (off != 0u)
+            emb__packet_close(ring, pos, now);
+        return emb__write_header(res, ring, next + EMB_PKT_HEADER_SIZE, id, size, now);
+    }
+}
+
+emb_status emb_trace_flush(struct emb_trace_ring *ring)
+{
+    if (ring == NULL || ring == &emb_trace_unclaimed_ring || ring->buf == NULL)
+        return EMB_E_INVALID;
+    for (;;) {
+        uint32_t pos = __atomic_load_n(&ring->write_pos, __ATOMIC_RELAXED);
+        uint32_t off = pos & (EMB__PACKET_SIZE - 1u);
+        if (off == 0u)
+            return EMB_OK; /* nothing open */
+        uint32_t next = pos - off + EMB__PACKET_SIZE;
+        if (!emb_port_local_cas32(&ring->write_pos, pos, next))
+            continue;
+        __atomic_store_n(&ring->packet_end, next, __ATOMIC_RELAXED);
+        emb__packet_close(ring, pos, emb_port_timestamp());
+        return EMB_OK;
+    }
+}
+
+/* ---- Window mode ---- */
+
+static void emb__window_open(void)
+{
+    uint32_t waiting = EMB_TRACE_WINDOW_WAITING;
+    if (__atomic_compare_exchange_n(&emb__trace.window_state, &waiting, EMB_TRACE_WINDOW_ARMED,
+                                    false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        __atomic_store_n(&emb_trace_class_mask, emb__trace.armed_classes, __ATOMIC_RELEASE);
+}
+
+void emb_trace_window_arm(void)
+{
+    if (emb__trace.mode == EMB_TRACE_MODE_WINDOW)
+        emb__window_open();
+}
+
+void emb_trace_window_arm_at(uint32_t frame)
+{
+    __atomic_store_n(&emb__trace.window_frame, frame, __ATOMIC_RELEASE);
+}
+
+enum emb_trace_window_state emb_trace_window_state(void)
+{
+    return (enum emb_trace_window_state)__atomic_load_n(&emb__trace.window_state, __ATOMIC_ACQUIRE);
+}
+
+uint32_t emb_trace_window_armed_frame(void)
+{
+    return __atomic_load_n(&emb__trace.window_frame, __ATOMIC_ACQUIRE);
+}
+
+int emb_trace_frame_mark(uint32_t frame)
+{
+    if (__atomic_load_n(&emb__trace.window_state, __ATOMIC_ACQUIRE) != EMB_TRACE_WINDOW_WAITING ||
+        __atomic_load_n(&emb__trace.window_frame, __ATOMIC_ACQUIRE) != frame)
+        return 0;
+    emb__window_open();
+    return 1;
+}
+
+/* ---- Readers ---- */
+
+uint32_t emb_trace_ring_consume(struct emb_trace_ring *ring, emb_trace_packet_fn fn, void *arg)
+{
+    uint32_t count = 0;
+    uint32_t read = ring->read_pos;
+    for (;;) {
+        uint32_t pos = emb_port_load32_acquire(&ring->write_pos);
+        /* Only packets wholly before the open one can be complete. */
+        if ((uint32_t)(pos - read) < EMB__PACKET_SIZE || !emb__packet_complete(ring, read))
+            break;
+        fn(arg, ring, ring->buf + (read & ring->buf_mask), EMB__PACKET_SIZE);
+        read += EMB__PACKET_SIZE;
+        emb_port_store32_release(&ring->read_pos, read);
+        count++;
+    }
+    return count;
+}
+
+uint32_t emb_trace_ring_snapshot(const struct emb_trace_ring *ring, uint8_t *scratch,
+                                 emb_trace_packet_fn fn, void *arg)
+{
+    const uint32_t ring_bytes = ring->buf_mask + 1u;
+    uint32_t pos = emb_port_load32_acquire(&ring->write_pos);
+    uint32_t open_start = pos & ~(EMB__PACKET_SIZE - 1u);
+    uint32_t slots = ring->slot_mask + 1u;
+    /* An open packet occupies the slot of the oldest one. */
+    uint32_t keep = (pos & (EMB__PACKET_SIZE - 1u)) != 0u ? slots - 1u : slots;
+    /* Packets opened before the open one; positions wrap at 2^32, hence the flag. */
+    uint32_t held = __atomic_load_n(&ring->filled, __ATOMIC_RELAXED)
+                        ? keep
+                        : (open_start - ring->base_pos) >> ring->packet_shift;
+    if (held > keep)
+        held = keep;
+    uint32_t count = 0;
+    for (uint32_t start = open_start - held * EMB__PACKET_SIZE; start != open_start;
+         start += EMB__PACKET_SIZE) {
+        if (!emb__packet_complete(ring, start))
+            continue;
+        memcpy(scratch, ring->buf + (start & ring->buf_mask), EMB__PACKET_SIZE);
+        /* Producers write a slot only after reserving into it: if write_pos has not
+         * reached the slot's next use, the copy is what was committed. */
+        uint32_t now_pos = emb_port_load32_acquire(&ring->write_pos);
+        if ((uint32_t)(now_pos - start) > ring_bytes)
+            continue;
+        fn(arg, ring, scratch, EMB__PACKET_SIZE);
+        count++;
+    }
+    return count;
+}
