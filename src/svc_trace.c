@@ -32,18 +32,27 @@ static size_t emb__svc_get_name(char *dst, const uint8_t *src, size_t cell)
     return n;
 }
 
+/* memcmp() == 0 without libc beyond memcpy/memset. */
+static bool emb__svc_bytes_equal(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
 /* Whether a name cell of `len` bytes holds `name` as the wire would carry it (cut at len). */
 static bool emb__svc_same_name(const char *cell, const char *name, size_t len)
 {
     size_t n = emb__svc_name_len(name, len);
-    return memcmp(cell, name, n) == 0 && (n == len || cell[n] == '\0');
+    return emb__svc_bytes_equal(cell, name, n) && (n == len || cell[n] == '\0');
 }
 
 static bool emb__svc_is_sink(const char *peer)
 {
     static const char sink[] = EMB_SVC_SINK_NAME;
     return emb__svc_name_len(peer, EMB_SVC_PEER_LEN) == sizeof sink - 1 &&
-           memcmp(peer, sink, sizeof sink - 1) == 0;
+           emb__svc_bytes_equal(peer, sink, sizeof sink - 1);
 }
 
 /* ---- Encoders ---- */

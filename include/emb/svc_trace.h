@@ -197,6 +197,12 @@ const char *emb_svc_kind_name(uint8_t kind);
 
 /* ---- The emitter ---- */
 
+#ifndef CONFIG_EMB_SVC_TRACE
+/* 0 compiles every emb_svc_trace_call/metric/log call site out (the codec stays, for the
+ * host). Cost when 1: one relaxed load and a branch per call site while untraced. */
+#define CONFIG_EMB_SVC_TRACE 1
+#endif
+
 #ifndef CONFIG_EMB_SVC_TRACE_PEERS
 /* Peers whose opcode offset a service may declare. RAM: 16 bytes each. */
 #define CONFIG_EMB_SVC_TRACE_PEERS 8u
@@ -310,7 +316,8 @@ void emb_svc_trace_log_slow(struct emb_svc_trace *t, const void *text, size_t le
 static inline void emb_svc_trace_call(struct emb_svc_trace *t, const char *peer, const void *req,
                                       size_t req_len, enum emb_svc_kind kind)
 {
-    if (EMB_UNLIKELY(__atomic_load_n(&t->state, __ATOMIC_RELAXED) != EMB_SVC_STATE_UNTRACED))
+    if (CONFIG_EMB_SVC_TRACE &&
+        EMB_UNLIKELY(__atomic_load_n(&t->state, __ATOMIC_RELAXED) != EMB_SVC_STATE_UNTRACED))
         emb_svc_trace_call_slow(t, peer, req, req_len, kind);
 }
 
@@ -319,7 +326,8 @@ static inline void emb_svc_trace_call(struct emb_svc_trace *t, const char *peer,
 static inline void emb_svc_trace_metric(struct emb_svc_trace *t, const char *name,
                                         uint64_t value)
 {
-    if (EMB_UNLIKELY(__atomic_load_n(&t->state, __ATOMIC_RELAXED) != EMB_SVC_STATE_UNTRACED))
+    if (CONFIG_EMB_SVC_TRACE &&
+        EMB_UNLIKELY(__atomic_load_n(&t->state, __ATOMIC_RELAXED) != EMB_SVC_STATE_UNTRACED))
         emb_svc_trace_metric_slow(t, name, value);
 }
 
@@ -327,7 +335,8 @@ static inline void emb_svc_trace_metric(struct emb_svc_trace *t, const char *nam
  * authoritative output (a console, a serial port) is the caller's and stays whole. */
 static inline void emb_svc_trace_log(struct emb_svc_trace *t, const void *text, size_t len)
 {
-    if (EMB_UNLIKELY(__atomic_load_n(&t->state, __ATOMIC_RELAXED) != EMB_SVC_STATE_UNTRACED))
+    if (CONFIG_EMB_SVC_TRACE &&
+        EMB_UNLIKELY(__atomic_load_n(&t->state, __ATOMIC_RELAXED) != EMB_SVC_STATE_UNTRACED))
         emb_svc_trace_log_slow(t, text, len);
 }
 
