@@ -16,7 +16,7 @@ done
 
 echo "== service IPC tracing: cost per call (wall clock, best of 5 runs)"
 "$bench" untraced 200000000
-"$bench" traced 1000000
+"$bench" traced 200000
 "$bench" full 2000000
 
 echo

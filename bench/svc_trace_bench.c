@@ -2,7 +2,8 @@
  * callgrind):
  *
  *   svc_trace_bench untraced N     N calls of a service that was not granted the capability
- *   svc_trace_bench traced N       N emits to a sink that keeps up (a reader process)
+ *   svc_trace_bench traced N       N emits into a queue with room (drained between batches,
+ *                                  outside the timing); with `count`, a reader process drains
  *   svc_trace_bench full N         N emits to a full sink: every send is refused
  *   svc_trace_bench intake EMB N [RATE]
  *                                  4 emitting processes, N events each, into a real
@@ -69,6 +70,42 @@ __attribute__((noinline)) void bench_empty_call(void)
     __asm__ volatile("" ::: "memory");
 }
 
+static int drain_fd = -1; /* traced: the sink's end, emptied between timed batches */
+
+static void drain(void)
+{
+    static uint8_t buf[64][64];
+    struct iovec iov[64];
+    struct mmsghdr mm[64];
+    int n;
+    do {
+        for (int i = 0; i < 64; i++) {
+            iov[i] = (struct iovec){buf[i], sizeof buf[i]};
+            mm[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1}};
+        }
+        n = recvmmsg(drain_fd, mm, 64, MSG_DONTWAIT, NULL);
+    } while (n > 0);
+}
+
+/* Times n calls of fn in batches of 1000, emptying the queue between batches untimed. */
+static double time_batched(void (*fn)(void), long n)
+{
+    double best = 1e30;
+    for (int run = 0; run < 5; run++) {
+        double spent = 0;
+        for (long done = 0; done < n; done += 1000) {
+            drain();
+            double t0 = now_ns();
+            for (int i = 0; i < 1000; i++)
+                fn();
+            spent += now_ns() - t0;
+        }
+        if (spent / (double)n < best)
+            best = spent / (double)n;
+    }
+    return best;
+}
+
 static double time_loop(void (*fn)(void), long n)
 {
     double best = 1e30;
@@ -129,7 +166,9 @@ static int run_local(const char *mode, long n, bool count_only)
         int big = 4 << 20, small = 1;
         if (!strcmp(mode, "traced")) {
             setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
-            reader = start_reader(sv[1]);
+            if (count_only)
+                reader = start_reader(sv[1]);
+            drain_fd = sv[1];
             fn = bench_traced_call;
         } else if (!strcmp(mode, "full")) {
             setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
@@ -149,7 +188,7 @@ static int run_local(const char *mode, long n, bool count_only)
         for (long i = 0; i < n; i++)
             fn();
     } else {
-        ns = time_loop(fn, n);
+        ns = drain_fd >= 0 ? time_batched(fn, n) : time_loop(fn, n);
         empty = time_loop(bench_empty_call, n);
     }
     printf("%-9s %10ld calls  %8.2f ns/call  (empty call %5.2f ns)  sent %u  refused %u\n", mode,

@@ -16,10 +16,12 @@ static size_t emb__svc_name_len(const char *name, size_t cell)
 
 void emb_svc_put_name(uint8_t *dst, size_t cell, const char *name)
 {
-    size_t n = name ? emb__svc_name_len(name, cell) : 0;
-    if (n > 0)
-        memcpy(dst, name, n);
-    memset(dst + n, 0, cell - n);
+    size_t i = 0;
+    if (name != NULL)
+        for (; i < cell && name[i] != '\0'; i++)
+            dst[i] = (uint8_t)name[i];
+    for (; i < cell; i++)
+        dst[i] = 0;
 }
 
 /* Reads a name cell into a NUL-terminated string (cell + 1 bytes); returns its length.
@@ -57,16 +59,23 @@ static bool emb__svc_is_sink(const char *peer)
 
 /* ---- Encoders ---- */
 
+/* The one encoder of the event record. Names are NUL-terminated or fill their cell. */
+static void emb__svc_put_event(uint8_t *rec, uint32_t seq, uint32_t at_s, const char *caller,
+                               const char *peer, uint8_t op, uint8_t kind)
+{
+    emb_put_le32(rec + EMB_SVC_EV_OFF_SEQ, seq);
+    emb_put_le32(rec + EMB_SVC_EV_OFF_AT_S, at_s);
+    emb_svc_put_name(rec + EMB_SVC_EV_OFF_CALLER, EMB_SVC_NAME_LEN, caller);
+    emb_svc_put_name(rec + EMB_SVC_EV_OFF_PEER, EMB_SVC_PEER_LEN, peer);
+    rec[EMB_SVC_EV_OFF_OP] = op;
+    rec[EMB_SVC_EV_OFF_KIND] = kind;
+}
+
 size_t emb_svc_encode_event_record(uint8_t *buf, size_t cap, const struct emb_svc_event *ev)
 {
     if (cap < EMB_SVC_EV_LEN)
         return 0;
-    emb_put_le32(buf + EMB_SVC_EV_OFF_SEQ, ev->seq);
-    emb_put_le32(buf + EMB_SVC_EV_OFF_AT_S, ev->at_s);
-    emb_svc_put_name(buf + EMB_SVC_EV_OFF_CALLER, EMB_SVC_NAME_LEN, ev->caller);
-    emb_svc_put_name(buf + EMB_SVC_EV_OFF_PEER, EMB_SVC_PEER_LEN, ev->peer);
-    buf[EMB_SVC_EV_OFF_OP] = ev->op;
-    buf[EMB_SVC_EV_OFF_KIND] = ev->kind;
+    emb__svc_put_event(buf, ev->seq, ev->at_s, ev->caller, ev->peer, ev->op, ev->kind);
     return EMB_SVC_EV_LEN;
 }
 
@@ -359,17 +368,11 @@ size_t emb_svc_trace_encode(struct emb_svc_trace *t, uint8_t *buf, size_t cap, c
         (unsigned)kind == 0 || (unsigned)kind > EMB_SVC_KIND_MAX)
         return 0;
     uint16_t at = emb_svc_trace_op_offset(t, peer);
-    struct emb_svc_event ev;
-    ev.seq = ++t->seq;
-    ev.at_s = 0; /* the sink's clock, not ours */
-    memcpy(ev.caller, t->caller, EMB_SVC_NAME_LEN);
-    ev.caller[EMB_SVC_NAME_LEN] = '\0';
-    size_t n = emb__svc_name_len(peer, EMB_SVC_PEER_LEN); /* a longer name is cut */
-    memcpy(ev.peer, peer, n);
-    ev.peer[n] = '\0';
-    ev.op = (req != NULL && at < req_len) ? ((const uint8_t *)req)[at] : 0u;
-    ev.kind = (uint8_t)kind;
-    return emb_svc_encode_event_msg(buf, cap, &ev);
+    uint8_t op = (req != NULL && at < req_len) ? ((const uint8_t *)req)[at] : 0u;
+    buf[0] = EMB_SVC_OP_EVENT;
+    /* at_s is the sink's clock, not ours; a peer name longer than its cell is cut. */
+    emb__svc_put_event(buf + 1, ++t->seq, 0, t->caller, peer, op, (uint8_t)kind);
+    return EMB_SVC_MSG_EVENT_LEN;
 }
 
 size_t emb_svc_trace_encode_metric(const struct emb_svc_trace *t, uint8_t *buf, size_t cap,
