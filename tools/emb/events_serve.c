@@ -265,10 +265,15 @@ static int serve_loop(int intake, int listener, struct emb_events_sink *s, pid_t
         nclients = kept;
         if (p[1].revents & POLLIN) {
             int c = accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-            if (c >= 0 && nclients < SERVE_MAX_CLIENTS)
+            if (c >= 0 && nclients == SERVE_MAX_CLIENTS) {
+                /* Full: the longest-connected client makes room, so connections left idle
+                 * cannot lock every reader out. */
+                close(clients[0]);
+                memmove(clients, clients + 1, (SERVE_MAX_CLIENTS - 1) * sizeof clients[0]);
+                nclients--;
+            }
+            if (c >= 0)
                 clients[nclients++] = c;
-            else if (c >= 0)
-                close(c); /* too many at once: this one tries again later */
         }
     }
     for (int i = 0; i < nclients; i++)
