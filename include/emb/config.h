@@ -44,7 +44,8 @@
 
 _Static_assert((CONFIG_EMB_TRACE_PACKET_SIZE & (CONFIG_EMB_TRACE_PACKET_SIZE - 1u)) == 0,
                "CONFIG_EMB_TRACE_PACKET_SIZE must be a power of two");
-_Static_assert(CONFIG_EMB_TRACE_PACKET_SIZE >= 256u, "CONFIG_EMB_TRACE_PACKET_SIZE below 256");
+_Static_assert(CONFIG_EMB_TRACE_PACKET_SIZE >= 256u && CONFIG_EMB_TRACE_PACKET_SIZE <= 65536u,
+               "CONFIG_EMB_TRACE_PACKET_SIZE must be 256 to 65536");
 _Static_assert((CONFIG_EMB_TRACE_RING_PACKETS & (CONFIG_EMB_TRACE_RING_PACKETS - 1u)) == 0,
                "CONFIG_EMB_TRACE_RING_PACKETS must be a power of two");
 _Static_assert(CONFIG_EMB_TRACE_RING_PACKETS >= 2u, "a ring needs at least two packets");

@@ -199,10 +199,10 @@ static uint32_t emb__contexts_ready(void)
     return n < emb__native.config.max_contexts ? n : emb__native.config.max_contexts;
 }
 
-struct emb_trace_ring *emb_port_trace_ring_claim(void)
+/* A signal can arrive in the middle of a claim and claim for the same thread (its first
+ * event may come from a handler): claims happen with signals blocked, once per thread. */
+static struct emb_trace_ring *emb__claim_blocked(void)
 {
-    if (!emb__native.initialised)
-        return NULL;
     if (emb_native_ring != &emb_trace_unclaimed_ring)
         return emb_native_ring;
     uint32_t index = __atomic_fetch_add(&emb__native.claimed, 1u, __ATOMIC_ACQ_REL);
@@ -221,6 +221,20 @@ struct emb_trace_ring *emb_port_trace_ring_claim(void)
     /* The destructor flushes the ring when the thread exits (non-NULL value needed). */
     pthread_setspecific(emb__native.exit_key, ctx);
     return &ctx->ring;
+}
+
+struct emb_trace_ring *emb_port_trace_ring_claim(void)
+{
+    if (!emb__native.initialised)
+        return NULL;
+    if (emb_native_ring != &emb_trace_unclaimed_ring)
+        return emb_native_ring;
+    sigset_t all, saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &saved);
+    struct emb_trace_ring *ring = emb__claim_blocked();
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    return ring;
 }
 
 static void emb__context_exit(void *arg)
@@ -402,10 +416,6 @@ static void emb__stream_drain(void)
 static void *emb__stream_worker(void *arg)
 {
     (void)arg;
-    /* The worker records nothing and must never be the thread a timer signal lands on. */
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
     pthread_setname_np(pthread_self(), "emb-stream");
     uint32_t period = emb__native.config.stream_period_us;
     struct timespec wait = {period / 1000000u, (long)(period % 1000000u) * 1000L};
@@ -439,7 +449,14 @@ static emb_status emb__stream_start(void)
         emb__write_all(emb__native.sink_fd, header, emb__native.header_size) != 0)
         return EMB_E_IO;
     emb__native.worker_stop = 0;
-    if (pthread_create(&emb__native.worker, NULL, emb__stream_worker, NULL) != 0)
+    /* The worker records nothing and must never be the thread a timer signal lands on:
+     * it is born with every signal blocked (a thread inherits its creator's mask). */
+    sigset_t all, saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &saved);
+    int rc = pthread_create(&emb__native.worker, NULL, emb__stream_worker, NULL);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    if (rc != 0)
         return EMB_E_IO;
     emb__native.worker_running = true;
     return EMB_OK;

@@ -46,6 +46,7 @@ static void *emb__thread_trampoline(void *arg)
     t->context_id = self;
     __atomic_store_n(&t->started, 1, __ATOMIC_RELEASE);
     EMB_TRACE_obj_init(EMB__OBJ_THREAD, self, t->name);
+    EMB_TRACE_thread_init(self, 0u);
     EMB_TRACE_thread_start(self);
     EMB_TRACE_switch(EMB__IDLE, self, EMB__SWITCH_WAKE);
     void *result = t->entry(t->arg);
@@ -62,7 +63,6 @@ int emb_native_thread_create(struct emb_native_thread *t, const char *name,
     t->entry = entry;
     t->arg = arg;
     strncpy(t->name, name != NULL ? name : "thread", sizeof t->name - 1u);
-    EMB_TRACE_thread_init(emb_native_context_id(), 0u);
     return pthread_create(&t->pthread, NULL, emb__thread_trampoline, t);
 }
 

@@ -37,6 +37,11 @@ enum emb_color { EMB_C_RESET, EMB_C_BOLD, EMB_C_DIM, EMB_C_RED, EMB_C_GREEN, EMB
                  EMB_C_BLUE, EMB_C_MAGENTA, EMB_C_CYAN };
 void emb_cli_set_color(int mode); /* -1 auto, 0 never, 1 always */
 const char *emb_cli_color(FILE *stream, enum emb_color c);
+/* Whether emb_cli_color() returns escapes for this stream. */
+bool emb_cli_color_enabled(FILE *stream);
+/* Parses the argument of --color[=WHEN]: NULL or "always" 1, "never" 0, "auto" -1;
+ * anything else -2. */
+int emb_cli_parse_color(const char *arg);
 
 /* Progress bar on stderr for long work; silent when stderr is not a terminal.
  * total = 0 means unknown (a spinner with a count). */
@@ -51,6 +56,7 @@ struct emb_json {
     int depth;
     bool need_comma[64];
     bool pretty;
+    int flat_depth; /* when pretty: values nested deeper than this stay on one line (0: none) */
 };
 void emb_json_init(struct emb_json *j, FILE *out, bool pretty);
 void emb_json_begin_object(struct emb_json *j, const char *key); /* key NULL inside arrays */
@@ -64,6 +70,11 @@ void emb_json_uint(struct emb_json *j, const char *key, unsigned long long value
 void emb_json_double(struct emb_json *j, const char *key, double value);
 void emb_json_bool(struct emb_json *j, const char *key, bool value);
 void emb_json_null(struct emb_json *j, const char *key);
+/* A value the caller has already formatted as JSON (a number with a fixed precision). */
+void emb_json_raw(struct emb_json *j, const char *key, const char *text);
+/* Writes `len` bytes as a JSON string: control characters escaped, valid UTF-8 passed
+ * through, every byte of invalid UTF-8 replaced by U+FFFD. */
+void emb_json_write_string(FILE *out, const char *s, size_t len);
 void emb_json_end(struct emb_json *j); /* final newline */
 
 #endif /* EMB_CLI_H */

@@ -1,0 +1,179 @@
+/* The JSON writer of tools/emb/cli.c: separators, nesting, escaping, UTF-8, numbers. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "harness.h"
+
+static char *out_buf;
+static size_t out_len;
+
+static struct emb_json *start(bool pretty)
+{
+    static struct emb_json j;
+    free(out_buf);
+    out_buf = NULL;
+    FILE *f = open_memstream(&out_buf, &out_len);
+    emb_json_init(&j, f, pretty);
+    return &j;
+}
+
+static const char *finish(struct emb_json *j)
+{
+    fclose(j->out);
+    return out_buf;
+}
+
+static void check(struct emb_json *j, const char *expected, const char *what)
+{
+    const char *got = finish(j);
+    ok(!strcmp(got, expected), "%s", what);
+    if (strcmp(got, expected)) {
+        diag("got      %s", got);
+        diag("expected %s", expected);
+    }
+}
+
+static void test_structure(void)
+{
+    struct emb_json *j = start(false);
+    emb_json_begin_object(j, NULL);
+    emb_json_int(j, "a", -5);
+    emb_json_uint(j, "b", 18446744073709551615ull);
+    emb_json_begin_array(j, "c");
+    emb_json_bool(j, NULL, true);
+    emb_json_null(j, NULL);
+    emb_json_begin_object(j, NULL);
+    emb_json_end_object(j);
+    emb_json_begin_array(j, NULL);
+    emb_json_end_array(j);
+    emb_json_end_array(j);
+    emb_json_string(j, "d", NULL);
+    emb_json_raw(j, "e", "1.500");
+    emb_json_end_object(j);
+    emb_json_end(j);
+    check(j, "{\"a\":-5,\"b\":18446744073709551615,\"c\":[true,null,{},[]],\"d\":null,\"e\":1.500}\n",
+          "commas and nesting, compact");
+
+    j = start(false);
+    emb_json_begin_object(j, NULL);
+    emb_json_int(j, "x", 1);
+    emb_json_end_object(j);
+    emb_json_end(j);
+    emb_json_begin_object(j, NULL);
+    emb_json_int(j, "x", 2);
+    emb_json_end_object(j);
+    emb_json_end(j);
+    check(j, "{\"x\":1}\n{\"x\":2}\n", "one document per line after emb_json_end (NDJSON)");
+
+    j = start(true);
+    emb_json_begin_object(j, NULL);
+    emb_json_int(j, "a", 1);
+    emb_json_begin_array(j, "b");
+    emb_json_int(j, NULL, 2);
+    emb_json_end_array(j);
+    emb_json_begin_array(j, "empty");
+    emb_json_end_array(j);
+    emb_json_end_object(j);
+    emb_json_end(j);
+    check(j, "{\n  \"a\": 1,\n  \"b\": [\n    2\n  ],\n  \"empty\": []\n}\n", "pretty");
+
+    j = start(true);
+    j->flat_depth = 2;
+    emb_json_begin_object(j, NULL);
+    emb_json_begin_array(j, "ev");
+    emb_json_begin_object(j, NULL);
+    emb_json_int(j, "a", 1);
+    emb_json_begin_object(j, "f");
+    emb_json_int(j, "b", 2);
+    emb_json_end_object(j);
+    emb_json_end_object(j);
+    emb_json_begin_object(j, NULL);
+    emb_json_end_object(j);
+    emb_json_end_array(j);
+    emb_json_end_object(j);
+    emb_json_end(j);
+    check(j, "{\n  \"ev\": [\n    {\"a\": 1,\"f\": {\"b\": 2}},\n    {}\n  ]\n}\n",
+          "flat_depth keeps deeper values on one line");
+}
+
+static void test_strings(void)
+{
+    struct emb_json *j = start(false);
+    emb_json_begin_array(j, NULL);
+    emb_json_string(j, NULL, "quote \" backslash \\ slash /");
+    emb_json_string(j, NULL, "\n\r\t\b\f\x01\x1f\x7f");
+    emb_json_string_n(j, NULL, "a\0b", 3);
+    emb_json_string(j, NULL, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+    emb_json_string(j, NULL, "bad \xff \xc3 \xe0\x80\x80 \xed\xa0\x80 \xf4\x90\x80\x80");
+    emb_json_string_n(j, NULL, "\xe2\x82", 2);
+    emb_json_end_array(j);
+    emb_json_end(j);
+    check(j,
+          "[\"quote \\\" backslash \\\\ slash /\","
+          "\"\\n\\r\\t\\b\\f\\u0001\\u001f\\u007f\","
+          "\"a\\u0000b\","
+          "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\","
+          "\"bad \\ufffd \\ufffd \\ufffd\\ufffd\\ufffd \\ufffd\\ufffd\\ufffd \\ufffd\\ufffd\\ufffd\\ufffd\","
+          "\"\\ufffd\\ufffd\"]\n",
+          "control characters escaped, UTF-8 passed through, invalid bytes replaced");
+
+    j = start(false);
+    emb_json_begin_object(j, NULL);
+    emb_json_int(j, "k\"\n", 1);
+    emb_json_end_object(j);
+    emb_json_end(j);
+    check(j, "{\"k\\\"\\n\":1}\n", "keys are escaped too");
+}
+
+static void test_numbers(void)
+{
+    struct emb_json *j = start(false);
+    emb_json_begin_array(j, NULL);
+    emb_json_double(j, NULL, 0.1);
+    emb_json_double(j, NULL, 1e300);
+    emb_json_double(j, NULL, -2.5);
+    emb_json_double(j, NULL, NAN);
+    emb_json_double(j, NULL, INFINITY);
+    emb_json_double(j, NULL, 1.0 / 3.0);
+    emb_json_int(j, NULL, -9223372036854775807LL - 1);
+    emb_json_end_array(j);
+    emb_json_end(j);
+    check(j, "[0.1,1e+300,-2.5,null,null,0.3333333333333333,-9223372036854775808]\n",
+          "doubles round-trip in the shortest form; NaN and infinity are null");
+}
+
+static void test_color(void)
+{
+    FILE *f = tmpfile();
+    emb_cli_set_color(0);
+    ok(!strcmp(emb_cli_color(stdout, EMB_C_RED), ""), "--color=never: no escapes");
+    emb_cli_set_color(1);
+    ok(!strcmp(emb_cli_color(f, EMB_C_RED), "\033[31m"), "--color=always: escapes on a file");
+    emb_cli_set_color(-1);
+    ok(!strcmp(emb_cli_color(f, EMB_C_RED), ""), "auto: no escapes on a file");
+    ok_eq(emb_cli_parse_color(NULL), 1, "--color alone is always");
+    ok_eq(emb_cli_parse_color("never"), 0, "never");
+    ok_eq(emb_cli_parse_color("auto"), -1, "auto");
+    ok_eq(emb_cli_parse_color("blue"), -2, "anything else is an error");
+    fclose(f);
+    struct emb_progress *p = emb_progress_start("x", 10);
+    ok(p == NULL || isatty(STDERR_FILENO), "no progress bar unless stderr is a terminal");
+    emb_progress_update(p, 5);
+    emb_progress_finish(p);
+}
+
+int main(void)
+{
+    test_structure();
+    test_strings();
+    test_numbers();
+    test_color();
+    free(out_buf);
+    return emb_test_done();
+}

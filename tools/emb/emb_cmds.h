@@ -1,0 +1,15 @@
+/* The subcommands of `emb`, one line each: EMB_CMD(name, summary). Adding a subcommand
+ * is one line here plus its file cmd_<name>.c defining
+ * `int emb_cmd_<name>(int argc, char **argv)`; main.c builds its table from this list. */
+#ifndef EMB_CMDS_H
+#define EMB_CMDS_H
+
+#define EMB_CMD_LIST(EMB_CMD)                                                              \
+    EMB_CMD(trace, "decode a trace stream file to text, JSON, Perfetto or CTF")             \
+    EMB_CMD(events, "service IPC tracing: run the events sink, ask it, export its ring")
+
+#define EMB_CMD_DECLARE(name, summary) int emb_cmd_##name(int argc, char **argv);
+EMB_CMD_LIST(EMB_CMD_DECLARE)
+#undef EMB_CMD_DECLARE
+
+#endif /* EMB_CMDS_H */

@@ -1,0 +1,163 @@
+/* The trace as a CTF 1.8 directory: the packets already are CTF, so this writes the
+ * metadata and copies each context's packets into a stream file of its own. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "trace_write.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Whether `name` is a file this writer makes: metadata or stream_<digits>. */
+static bool ours(const char *name)
+{
+    if (!strcmp(name, "metadata"))
+        return true;
+    if (strncmp(name, "stream_", 7) || !name[7])
+        return false;
+    for (const char *p = name + 7; *p; p++)
+        if (*p < '0' || *p > '9')
+            return false;
+    return true;
+}
+
+/* Creates `dir`, or empties one that holds only what a previous run wrote. A CTF reader
+ * reads every non-hidden file of the directory, so anything else there is refused. */
+static int prepare_dir(const char *dir, char *err, size_t errlen)
+{
+    if (mkdir(dir, 0777) == 0)
+        return 0;
+    if (errno != EEXIST) {
+        snprintf(err, errlen, "%s: cannot create directory: %s", dir, strerror(errno));
+        return -1;
+    }
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    struct dirent *de;
+    int rc = 0;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        if (!ours(de->d_name)) {
+            snprintf(err, errlen,
+                     "%s holds '%s', which is not part of a trace; a CTF reader would read it: "
+                     "give an empty or new directory", dir, de->d_name);
+            rc = -1;
+            break;
+        }
+    }
+    if (rc == 0) {
+        rewinddir(d);
+        while ((de = readdir(d)) != NULL) {
+            if (de->d_name[0] == '.' || !ours(de->d_name))
+                continue;
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+            if (unlink(path) != 0) {
+                snprintf(err, errlen, "%s: cannot remove: %s", path, strerror(errno));
+                rc = -1;
+                break;
+            }
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+static int write_metadata(const struct emb_trace *t, const char *dir, char *err, size_t errlen)
+{
+    const struct emb_trace_info *h = emb_trace_info(t);
+    char path[4096], build_id[2 * 32 + 1];
+    for (unsigned i = 0; i < h->build_id_len; i++)
+        snprintf(build_id + 2 * i, 3, "%02x", h->build_id[i]);
+    build_id[2 * h->build_id_len] = 0;
+    struct emb_tsdl_params params = {
+        .clock_hz = h->clock_hz,
+        .clock_offset_ns = h->clock_offset_ns,
+        .port = h->port[0] ? h->port : NULL,
+        .build_id_hex = h->build_id_len ? build_id : NULL,
+    };
+    memcpy(params.uuid, h->uuid, 16);
+    snprintf(path, sizeof path, "%s/metadata", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = emb_catalog_write_tsdl(emb_trace_catalog(t), &params, f);
+    if (fclose(f) != 0 || rc != 0) {
+        snprintf(err, errlen, "%s: write error: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static const struct emb_trace_packet *sort_base;
+
+static int by_context(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    if (sort_base[x].ctx != sort_base[y].ctx)
+        return sort_base[x].ctx < sort_base[y].ctx ? -1 : 1;
+    return x < y ? -1 : x > y; /* file order within a context */
+}
+
+/* Writes the packets order[0..n) (one context's, in order) to DIR/stream_<id>. */
+static int write_stream(const struct emb_trace *t, const char *dir, const size_t *order,
+                        size_t n, char *err, size_t errlen)
+{
+    size_t npk;
+    const struct emb_trace_packet *pk = emb_trace_packets(t, &npk);
+    uint32_t P = emb_trace_info(t)->packet_size;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/stream_%u", dir, emb_trace_context(t, pk[order[0]].ctx)->id);
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    /* Verbatim: the metadata declares the payloads' tail padding, so the content_size
+     * the ring wrote is what a CTF reader expects. */
+    for (size_t i = 0; i < n; i++)
+        if (fwrite(pk[order[i]].data, 1, P, f) != P)
+            break;
+    int failed = ferror(f);
+    if (fclose(f) != 0 || failed) {
+        snprintf(err, errlen, "%s: write error: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int emb_trace_write_ctf(const struct emb_trace *t, const char *dir, char *err, size_t errlen)
+{
+    if (prepare_dir(dir, err, errlen) || write_metadata(t, dir, err, errlen))
+        return -1;
+    size_t npk, n = 0;
+    const struct emb_trace_packet *pk = emb_trace_packets(t, &npk);
+    size_t *order = malloc((npk ? npk : 1) * sizeof *order);
+    if (!order) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < npk; i++)
+        if (pk[i].clean) /* a reader would stop at the event we could not decode */
+            order[n++] = i;
+    sort_base = pk;
+    qsort(order, n, sizeof *order, by_context);
+    int rc = 0;
+    for (size_t i = 0, j; i < n && rc == 0; i = j) {
+        for (j = i + 1; j < n && pk[order[j]].ctx == pk[order[i]].ctx; j++)
+            ;
+        rc = write_stream(t, dir, order + i, j - i, err, errlen);
+    }
+    free(order);
+    return rc;
+}
