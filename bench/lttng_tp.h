@@ -1,5 +1,5 @@
 /* LTTng-UST tracepoint provider for the benchmark peer: the same two u32 fields as the
- * catalogue's work_start. `work_start` is enabled by bench/run.sh's session;
+ * catalogue's work_start. `work_start` is enabled by bench/trace.sh's session;
  * `work_start_idle` is identical and never enabled, for the not-traced cost. */
 #undef TRACEPOINT_PROVIDER
 #define TRACEPOINT_PROVIDER emb_bench

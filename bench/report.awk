@@ -1,5 +1,5 @@
 # The benchmark's table and JSON, from trace_bench's timing lines and the callgrind
-# totals (bench/run.sh). Inputs: wall.txt ("info KEY VALUE", "wall VARIANT THREADS MEDIAN
+# totals (bench/trace.sh). Inputs: wall.txt ("info KEY VALUE", "wall VARIANT THREADS MEDIAN
 # MIN CPU") then instr.txt ("VARIANT IR" for CG events each). Variables: cg_events,
 # lttng_events, build_type, json (output path); machine facts come from BENCH_* in the
 # environment. Exits 1 if any variant lacks a figure.

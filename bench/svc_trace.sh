@@ -5,7 +5,7 @@
 #
 #   bench/svc_trace.sh BUILD_DIR
 #
-# Results are described in docs/benchmarks-svc.md.
+# Results are described in docs/benchmarks.md (Service IPC tracing).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 bench=$build/bin/svc_trace_bench

@@ -335,7 +335,7 @@ static int bench_check_lttng(const struct bench_opts *o)
     for (uint32_t waited_ms = 0; !bench_lttng_traced_enabled(); waited_ms += 50u) {
         if (waited_ms >= o->lttng_wait_s * 1000u) {
             fprintf(stderr, "trace_bench: emb_bench:work_start is not enabled after %u s: is an "
-                            "LTTng session tracing it (bench/run.sh creates one)?\n",
+                            "LTTng session tracing it (bench/trace.sh creates one)?\n",
                     o->lttng_wait_s);
             return 1;
         }
