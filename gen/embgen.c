@@ -520,6 +520,9 @@ static int embgen_header(FILE *out, const struct emb_catalog *cat)
             "#include <stddef.h>\n"
             "#include <stdint.h>\n\n"
             "#include <emb/trace.h>\n\n"
+            "#ifdef __cplusplus\n"
+            "extern \"C\" {\n"
+            "#endif\n\n"
             "/* CRC-32 of the catalogue's canonical text: every trace file carries it. */\n"
             "#define EMB_TRACE_CATALOG_CHECKSUM 0x%08" PRIX32 "u\n"
             "#define EMB_TRACE_CATALOG_VERSION %u\n\n"
@@ -570,7 +573,7 @@ static int embgen_header(FILE *out, const struct emb_catalog *cat)
         for (size_t e = 0; e < cls->nevents; e++)
             embgen_event(out, &cls->events[e]);
     }
-    fputs("\n#endif /* EMB_TRACE_EVENTS_H */\n", out);
+    fputs("\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* EMB_TRACE_EVENTS_H */\n", out);
     return 0;
 }
 

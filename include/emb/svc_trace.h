@@ -214,8 +214,8 @@ const char *emb_svc_kind_name(uint8_t kind);
 #define CONFIG_EMB_SVC_RESOLVE_RETRY_EVERY 64u
 #endif
 #define EMB_SVC_RESOLVE_RETRY_EVERY CONFIG_EMB_SVC_RESOLVE_RETRY_EVERY
-_Static_assert(CONFIG_EMB_SVC_RESOLVE_RETRY_EVERY >= 1u, "retry period of at least one call");
-_Static_assert(CONFIG_EMB_SVC_TRACE_PEERS <= 255u, "peer table index is a byte");
+EMB_STATIC_ASSERT(CONFIG_EMB_SVC_RESOLVE_RETRY_EVERY >= 1u, "retry period of at least one call");
+EMB_STATIC_ASSERT(CONFIG_EMB_SVC_TRACE_PEERS <= 255u, "peer table index is a byte");
 
 /* The emitter's state, also its fast-path word. 0 is the only value the fast path lets
  * through without a call; every other one goes to the slow path. */

@@ -16,6 +16,10 @@
 #include <emb/trace_format.h>
 #include <emb/wire.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A context's ring. Allocate it statically with its buffer and commit array; initialise
  * with emb_trace_ring_init(). Fields are public so a debugger and the descriptor can
  * describe them, not so code outside the library writes them. */
@@ -203,15 +207,18 @@ static inline struct emb_trace_slot emb_trace_reserve_fast(uint32_t id, uint32_t
         pos = ring->write_pos;
         low = emb__trace_clock(&high);
         /* An event never fills a packet exactly: write_pos on a boundary means "closed". */
-        if (EMB_UNLIKELY(pos + size >= ring->packet_end || high != ring->ts_high))
-            return (struct emb_trace_slot){NULL, NULL};
+        if (EMB_UNLIKELY(pos + size >= ring->packet_end || high != ring->ts_high)) {
+            struct emb_trace_slot slow = {NULL, NULL};
+            return slow;
+        }
     } while (!emb_port_local_cas32(&ring->write_pos, pos, pos + size));
     uint32_t offset = pos & ring->buf_mask;
     uint8_t *event = ring->buf + offset;
     emb_put_le32(event + EMB_EVT_OFF_TS, low);
     emb_put_le32(event + EMB_EVT_OFF_ID, ring->event_flags | id);
-    return (struct emb_trace_slot){event + EMB_EVT_HEADER_SIZE,
-                                   &ring->commit[offset >> EMB_TRACE_PACKET_SHIFT]};
+    struct emb_trace_slot slot = {event + EMB_EVT_HEADER_SIZE,
+                                  &ring->commit[offset >> EMB_TRACE_PACKET_SHIFT]};
+    return slot;
 }
 
 /* Fast path, then slow path: the slot's payload is NULL only when the event was dropped
@@ -230,5 +237,9 @@ static inline void emb_trace_commit(struct emb_trace_slot slot, uint32_t size)
 {
     emb_port_local_add32_release(slot.commit, size);
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_TRACE_H */

@@ -9,6 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- CTF packet: trace.packet.header (28 bytes) then stream.packet.context (36) ---- */
 #define EMB_PKT_MAGIC 0xC1FC1FC1u          /* CTF's packet magic */
 #define EMB_PKT_OFF_MAGIC 0u               /* u32 */
@@ -106,5 +110,9 @@ struct emb_tsf_context {
  * header: the native port's dump and stream, and the host's captures, all use it. */
 size_t emb_tsf_encode_header(uint8_t *out, size_t cap, const struct emb_tsf_info *info,
                              const struct emb_tsf_context *contexts, uint16_t count);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_TRACE_FORMAT_H */

@@ -23,7 +23,11 @@ struct emb_trace_ring;
 /* The calling thread's ring; starts as the placeholder (see emb_port_trace_ring()).
  * Local-exec: one %fs-relative load, because the library is linked into the executable
  * (the native port is a static library, not for shared objects). */
+#if defined(__cplusplus)
+extern "C" thread_local struct emb_trace_ring *emb_native_ring
+#else
 extern _Thread_local struct emb_trace_ring *emb_native_ring
+#endif
 #if defined(__GNUC__)
     __attribute__((tls_model("local-exec")))
 #endif

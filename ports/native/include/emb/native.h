@@ -17,6 +17,10 @@
 #include <emb/status.h>
 #include <emb/trace.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct emb_native_config {
     enum emb_trace_mode mode;  /* snapshot (default), window or streaming */
     uint32_t trace_classes;    /* run-time class mask; 0 means every class */
@@ -131,5 +135,9 @@ int emb_native_workq_start(struct emb_native_workq *q, const char *name);
 int emb_native_workq_submit(struct emb_native_workq *q, struct emb_native_work *work);
 /* Runs what is queued, then stops the worker thread and joins it. */
 void emb_native_workq_stop(struct emb_native_workq *q);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_NATIVE_H */
