@@ -1426,8 +1426,20 @@ static void finish_class(struct tclass *t, const struct emb_diff_rules *r)
 
 struct candidate {
     size_t cls;
+    bool persistent;
+    size_t order;
     struct emb_diff_item item;
 };
+
+static int cmp_candidate(const void *x, const void *y)
+{
+    const struct candidate *a = x, *b = y;
+    if (a->cls != b->cls)
+        return a->cls < b->cls ? -1 : 1;
+    if (a->item.epoch != b->item.epoch)
+        return a->item.epoch < b->item.epoch ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
 
 static int timing(struct work *w)
 {
@@ -1494,6 +1506,7 @@ static int timing(struct work *w)
         it->a_near = (int64_t)ac->epoch_start[0][k + 1];
         it->b_near = (int64_t)ac->epoch_start[1][k + 1];
         it->offset_ns = (int64_t)(d->epoch_ns[1][k + 1] - d->epoch_ns[1][k]);
+        cand[ncand].order = ncand;
         cand[ncand++].cls = 0;
         cls[0].outliers++;
     }
@@ -1528,13 +1541,27 @@ static int timing(struct work *w)
             it->a_near = it->b_near = -1;
             it->field = -1;
             it->value = v;
+            cand[ncand].order = ncand;
             cand[ncand++].cls = x;
             t->outliers++;
         }
     }
+    /* Persistence: an outlier counts when its class is outside the spread in `repeat`
+     * consecutive epochs or more (a shift, not a host's hiccup). */
+    qsort(cand, ncand, sizeof *cand, cmp_candidate);
+    for (size_t i = 0; i < ncand;) {
+        size_t j = i + 1;
+        while (j < ncand && cand[j].cls == cand[i].cls &&
+               cand[j].item.epoch <= cand[j - 1].item.epoch + 1)
+            j++;
+        int32_t span = cand[j - 1].item.epoch - cand[i].item.epoch + 1;
+        for (size_t k = i; k < j; k++)
+            cand[k].persistent = span >= (int32_t)d->rules.repeat;
+        i = j;
+    }
     for (size_t i = 0; i < ncand; i++) {
         const struct tclass *t = &cls[cand[i].cls];
-        if (t->outliers < d->rules.repeat) {
+        if (!cand[i].persistent) {
             d->isolated_timing++;
             continue;
         }

@@ -54,7 +54,7 @@ struct emb_diff_rules {
     bool enabled[EMB_DIFF_NRULES];
     double margin_pct;        /* timing margin: this percentage of the good run's median... */
     double margin_us;         /* ...but at least this many microseconds */
-    unsigned repeat;          /* timing outliers a class needs before they are significant */
+    unsigned repeat;          /* consecutive epochs a timing class must be outside its spread */
     unsigned context_lines;   /* events shown either side of the first difference */
     const struct emb_cat_event *anchor_event; /* NULL: frame_start */
     long anchor_field;        /* field index; -1: epochs by ordinal; -2: the frame field */

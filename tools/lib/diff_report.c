@@ -176,7 +176,7 @@ int emb_diff_write_text(const struct emb_diff *d, FILE *out)
             " of them in another epoch than their counterpart (order against another context's "
             "marker: scheduling noise); %" PRIu64 " unmatched at a context's leading edge (before "
             "its first match, in the first epoch); %" PRIu64
-            " timing outliers in classes seen fewer than %u times; %" PRIu64
+            " timing outliers not repeated in %u consecutive epochs; %" PRIu64
             " fields within tolerance; outside the compared epochs: %" PRIu64 " good, %" PRIu64 " bad",
             d->matched, d->boundary_shifts, d->edge, d->isolated_timing, d->rules.repeat,
             d->within_tolerance, d->outside[0], d->outside[1]);

@@ -1,0 +1,2 @@
+#include "recorder.h"
+int main(void) { return 0; }
