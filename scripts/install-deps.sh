@@ -12,6 +12,7 @@ packages=(
   liblttng-ust-dev lttng-tools              # benchmark peer
   clang llvm                                # libFuzzer, TSan
   valgrind                                  # instruction counts in benchmarks
+  chromium                                  # renders emb diff's HTML report in a test
   binutils-multiarch
 )
 

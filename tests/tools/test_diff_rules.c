@@ -35,6 +35,8 @@ static uint64_t jitter(uint64_t range_ns)
     return (lcg >> 8) % range_ns;
 }
 
+static const char *dump_path; /* when set, run() also writes its stream there */
+
 static struct emb_capture *run(const struct wl *w, const char *label, uint8_t **bytes)
 {
     static const char *const names[] = {"main", "link", "audio"};
@@ -104,6 +106,11 @@ static struct emb_capture *run(const struct wl *w, const char *label, uint8_t **
     }
     size_t slen, clen;
     uint8_t *stream = rec_stream(&r, "fw 1.0", w->config, 0x5EED0000u + w->seed, &slen);
+    if (dump_path) {
+        FILE *f = fopen(dump_path, "wb");
+        if (!f || fwrite(stream, 1, slen, f) != slen || fclose(f) != 0)
+            abort();
+    }
     *bytes = rec_seal(stream, slen, label, NULL, 0, &clen);
     free(stream);
     struct emb_capture_options o = {.catalog = emb_catalog_builtin(), .name = label};
@@ -203,8 +210,28 @@ static void expect_first(const char *what, const struct wl *bad_wl, enum emb_dif
     done(&o);
 }
 
-int main(void)
+/* `test_diff_rules --write DIR`: the streams the command-line test seals and compares. */
+static int write_streams(const char *dir)
 {
+    struct wl w[4] = {base(1, ""), base(2, ""), base(2, "stall-frame=12"), base(3, "late")};
+    w[2].stall = 12;
+    w[3].arm = 7;
+    static const char *const files[4] = {"good.embt", "good2.embt", "bad.embt", "late.embt"};
+    char path[4096];
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        dump_path = path;
+        uint8_t *bytes;
+        emb_capture_free(run(&w[i], "x", &bytes));
+        free(bytes);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--write"))
+        return write_streams(argv[2]);
     struct emb_diff_rules rules;
     emb_diff_rules_default(&rules);
     struct outcome o;
