@@ -21,9 +21,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!buf)
         return 0;
     memcpy(buf, data, size);
-    if (size >= 8 && (data[0] & 1)) {
-        /* half the inputs: a length and CRC that agree, to get past them */
-        emb_put_le64(buf + 8 < buf + size - 8 ? buf + 8 : buf, size);
+    if (size >= 36 && (data[size - 5] & 1)) {
+        /* half the inputs: a length and a CRC that agree, to get past them */
+        emb_put_le64(buf + EMB_CAP_OFF_LENGTH, size);
         emb_put_le32(buf + size - 4, emb_crc32(0, buf, size - 4));
     }
     struct emb_capture_options opt = {.catalog = cat, .name = "fuzz"};

@@ -125,6 +125,8 @@ static void test_golden(void)
     emb_capture_free(c);
     uint8_t *now = golden_capture(&len);
     ok(len == glen && !memcmp(now, g, len), "the encoder writes the golden file byte for byte");
+    ok(emb_get_le32(g + glen - 4) == emb_crc32(0, g, glen - 4),
+       "its CRC is the target's CRC-32 (include/emb/crc.h) too");
     free(now);
     free(g);
 }
