@@ -201,8 +201,8 @@ int emb_cmd_diff(int argc, char **argv)
     rc = EMB_EXIT_BAD;
     for (int s = 0; s < 2; s++) {
         struct emb_progress *progress = NULL;
-        struct emb_capture_options opt = {.catalog = cat, .progress = on_progress,
-                                          .progress_arg = &progress};
+        struct emb_capture_options opt = {.catalog = cat, .no_merge = true,
+                                          .progress = on_progress, .progress_arg = &progress};
         cap[s] = emb_capture_decode_file(a.files[s], &opt);
         emb_progress_finish(progress);
         long long off;

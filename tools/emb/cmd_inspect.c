@@ -263,7 +263,7 @@ int emb_cmd_inspect(int argc, char **argv)
         return EMB_EXIT_BAD;
     }
     const char *path = argv[optind];
-    struct emb_capture_options opt = {.catalog = cat};
+    struct emb_capture_options opt = {.catalog = cat, .no_merge = true};
     struct emb_capture *cap = emb_capture_decode_file(path, &opt);
     int rc = EMB_EXIT_BAD;
     long long off;

@@ -158,6 +158,7 @@ struct emb_capture_options {
     const char *name;                  /* for messages; default the path or "capture" */
     bool ignore_checksum;              /* decode with a catalogue that differs (reported) */
     bool skip_trace;                   /* check the file, do not decode the trace */
+    bool no_merge;                     /* per-context records only (see emb_trace_options) */
     void (*progress)(void *arg, uint64_t done, uint64_t total);
     void *progress_arg;
 };

@@ -1278,6 +1278,10 @@ static int match_context(struct work *w, uint32_t ci)
         return w->oom ? -1 : 0;
     }
     struct ops o = {0};
+    if (!grow((void **)&o.v, &o.cap, c->n[0] + c->n[1] + 1, sizeof *o.v)) {
+        w->oom = true;
+        return -1;
+    }
     if (diff_sequences(c->ev[0], c->n[0], c->ev[1], c->n[1], &o, &d->diff_fallbacks) != 0) {
         free(o.v);
         w->oom = true;
@@ -1408,18 +1412,50 @@ struct tclass {
     size_t outliers;
 };
 
-static int cmp_double(const void *x, const void *y)
+/* The k-th smallest of v[0..n) (Hoare's selection, linear on average; reorders v). */
+static double select_kth(double *v, size_t n, size_t k)
 {
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
+    size_t lo = 0, hi = n - 1;
+    uint32_t seed = 2463534242u;
+    while (lo < hi) {
+        seed ^= seed << 13, seed ^= seed >> 17, seed ^= seed << 5;
+        double pivot = v[lo + seed % (hi - lo + 1)];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                double t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            break;
+    }
+    return v[k];
 }
 
 static void finish_class(struct tclass *t, const struct emb_diff_rules *r)
 {
-    qsort(t->v, t->n, sizeof *t->v, cmp_double);
-    t->lo = t->v[0];
-    t->hi = t->v[t->n - 1];
-    t->median = t->v[t->n / 2];
+    t->lo = t->hi = t->v[0];
+    for (size_t i = 1; i < t->n; i++) {
+        if (t->v[i] < t->lo)
+            t->lo = t->v[i];
+        if (t->v[i] > t->hi)
+            t->hi = t->v[i];
+    }
+    t->median = select_kth(t->v, t->n, t->n / 2);
     double m = r->margin_pct / 100.0 * t->median, floor_ns = r->margin_us * 1000.0;
     t->margin = m > floor_ns ? m : floor_ns;
 }

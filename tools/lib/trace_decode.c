@@ -664,7 +664,8 @@ static struct emb_trace *run(struct emb_trace *t)
     } else {
         walk_packets(t);
         finish_contexts(t);
-        merge(t);
+        if (!t->opt->no_merge)
+            merge(t);
     }
     t->opt = NULL; /* the options need not outlive the call */
     if (t->oom) {

@@ -123,6 +123,7 @@ struct emb_trace_options {
     const char *name;        /* for messages; default "trace" */
     uint64_t base_offset;    /* added to every offset (a stream inside a larger file) */
     bool ignore_checksum;    /* decode even when the catalogue checksum differs */
+    bool no_merge;           /* skip the merge by time: emb_trace_events() returns none */
     /* Called now and then with bytes walked; may be NULL. */
     void (*progress)(void *arg, uint64_t done, uint64_t total);
     void *progress_arg;
