@@ -1584,7 +1584,8 @@ static int timing(struct work *w)
     }
     /* Persistence: an outlier counts when its class is outside the spread in `repeat`
      * consecutive epochs or more (a shift, not a host's hiccup). */
-    qsort(cand, ncand, sizeof *cand, cmp_candidate);
+    if (ncand)
+        qsort(cand, ncand, sizeof *cand, cmp_candidate);
     for (size_t i = 0; i < ncand;) {
         size_t j = i + 1;
         while (j < ncand && cand[j].cls == cand[i].cls &&
@@ -1651,7 +1652,8 @@ static uint16_t item_id(const struct emb_diff *d, const struct emb_diff_item *it
 static int group_items(struct work *w)
 {
     struct emb_diff *d = w->d;
-    qsort(d->items, d->nitems, sizeof *d->items, cmp_item);
+    if (d->nitems)
+        qsort(d->items, d->nitems, sizeof *d->items, cmp_item);
     struct map m = {0};
     size_t cap = 0;
     for (size_t i = 0; i < d->nitems; i++) {
