@@ -45,6 +45,16 @@ void emb_native_shutdown(void);
  * snapshot or window mode. Flushes the caller's ring and the rings of exited threads first. */
 emb_status emb_native_trace_dump(const char *path);
 
+/* Stamps the build and run identity every trace header carries (the identity block of
+ * docs/formats/trace.md): the firmware version (at most 31 characters kept), its
+ * configuration and experiment flags as "key=value ..." text (at most 159 kept), and a
+ * session id (0: the first 8 bytes of the trace uuid, new every run). Call it before
+ * emb_native_init() so a stream's header carries it; a dump takes it when written.
+ * A two-run comparison refuses two captures whose identities are equal unless told they
+ * are runs of the same build, so stamp every flag that changes what the program does. */
+void emb_native_set_identity(const char *firmware_version, const char *config,
+                             uint64_t session_id);
+
 /* Names the calling thread's context (at most 19 characters are kept). */
 void emb_native_context_name(const char *name);
 
