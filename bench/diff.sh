@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks of emb inspect and emb diff on large captures made by the real library
 # (bench/diff_bench.c): wall time and peak memory (/usr/bin/time -v), best of 3.
-# Usage: bench/diff.sh [BUILD]   (results: docs/benchmarks-diff.md)
+# Usage: bench/diff.sh [BUILD]   (results: docs/benchmarks.md)
 set -euo pipefail
 build=${1:-build}
 emb="$build/bin/emb"

@@ -12,7 +12,7 @@ packages=(
   qemu-system-arm gdb-multiarch             # Cortex-M target under emulation
   liblttng-ust-dev lttng-tools              # benchmark peer
   clang llvm                                # libFuzzer, TSan
-  valgrind                                  # instruction counts in benchmarks
+  valgrind time                             # instruction counts, peak memory in benchmarks
   chromium                                  # renders emb diff's HTML report in a test
   binutils-multiarch
 )
