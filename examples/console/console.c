@@ -31,6 +31,10 @@ enum {
     EV_AUDIO_DMA = 5,   /* a = tick, b = 0 (from the timer interrupt) */
 };
 
+#ifndef CONSOLE_VERSION
+#define CONSOLE_VERSION "0.1.0"
+#endif
+
 #define TIMER_IRQ 11u
 #define FRAME_BUFFER_BYTES (320u * 240u * 2u)
 #define LINK_PACKET_BYTES 16384u
@@ -221,10 +225,28 @@ static int parse_options(int argc, char **argv)
     return 0;
 }
 
+/* The identity the trace carries: the experiment flags that change what the program
+ * does, so a good and a bad run of this one binary never claim the same configuration. */
+static void stamp_identity(void)
+{
+    char flags[160] = "";
+    size_t n = 0;
+    if (opt.stall_frame != UINT32_MAX)
+        n += (size_t)snprintf(flags + n, sizeof flags - n, "%sstall-frame=%u", n ? " " : "",
+                              opt.stall_frame);
+    if (opt.skip_publish != UINT32_MAX && n < sizeof flags)
+        n += (size_t)snprintf(flags + n, sizeof flags - n, "%sskip-publish=%u", n ? " " : "",
+                              opt.skip_publish);
+    if (opt.period_us != 1000u && n < sizeof flags)
+        snprintf(flags + n, sizeof flags - n, "%speriod-us=%u", n ? " " : "", opt.period_us);
+    emb_native_set_identity("console " CONSOLE_VERSION, flags, 0);
+}
+
 int main(int argc, char **argv)
 {
     if (parse_options(argc, argv) != 0)
         return 2;
+    stamp_identity();
     struct emb_native_config config = {
         .mode = opt.mode,
         .ring_packets = opt.mode == EMB_TRACE_MODE_STREAMING ? 64u : 512u,

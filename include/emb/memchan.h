@@ -78,8 +78,8 @@ struct emb_memchan {
     struct emb_memchan_ring down[CONFIG_EMB_MEMCHAN_DOWN];
 };
 
-_Static_assert(sizeof(struct emb_memchan_ring) == 32u, "native ring descriptor is 32 bytes");
-_Static_assert(offsetof(struct emb_memchan, up) == 32u, "native header is 32 bytes");
+EMB_STATIC_ASSERT(sizeof(struct emb_memchan_ring) == 32u, "native ring descriptor is 32 bytes");
+EMB_STATIC_ASSERT(offsetof(struct emb_memchan, up) == 32u, "native header is 32 bytes");
 
 #endif
 

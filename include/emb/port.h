@@ -43,6 +43,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct emb_trace_ring;
 
 /* Frequency of emb_port_timestamp() in Hz; fixed once the port is initialised. */
@@ -57,5 +61,9 @@ int64_t emb_port_clock_offset_ns(void);
 struct emb_trace_ring *emb_port_trace_ring_claim(void);
 
 #include <emb_port_impl.h>
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_PORT_H */

@@ -43,14 +43,13 @@ static void append_packet(void *arg, const struct emb_trace_ring *r, const uint8
 /* user_event(id u16, a u32, b u32): a = index of the event. */
 static void emit(uint32_t index)
 {
-    struct emb_trace_reservation res;
-    uint8_t *p = emb_trace_try_reserve(&res, 0x01A1u, 20u);
-    if (p == NULL)
+    struct emb_trace_slot slot = emb_trace_try_reserve(0x01A1u, 20u);
+    if (slot.payload == NULL)
         return;
-    emb_put_le32(p, 9u);
-    emb_put_le32(p + 4, index);
-    emb_put_le32(p + 8, 0u);
-    emb_trace_commit(&res);
+    emb_put_le32(slot.payload, 9u);
+    emb_put_le32(slot.payload + 4, index);
+    emb_put_le32(slot.payload + 8, 0u);
+    emb_trace_commit(slot, 20u);
 }
 
 int main(void)

@@ -48,13 +48,12 @@ static void setup(enum emb_trace_mode mode)
 /* Records one test event; returns 1 if recorded, 0 if dropped. */
 static int emit(uint32_t seq, uint32_t tag)
 {
-    struct emb_trace_reservation res;
-    uint8_t *p = emb_trace_try_reserve(&res, EV_ID, EV_SIZE);
-    if (p == NULL)
+    struct emb_trace_slot slot = emb_trace_try_reserve(EV_ID, EV_SIZE);
+    if (slot.payload == NULL)
         return 0;
-    emb_put_le32(p, seq);
-    emb_put_le32(p + 4, tag);
-    emb_trace_commit(&res);
+    emb_put_le32(slot.payload, seq);
+    emb_put_le32(slot.payload + 4, tag);
+    emb_trace_commit(slot, EV_SIZE);
     return 1;
 }
 
@@ -214,11 +213,11 @@ static void preempt_emit(enum emb_test_point point)
 {
     (void)point;
     emb_test_clock += 5;
-    uint16_t saved = ring.flags;
+    uint32_t saved = ring.event_flags;
     emb_trace_enter_handler(&ring, EMB_EVT_KIND_ISR);
     emit(nested_seq, 0x15);
     emb_trace_leave_handler(&ring);
-    ok_eq(ring.flags, saved, "handler flags restored");
+    ok_eq(ring.event_flags, saved, "handler flags restored");
 }
 
 static void test_preempt_after_clock(void)
@@ -260,12 +259,11 @@ static void test_preempt_before_commit(void)
     emit(0, 0);
     emb_test_preempt = NULL;
     /* Reserve by hand so the preemption lands between the payload and the commit. */
-    struct emb_trace_reservation res;
-    uint8_t *p = emb_trace_try_reserve(&res, EV_ID, EV_SIZE);
-    emb_put_le32(p, 1);
-    emb_put_le32(p + 4, 0);
+    struct emb_trace_slot slot = emb_trace_try_reserve(EV_ID, EV_SIZE);
+    emb_put_le32(slot.payload, 1);
+    emb_put_le32(slot.payload + 4, 0);
     emb_test_preempt = preempt_and_read; /* fires inside the commit, before the add */
-    emb_trace_commit(&res);
+    emb_trace_commit(slot, EV_SIZE);
     ok_eq(readable_during_preempt, 0, "packet with an uncommitted record is not readable");
     read_snapshot();
     ok_eq(out.bad, 0, "packet well formed");
@@ -321,12 +319,11 @@ static void test_preempt_floods_ring(void)
 {
     setup(EMB_TRACE_MODE_SNAPSHOT);
     emit(0, 0);
-    struct emb_trace_reservation res;
-    uint8_t *p = emb_trace_try_reserve(&res, EV_ID, EV_SIZE);
-    emb_put_le32(p, 1);
-    emb_put_le32(p + 4, 0);
+    struct emb_trace_slot slot = emb_trace_try_reserve(EV_ID, EV_SIZE);
+    emb_put_le32(slot.payload, 1);
+    emb_put_le32(slot.payload + 4, 0);
     emb_test_preempt = preempt_flood;
-    emb_trace_commit(&res);
+    emb_trace_commit(slot, EV_SIZE);
     ok(dropped_in_handler > 0, "the flood dropped events (%u) instead of overwriting", dropped_in_handler);
     ok_eq(ring.discarded, dropped_in_handler, "every drop counted");
     read_snapshot();

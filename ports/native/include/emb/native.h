@@ -17,6 +17,10 @@
 #include <emb/status.h>
 #include <emb/trace.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct emb_native_config {
     enum emb_trace_mode mode;  /* snapshot (default), window or streaming */
     uint32_t trace_classes;    /* run-time class mask; 0 means every class */
@@ -40,6 +44,16 @@ void emb_native_shutdown(void);
 /* Writes every complete packet of every ring as a trace stream file (docs/formats/trace.md):
  * snapshot or window mode. Flushes the caller's ring and the rings of exited threads first. */
 emb_status emb_native_trace_dump(const char *path);
+
+/* Stamps the build and run identity every trace header carries (the identity block of
+ * docs/formats/trace.md): the firmware version (at most 31 characters kept), its
+ * configuration and experiment flags as "key=value ..." text (at most 159 kept), and a
+ * session id (0: the first 8 bytes of the trace uuid, new every run). Call it before
+ * emb_native_init() so a stream's header carries it; a dump takes it when written.
+ * A two-run comparison refuses two captures whose identities are equal unless told they
+ * are runs of the same build, so stamp every flag that changes what the program does. */
+void emb_native_set_identity(const char *firmware_version, const char *config,
+                             uint64_t session_id);
 
 /* Names the calling thread's context (at most 19 characters are kept). */
 void emb_native_context_name(const char *name);
@@ -131,5 +145,9 @@ int emb_native_workq_start(struct emb_native_workq *q, const char *name);
 int emb_native_workq_submit(struct emb_native_workq *q, struct emb_native_work *work);
 /* Runs what is queued, then stops the worker thread and joins it. */
 void emb_native_workq_stop(struct emb_native_workq *q);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_NATIVE_H */
