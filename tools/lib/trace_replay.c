@@ -131,13 +131,13 @@ int emb_replay_event(struct emb_replay *r, int ctx, uint64_t ts, uint16_t id,
     emb_replay_clock = ts;
     emb_replay_ring = &c->ring;
     uint32_t padded = (len + EMB_EVT_ALIGN - 1u) & ~(EMB_EVT_ALIGN - 1u);
-    struct emb_trace_reservation res;
-    uint8_t *p = emb_trace_try_reserve(&res, id, EMB_EVT_HEADER_SIZE + padded);
-    if (p != NULL) {
+    uint32_t size = EMB_EVT_HEADER_SIZE + padded;
+    struct emb_trace_slot slot = emb_trace_try_reserve(id, size);
+    if (slot.payload != NULL) {
         if (len > 0u)
-            memcpy(p, payload, len);
-        memset(p + len, 0, padded - len);
-        emb_trace_commit(&res);
+            memcpy(slot.payload, payload, len);
+        memset(slot.payload + len, 0, padded - len);
+        emb_trace_commit(slot, size);
         r->events++;
     }
     /* Drained at once, so the ring never runs out of free packets. */
