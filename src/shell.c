@@ -44,7 +44,8 @@ size_t emb_shell_handle(const uint8_t *cmd, size_t len, uint8_t *reply, size_t c
     case EMB_SHELL_PING:
         st = EMB_OK;
         emb_put_le32(reply + 2, n >= 4u ? emb_get_le32(args) : 0u);
-        out = 6;
+        reply[6] = (uint8_t)emb_trace_window_state(); /* lets a host wait for the window */
+        out = 7;
         break;
     case EMB_SHELL_ARM_WINDOW:
         st = emb__arm(args, n);

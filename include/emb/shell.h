@@ -4,8 +4,9 @@
  * sends back the reply payload it writes.
  *
  * Commands (first payload byte), arguments little-endian:
- *   0x01 PING [u32 cookie]            reply: status, the cookie
- *   0x02 ARM_WINDOW [u32 frame]       arm the trace window now, or at that frame number
+ *   0x01 PING [u32 cookie]            reply: status, the cookie, u8 window state
+ *   0x02 ARM_WINDOW [u32 frame]       arm the trace window now, or at that frame number;
+ *                                     reply: status, u32 window state
  *   0x03 SET_LOG_LEVEL u16 module u8 level   (0xFFFF: every module)
  *   0x04 SNAPSHOT                     send a snapshot of the trace rings
  * Reply: the command byte | 0x80, a status byte (enum emb_status), then command data.

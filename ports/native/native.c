@@ -5,6 +5,7 @@
  * first event may come from. */
 #define _GNU_SOURCE
 #include <emb/native.h>
+#include <emb/native_link.h>
 
 #include <emb/port.h>
 #include <emb/trace_events.h>
@@ -424,13 +425,28 @@ static void emb__stream_packet(void *arg, const struct emb_trace_ring *ring, con
     emb__native.stream_bytes += size;
 }
 
+static void emb__sink_packet(void *arg, const struct emb_trace_ring *ring, const uint8_t *packet,
+                             uint32_t size)
+{
+    (void)ring;
+    const struct emb_native_sink *sink = arg;
+    if (sink->packet(sink->arg, packet, size) != 0) {
+        emb__native.stream_errors++;
+        return;
+    }
+    emb__native.stream_packets++;
+    emb__native.stream_bytes += size;
+}
+
 static void emb__stream_drain(void)
 {
     uint32_t n = emb__contexts_ready();
     for (uint32_t i = 0; i < n; i++) {
         struct emb__context *ctx = &emb__native.contexts[i];
         if (__atomic_load_n(&ctx->state, __ATOMIC_ACQUIRE) != EMB__CTX_FREE)
-            emb_trace_ring_consume(&ctx->ring, emb__stream_packet, NULL);
+            emb_trace_ring_consume(&ctx->ring,
+                                   emb__native.config.stream_sink ? emb__sink_packet : emb__stream_packet,
+                                   (void *)emb__native.config.stream_sink);
     }
 }
 
@@ -447,28 +463,48 @@ static void *emb__stream_worker(void *arg)
     return NULL;
 }
 
+size_t emb_native_stream_header(uint8_t *out, size_t cap)
+{
+    if (!emb__native.initialised)
+        return 0;
+    __atomic_store_n(&emb__native.clock_offset_ns, emb__clock_offset(emb__native.clock_hz),
+                     __ATOMIC_RELAXED);
+    return emb__encode_header(out, cap, 0, false);
+}
+
 static emb_status emb__stream_start(void)
 {
     const struct emb_native_config *c = &emb__native.config;
-    if (c->stream_path != NULL) {
+    if (c->stream_sink != NULL) {
+        static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1) + EMB_TSF_IDENTITY_SIZE];
+        size_t n = emb__encode_header(header, sizeof header, 0, false);
+        if (n == 0u || c->stream_sink->start(c->stream_sink->arg, header, n) != 0)
+            return EMB_E_IO;
+        emb__native.sink_fd = -1;
+        emb__native.sink_owned = false;
+        emb__native.sink_seekable = false;
+    } else if (c->stream_path != NULL) {
         emb__native.sink_fd = open(c->stream_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         emb__native.sink_owned = true;
     } else {
         emb__native.sink_fd = c->stream_fd;
         emb__native.sink_owned = false;
     }
-    if (emb__native.sink_fd < 0)
+    if (c->stream_sink == NULL && emb__native.sink_fd < 0)
         return EMB_E_IO;
-    emb__native.sink_seekable = lseek(emb__native.sink_fd, 0, SEEK_CUR) >= 0;
+    if (c->stream_sink == NULL)
+        emb__native.sink_seekable = lseek(emb__native.sink_fd, 0, SEEK_CUR) >= 0;
     static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1) + EMB_TSF_IDENTITY_SIZE];
     /* A file gets room for every context so the header can be completed at shutdown. */
     uint32_t entries = emb__native.sink_seekable ? c->max_contexts + 1u : 0u;
     if (entries > EMB_TSF_MAX_CONTEXTS)
         entries = EMB_TSF_MAX_CONTEXTS;
-    emb__native.header_size = emb__encode_header(header, sizeof header, entries, false);
-    if (emb__native.header_size == 0u ||
-        emb__write_all(emb__native.sink_fd, header, emb__native.header_size) != 0)
-        return EMB_E_IO;
+    if (c->stream_sink == NULL) {
+        emb__native.header_size = emb__encode_header(header, sizeof header, entries, false);
+        if (emb__native.header_size == 0u ||
+            emb__write_all(emb__native.sink_fd, header, emb__native.header_size) != 0)
+            return EMB_E_IO;
+    }
     emb__native.worker_stop = 0;
     /* The worker records nothing and must never be the thread a timer signal lands on:
      * it is born with every signal blocked (a thread inherits its creator's mask). */
@@ -501,6 +537,8 @@ static void emb__stream_stop(void)
         if (n == cap && pwrite(emb__native.sink_fd, header, n, 0) != (ssize_t)n)
             emb__native.stream_errors++;
     }
+    if (emb__native.config.stream_sink != NULL)
+        emb__native.config.stream_sink->stop(emb__native.config.stream_sink->arg);
     if (emb__native.sink_owned)
         close(emb__native.sink_fd);
     emb__native.sink_fd = -1;

@@ -194,7 +194,7 @@ int main(int argc, char **argv)
     ok(wait_replies(&s, 2) == 0, "two replies on channel 3");
     ok(s.reply_len[0] == 2 && s.replies[0][0] == 0x83 && s.replies[0][1] == EMB_OK,
        "SET_LOG_LEVEL answered OK");
-    ok(s.reply_len[1] == 6 && s.replies[1][0] == 0x81 && emb_get_le32(s.replies[1] + 2) == 0x12345678u,
+    ok(s.reply_len[1] == 7 && s.replies[1][0] == 0x81 && emb_get_le32(s.replies[1] + 2) == 0x12345678u,
        "PING echoes its cookie");
 
     uint8_t arm[] = {EMB_SHELL_ARM_WINDOW};

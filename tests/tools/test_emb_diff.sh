@@ -19,8 +19,8 @@ for f in good good2 bad late; do
 done
 check "capture --help" test "$(status "$emb" capture --help)" = 0
 check "capture without -o is a usage error" test "$(status "$emb" capture "$out/good.embt")" = 2
-check "capture --pid says it is not available yet" test "$(status "$emb" capture --pid 1 -o "$out/x.emb" "$out/good.embt")" = 2
-check "  and names the descriptor" grep -q "debug descriptor" "$out/stderr"
+check "capture --pid with a source file too is a usage error" test "$(status "$emb" capture --pid 1 -o "$out/x.emb" "$out/good.embt")" = 2
+check "  and says one source" grep -q "one source" "$out/stderr"
 check "capture of a damaged stream is refused" test "$(status "$emb" capture -o "$out/x.emb" "$out/good.emb")" = 2
 "$emb" capture --log "$yaml" --crash "$yaml" -o "$out/withlog.emb" "$out/good.embt" >/dev/null
 

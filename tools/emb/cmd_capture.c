@@ -1,4 +1,5 @@
-/* `emb capture`: seal what the native port produced into a capture file. */
+/* `emb capture`: seal one run into a capture file, from a trace stream file or live from
+ * any capture source (tools/lib/capture_source.h). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
@@ -6,9 +7,16 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <emb/trace_format.h>
+#include <emb/wire.h>
 
 #include "capture.h"
+#include "capture_source.h"
+#include "catalog_known.h"
 #include "catalog.h"
 #include "cli.h"
 #include "emb_cmds.h"
@@ -20,12 +28,27 @@ static void help(FILE *out)
 {
     fprintf(out,
             "Usage: emb capture [options] -o OUT.emb SOURCE\n"
+            "       emb capture [options] -o OUT.emb --tcp HOST:PORT | --serial DEV | --swo FILE |\n"
+            "                   --gdb HOST:PORT | --pid PID | --file FILE\n"
             "\n"
             "Seals one run into a capture file (docs/formats/capture.md): the identity the\n"
             "firmware stamped, its window, the CTF metadata, the trace stream, and optional\n"
             "log, crash-record and descriptor sections, under a CRC-32 over every byte.\n"
             "SOURCE is a trace stream file (\"EMBT\") the native port dumped or streamed; it\n"
-            "must decode cleanly with the tool's catalogue.\n"
+            "must decode cleanly with the catalogue it names. Or the run is captured live:\n"
+            "\n"
+            "Sources (docs/capture-sources.md):\n"
+            "      --file FILE       the framed bytes a transport recorded (or a trace stream)\n"
+            "      --tcp HOST:PORT   the native port's record server\n"
+            "      --serial DEV      a serial line carrying frames (--baud N, default 115200)\n"
+            "      --swo FILE        a raw SWO capture: ITM stimulus port 1 trace, port 0 log\n"
+            "      --gdb HOST:PORT   a GDB server: the memory channel, polled (--elf FW.elf names\n"
+            "                        where it is, or RAM is searched; --ram START:END)\n"
+            "      --pid PID         a live process of the native port: its memory channel\n"
+            "  A live capture stops at the end of its source, after --count N packets, after\n"
+            "  --duration SEC, once the target's window has closed (--until-closed), or at\n"
+            "  Ctrl-C, and seals what arrived, saying what was lost. --arm sends ARM_WINDOW\n"
+            "  first; --save-trace OUT.embt keeps the assembled trace stream too.\n"
             "\n"
             "Options:\n"
             "  -o, --output OUT      the capture file to write (required)\n"
@@ -34,9 +57,8 @@ static void help(FILE *out)
             "      --log FILE        the log stream, kept as its own section\n"
             "      --crash FILE      a crash record, kept as its own section\n"
             "      --descriptor FILE a debug descriptor snapshot, kept as its own section\n"
-            "      --pid PID         read a live process through its debug descriptor\n"
-            "                        (not available in this version)\n"
-            "      --catalog FILE    check with this catalogue (YAML) instead of the built-in one\n"
+            "      --catalog FILE    check with this catalogue (YAML) instead of the one the\n"
+            "                        trace names (the built-in one, or an imported format's)\n"
             "      --color[=WHEN]    colour: auto (default), always, never\n"
             "  -h, --help            show this help\n"
             "\n"
@@ -44,13 +66,33 @@ static void help(FILE *out)
 }
 
 struct args {
-    const char *output, *label, *revision, *catalog, *source, *pid;
+    const char *output, *label, *revision, *catalog, *source;
     const char *log, *crash, *descriptor;
+    /* a live source */
+    int kind; /* enum emb_source_kind, -1: none */
+    const char *target, *elf, *save_trace;
+    uint32_t baud;
+    uint64_t count, ram_start, ram_end;
+    double duration;
+    bool arm, until_closed;
 };
+
+static int set_source(struct args *a, int kind, const char *target)
+{
+    if (a->kind >= 0) {
+        emb_cli_error(CMD, "one source, please");
+        return EMB_EXIT_BAD;
+    }
+    a->kind = kind;
+    a->target = target;
+    return EMB_EXIT_OK;
+}
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    enum { OPT_REV = 256, OPT_LOG, OPT_CRASH, OPT_DESC, OPT_PID, OPT_CATALOG, OPT_COLOR };
+    enum { OPT_REV = 256, OPT_LOG, OPT_CRASH, OPT_DESC, OPT_PID, OPT_CATALOG, OPT_COLOR,
+           OPT_FILE, OPT_TCP, OPT_SERIAL, OPT_BAUD, OPT_SWO, OPT_GDB, OPT_ELF, OPT_RAM, OPT_COUNT,
+           OPT_DURATION, OPT_ARM, OPT_UNTIL, OPT_SAVE };
     static const struct option options[] = {
         {"output", required_argument, NULL, 'o'},   {"label", required_argument, NULL, 'l'},
         {"revision", required_argument, NULL, OPT_REV}, {"log", required_argument, NULL, OPT_LOG},
@@ -58,6 +100,14 @@ static int parse_args(int argc, char **argv, struct args *a)
         {"descriptor", required_argument, NULL, OPT_DESC},
         {"pid", required_argument, NULL, OPT_PID}, {"catalog", required_argument, NULL, OPT_CATALOG},
         {"color", optional_argument, NULL, OPT_COLOR}, {"colour", optional_argument, NULL, OPT_COLOR},
+        {"file", required_argument, NULL, OPT_FILE}, {"tcp", required_argument, NULL, OPT_TCP},
+        {"serial", required_argument, NULL, OPT_SERIAL}, {"baud", required_argument, NULL, OPT_BAUD},
+        {"swo", required_argument, NULL, OPT_SWO}, {"gdb", required_argument, NULL, OPT_GDB},
+        {"elf", required_argument, NULL, OPT_ELF}, {"ram", required_argument, NULL, OPT_RAM},
+        {"count", required_argument, NULL, OPT_COUNT},
+        {"duration", required_argument, NULL, OPT_DURATION}, {"arm", no_argument, NULL, OPT_ARM},
+        {"until-closed", no_argument, NULL, OPT_UNTIL},
+        {"save-trace", required_argument, NULL, OPT_SAVE},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     int c, mode;
@@ -71,7 +121,53 @@ static int parse_args(int argc, char **argv, struct args *a)
         case OPT_LOG: a->log = optarg; break;
         case OPT_CRASH: a->crash = optarg; break;
         case OPT_DESC: a->descriptor = optarg; break;
-        case OPT_PID: a->pid = optarg; break;
+        case OPT_PID: if (set_source(a, EMB_SOURCE_PID, optarg)) return EMB_EXIT_BAD; break;
+        case OPT_FILE: if (set_source(a, EMB_SOURCE_FILE, optarg)) return EMB_EXIT_BAD; break;
+        case OPT_TCP: if (set_source(a, EMB_SOURCE_TCP, optarg)) return EMB_EXIT_BAD; break;
+        case OPT_SERIAL: if (set_source(a, EMB_SOURCE_SERIAL, optarg)) return EMB_EXIT_BAD; break;
+        case OPT_SWO: if (set_source(a, EMB_SOURCE_SWO, optarg)) return EMB_EXIT_BAD; break;
+        case OPT_GDB: if (set_source(a, EMB_SOURCE_GDB, optarg)) return EMB_EXIT_BAD; break;
+        case OPT_ELF: a->elf = optarg; break;
+        case OPT_SAVE: a->save_trace = optarg; break;
+        case OPT_ARM: a->arm = true; break;
+        case OPT_UNTIL: a->until_closed = true; break;
+        case OPT_BAUD: {
+            char *end;
+            unsigned long v = strtoul(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || v == 0 || v > 4000000) {
+                emb_cli_error(CMD, "--baud takes a rate such as 115200, not '%s'", optarg);
+                return EMB_EXIT_BAD;
+            }
+            a->baud = (uint32_t)v;
+            break;
+        }
+        case OPT_RAM: {
+            char *end;
+            a->ram_start = strtoull(optarg, &end, 0);
+            if (*end != ':' || (a->ram_end = strtoull(end + 1, &end, 0)) <= a->ram_start || *end) {
+                emb_cli_error(CMD, "--ram takes START:END addresses, not '%s'", optarg);
+                return EMB_EXIT_BAD;
+            }
+            break;
+        }
+        case OPT_COUNT: {
+            char *end;
+            a->count = strtoull(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || a->count == 0) {
+                emb_cli_error(CMD, "--count takes a number of packets, not '%s'", optarg);
+                return EMB_EXIT_BAD;
+            }
+            break;
+        }
+        case OPT_DURATION: {
+            char *end;
+            a->duration = strtod(optarg, &end);
+            if (*optarg == '\0' || *end != '\0' || !(a->duration > 0)) {
+                emb_cli_error(CMD, "--duration takes seconds, not '%s'", optarg);
+                return EMB_EXIT_BAD;
+            }
+            break;
+        }
         case OPT_CATALOG: a->catalog = optarg; break;
         case OPT_COLOR:
             if ((mode = emb_cli_parse_color(optarg)) < -1) {
@@ -90,18 +186,17 @@ static int parse_args(int argc, char **argv, struct args *a)
             return EMB_EXIT_BAD;
         }
     }
-    if (a->pid) {
-        emb_cli_error(CMD, "--pid %s: reading a live process needs the debug descriptor, which this "
-                      "version of emb does not have yet; dump the trace from the process "
-                      "(emb_native_trace_dump) and capture the file", a->pid);
-        return EMB_EXIT_BAD;
-    }
-    if (optind + 1 != argc) {
+    if (a->kind >= 0) {
+        if (optind != argc) {
+            emb_cli_error(CMD, "a source option and a source file: one source, please");
+            return EMB_EXIT_BAD;
+        }
+    } else if (optind + 1 != argc) {
         emb_cli_error(CMD, optind == argc ? "no source file given" : "one source file, please");
         fprintf(stderr, "Usage: emb capture [options] -o OUT.emb SOURCE (emb capture --help)\n");
         return EMB_EXIT_BAD;
     }
-    a->source = argv[optind];
+    a->source = a->kind >= 0 ? a->target : argv[optind];
     if (!a->output) {
         emb_cli_error(CMD, "give the capture file to write with -o OUT.emb");
         return EMB_EXIT_BAD;
@@ -158,12 +253,101 @@ static void on_progress(void *arg, uint64_t done, uint64_t total)
     emb_progress_update(*p, done);
 }
 
+static volatile int interrupted;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+/* The live progress line on stderr: bytes, frames, packets, losses, rate. */
+static void on_source_progress(void *arg, const struct emb_source_stats *st)
+{
+    (void)arg;
+    if (!isatty(STDERR_FILENO))
+        return;
+    double s = st->elapsed_ms > 0 ? (double)st->elapsed_ms / 1000.0 : 1.0;
+    fprintf(stderr, "\r%s: %.1f s  %" PRIu64 " bytes  %" PRIu64 " frames  %" PRIu64
+            " packets  %" PRIu64 " bad  %.1f KB/s   ", CMD, (double)st->elapsed_ms / 1000.0,
+            st->bytes, st->frames, st->packets, st->bad_frames, (double)st->bytes / 1024.0 / s);
+    fflush(stderr);
+}
+
+/* Captures from a live source; returns the trace stream (malloc'd) or NULL. */
+static uint8_t *capture_live(const struct args *a, size_t *len, uint8_t **log, size_t *log_len)
+{
+    struct emb_source_options o = {
+        .kind = (enum emb_source_kind)a->kind,
+        .target = a->target,
+        .baud = a->baud,
+        .elf = a->elf,
+        .ram_start = a->ram_start,
+        .ram_end = a->ram_end,
+        .duration_s = a->duration,
+        .max_packets = a->count,
+        .arm = a->arm,
+        .until_window_closed = a->until_closed,
+        .stop = &interrupted,
+        .progress = on_source_progress,
+    };
+    struct sigaction sa = {.sa_handler = on_interrupt}, old_int, old_term;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    struct emb_source_result r;
+    char err[256];
+    int rc = emb_source_capture(&o, &r, err, sizeof err);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (isatty(STDERR_FILENO))
+        fprintf(stderr, "\n");
+    if (rc != 0) {
+        emb_cli_error(CMD, "%s", err);
+        emb_source_result_free(&r);
+        return NULL;
+    }
+    const struct emb_source_stats *st = &r.stats;
+    fprintf(stderr, "%s: %s: stopped (%s) after %.1f s: %" PRIu64 " bytes, %" PRIu64 " frames, %"
+            PRIu64 " trace packets, %" PRIu64 " log bytes\n", CMD, a->target, st->stop_reason,
+            (double)st->elapsed_ms / 1000.0, st->bytes, st->frames, st->packets, st->log_bytes);
+    if (st->bad_frames || st->foreign || st->resyncs || st->overflows)
+        fprintf(stderr, "%s: %s: lost on the way: %" PRIu64 " damaged frames, %" PRIu64
+                " packets of another run, %" PRIu64 " bytes skipped to resynchronise, %" PRIu64
+                " SWO overflows\n", CMD, a->target, st->bad_frames, st->foreign, st->resyncs,
+                st->overflows);
+    if (st->halts)
+        fprintf(stderr, "%s: %s: %" PRIu64 " polls, the target halted %.3f ms on average, %.3f ms "
+                "at most\n", CMD, a->target, st->polls, st->halt_ms_avg, st->halt_ms_max);
+    if (r.trace == NULL) {
+        emb_cli_error(CMD, "%s: no trace stream header arrived: nothing to seal", a->target);
+        emb_source_result_free(&r);
+        return NULL;
+    }
+    if (a->save_trace) {
+        FILE *f = fopen(a->save_trace, "wb");
+        bool bad = !f || fwrite(r.trace, 1, r.trace_len, f) != r.trace_len;
+        if ((f && fclose(f) != 0) || bad)
+            emb_cli_error_at(CMD, a->save_trace, -1, "cannot write: %s", strerror(errno));
+    }
+    *len = r.trace_len;
+    *log = r.log;
+    *log_len = r.log_len;
+    return r.trace;
+}
+
 static int seal(const struct args *a, const struct emb_catalog *cat)
 {
-    size_t trace_len = 0;
-    uint8_t *trace_bytes = slurp(a->source, &trace_len);
+    size_t trace_len = 0, live_log_len = 0;
+    uint8_t *live_log = NULL;
+    uint8_t *trace_bytes = a->kind >= 0 ? capture_live(a, &trace_len, &live_log, &live_log_len)
+                                        : slurp(a->source, &trace_len);
     if (!trace_bytes)
         return EMB_EXIT_BAD;
+    /* The catalogue the stream names, unless one was given. */
+    if (cat == NULL && trace_len >= EMB_TSF_OFF_CATALOG + 4u)
+        cat = emb_catalog_known(emb_get_le32(trace_bytes + EMB_TSF_OFF_CATALOG));
+    if (cat == NULL)
+        cat = emb_catalog_builtin();
     struct emb_progress *progress = NULL;
     struct emb_trace_options to = {.catalog = cat, .name = a->source, .progress = on_progress,
                                    .progress_arg = &progress};
@@ -197,6 +381,9 @@ static int seal(const struct args *a, const struct emb_catalog *cat)
     parts.trace_len = trace_len;
     const char *paths[3] = {a->log, a->crash, a->descriptor};
     const uint16_t types[3] = {EMB_CAP_SEC_LOG, EMB_CAP_SEC_CRASH, EMB_CAP_SEC_DESCRIPTOR};
+    if (!a->log && live_log_len > 0)
+        parts.opaque[parts.nopaque++] = (struct emb_cap_section){
+            .type = EMB_CAP_SEC_LOG, .version = 1, .data = live_log, .length = live_log_len};
     for (int i = 0; i < 3; i++) {
         if (!paths[i])
             continue;
@@ -237,12 +424,13 @@ out:
     free(parts.window.rows);
     emb_trace_free(t);
     free(trace_bytes);
+    free(live_log);
     return rc;
 }
 
 int emb_cmd_capture(int argc, char **argv)
 {
-    struct args a = {0};
+    struct args a = {.kind = -1};
     int rc = parse_args(argc, argv, &a);
     if (rc != EMB_EXIT_OK)
         return rc < 0 ? EMB_EXIT_OK : rc;
@@ -255,9 +443,8 @@ int emb_cmd_capture(int argc, char **argv)
             return EMB_EXIT_BAD;
         }
         cat = own;
-    } else if (!(cat = emb_catalog_builtin())) {
-        emb_cli_error(CMD, "the built-in catalogue does not parse");
-        return EMB_EXIT_BAD;
+    } else {
+        cat = NULL; /* the one the trace names */
     }
     rc = seal(&a, cat);
     if (own)

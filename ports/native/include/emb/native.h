@@ -21,6 +21,8 @@
 extern "C" {
 #endif
 
+struct emb_native_sink; /* emb/native_link.h */
+
 struct emb_native_config {
     enum emb_trace_mode mode;  /* snapshot (default), window or streaming */
     uint32_t trace_classes;    /* run-time class mask; 0 means every class */
@@ -30,6 +32,9 @@ struct emb_native_config {
     const char *stream_path;   /* streaming: file the packets go to (created, truncated) */
     int stream_fd;             /* streaming: or a descriptor (pipe, socket); -1 if unused */
     uint32_t stream_period_us; /* streaming: how often the worker drains; 0: 1000 */
+    /* streaming: instead of a file or descriptor, hand the header and packets to this
+     * sink (framed links, the TCP server: emb/native_link.h). */
+    const struct emb_native_sink *stream_sink;
 };
 
 /* Starts the library in this process: clock calibration, rings, and in streaming mode the
@@ -40,6 +45,11 @@ emb_status emb_native_init(const struct emb_native_config *config);
  * belongs to the caller) and releases the rings. Threads created through the wrappers
  * must have been joined. */
 void emb_native_shutdown(void);
+
+/* Encodes a stream header as of now: the contexts so far (no final counts) and the clock
+ * offset measured again, so a reader that joins now places events on the wall clock even
+ * after the counter drifted. For sinks that repeat the header. Returns its size, or 0. */
+size_t emb_native_stream_header(uint8_t *out, size_t cap);
 
 /* Writes every complete packet of every ring as a trace stream file (docs/formats/trace.md):
  * snapshot or window mode. Flushes the caller's ring and the rings of exited threads first. */

@@ -1,0 +1,100 @@
+/* Byte-stream transports of the native port (SPEC-015 §7, docs/formats/frame.md): the
+ * streaming worker's packets leave the process as frames (channel 1: the stream header,
+ * repeated, and each packet) over
+ *
+ *   - a descriptor: a serial line (a pseudo-terminal stands in for the UART), a pipe, a
+ *     file, a connected socket (emb_native_framed_*);
+ *   - a TCP record server: one client at a time gets a fresh header, then the packets as
+ *     they complete, the header again every `header_period_ms` with the clock offset
+ *     measured anew, and may send shell commands (channel 3) back (emb_native_server_*);
+ *   - the memory channel: frames into an up ring a host reads with `emb capture --pid`
+ *     (emb_native_memchan_*).
+ *
+ * A sink never blocks the producers: packets wait in the rings, and what the transport
+ * cannot take is dropped and shows as a packet_seq_num gap to the reader.
+ *
+ * Include with _GNU_SOURCE (or _POSIX_C_SOURCE >= 200809L) defined.
+ */
+#ifndef EMB_NATIVE_LINK_H
+#define EMB_NATIVE_LINK_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <emb/status.h>
+
+/* Where the streaming worker hands its output (emb_native_config.stream_sink). */
+struct emb_native_sink {
+    /* The stream starts: a fresh stream header. Nonzero fails emb_native_init(). */
+    int (*start)(void *arg, const uint8_t *header, size_t len);
+    /* A completed packet: 0 when it went out, nonzero when it was dropped. */
+    int (*packet)(void *arg, const uint8_t *packet, size_t len);
+    /* The stream ends, after the last drain. */
+    void (*stop)(void *arg);
+    void *arg;
+};
+
+struct emb_native_link_stats {
+    uint64_t frames;       /* frames written */
+    uint64_t bytes;        /* bytes written */
+    uint64_t headers;      /* header frames (the first and the repeats) */
+    uint64_t dropped;      /* packets not sent */
+    uint64_t clients;      /* server: connections accepted */
+    uint64_t commands;     /* server: shell commands received and answered */
+    uint64_t garbage;      /* server: bytes from clients that were no command frame */
+    uint64_t stalls;       /* server: clients dropped for not reading */
+};
+
+/* ---- Frames to a descriptor ---- */
+
+struct emb_native_framed {
+    struct emb_native_sink sink;
+    int fd;
+    uint32_t header_every;  /* packets between header repeats; 0: only at the start */
+    uint32_t since_header;
+    struct emb_native_link_stats stats;
+    uint8_t buf[];          /* sized by emb_native_framed_new */
+};
+
+/* A sink writing frames to `fd` (not closed by it), the header repeated every
+ * `header_every` packets. Writes block the streaming worker, never the producers. */
+struct emb_native_framed *emb_native_framed_new(int fd, uint32_t header_every);
+void emb_native_framed_free(struct emb_native_framed *f);
+
+/* Opens a serial line (or a pseudo-terminal's slave) raw, 8N1, at `baud` (a standard
+ * rate); returns the descriptor or -1 with errno. */
+int emb_native_serial_open(const char *path, uint32_t baud);
+
+/* ---- The TCP record server ---- */
+
+struct emb_native_server_config {
+    const char *host;           /* address to listen on; NULL: 127.0.0.1 */
+    uint16_t port;              /* 0: any free port (see emb_native_server_port) */
+    uint32_t header_period_ms;  /* the header again, with the clock offset; 0: 1000 */
+    uint32_t queue_bytes;       /* what may wait for a slow client; 0: 4 MB */
+    uint32_t stall_ms;          /* a client that reads nothing this long is dropped; 0: 5000 */
+};
+
+struct emb_native_server;
+
+/* Listens and starts the server thread; pass emb_native_server_sink() as the streaming
+ * sink of emb_native_init(). NULL with errno on failure. */
+struct emb_native_server *emb_native_server_start(const struct emb_native_server_config *config);
+const struct emb_native_sink *emb_native_server_sink(struct emb_native_server *s);
+uint16_t emb_native_server_port(const struct emb_native_server *s);
+void emb_native_server_stats(struct emb_native_server *s, struct emb_native_link_stats *out);
+/* Closes the client and the listening socket; call after emb_native_shutdown(). */
+void emb_native_server_stop(struct emb_native_server *s);
+
+/* ---- The memory channel ---- */
+
+/* Initialises the memory channel (emb/memchan.h) with an up ring of `up_bytes` for frames
+ * and a down ring of `down_bytes` for shell commands, and returns a sink that sends the
+ * header (repeated every `header_every` packets) and the packets there, answering shell
+ * commands whenever it sends. A full ring drops the frame. NULL when out of memory. */
+const struct emb_native_sink *emb_native_memchan_sink(uint32_t up_bytes, uint32_t down_bytes,
+                                                      uint32_t header_every);
+
+#endif /* EMB_NATIVE_LINK_H */

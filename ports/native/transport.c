@@ -1,0 +1,524 @@
+/* Byte-stream transports of the native port: frames to a descriptor, the TCP record
+ * server, and the memory channel (emb/native_link.h). */
+#define _GNU_SOURCE
+#include <emb/native_link.h>
+
+#include <emb/frame.h>
+#include <emb/memchan.h>
+#include <emb/native.h>
+#include <emb/shell.h>
+#include <emb/trace_format.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EMB__HEADER_MAX (EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1) + EMB_TSF_IDENTITY_SIZE)
+#define EMB__FRAME_MAX EMB_FRAME_MAX_ENCODED(EMB__HEADER_MAX)
+
+static int emb__write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n > 0u) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static uint64_t emb__now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ---- Frames to a descriptor ---- */
+
+static int emb__framed_write(struct emb_native_framed *f, const uint8_t *payload, size_t len)
+{
+    size_t n = emb_frame_encode(f->buf, EMB__FRAME_MAX, EMB_FRAME_CH_TRACE, payload, len);
+    if (n == 0u || emb__write_all(f->fd, f->buf, n) != 0)
+        return -1;
+    f->stats.frames++;
+    f->stats.bytes += n;
+    return 0;
+}
+
+static int emb__framed_header(struct emb_native_framed *f, const uint8_t *header, size_t len)
+{
+    if (emb__framed_write(f, header, len) != 0)
+        return -1;
+    f->stats.headers++;
+    f->since_header = 0;
+    return 0;
+}
+
+static int emb__framed_start(void *arg, const uint8_t *header, size_t len)
+{
+    return emb__framed_header(arg, header, len);
+}
+
+static int emb__framed_packet(void *arg, const uint8_t *packet, size_t len)
+{
+    struct emb_native_framed *f = arg;
+    if (f->header_every != 0u && f->since_header >= f->header_every) {
+        /* A repeat for readers that joined late, with the clock offset measured again. */
+        static uint8_t header[EMB__HEADER_MAX];
+        size_t hn = emb_native_stream_header(header, sizeof header);
+        if (hn > 0u)
+            emb__framed_header(f, header, hn);
+    }
+    if (emb__framed_write(f, packet, len) != 0) {
+        f->stats.dropped++;
+        return -1;
+    }
+    f->since_header++;
+    return 0;
+}
+
+static void emb__framed_stop(void *arg)
+{
+    (void)arg;
+}
+
+struct emb_native_framed *emb_native_framed_new(int fd, uint32_t header_every)
+{
+    struct emb_native_framed *f = calloc(1, sizeof *f + EMB__FRAME_MAX);
+    if (f == NULL)
+        return NULL;
+    f->fd = fd;
+    f->header_every = header_every;
+    f->sink = (struct emb_native_sink){emb__framed_start, emb__framed_packet, emb__framed_stop, f};
+    return f;
+}
+
+void emb_native_framed_free(struct emb_native_framed *f)
+{
+    free(f);
+}
+
+int emb_native_serial_open(const char *path, uint32_t baud)
+{
+    static const struct {
+        uint32_t rate;
+        speed_t code;
+    } rates[] = {{9600, B9600}, {19200, B19200}, {38400, B38400}, {57600, B57600},
+                 {115200, B115200}, {230400, B230400}, {460800, B460800}, {921600, B921600},
+                 {1000000, B1000000}, {2000000, B2000000}, {3000000, B3000000}, {4000000, B4000000}};
+    speed_t code = 0;
+    for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++)
+        if (rates[i].rate == baud)
+            code = rates[i].code;
+    if (code == 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    int fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct termios t;
+    if (tcgetattr(fd, &t) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    cfmakeraw(&t);
+    t.c_cflag |= CLOCAL | CREAD;
+    t.c_cflag &= ~(tcflag_t)(CSTOPB | PARENB | CRTSCTS);
+    cfsetispeed(&t, code);
+    cfsetospeed(&t, code);
+    if (tcsetattr(fd, TCSANOW, &t) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+/* ---- The TCP record server ---- */
+
+struct emb_native_server {
+    struct emb_native_server_config config;
+    struct emb_native_sink sink;
+    int listen_fd, client_fd;
+    int wake[2];               /* the worker wakes the server thread when it queues */
+    pthread_t thread;
+    bool thread_running;
+    volatile int stop;
+    pthread_mutex_t lock;      /* the queue, client_fd and stats */
+    uint8_t *queue;            /* frames waiting for the client, a byte ring */
+    size_t qcap, qhead, qlen;
+    bool streaming;            /* the worker's stream has started */
+    uint64_t last_progress_ms;
+    uint8_t cmd[128];          /* a command frame from the client, being gathered */
+    size_t cmdn;
+    bool cmd_overlong;
+    struct emb_native_link_stats stats;
+    uint8_t frame[EMB__FRAME_MAX];
+};
+
+/* Appends one frame to the queue if it fits whole. Called with the lock held. */
+static int emb__enqueue_frame(struct emb_native_server *s, uint8_t channel, const uint8_t *payload,
+                              size_t len)
+{
+    size_t n = emb_frame_encode(s->frame, sizeof s->frame, channel, payload, len);
+    if (n == 0u || s->qcap - s->qlen < n)
+        return -1;
+    size_t tail = (s->qhead + s->qlen) % s->qcap;
+    size_t first = s->qcap - tail < n ? s->qcap - tail : n;
+    memcpy(s->queue + tail, s->frame, first);
+    memcpy(s->queue, s->frame + first, n - first);
+    s->qlen += n;
+    s->stats.frames++;
+    return 0;
+}
+
+static void emb__wake(struct emb_native_server *s)
+{
+    uint8_t b = 1;
+    (void)!write(s->wake[1], &b, 1);
+}
+
+/* Queues a fresh header; with the lock held. */
+static void emb__queue_header(struct emb_native_server *s)
+{
+    static uint8_t header[EMB__HEADER_MAX];
+    size_t n = emb_native_stream_header(header, sizeof header);
+    if (n > 0u && emb__enqueue_frame(s, EMB_FRAME_CH_TRACE, header, n) == 0)
+        s->stats.headers++;
+}
+
+static int emb__server_start(void *arg, const uint8_t *header, size_t len)
+{
+    (void)header;
+    (void)len;
+    struct emb_native_server *s = arg;
+    pthread_mutex_lock(&s->lock);
+    s->streaming = true;
+    if (s->client_fd >= 0)
+        emb__queue_header(s);
+    pthread_mutex_unlock(&s->lock);
+    emb__wake(s);
+    return 0;
+}
+
+static int emb__server_packet(void *arg, const uint8_t *packet, size_t len)
+{
+    struct emb_native_server *s = arg;
+    pthread_mutex_lock(&s->lock);
+    int rc = -1;
+    /* No client, or one too slow to keep up: the packet is dropped, never waited for. */
+    if (s->client_fd >= 0 && emb__enqueue_frame(s, EMB_FRAME_CH_TRACE, packet, len) == 0)
+        rc = 0;
+    else
+        s->stats.dropped++;
+    pthread_mutex_unlock(&s->lock);
+    if (rc == 0)
+        emb__wake(s);
+    return rc;
+}
+
+static void emb__server_stop_stream(void *arg)
+{
+    struct emb_native_server *s = arg;
+    pthread_mutex_lock(&s->lock);
+    s->streaming = false;
+    pthread_mutex_unlock(&s->lock);
+    emb__wake(s);
+}
+
+static void emb__drop_client(struct emb_native_server *s)
+{
+    if (s->client_fd >= 0)
+        close(s->client_fd);
+    s->client_fd = -1;
+    s->qhead = s->qlen = 0;
+    s->cmdn = 0;
+    s->cmd_overlong = false;
+}
+
+/* Bytes from the client: shell command frames on channel 3, answered in the stream. */
+static void emb__client_input(struct emb_native_server *s, const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] != EMB_FRAME_DELIMITER) {
+            if (s->cmdn < sizeof s->cmd)
+                s->cmd[s->cmdn++] = p[i];
+            else
+                s->cmd_overlong = true;
+            continue;
+        }
+        uint8_t out[sizeof s->cmd], channel;
+        size_t len;
+        if (s->cmdn > 0u && !s->cmd_overlong &&
+            emb_frame_decode_one(s->cmd, s->cmdn, out, &channel, &len) == EMB_FRAME_OK &&
+            channel == EMB_FRAME_CH_SHELL) {
+            uint8_t reply[EMB_SHELL_REPLY_MAX];
+            size_t rn = emb_shell_handle(out + 1, len, reply, sizeof reply);
+            if (rn > 0u)
+                emb__enqueue_frame(s, EMB_FRAME_CH_SHELL, reply, rn);
+            s->stats.commands++;
+        } else if (s->cmdn > 0u || s->cmd_overlong) {
+            s->stats.garbage += s->cmdn;
+        }
+        s->cmdn = 0;
+        s->cmd_overlong = false;
+    }
+}
+
+static void *emb__server_thread(void *arg)
+{
+    struct emb_native_server *s = arg;
+    pthread_setname_np(pthread_self(), "emb-server");
+    uint64_t next_header = 0;
+    while (!s->stop) {
+        pthread_mutex_lock(&s->lock);
+        int client = s->client_fd;
+        bool want_out = s->qlen > 0u;
+        pthread_mutex_unlock(&s->lock);
+        struct pollfd pfd[3] = {{s->wake[0], POLLIN, 0},
+                                {client >= 0 ? client : s->listen_fd,
+                                 (short)(client >= 0 ? (POLLIN | (want_out ? POLLOUT : 0)) : POLLIN), 0},
+                                {-1, 0, 0}};
+        int rc = poll(pfd, 2, 100);
+        if (rc < 0 && errno != EINTR)
+            break;
+        if (pfd[0].revents & POLLIN) {
+            uint8_t junk[64];
+            (void)!read(s->wake[0], junk, sizeof junk);
+        }
+        uint64_t now = emb__now_ms();
+        pthread_mutex_lock(&s->lock);
+        if (client < 0 && (pfd[1].revents & POLLIN)) {
+            int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+            if (fd >= 0) {
+                int one = 1;
+                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                s->client_fd = fd;
+                s->stats.clients++;
+                s->last_progress_ms = now;
+                if (s->streaming)
+                    emb__queue_header(s);
+                next_header = now + s->config.header_period_ms;
+            }
+        } else if (client >= 0) {
+            if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+                uint8_t in[4096];
+                ssize_t r = read(client, in, sizeof in);
+                if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+                    emb__drop_client(s);
+                    pthread_mutex_unlock(&s->lock);
+                    continue;
+                }
+                if (r > 0)
+                    emb__client_input(s, in, (size_t)r);
+            }
+            while (s->client_fd >= 0 && s->qlen > 0u) {
+                size_t chunk = s->qcap - s->qhead < s->qlen ? s->qcap - s->qhead : s->qlen;
+                ssize_t w = send(s->client_fd, s->queue + s->qhead, chunk, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (w <= 0) {
+                    if (w < 0 && errno != EAGAIN && errno != EINTR)
+                        emb__drop_client(s);
+                    break;
+                }
+                s->qhead = (s->qhead + (size_t)w) % s->qcap;
+                s->qlen -= (size_t)w;
+                s->stats.bytes += (uint64_t)w;
+                s->last_progress_ms = now;
+            }
+            if (s->client_fd >= 0 && s->qlen > 0u && now - s->last_progress_ms > s->config.stall_ms) {
+                s->stats.stalls++;
+                emb__drop_client(s);
+            }
+            if (s->client_fd >= 0 && s->streaming && now >= next_header) {
+                emb__queue_header(s);
+                next_header = now + s->config.header_period_ms;
+            }
+        }
+        pthread_mutex_unlock(&s->lock);
+    }
+    return NULL;
+}
+
+struct emb_native_server *emb_native_server_start(const struct emb_native_server_config *config)
+{
+    struct emb_native_server *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    if (config != NULL)
+        s->config = *config;
+    if (s->config.header_period_ms == 0u)
+        s->config.header_period_ms = 1000u;
+    if (s->config.queue_bytes == 0u)
+        s->config.queue_bytes = 4u << 20;
+    if (s->config.stall_ms == 0u)
+        s->config.stall_ms = 5000u;
+    s->client_fd = -1;
+    s->listen_fd = -1;
+    s->wake[0] = s->wake[1] = -1;
+    s->qcap = s->config.queue_bytes;
+    s->queue = malloc(s->qcap);
+    pthread_mutex_init(&s->lock, NULL);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(s->config.port)};
+    int one = 1;
+    if (s->queue == NULL || pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) != 0 ||
+        inet_pton(AF_INET, s->config.host ? s->config.host : "127.0.0.1", &a.sin_addr) != 1 ||
+        (s->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0 ||
+        setsockopt(s->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        bind(s->listen_fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(s->listen_fd, 1) != 0) {
+        int e = errno ? errno : EINVAL;
+        emb_native_server_stop(s);
+        errno = e;
+        return NULL;
+    }
+    s->sink = (struct emb_native_sink){emb__server_start, emb__server_packet,
+                                       emb__server_stop_stream, s};
+    /* Born with every signal blocked, like the streaming worker: never a timer's target. */
+    sigset_t all, saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &saved);
+    int rc = pthread_create(&s->thread, NULL, emb__server_thread, s);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    if (rc != 0) {
+        emb_native_server_stop(s);
+        errno = rc;
+        return NULL;
+    }
+    s->thread_running = true;
+    return s;
+}
+
+const struct emb_native_sink *emb_native_server_sink(struct emb_native_server *s)
+{
+    return &s->sink;
+}
+
+uint16_t emb_native_server_port(const struct emb_native_server *s)
+{
+    struct sockaddr_in a;
+    socklen_t l = sizeof a;
+    if (getsockname(s->listen_fd, (struct sockaddr *)&a, &l) != 0)
+        return 0;
+    return ntohs(a.sin_port);
+}
+
+void emb_native_server_stats(struct emb_native_server *s, struct emb_native_link_stats *out)
+{
+    pthread_mutex_lock(&s->lock);
+    *out = s->stats;
+    pthread_mutex_unlock(&s->lock);
+}
+
+void emb_native_server_stop(struct emb_native_server *s)
+{
+    if (s == NULL)
+        return;
+    if (s->thread_running) {
+        /* What is queued goes out first, within a moment. */
+        for (int i = 0; i < 100; i++) {
+            pthread_mutex_lock(&s->lock);
+            bool empty = s->qlen == 0u || s->client_fd < 0;
+            pthread_mutex_unlock(&s->lock);
+            if (empty)
+                break;
+            struct timespec t = {0, 10 * 1000 * 1000};
+            nanosleep(&t, NULL);
+        }
+        s->stop = 1;
+        emb__wake(s);
+        pthread_join(s->thread, NULL);
+    }
+    if (s->client_fd >= 0)
+        close(s->client_fd);
+    if (s->listen_fd >= 0)
+        close(s->listen_fd);
+    if (s->wake[0] >= 0) {
+        close(s->wake[0]);
+        close(s->wake[1]);
+    }
+    pthread_mutex_destroy(&s->lock);
+    free(s->queue);
+    free(s);
+}
+
+/* ---- The memory channel ---- */
+
+static struct {
+    struct emb_native_sink sink;
+    uint8_t *up, *down;
+    uint32_t header_every, since_header;
+} emb__mc;
+
+static int emb__mc_header(const uint8_t *header, size_t len)
+{
+    if (emb_memchan_send_frame(0, EMB_FRAME_CH_TRACE, header, len) != EMB_OK)
+        return -1;
+    emb__mc.since_header = 0;
+    return 0;
+}
+
+static int emb__mc_start(void *arg, const uint8_t *header, size_t len)
+{
+    (void)arg;
+    emb__mc_header(header, len);
+    return 0;
+}
+
+static int emb__mc_packet(void *arg, const uint8_t *packet, size_t len)
+{
+    (void)arg;
+    emb_memchan_poll_shell(0, 0);
+    if (emb__mc.header_every != 0u && emb__mc.since_header >= emb__mc.header_every) {
+        static uint8_t header[EMB__HEADER_MAX];
+        size_t hn = emb_native_stream_header(header, sizeof header);
+        if (hn > 0u)
+            emb__mc_header(header, hn);
+    }
+    if (emb_memchan_send_frame(0, EMB_FRAME_CH_TRACE, packet, len) != EMB_OK)
+        return -1;
+    emb__mc.since_header++;
+    return 0;
+}
+
+static void emb__mc_stop(void *arg)
+{
+    (void)arg;
+    emb_memchan_poll_shell(0, 0);
+}
+
+const struct emb_native_sink *emb_native_memchan_sink(uint32_t up_bytes, uint32_t down_bytes,
+                                                      uint32_t header_every)
+{
+    free(emb__mc.up);
+    free(emb__mc.down);
+    emb__mc.up = malloc(up_bytes);
+    emb__mc.down = malloc(down_bytes);
+    if (emb__mc.up == NULL || emb__mc.down == NULL)
+        return NULL;
+    const struct emb_memchan_buffer up = {"emb-frames", emb__mc.up, up_bytes};
+    const struct emb_memchan_buffer down = {"emb-shell", emb__mc.down, down_bytes};
+    if (emb_memchan_init(&up, 1, &down, 1) != EMB_OK)
+        return NULL;
+    emb__mc.header_every = header_every;
+    emb__mc.since_header = 0;
+    emb__mc.sink = (struct emb_native_sink){emb__mc_start, emb__mc_packet, emb__mc_stop, NULL};
+    return &emb__mc.sink;
+}

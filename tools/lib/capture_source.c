@@ -1,0 +1,560 @@
+/* Capture sources: bytes from wherever the target sends them, to a trace stream. */
+#define _GNU_SOURCE
+#include "capture_source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <emb/frame.h>
+#include <emb/shell.h>
+#include <emb/trace.h>
+#include <emb/trace_format.h>
+#include <emb/wire.h>
+
+#include "elf_sym.h"
+#include "frame_decode.h"
+#include "gdb_rsp.h"
+#include "hostio.h"
+#include "memaccess.h"
+#include "memchan_host.h"
+#include "swo.h"
+#include "trace_assemble.h"
+
+#define EMB__IDLE_AFTER_CLOSE_MS 300u
+#define EMB__PING_MS 250u
+
+struct emb__bytes {
+    uint8_t *p;
+    size_t n, cap;
+};
+
+static int emb__append(struct emb__bytes *b, const void *p, size_t n)
+{
+    if (b->n + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 65536;
+        while (cap < b->n + n)
+            cap *= 2;
+        uint8_t *q = realloc(b->p, cap);
+        if (q == NULL)
+            return -1;
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
+    return 0;
+}
+
+/* Splits a raw trace stream that may have lost bytes (SWO) into its header and whole
+ * packets for the assembler, skipping to the next packet magic after a loss. */
+struct emb__splitter {
+    struct emb__bytes buf;
+    bool have_header;
+    uint32_t packet_size;
+};
+
+struct emb__cap {
+    const struct emb_source_options *o;
+    struct emb_source_stats *st;
+    struct emb_frame_dec *dec;
+    struct emb_tasm *tasm;
+    struct emb__bytes log;
+    struct emb__splitter sp;
+    struct emb__bytes down;     /* command frames waiting to go to the target */
+    uint64_t start_ms, last_progress_ms, last_ping_ms, last_packet_ms, closed_ms;
+    uint64_t last_packets;
+    uint32_t cookie;
+};
+
+static uint64_t emb__now(void)
+{
+    return emb_hostio_now_ms();
+}
+
+/* ---- What arrives ---- */
+
+static void emb__on_frame(void *arg, uint8_t ch, const uint8_t *p, size_t len, uint64_t off)
+{
+    (void)off;
+    struct emb__cap *c = arg;
+    if (ch == EMB_FRAME_CH_TRACE) {
+        emb_tasm_frame(c->tasm, p, len);
+    } else if (ch == EMB_FRAME_CH_LOG) {
+        emb__append(&c->log, p, len);
+    } else if (ch == EMB_FRAME_CH_SHELL && len >= 2) {
+        c->st->replies++;
+        /* PING and ARM_WINDOW replies carry the window state. */
+        uint32_t state = 0;
+        if (p[0] == (EMB_SHELL_PING | EMB_SHELL_REPLY) && len >= 7)
+            state = p[6];
+        else if (p[0] == (EMB_SHELL_ARM_WINDOW | EMB_SHELL_REPLY) && len >= 6)
+            state = emb_get_le32(p + 2);
+        if (state == EMB_TRACE_WINDOW_CLOSED && !c->st->window_closed) {
+            c->st->window_closed = true;
+            c->closed_ms = emb__now();
+        }
+    }
+}
+
+static void emb__split(struct emb__cap *c, const uint8_t *p, size_t n, bool lost)
+{
+    struct emb__splitter *s = &c->sp;
+    if (lost && s->have_header && s->buf.n > 0) {
+        /* Bytes went missing before these: the packet in progress is not whole. */
+        c->st->resyncs += s->buf.n;
+        s->buf.n = 0;
+    }
+    emb__append(&s->buf, p, n);
+    size_t pos = 0;
+    for (;;) {
+        uint8_t *b = s->buf.p + pos;
+        size_t avail = s->buf.n - pos;
+        if (!s->have_header) {
+            if (avail < EMB_TSF_FIXED_SIZE)
+                break;
+            uint16_t hs = emb_get_le16(b + EMB_TSF_OFF_HEADER_SIZE);
+            uint32_t ps = emb_get_le32(b + EMB_TSF_OFF_PACKET_SIZE);
+            if (emb_get_le32(b) != EMB_TSF_MAGIC || hs < EMB_TSF_FIXED_SIZE || ps < 256u ||
+                ps > 65536u || (ps & (ps - 1u)) != 0u) {
+                pos++;
+                c->st->resyncs++;
+                continue;
+            }
+            if (avail < hs)
+                break;
+            emb_tasm_frame(c->tasm, b, hs);
+            s->have_header = true;
+            s->packet_size = ps;
+            pos += hs;
+            continue;
+        }
+        if (avail < 4u)
+            break;
+        if (emb_get_le32(b) != EMB_PKT_MAGIC) {
+            pos++;
+            c->st->resyncs++;
+            continue;
+        }
+        if (avail < s->packet_size)
+            break;
+        if (emb_get_le32(b + EMB_PKT_OFF_PACKET_SIZE) != 8u * s->packet_size) {
+            pos++;
+            c->st->resyncs++;
+            continue;
+        }
+        emb_tasm_frame(c->tasm, b, s->packet_size);
+        pos += s->packet_size;
+    }
+    memmove(s->buf.p, s->buf.p + pos, s->buf.n - pos);
+    s->buf.n -= pos;
+}
+
+static void emb__on_swo(void *arg, unsigned port, const uint8_t *b, size_t n, bool lost, uint64_t t)
+{
+    (void)t;
+    struct emb__cap *c = arg;
+    if (port == 1)
+        emb__split(c, b, n, lost);
+    else if (port == 0)
+        emb__append(&c->log, b, n);
+}
+
+/* ---- Commands to the target ---- */
+
+static void emb__command(struct emb__cap *c, const uint8_t *cmd, size_t len)
+{
+    uint8_t frame[64];
+    size_t n = emb_frame_encode(frame, sizeof frame, EMB_FRAME_CH_SHELL, cmd, len);
+    emb__append(&c->down, frame, n);
+}
+
+static void emb__ping(struct emb__cap *c)
+{
+    uint8_t ping[5] = {EMB_SHELL_PING};
+    emb_put_le32(ping + 1, ++c->cookie);
+    emb__command(c, ping, sizeof ping);
+}
+
+/* ---- When to stop ---- */
+
+static void emb__stats(struct emb__cap *c)
+{
+    struct emb_source_stats *st = c->st;
+    const struct emb_frame_stats *fs = emb_frame_dec_stats(c->dec);
+    const struct emb_tasm_stats *ts = emb_tasm_stats(c->tasm);
+    st->frames = fs->frames;
+    st->bad_frames = fs->dropped;
+    st->packets = ts->packets;
+    st->headers = ts->headers;
+    st->foreign = ts->foreign;
+    st->log_bytes = c->log.n;
+    uint64_t now = emb__now();
+    st->elapsed_ms = now - c->start_ms;
+    if (ts->packets != c->last_packets) {
+        c->last_packets = ts->packets;
+        c->last_packet_ms = now;
+    }
+    if (c->o->progress != NULL && now - c->last_progress_ms >= 200u) {
+        c->last_progress_ms = now;
+        c->o->progress(c->o->progress_arg, st);
+    }
+}
+
+/* Returns a reason to stop, or NULL to go on. */
+static const char *emb__should_stop(struct emb__cap *c)
+{
+    const struct emb_source_options *o = c->o;
+    emb__stats(c);
+    uint64_t now = emb__now();
+    if (o->stop != NULL && *o->stop)
+        return "interrupted";
+    if (o->duration_s > 0 && (double)(now - c->start_ms) >= o->duration_s * 1000.0)
+        return "duration";
+    if (o->max_packets > 0 && c->st->packets >= o->max_packets)
+        return "count";
+    if (o->until_window_closed) {
+        if (c->st->window_closed && now - c->closed_ms >= EMB__IDLE_AFTER_CLOSE_MS &&
+            now - c->last_packet_ms >= EMB__IDLE_AFTER_CLOSE_MS)
+            return "window closed";
+        if (!c->st->window_closed && now - c->last_ping_ms >= EMB__PING_MS) {
+            c->last_ping_ms = now;
+            emb__ping(c);
+        }
+    }
+    return NULL;
+}
+
+/* ---- Byte streams: file, tcp, serial ---- */
+
+static int emb__stream_loop(struct emb__cap *c, int fd, bool live, bool can_write)
+{
+    uint8_t buf[65536];
+    for (;;) {
+        const char *why = emb__should_stop(c);
+        if (why != NULL) {
+            snprintf(c->st->stop_reason, sizeof c->st->stop_reason, "%s", why);
+            return 0;
+        }
+        if (can_write && c->down.n > 0) {
+            if (emb_hostio_write_all(fd, c->down.p, c->down.n) == 0)
+                c->down.n = 0;
+        }
+        ssize_t n = emb_hostio_read(fd, buf, sizeof buf, live ? 50 : -1);
+        if (n == -2 || (n < 0 && errno == EINTR))
+            continue;
+        if (n < 0)
+            return -1;
+        if (n == 0) {
+            snprintf(c->st->stop_reason, sizeof c->st->stop_reason, "end of source");
+            return 0;
+        }
+        c->st->bytes += (uint64_t)n;
+        emb_frame_dec_feed(c->dec, buf, (size_t)n);
+    }
+}
+
+static int emb__file(struct emb__cap *c, struct emb_source_result *r, char *err, size_t errlen)
+{
+    int fd = strcmp(c->o->target, "-") ? open(c->o->target, O_RDONLY | O_CLOEXEC) : 0;
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot open: %s", c->o->target, strerror(errno));
+        return -1;
+    }
+    uint8_t head[4];
+    ssize_t hn = read(fd, head, sizeof head);
+    if (hn == 4 && emb_get_le32(head) == EMB_TSF_MAGIC) {
+        /* Already a trace stream: taken as it is. */
+        struct emb__bytes all = {0};
+        emb__append(&all, head, 4);
+        uint8_t buf[65536];
+        ssize_t n;
+        while ((n = read(fd, buf, sizeof buf)) > 0)
+            emb__append(&all, buf, (size_t)n);
+        if (fd != 0)
+            close(fd);
+        r->trace = all.p;
+        r->trace_len = all.n;
+        c->st->bytes = all.n;
+        snprintf(c->st->stop_reason, sizeof c->st->stop_reason, "end of source");
+        return 0;
+    }
+    if (hn > 0) {
+        c->st->bytes += (uint64_t)hn;
+        emb_frame_dec_feed(c->dec, head, (size_t)hn);
+    }
+    int rc = emb__stream_loop(c, fd, false, false);
+    if (rc != 0)
+        snprintf(err, errlen, "%s: read error: %s", c->o->target, strerror(errno));
+    if (fd != 0)
+        close(fd);
+    return rc;
+}
+
+static int emb__tcp(struct emb__cap *c, char *err, size_t errlen)
+{
+    int fd = emb_hostio_connect(c->o->target, 5000, err, errlen);
+    if (fd < 0)
+        return -1;
+    int rc = emb__stream_loop(c, fd, true, true);
+    if (rc != 0)
+        snprintf(err, errlen, "%s: %s", c->o->target, strerror(errno));
+    close(fd);
+    return rc;
+}
+
+static int emb__serial(struct emb__cap *c, char *err, size_t errlen)
+{
+    int fd = emb_hostio_serial_open(c->o->target, c->o->baud ? c->o->baud : 115200u);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot open at %u baud: %s", c->o->target,
+                 c->o->baud ? c->o->baud : 115200u, strerror(errno));
+        return -1;
+    }
+    int rc = emb__stream_loop(c, fd, true, true);
+    if (rc != 0)
+        snprintf(err, errlen, "%s: %s", c->o->target, strerror(errno));
+    close(fd);
+    return rc;
+}
+
+static int emb__swo(struct emb__cap *c, char *err, size_t errlen)
+{
+    int fd = strcmp(c->o->target, "-") ? open(c->o->target, O_RDONLY | O_CLOEXEC) : 0;
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot open: %s", c->o->target, strerror(errno));
+        return -1;
+    }
+    struct emb_swo_demux d;
+    emb_swo_demux_init(&d, 0x3u, emb__on_swo, c);
+    uint8_t buf[65536];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) {
+        c->st->bytes += (uint64_t)n;
+        emb_swo_demux_feed(&d, buf, (size_t)n);
+        const char *why = emb__should_stop(c);
+        if (why != NULL) {
+            snprintf(c->st->stop_reason, sizeof c->st->stop_reason, "%s", why);
+            break;
+        }
+    }
+    emb_swo_demux_finish(&d);
+    c->st->overflows = d.swo.stats.overflows;
+    if (c->st->stop_reason[0] == '\0')
+        snprintf(c->st->stop_reason, sizeof c->st->stop_reason,
+                 d.swo.stats.truncated ? "end of source (last packet cut short)" : "end of source");
+    if (fd != 0)
+        close(fd);
+    if (n < 0) {
+        snprintf(err, errlen, "%s: read error: %s", c->o->target, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- The memory channel: gdb and pid ---- */
+
+static void emb__sleep_ms(int ms)
+{
+    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+/* One round: what the up ring holds, then what waits to go down. */
+static int emb__mch_round(struct emb__cap *c, struct emb_mch *m, char *err, size_t errlen)
+{
+    static uint8_t buf[1 << 20];
+    size_t got;
+    do {
+        if (emb_mch_read_up(m, 0, buf, sizeof buf, &got, err, errlen) != 0)
+            return -1;
+        c->st->bytes += got;
+        emb_frame_dec_feed(c->dec, buf, got);
+    } while (got == sizeof buf);
+    if (c->down.n > 0 && m->ndown > 0) {
+        size_t written;
+        if (emb_mch_write_down(m, 0, c->down.p, c->down.n, &written, err, errlen) != 0)
+            return -1;
+        if (written == c->down.n)
+            c->down.n = 0;
+    }
+    c->st->polls++;
+    return 0;
+}
+
+static int emb__gdb(struct emb__cap *c, char *err, size_t errlen)
+{
+    const struct emb_source_options *o = c->o;
+    uint64_t addr = o->memchan_addr;
+    if (addr == 0 && o->elf != NULL && emb_elf_symbol(o->elf, "emb_memchan", &addr, NULL, err, errlen))
+        return -1;
+    struct emb_gdb *g = emb_gdb_connect(o->target, 2000, err, errlen);
+    if (g == NULL)
+        return -1;
+    struct emb_mch_range ram = {o->ram_start, o->ram_end};
+    if (ram.start == 0 && ram.end == 0)
+        ram = (struct emb_mch_range){0x20000000u, 0x20400000u};
+    struct emb_mch_ops ops = emb_memaccess_gdb(g);
+    struct emb_mch m;
+    int rc = 0;
+    if (addr == 0)
+        rc = emb_mch_find(&ops, &ram, 1, &addr, err, errlen);
+    if (rc == 0)
+        rc = emb_mch_open(&m, &ops, addr, o->pointer_size ? o->pointer_size : 4u, &ram, 1, err, errlen);
+    if (rc == 0 && m.nup == 0) {
+        snprintf(err, errlen, "the memory channel at 0x%llx has no up ring", (unsigned long long)addr);
+        rc = -1;
+    }
+    if (rc != 0) {
+        emb_gdb_close(g);
+        return -1;
+    }
+    int poll = o->poll_ms > 0 ? o->poll_ms : 10;
+    for (;;) {
+        const char *why = emb__should_stop(c);
+        if (emb_gdb_halt(g) != 0 || emb__mch_round(c, &m, err, errlen) != 0) {
+            if (err[0] == '\0')
+                snprintf(err, errlen, "%s", emb_gdb_error(g));
+            rc = c->st->polls > 0 ? 0 : -1;
+            snprintf(c->st->stop_reason, sizeof c->st->stop_reason, "target lost");
+            break;
+        }
+        if (why != NULL) {
+            snprintf(c->st->stop_reason, sizeof c->st->stop_reason, "%s", why);
+            break;
+        }
+        emb_gdb_resume(g);
+        emb__sleep_ms(poll);
+    }
+    const struct emb_gdb_stats *gs = emb_gdb_stats(g);
+    c->st->halts = gs->halts;
+    c->st->halt_ms_avg = gs->halts ? (double)gs->halt_ns_total / (double)gs->halts / 1e6 : 0.0;
+    c->st->halt_ms_max = (double)gs->halt_ns_max / 1e6;
+    /* Let the target run on after the capture. */
+    emb_gdb_detach(g);
+    emb_gdb_close(g);
+    return rc;
+}
+
+static int emb__pid(struct emb__cap *c, char *err, size_t errlen)
+{
+    const struct emb_source_options *o = c->o;
+    char *end;
+    long v = strtol(o->target, &end, 10);
+    if (*o->target == '\0' || *end != '\0' || v <= 0) {
+        snprintf(err, errlen, "'%s' is not a process id", o->target);
+        return -1;
+    }
+    pid_t pid = (pid_t)v;
+    if (kill(pid, 0) != 0 && errno == ESRCH) {
+        snprintf(err, errlen, "no process %d", (int)pid);
+        return -1;
+    }
+    struct emb_mch_range ranges[256];
+    int nr = emb_memaccess_pid_ranges(pid, ranges, 256, err, errlen);
+    if (nr < 0)
+        return -1;
+    struct emb_mch_ops ops = emb_memaccess_pid(&pid);
+    uint64_t addr = o->memchan_addr;
+    if (addr == 0 && emb_proc_symbol(pid, "emb_memchan", &addr, err, errlen) != 0 &&
+        emb_mch_find(&ops, ranges, (size_t)nr, &addr, err, errlen) != 0)
+        return -1;
+    struct emb_mch m;
+    /* The heap holds the native port's ring buffers: every writable mapping is RAM here. */
+    if (emb_mch_open(&m, &ops, addr, sizeof(void *), ranges, (size_t)nr, err, errlen) != 0)
+        return -1;
+    if (m.nup == 0 || m.up[0].size == 0) {
+        snprintf(err, errlen, "process %d: the memory channel has no up ring", (int)pid);
+        return -1;
+    }
+    int poll = o->poll_ms > 0 ? o->poll_ms : 10;
+    for (;;) {
+        const char *why = emb__should_stop(c);
+        bool alive = kill(pid, 0) == 0;
+        if (emb__mch_round(c, &m, err, errlen) != 0 || !alive) {
+            snprintf(c->st->stop_reason, sizeof c->st->stop_reason, "end of source");
+            break;
+        }
+        if (why != NULL) {
+            snprintf(c->st->stop_reason, sizeof c->st->stop_reason, "%s", why);
+            break;
+        }
+        emb__sleep_ms(poll);
+    }
+    err[0] = '\0';
+    return 0;
+}
+
+/* ---- Entry ---- */
+
+int emb_source_kind_parse(const char *name)
+{
+    static const char *const names[] = {"file", "tcp", "serial", "swo", "gdb", "pid"};
+    for (int i = 0; i < 6; i++)
+        if (!strcmp(name, names[i]))
+            return i;
+    return -1;
+}
+
+int emb_source_capture(const struct emb_source_options *opt, struct emb_source_result *res,
+                       char *err, size_t errlen)
+{
+    memset(res, 0, sizeof *res);
+    err[0] = '\0';
+    struct emb__cap c = {.o = opt, .st = &res->stats};
+    bool joined = opt->kind == EMB_SOURCE_SERIAL;
+    c.dec = emb_frame_dec_new(70000, joined, emb__on_frame, NULL, &c);
+    c.tasm = emb_tasm_new(0);
+    if (c.dec == NULL || c.tasm == NULL) {
+        snprintf(err, errlen, "out of memory");
+        emb_frame_dec_free(c.dec);
+        emb_tasm_free(c.tasm);
+        return -1;
+    }
+    c.start_ms = c.last_packet_ms = emb__now();
+    if (opt->arm) {
+        uint8_t arm[1] = {EMB_SHELL_ARM_WINDOW};
+        emb__command(&c, arm, 1);
+    }
+    int rc;
+    switch (opt->kind) {
+    case EMB_SOURCE_FILE: rc = emb__file(&c, res, err, errlen); break;
+    case EMB_SOURCE_TCP: rc = emb__tcp(&c, err, errlen); break;
+    case EMB_SOURCE_SERIAL: rc = emb__serial(&c, err, errlen); break;
+    case EMB_SOURCE_SWO: rc = emb__swo(&c, err, errlen); break;
+    case EMB_SOURCE_GDB: rc = emb__gdb(&c, err, errlen); break;
+    case EMB_SOURCE_PID: rc = emb__pid(&c, err, errlen); break;
+    default:
+        snprintf(err, errlen, "unknown source");
+        rc = -1;
+    }
+    emb_frame_dec_finish(c.dec);
+    emb__stats(&c);
+    if (res->trace == NULL) {
+        size_t len;
+        const uint8_t *s = emb_tasm_stream(c.tasm, &len);
+        if (s != NULL && (res->trace = malloc(len)) != NULL) {
+            memcpy(res->trace, s, len);
+            res->trace_len = len;
+        }
+    }
+    res->log = c.log.p;
+    res->log_len = c.log.n;
+    emb_frame_dec_free(c.dec);
+    emb_tasm_free(c.tasm);
+    free(c.sp.buf.p);
+    free(c.down.p);
+    return rc;
+}
+
+void emb_source_result_free(struct emb_source_result *res)
+{
+    free(res->trace);
+    free(res->log);
+    memset(res, 0, sizeof *res);
+}

@@ -1,0 +1,90 @@
+/* Capture sources (SPEC-015 §7): everything a target's bytes can arrive through, turned
+ * into a trace stream file ("EMBT") and the log stream, for `emb capture` to seal.
+ *
+ *   file     a file: a trace stream as is, or the framed bytes a transport recorded
+ *   tcp      HOST:PORT: the native port's record server (frames)
+ *   serial   a serial line (raw, 8N1, at a baud rate), frames; joined mid-stream
+ *   swo      a raw SWO capture (ITM packets): stimulus port 1 trace, port 0 log
+ *   gdb      HOST:PORT of a GDB server: the memory channel, polled while the target is
+ *            halted for a moment each time
+ *   pid      a live process of the native port: its memory channel, read without
+ *            stopping it
+ *
+ * Frames on channel 1 rebuild the trace stream (trace_assemble.h); channel 0 payloads
+ * are the log; channel 3 carries shell replies. A capture stops at the end of its source,
+ * after a number of packets, a duration, when the target's window has closed, or when
+ * *stop becomes nonzero (Ctrl-C); whatever arrived until then is the result, and the
+ * statistics say what was lost on the way.
+ */
+#ifndef EMB_HOST_CAPTURE_SOURCE_H
+#define EMB_HOST_CAPTURE_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum emb_source_kind {
+    EMB_SOURCE_FILE,
+    EMB_SOURCE_TCP,
+    EMB_SOURCE_SERIAL,
+    EMB_SOURCE_SWO,
+    EMB_SOURCE_GDB,
+    EMB_SOURCE_PID,
+};
+
+struct emb_source_stats {
+    uint64_t bytes;          /* read from the source */
+    uint64_t frames;         /* good frames */
+    uint64_t bad_frames;     /* damaged frames dropped (CRC, COBS, length) */
+    uint64_t packets;        /* trace packets kept */
+    uint64_t headers;        /* stream headers seen */
+    uint64_t foreign;        /* packets of another run (the target restarted) */
+    uint64_t resyncs;        /* trace bytes skipped to find the next packet (SWO) */
+    uint64_t log_bytes;
+    uint64_t overflows;      /* SWO overflow packets */
+    uint64_t replies;        /* shell replies */
+    uint64_t polls;          /* gdb, pid */
+    uint64_t halts;
+    double halt_ms_avg, halt_ms_max;
+    uint64_t elapsed_ms;
+    bool window_closed;      /* the target said its window closed */
+    char stop_reason[48];    /* "end of source", "duration", "count", "window closed", ... */
+};
+
+struct emb_source_options {
+    enum emb_source_kind kind;
+    const char *target;          /* path, HOST:PORT, device or PID */
+    uint32_t baud;               /* serial; 0: 115200 */
+    const char *elf;             /* gdb: the firmware, for the emb_memchan symbol */
+    uint64_t memchan_addr;       /* gdb, pid: the control block, when known */
+    uint64_t ram_start, ram_end; /* gdb: where rings may lie; 0, 0: 0x20000000..+4 MB */
+    unsigned pointer_size;       /* gdb: for an RTT-layout block; 0: 4 */
+    double duration_s;           /* stop after this long; 0: no limit */
+    uint64_t max_packets;        /* stop after this many trace packets; 0: no limit */
+    bool arm;                    /* send ARM_WINDOW when the capture starts */
+    bool until_window_closed;    /* stop once the window has closed and been sent */
+    int poll_ms;                 /* gdb, pid: between polls; 0: 10 */
+    volatile int *stop;          /* set nonzero to stop (a signal handler) */
+    void (*progress)(void *arg, const struct emb_source_stats *stats);
+    void *progress_arg;
+};
+
+struct emb_source_result {
+    uint8_t *trace;  /* a trace stream file, or NULL when no stream header arrived */
+    size_t trace_len;
+    uint8_t *log;    /* channel-0 payloads in order, or NULL */
+    size_t log_len;
+    struct emb_source_stats stats;
+};
+
+/* Captures until a stop condition. Returns 0 when the source could be read (even if it
+ * gave nothing, or stopped early: see stats.stop_reason), -1 with a message when it could
+ * not be opened or failed before anything arrived. */
+int emb_source_capture(const struct emb_source_options *opt, struct emb_source_result *res,
+                       char *err, size_t errlen);
+void emb_source_result_free(struct emb_source_result *res);
+
+/* Parses a source option value: "tcp" etc. Returns -1 for an unknown name. */
+int emb_source_kind_parse(const char *name);
+
+#endif /* EMB_HOST_CAPTURE_SOURCE_H */
