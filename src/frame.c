@@ -8,7 +8,7 @@ static const uint16_t emb__crc16_nibble[16] = {
     0x8108, 0x9129, 0xA14A, 0xB16B, 0xC18C, 0xD1AD, 0xE1CE, 0xF1EF,
 };
 
-uint16_t emb_crc16_ccitt(uint16_t crc, const void *data, size_t len)
+uint16_t emb_crc16(uint16_t crc, const void *data, size_t len)
 {
     const uint8_t *p = (const uint8_t *)data;
     for (size_t i = 0; i < len; i++) {
@@ -46,11 +46,11 @@ size_t emb_frame_encode(uint8_t *out, size_t cap, uint8_t channel, const void *p
                         size_t len)
 {
     if (out == NULL || channel >= EMB_FRAME_CHANNELS || (len > 0u && payload == NULL) ||
-        len > SIZE_MAX / 2u || cap < EMB_FRAME_MAX_ENCODED(len))
+        len > SIZE_MAX / 2u || cap < EMB_FRAME_WIRE_MAX(len))
         return 0;
     const uint8_t *p = (const uint8_t *)payload;
-    uint16_t crc = emb_crc16_ccitt(0xFFFFu, &channel, 1u);
-    crc = emb_crc16_ccitt(crc, p, len);
+    uint16_t crc = emb_crc16(EMB_CRC16_INIT, &channel, 1u);
+    crc = emb_crc16(crc, p, len);
     struct emb__cobs c = {out, 1u, 0u, 1u};
     emb__cobs_byte(&c, channel);
     for (size_t i = 0; i < len; i++)
@@ -62,60 +62,65 @@ size_t emb_frame_encode(uint8_t *out, size_t cap, uint8_t channel, const void *p
     return c.w;
 }
 
-/* ---- Streaming: payload in pieces, output through a sink ---- */
+/* ---- Streaming: payload in pieces, output through a writer ---- */
 
-static void emb__enc_flush(struct emb_frame_enc *e)
+/* Hands the open block to the writer: its code byte is its length. */
+static void emb__flush_block(struct emb_frame_encoder *enc)
 {
-    e->block[0] = (uint8_t)(e->used + 1u);
-    if (!e->failed && e->sink(e->arg, e->block, (size_t)e->used + 1u) != 0)
-        e->failed = 1u;
-    e->used = 0u;
+    enc->block[0] = enc->fill;
+    if (enc->status == (uint8_t)EMB_OK) {
+        emb_status s = enc->write(enc->arg, enc->block, enc->fill);
+        if (s != EMB_OK)
+            enc->status = (uint8_t)s;
+    }
+    enc->fill = 1u;
 }
 
-static void emb__enc_byte(struct emb_frame_enc *e, uint8_t b)
+/* One byte of the unencoded frame (channel, payload or CRC). */
+static void emb__put_byte(struct emb_frame_encoder *enc, uint8_t b)
 {
     if (b == 0u) {
-        emb__enc_flush(e);
+        emb__flush_block(enc); /* the block's end stands for this zero */
         return;
     }
-    e->block[1u + e->used++] = b;
-    if (e->used == 254u)
-        emb__enc_flush(e);
+    enc->block[enc->fill++] = b;
+    if (enc->fill == 255u)
+        emb__flush_block(enc); /* a full block (code 0xFF) implies no zero */
 }
 
-emb_status emb_frame_enc_begin(struct emb_frame_enc *e, uint8_t channel, emb_frame_sink sink,
-                               void *arg)
+void emb_frame_enc_begin(struct emb_frame_encoder *enc, emb_frame_write_fn write, void *arg,
+                     uint8_t channel)
 {
-    if (e == NULL || sink == NULL || channel >= EMB_FRAME_CHANNELS)
-        return EMB_E_INVALID;
-    e->sink = sink;
-    e->arg = arg;
-    e->used = 0u;
-    e->failed = 0u;
-    e->crc = emb_crc16_ccitt(0xFFFFu, &channel, 1u);
-    emb__enc_byte(e, channel);
-    return e->failed ? EMB_E_IO : EMB_OK;
+    enc->write = write;
+    enc->arg = arg;
+    enc->fill = 1u;
+    enc->status = (uint8_t)(channel < EMB_FRAME_CHANNELS ? EMB_OK : EMB_E_INVALID);
+    enc->crc = emb_crc16(EMB_CRC16_INIT, &channel, 1u);
+    emb__put_byte(enc, channel);
 }
 
-emb_status emb_frame_enc_put(struct emb_frame_enc *e, const void *data, size_t len)
+void emb_frame_enc_put(struct emb_frame_encoder *enc, const void *data, size_t len)
 {
     const uint8_t *p = (const uint8_t *)data;
-    e->crc = emb_crc16_ccitt(e->crc, p, len);
-    for (size_t i = 0; i < len && !e->failed; i++)
-        emb__enc_byte(e, p[i]);
-    return e->failed ? EMB_E_IO : EMB_OK;
+    enc->crc = emb_crc16(enc->crc, p, len);
+    for (size_t i = 0; i < len; i++)
+        emb__put_byte(enc, p[i]);
 }
 
-emb_status emb_frame_enc_end(struct emb_frame_enc *e)
+emb_status emb_frame_enc_end(struct emb_frame_encoder *enc)
 {
-    uint16_t crc = e->crc;
-    emb__enc_byte(e, (uint8_t)crc);
-    emb__enc_byte(e, (uint8_t)(crc >> 8));
-    emb__enc_flush(e);
+    uint16_t crc = enc->crc;
+    emb__put_byte(enc, (uint8_t)crc);
+    emb__put_byte(enc, (uint8_t)(crc >> 8));
+    /* The last block always closes, empty or not: its missing zero marks the frame end. */
+    emb__flush_block(enc);
     static const uint8_t delimiter = EMB_FRAME_DELIMITER;
-    if (!e->failed && e->sink(e->arg, &delimiter, 1u) != 0)
-        e->failed = 1u;
-    return e->failed ? EMB_E_IO : EMB_OK;
+    if (enc->status == (uint8_t)EMB_OK) {
+        emb_status s = enc->write(enc->arg, &delimiter, 1u);
+        if (s != EMB_OK)
+            enc->status = (uint8_t)s;
+    }
+    return (emb_status)enc->status;
 }
 
 /* ---- Decoding ---- */
@@ -135,7 +140,7 @@ enum emb_frame_error emb_frame_decode_one(const uint8_t *in, size_t n, uint8_t *
     }
     if (len < 3u)
         return EMB_FRAME_TOO_SHORT;
-    uint16_t crc = emb_crc16_ccitt(0xFFFFu, out, len - 2u);
+    uint16_t crc = emb_crc16(EMB_CRC16_INIT, out, len - 2u);
     if ((uint16_t)(out[len - 2u] | (out[len - 1u] << 8)) != crc)
         return EMB_FRAME_BAD_CRC;
     if (out[0] >= EMB_FRAME_CHANNELS)

@@ -148,11 +148,11 @@ struct emb__frame_sink {
     uint32_t wr;
 };
 
-static int emb__frame_put(void *arg, const uint8_t *bytes, size_t n)
+static emb_status emb__frame_put(void *arg, const uint8_t *bytes, uint32_t n)
 {
     struct emb__frame_sink *k = arg;
     emb__put(k->r, &k->wr, bytes, n);
-    return 0;
+    return EMB_OK;
 }
 
 emb_status emb_memchan_send_frame(unsigned ring, uint8_t channel, const void *payload,
@@ -164,10 +164,10 @@ emb_status emb_memchan_send_frame(unsigned ring, uint8_t channel, const void *pa
     emb_port_irq_state s = emb_port_irq_save();
     emb_status st = EMB_E_NOSPACE;
     /* Room for the longest encoding is checked first, so the frame is never cut. */
-    if (emb__space(r) >= EMB_FRAME_MAX_ENCODED(len)) {
+    if (emb__space(r) >= EMB_FRAME_WIRE_MAX(len)) {
         struct emb__frame_sink k = {r, r->wr};
-        struct emb_frame_enc e;
-        emb_frame_enc_begin(&e, channel, emb__frame_put, &k);
+        struct emb_frame_encoder e;
+        emb_frame_enc_begin(&e, emb__frame_put, &k, channel);
         emb_frame_enc_put(&e, payload, len);
         emb_frame_enc_end(&e);
         emb__store(&r->wr, k.wr);

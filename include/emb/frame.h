@@ -10,8 +10,9 @@
  *
  * Two encoders, neither needing a copy of the whole frame: emb_frame_encode() writes into
  * the caller's buffer in one pass (code bytes are patched once their block is known), and
- * the streaming encoder (emb_frame_enc_*) takes the payload in pieces and hands the
- * encoded bytes to a sink through a 254-byte block buffer. Freestanding, no allocation.
+ * the streaming encoder (emb_frame_enc_begin/put/end) takes the payload in pieces and hands
+ * the encoded bytes to a writer one COBS block (at most 254 bytes) at a time.
+ * Freestanding, no allocation.
  */
 #ifndef EMB_FRAME_H
 #define EMB_FRAME_H
@@ -33,39 +34,43 @@ enum emb_frame_channel {
 #define EMB_FRAME_CHANNELS 16u
 #define EMB_FRAME_DELIMITER 0x00u
 
-/* Bytes a frame of `len` payload bytes takes on the wire at most: the channel and CRC
- * (3 bytes), one COBS code byte per 254 bytes or part, and the delimiter. */
-#define EMB_FRAME_MAX_ENCODED(len) ((len) + 3u + ((len) + 3u) / 254u + 1u + 1u)
+/* Most bytes a frame of `payload` bytes takes on the wire, delimiter included: the
+ * channel and CRC (3 bytes), a COBS code byte per 254 bytes or part, the delimiter. */
+#define EMB_FRAME_WIRE_MAX(payload) ((payload) + 3u + ((payload) + 3u) / 254u + 2u)
 
-/* CRC-16/CCITT-FALSE, continued over `len` more bytes (start with 0xFFFF). */
-uint16_t emb_crc16_ccitt(uint16_t crc, const void *data, size_t len);
+/* CRC-16/IBM-3740 (also called CCITT-FALSE): polynomial 0x1021, initial value 0xFFFF, no
+ * reflection, no final xor; check value 0x29B1 over "123456789". */
+#define EMB_CRC16_INIT 0xFFFFu
+uint16_t emb_crc16(uint16_t crc, const void *data, size_t len);
 
-/* Encodes one frame, delimiter included, into `out`. Returns the bytes written, or 0 when
- * `cap` is too small (see EMB_FRAME_MAX_ENCODED) or the channel is not 0..15. */
+/* Encodes one frame, delimiter included, into `out` in one pass (each code byte is
+ * written once its block is known). Returns the bytes written, or 0 when `cap` is too
+ * small (see EMB_FRAME_WIRE_MAX) or the channel is not 0..15. */
 size_t emb_frame_encode(uint8_t *out, size_t cap, uint8_t channel, const void *payload,
                         size_t len);
 
-/* Receives encoded bytes. Returns 0, or nonzero to abandon the frame (the encoder then
- * refuses further bytes until the next begin). */
-typedef int (*emb_frame_sink)(void *arg, const uint8_t *bytes, size_t n);
+/* Receives encoded bytes; returns EMB_OK or an error, which the encoder latches. */
+typedef emb_status (*emb_frame_write_fn)(void *arg, const uint8_t *bytes, uint32_t len);
 
-/* The streaming encoder: its state and one COBS block (254 data bytes and the code). */
-struct emb_frame_enc {
-    emb_frame_sink sink;
+/* A frame in the making, for payloads given in pieces. Allocate anywhere (about 260
+ * bytes); one frame at a time. */
+struct emb_frame_encoder {
+    emb_frame_write_fn write;
     void *arg;
     uint16_t crc;
-    uint8_t used;      /* data bytes in block */
-    uint8_t failed;    /* the sink refused: the frame is abandoned */
-    uint8_t block[255]; /* block[0] is the code byte */
+    uint8_t fill;        /* bytes in block[], code byte included (1..255) */
+    uint8_t status;      /* first emb_status a write returned */
+    uint8_t block[255];  /* block[0] is the code byte, filled in when the block closes */
 };
 
-/* Starts a frame on `channel` (0..15); the sink gets the encoded bytes as blocks fill. */
-emb_status emb_frame_enc_begin(struct emb_frame_enc *e, uint8_t channel, emb_frame_sink sink,
-                               void *arg);
-/* Adds payload bytes. EMB_E_IO once the sink has refused. */
-emb_status emb_frame_enc_put(struct emb_frame_enc *e, const void *data, size_t len);
-/* Adds the CRC, the last block and the delimiter. */
-emb_status emb_frame_enc_end(struct emb_frame_enc *e);
+/* Starts a frame on `channel` (0..15). */
+void emb_frame_enc_begin(struct emb_frame_encoder *enc, emb_frame_write_fn write, void *arg,
+                     uint8_t channel);
+/* Appends payload bytes. */
+void emb_frame_enc_put(struct emb_frame_encoder *enc, const void *data, size_t len);
+/* Appends the CRC, closes the last block and writes the delimiter. Returns EMB_OK or the
+ * first error a write returned during the frame. */
+emb_status emb_frame_enc_end(struct emb_frame_encoder *enc);
 
 /* ---- Decoding ---- */
 

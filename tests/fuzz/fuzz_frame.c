@@ -23,11 +23,11 @@ static void on_frame(void *arg, uint8_t ch, const uint8_t *p, size_t len, uint64
     }
 }
 
-static int sink(void *arg, const uint8_t *b, size_t n)
+static emb_status sink(void *arg, const uint8_t *b, uint32_t n)
 {
     struct emb_frame_dec *d = arg;
     emb_frame_dec_feed(d, b, n);
-    return 0;
+    return EMB_OK;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -44,14 +44,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     want_len = size;
     seen = 0;
     d = emb_frame_dec_new(size + 16, false, on_frame, NULL, NULL);
-    size_t cap = EMB_FRAME_MAX_ENCODED(size);
+    size_t cap = EMB_FRAME_WIRE_MAX(size);
     uint8_t *enc = malloc(cap);
     size_t n = emb_frame_encode(enc, cap, 5, data, size);
     if (n == 0)
         abort();
     emb_frame_dec_feed(d, enc, n);
-    struct emb_frame_enc e;
-    emb_frame_enc_begin(&e, 5, sink, d);
+    struct emb_frame_encoder e;
+    emb_frame_enc_begin(&e, sink, d, 5);
     emb_frame_enc_put(&e, data, cut);
     emb_frame_enc_put(&e, data + cut, size - cut);
     emb_frame_enc_end(&e);

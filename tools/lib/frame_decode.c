@@ -41,7 +41,7 @@ struct emb_frame_dec *emb_frame_dec_new(size_t max_payload, bool join_midway, em
     struct emb_frame_dec *d = calloc(1, sizeof *d);
     if (d == NULL)
         return NULL;
-    d->max_bytes = EMB_FRAME_MAX_ENCODED(max_payload);
+    d->max_bytes = EMB_FRAME_WIRE_MAX(max_payload);
     d->in = malloc(d->max_bytes);
     d->out = malloc(d->max_bytes);
     if (d->in == NULL || d->out == NULL) {
