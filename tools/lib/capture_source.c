@@ -248,6 +248,11 @@ static int emb__stream_loop(struct emb__cap *c, int fd, bool live, bool can_writ
         ssize_t n = emb_hostio_read(fd, buf, sizeof buf, live ? 50 : -1);
         if (n == -2 || (n < 0 && errno == EINTR))
             continue;
+        if (n < 0 && errno == EIO) {
+            /* A serial line whose other end went away (a pseudo-terminal's master). */
+            snprintf(c->st->stop_reason, sizeof c->st->stop_reason, "end of source");
+            return 0;
+        }
         if (n < 0)
             return -1;
         if (n == 0) {

@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+"""End to end on the native port: transport_target streams a known trace over each
+byte-stream transport and `emb capture` reads it back into a sealed capture, whose trace
+must hold every event of both threads, in order, with nothing discarded.
+
+  serial   a pseudo-terminal pair stands in for the UART: the target writes frames to the
+           master, emb capture --serial opens the slave and sets the line with termios;
+           and a late joiner that opens the line mid-frame recovers at the next header
+  tcp      the native port's TCP record server, one client, headers repeated
+  pipe     frames through a pipe into emb capture --file -
+  file     frames to a file, emb capture --file FILE
+  pid      the memory channel of the live process, read with process_vm_readv
+
+Usage: test_transports.py EMB TRANSPORT_TARGET WORKDIR
+"""
+import json
+import os
+import pty
+import shutil
+import subprocess
+import sys
+import time
+import tty
+
+EMB, TARGET, WORK = sys.argv[1:4]
+COUNT = 3000
+passed = failed = 0
+
+
+def ok(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+        print("ok - " + what)
+    else:
+        failed += 1
+        print("not ok - " + what)
+    sys.stdout.flush()
+    return cond
+
+
+def check_trace(name, embt, complete=True):
+    """Decodes the saved trace with emb trace --json and counts each thread's events."""
+    r = subprocess.run([EMB, "trace", "--json", embt], capture_output=True, text=True)
+    if not ok(r.returncode == 0, "%s: emb trace decodes the capture's stream (%s)"
+              % (name, r.stderr.strip()[:200])):
+        return
+    doc = json.loads(r.stdout)
+    per = {1: [], 2: []}
+    for ev in doc["events"]:
+        if ev.get("event") == "user_event":
+            f = ev["fields"]
+            per.setdefault(f["a"], []).append(f["b"])
+    summary = doc["summary"]
+    if complete:
+        ok(per[1] == list(range(COUNT)) and per[2] == list(range(COUNT)),
+           "%s: every event of both threads, in order (%d + %d)" % (name, len(per[1]), len(per[2])))
+        ok(summary["discarded"] == 0 and summary["lost_packets"] == 0,
+           "%s: nothing discarded, no packet lost" % name)
+    else:
+        tail = per[1][-100:]
+        ok(len(per[1]) > 0 and tail == list(range(COUNT - len(tail), COUNT)),
+           "%s: joined late, the events after the join are all there (%d + %d)"
+           % (name, len(per[1]), len(per[2])))
+
+
+def capture(name, args, stdin=None, timeout=60):
+    out = os.path.join(WORK, name + ".emb")
+    embt = os.path.join(WORK, name + ".embt")
+    cmd = [EMB, "capture", "-o", out, "--save-trace", embt, "--label", name] + args
+    p = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return p, out, embt
+
+
+def finish(name, p, out, embt, complete=True):
+    so, se = p.communicate(timeout=60)
+    ok(p.returncode == 0, "%s: emb capture seals (%s)" % (name, (so + se).strip().replace("\n", " | ")[:300]))
+    if p.returncode == 0:
+        r = subprocess.run([EMB, "inspect", out], capture_output=True, text=True)
+        ok(r.returncode == 0 and "label=" + name in r.stdout.replace(" ", ""),
+           "%s: emb inspect reads the capture" % name)
+        check_trace(name, embt, complete)
+    return se
+
+
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(WORK)
+
+# ---- serial: a pty pair ----
+for late in (False, True):
+    name = "serial-late" if late else "serial"
+    master, slave = os.openpty()
+    tty.setraw(slave)  # the line is raw before any byte crosses it
+    slave_path = os.ttyname(slave)
+    tgt = subprocess.Popen([TARGET, "--wait-stdin", "--linger", "500", "fd", str(master), str(COUNT)],
+                           stdin=subprocess.PIPE, pass_fds=[master])
+    os.close(master)
+    if late:
+        tgt.stdin.write(b"g")
+        tgt.stdin.flush()
+        time.sleep(0.05)
+        os.read(slave, 777)  # someone else took the first bytes: the reader joins mid-frame
+    p, out, embt = capture(name, ["--serial", slave_path, "--baud", "921600"])
+    time.sleep(0.5)
+    if not late:
+        tgt.stdin.write(b"g")
+        tgt.stdin.flush()
+    tgt.stdin.close()
+    tgt.wait(timeout=60)
+    se = finish(name, p, out, embt, complete=not late)
+    ok("end of source" in se, "%s: the capture ends when the line hangs up" % name)
+    os.close(slave)
+
+# ---- tcp: the record server ----
+portfile = os.path.join(WORK, "port")
+tgt = subprocess.Popen([TARGET, "tcp", portfile, str(COUNT)])
+for _ in range(200):
+    if os.path.exists(portfile) and open(portfile).read().strip():
+        break
+    time.sleep(0.02)
+port = open(portfile).read().strip()
+p, out, embt = capture("tcp", ["--tcp", "127.0.0.1:" + port])
+tgt.wait(timeout=60)
+se = finish("tcp", p, out, embt)
+ok(tgt.returncode == 0, "tcp: the target ran to its end")
+
+# ---- pipe ----
+tgt = subprocess.Popen([TARGET, "fd", "1", str(COUNT)], stdout=subprocess.PIPE)
+p, out, embt = capture("pipe", ["--file", "-"], stdin=tgt.stdout)
+tgt.stdout.close()
+tgt.wait(timeout=60)
+finish("pipe", p, out, embt)
+
+# ---- file ----
+frames = os.path.join(WORK, "frames.bin")
+subprocess.run([TARGET, "file", frames, str(COUNT)], check=True, timeout=60)
+p, out, embt = capture("file", ["--file", frames])
+finish("file", p, out, embt)
+# The same file with damage: a byte in the middle of a few frames flipped.
+data = bytearray(open(frames, "rb").read())
+for k in range(1, 6):
+    data[len(data) * k // 7] ^= 0x5A
+damaged = os.path.join(WORK, "damaged.bin")
+open(damaged, "wb").write(data)
+p, out, embt = capture("damaged", ["--file", damaged])
+so, se = p.communicate(timeout=60)
+ok(p.returncode == 0 and "damaged frames" in se,
+   "damaged frames are dropped and reported, the rest sealed (%s)" % se.strip().replace("\n", " | ")[:200])
+
+# ---- pid: the memory channel of a live process ----
+pidfile = os.path.join(WORK, "pid")
+tgt = subprocess.Popen([TARGET, "memchan", pidfile, str(COUNT)], stdin=subprocess.PIPE)
+for _ in range(200):
+    if os.path.exists(pidfile) and open(pidfile).read().strip():
+        break
+    time.sleep(0.02)
+pid = open(pidfile).read().strip()
+p, out, embt = capture("pid", ["--pid", pid, "--duration", "3"])
+time.sleep(0.3)
+tgt.stdin.write(b"g")
+tgt.stdin.flush()
+finish("pid", p, out, embt)
+tgt.stdin.close()
+tgt.wait(timeout=60)
+
+r = subprocess.run([EMB, "capture", "-o", os.path.join(WORK, "x.emb"), "--pid", "999999999"],
+                   capture_output=True, text=True)
+ok(r.returncode == 2 and "no process" in r.stderr, "--pid of no process: %s" % r.stderr.strip())
+r = subprocess.run([EMB, "capture", "-o", os.path.join(WORK, "x.emb"), "--tcp", "127.0.0.1:1"],
+                   capture_output=True, text=True)
+ok(r.returncode == 2 and "cannot connect" in r.stderr, "--tcp to a closed port: %s" % r.stderr.strip())
+r = subprocess.run([EMB, "capture", "-o", os.path.join(WORK, "x.emb"), "--serial", "/dev/null-nope"],
+                   capture_output=True, text=True)
+ok(r.returncode == 2 and "cannot open" in r.stderr, "--serial of no device: %s" % r.stderr.strip())
+
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(0 if failed == 0 and passed > 0 else 1)

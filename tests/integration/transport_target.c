@@ -1,0 +1,168 @@
+/* A native-port program that streams a known trace over one of the byte-stream transports,
+ * for tests/integration/test_transports.py:
+ *
+ *   transport_target fd N COUNT            frames to descriptor N (a pipe, a pty master)
+ *   transport_target file PATH COUNT       frames to a file
+ *   transport_target tcp PORTFILE COUNT    the TCP record server (its port written to
+ *                                          PORTFILE); records once a client is connected
+ *   transport_target memchan PIDFILE COUNT the memory channel; writes its pid, records
+ *                                          when standard input gives a byte, then stays
+ *                                          alive until standard input closes
+ *
+ * Two threads each record COUNT user_event(id = i mod 65536, a = thread number 1 or 2,
+ * b = i), paced so that the rings never overflow: a reader counts every one.
+ * `--wait-stdin` (before the mode) waits for a byte on standard input before recording;
+ * `--linger MS` keeps the descriptor open that long after the last frame (a pseudo-terminal
+ * drops what its reader has not taken when its master closes). */
+#define _GNU_SOURCE
+#include <emb/native.h>
+#include <emb/native_link.h>
+#include <emb/trace_events.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static unsigned long count;
+
+static void pace(unsigned long i)
+{
+    if ((i & 127u) == 127u) {
+        struct timespec t = {0, 300 * 1000};
+        nanosleep(&t, NULL);
+    }
+}
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    for (unsigned long i = 0; i < count; i++) {
+        EMB_TRACE_user_event((uint16_t)i, 2u, (uint32_t)i);
+        pace(i);
+    }
+    return NULL;
+}
+
+static void record(void)
+{
+    struct emb_native_thread t;
+    emb_native_thread_create(&t, "worker", worker, NULL);
+    for (unsigned long i = 0; i < count; i++) {
+        EMB_TRACE_user_event((uint16_t)i, 1u, (uint32_t)i);
+        pace(i);
+    }
+    emb_native_thread_join(&t, NULL);
+}
+
+static void wait_stdin(void)
+{
+    char c;
+    (void)!read(0, &c, 1);
+}
+
+int main(int argc, char **argv)
+{
+    int a = 1;
+    int wait = 0;
+    long linger_ms = 0;
+    for (;;) {
+        if (a < argc && !strcmp(argv[a], "--wait-stdin")) {
+            wait = 1;
+            a++;
+        } else if (a + 1 < argc && !strcmp(argv[a], "--linger")) {
+            linger_ms = atol(argv[a + 1]);
+            a += 2;
+        } else {
+            break;
+        }
+    }
+    if (argc - a != 3) {
+        fprintf(stderr, "usage: transport_target [--wait-stdin] fd|file|tcp|memchan ARG COUNT\n");
+        return 2;
+    }
+    const char *mode = argv[a], *arg = argv[a + 1];
+    count = strtoul(argv[a + 2], NULL, 10);
+    struct emb_native_config config = {
+        .mode = EMB_TRACE_MODE_STREAMING,
+        .ring_packets = 256,
+        .stream_fd = -1,
+        .stream_period_us = 500,
+    };
+    struct emb_native_framed *framed = NULL;
+    struct emb_native_server *server = NULL;
+    int fd = -1;
+    if (!strcmp(mode, "fd") || !strcmp(mode, "file")) {
+        fd = !strcmp(mode, "fd") ? atoi(arg) : open(arg, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || (framed = emb_native_framed_new(fd, 8)) == NULL) {
+            perror("transport_target");
+            return 1;
+        }
+        config.stream_sink = &framed->sink;
+    } else if (!strcmp(mode, "tcp")) {
+        struct emb_native_server_config sc = {.header_period_ms = 200};
+        if ((server = emb_native_server_start(&sc)) == NULL) {
+            perror("transport_target: server");
+            return 1;
+        }
+        config.stream_sink = emb_native_server_sink(server);
+    } else if (!strcmp(mode, "memchan")) {
+        config.stream_sink = emb_native_memchan_sink(4u << 20, 256, 16);
+    } else {
+        fprintf(stderr, "transport_target: unknown mode %s\n", mode);
+        return 2;
+    }
+    emb_native_set_identity("transport-test 1", "transport=test", 0);
+    if (emb_native_init(&config) != EMB_OK) {
+        fprintf(stderr, "transport_target: emb_native_init failed\n");
+        return 1;
+    }
+    if (server != NULL) {
+        FILE *f = fopen(arg, "w");
+        fprintf(f, "%u\n", emb_native_server_port(server));
+        fclose(f);
+        struct emb_native_link_stats st;
+        do {
+            struct timespec t = {0, 10 * 1000 * 1000};
+            nanosleep(&t, NULL);
+            emb_native_server_stats(server, &st);
+        } while (st.clients == 0);
+    }
+    if (!strcmp(mode, "memchan")) {
+        FILE *f = fopen(arg, "w");
+        fprintf(f, "%d\n", (int)getpid());
+        fclose(f);
+        wait = 1;
+    }
+    if (wait)
+        wait_stdin();
+    record();
+    emb_native_flush();
+    if (!strcmp(mode, "memchan"))
+        wait_stdin(); /* until the reader is done */
+    emb_native_shutdown();
+    if (server != NULL) {
+        struct emb_native_link_stats st;
+        emb_native_server_stats(server, &st);
+        fprintf(stderr, "transport_target: server: %llu frames, %llu headers, %llu dropped\n",
+                (unsigned long long)st.frames, (unsigned long long)st.headers,
+                (unsigned long long)st.dropped);
+        emb_native_server_stop(server);
+    }
+    if (framed != NULL) {
+        fprintf(stderr, "transport_target: %llu frames, %llu headers, %llu dropped\n",
+                (unsigned long long)framed->stats.frames, (unsigned long long)framed->stats.headers,
+                (unsigned long long)framed->stats.dropped);
+        emb_native_framed_free(framed);
+    }
+    if (linger_ms > 0) {
+        struct timespec t = {linger_ms / 1000, (linger_ms % 1000) * 1000000L};
+        nanosleep(&t, NULL);
+    }
+    if (fd > 2)
+        close(fd);
+    return 0;
+}
