@@ -79,6 +79,16 @@ a=json.load(open('$WORK/tcp.json')); b=json.load(open('$WORK/file.json'))
 assert a['items']==b['items'] and a['events']==b['events'] and a['lost']==b['lost'], (a,b)
 "; ok $? "tcp:// import reads the same items as the file"
 
+# Straight into a sealed capture file: emb inspect reads it and emb diff compares two
+# imports (same catalogue, so --same-build), exit 0 or 1, never 2.
+"$EMB" import rtems-record "$IN/v10_le32.rec" -o "$WORK/cap1.embt" --capture "$WORK/cap1.emb" -l run1 > /dev/null
+ok $? "--capture writes a capture file"
+"$EMB" import rtems-record "$IN/v10_be64.rec" -o "$WORK/cap2.embt" --capture "$WORK/cap2.emb" -l run2 > /dev/null
+"$EMB" inspect "$WORK/cap1.emb" > "$WORK/insp.txt"; ok $? "emb inspect reads the imported capture"
+grep -q "run1" "$WORK/insp.txt"; ok $? "the capture carries its label"
+"$EMB" diff --same-build --anchor thread_switch_in "$WORK/cap1.emb" "$WORK/cap2.emb" > "$WORK/diff.txt" 2>&1
+rc=$?; [ $rc = 0 ] || [ $rc = 1 ]; ok $? "emb diff of two imports (exit $rc)"
+
 # Broken streams: a clear message with the byte offset, exit 2.
 check_bad() { # file expected-message
   "$EMB" import rtems-record "$IN/$1" -o "$WORK/bad.embt" > /dev/null 2> "$WORK/bad.txt"

@@ -10,6 +10,7 @@
 
 #include "capture.h"
 #include "catalog.h"
+#include "catalog_known.h"
 #include "cli.h"
 #include "diff.h"
 #include "emb_cmds.h"
@@ -167,7 +168,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct emb_diff_rul
                     return EMB_EXIT_BAD;
                 }
                 *cat = *own;
-            } else if (!(*cat = emb_catalog_builtin())) {
+            } else if (!(*cat = emb_catalog_for_capture(a->files[0]))) {
                 emb_cli_error(CMD, "the built-in catalogue does not parse");
                 return EMB_EXIT_BAD;
             }

@@ -37,6 +37,8 @@ static void help(FILE *out)
             "\n"
             "Options:\n"
             "  -o, --output OUT      trace stream file to write (required)\n"
+            "      --capture F.emb   also seal it into a capture file (emb inspect, emb diff)\n"
+            "  -l, --label TEXT      the capture's label (good, bad, ...)\n"
             "      --events FILE     event names as NUMBER NAME lines, for a target whose list\n"
             "                        differs from the built-in one of its version\n"
             "      --catalog-out F   also write the catalogue the output decodes with (YAML)\n"
@@ -52,7 +54,7 @@ static void help(FILE *out)
 }
 
 struct args {
-    const char *source, *output, *events, *catalog_out;
+    const char *source, *output, *events, *catalog_out, *capture, *label;
     bool all, json;
     uint64_t count;
     double duration;
@@ -61,9 +63,11 @@ struct args {
 static int parse_args(int argc, char **argv, struct args *a)
 {
     enum { OPT_EVENTS = 256, OPT_CATALOG_OUT, OPT_ALL, OPT_COUNT, OPT_DURATION, OPT_JSON,
-           OPT_COLOR };
+           OPT_COLOR, OPT_CAPTURE };
     static const struct option options[] = {
         {"output", required_argument, NULL, 'o'},
+        {"capture", required_argument, NULL, OPT_CAPTURE},
+        {"label", required_argument, NULL, 'l'},
         {"events", required_argument, NULL, OPT_EVENTS},
         {"catalog-out", required_argument, NULL, OPT_CATALOG_OUT},
         {"all", no_argument, NULL, OPT_ALL},
@@ -79,9 +83,11 @@ static int parse_args(int argc, char **argv, struct args *a)
     char *end;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:l:h", options, NULL)) != -1) {
         switch (c) {
         case 'o': a->output = optarg; break;
+        case 'l': a->label = optarg; break;
+        case OPT_CAPTURE: a->capture = optarg; break;
         case OPT_EVENTS: a->events = optarg; break;
         case OPT_CATALOG_OUT: a->catalog_out = optarg; break;
         case OPT_ALL: a->all = true; break;
@@ -329,6 +335,26 @@ static int write_outputs(struct emb_rr_import *imp, const struct args *a)
     return 0;
 }
 
+/* Seals the written trace stream with `emb capture` (the catalogue it names is found by
+ * its checksum). */
+static int seal(const struct args *a)
+{
+    char *argv[8];
+    int n = 0;
+    argv[n++] = (char *)"capture";
+    argv[n++] = (char *)"-o";
+    argv[n++] = (char *)a->capture;
+    if (a->label != NULL) {
+        argv[n++] = (char *)"--label";
+        argv[n++] = (char *)a->label;
+    }
+    argv[n++] = (char *)a->output;
+    argv[n] = NULL;
+    int rc = emb_cmd_capture(n, argv);
+    optind = 0;
+    return rc;
+}
+
 int emb_cmd_import(int argc, char **argv)
 {
     struct args a = {0};
@@ -409,6 +435,8 @@ int emb_cmd_import(int argc, char **argv)
     rc = read_rc != 0 || error != NULL ? EMB_EXIT_BAD : EMB_EXIT_OK;
     if (emb_rr_import_catalog(imp) != NULL) {
         if (write_outputs(imp, &a) != 0)
+            rc = EMB_EXIT_BAD;
+        else if (a.capture != NULL && seal(&a) != EMB_EXIT_OK)
             rc = EMB_EXIT_BAD;
         else if (a.json)
             summary_json(imp, &a, error, offset);

@@ -9,6 +9,7 @@
 
 #include "capture.h"
 #include "catalog.h"
+#include "catalog_known.h"
 #include "cli.h"
 #include "emb_cmds.h"
 #include "trace_decode.h"
@@ -258,7 +259,7 @@ int emb_cmd_inspect(int argc, char **argv)
             return EMB_EXIT_BAD;
         }
         cat = own;
-    } else if (!(cat = emb_catalog_builtin())) {
+    } else if (!(cat = emb_catalog_for_capture(argv[optind]))) {
         emb_cli_error(CMD, "the built-in catalogue does not parse");
         return EMB_EXIT_BAD;
     }
