@@ -269,6 +269,9 @@ emb_status emb_trace_flush(struct emb_trace_ring *ring)
         return EMB_E_INVALID;
     for (;;) {
         uint32_t pos = __atomic_load_n(&ring->write_pos, __ATOMIC_RELAXED);
+        /* The closing time is read before the swap, as a reservation's is: a producer that
+         * preempts after the swap opens the next packet later than this one ends. */
+        uint64_t now = emb_port_timestamp();
         uint32_t off = pos & (EMB__PACKET_SIZE - 1u);
         if (off == 0u)
             return EMB_OK; /* nothing open */
@@ -276,7 +279,7 @@ emb_status emb_trace_flush(struct emb_trace_ring *ring)
         if (!emb_port_local_cas32(&ring->write_pos, pos, next))
             continue;
         __atomic_store_n(&ring->packet_end, next, __ATOMIC_RELAXED);
-        emb__packet_close(ring, pos, emb_port_timestamp());
+        emb__packet_close(ring, pos, now);
         return EMB_OK;
     }
 }

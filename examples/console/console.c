@@ -63,8 +63,8 @@ static struct emb_native_mutex frame_lock, audio_lock;
 static pthread_cond_t frame_ready = PTHREAD_COND_INITIALIZER;
 static pthread_mutex_t frame_ready_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t published_frame = UINT32_MAX;
-static volatile int running = 1;
-static volatile uint32_t ticks;
+static int running = 1;      /* read by every thread, cleared once by main: atomics */
+static uint32_t ticks;       /* incremented by the timer signal, on whichever thread */
 
 /* Spins for `us` microseconds: work the trace can see take time. */
 static void busy_us(uint32_t us)
@@ -80,7 +80,7 @@ static void busy_us(uint32_t us)
 static void timer_isr(void *arg)
 {
     (void)arg;
-    uint32_t n = ++ticks;
+    uint32_t n = __atomic_add_fetch(&ticks, 1u, __ATOMIC_RELAXED);
     EMB_TRACE_tick(n);
     if (n % 10u == 0u)
         EMB_TRACE_user_event(EV_AUDIO_DMA, n, 0);
@@ -89,7 +89,7 @@ static void timer_isr(void *arg)
 static void *audio_main(void *arg)
 {
     (void)arg;
-    for (uint32_t buffer = 0; running; buffer++) {
+    for (uint32_t buffer = 0; __atomic_load_n(&running, __ATOMIC_ACQUIRE); buffer++) {
         emb_native_mutex_lock(&audio_lock);
         busy_us(60);
         EMB_TRACE_user_event(EV_AUDIO_MIX, buffer, 256);
@@ -105,11 +105,11 @@ static void *video_link_main(void *arg)
     uint32_t sent = UINT32_MAX;
     for (;;) {
         pthread_mutex_lock(&frame_ready_lock);
-        while (running && published_frame == sent)
+        while (__atomic_load_n(&running, __ATOMIC_ACQUIRE) && published_frame == sent)
             pthread_cond_wait(&frame_ready, &frame_ready_lock);
         uint32_t frame = published_frame;
         pthread_mutex_unlock(&frame_ready_lock);
-        if (frame == sent && !running)
+        if (frame == sent && !__atomic_load_n(&running, __ATOMIC_ACQUIRE))
             break;
         emb_native_mutex_lock(&frame_lock);
         for (uint32_t off = 0; off < FRAME_BUFFER_BYTES; off += LINK_PACKET_BYTES) {
@@ -145,9 +145,11 @@ static void frame_loop(struct emb_native_workq *renderer)
     for (uint32_t frame = 0; frame < opt.frames; frame++) {
         emb_frame_start(frame);
         struct render_job *job = &jobs[frame % 4u];
-        job->frame = frame;
-        job->work.handler = render;
-        emb_native_workq_submit(renderer, &job->work);
+        if (!emb_native_work_busy(renderer, &job->work)) { /* else the frame goes unrendered */
+            job->frame = frame;
+            job->work.handler = render;
+            emb_native_workq_submit(renderer, &job->work);
+        }
         busy_us(200);
 
         bool publish = frame != opt.skip_publish;
@@ -274,8 +276,8 @@ int main(int argc, char **argv)
     frame_loop(&renderer);
 
     emb_native_timer_stop(&timer);
-    running = 0;
     pthread_mutex_lock(&frame_ready_lock);
+    __atomic_store_n(&running, 0, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&frame_ready);
     pthread_mutex_unlock(&frame_ready_lock);
     emb_native_thread_join(&audio, NULL);
@@ -291,6 +293,6 @@ int main(int argc, char **argv)
     emb_native_stats_get(&stats);
     emb_native_shutdown();
     printf("console: %u frames, %u contexts, %u timer interrupts, trace in %s\n", opt.frames,
-           stats.contexts, ticks, opt.out);
+           stats.contexts, __atomic_load_n(&ticks, __ATOMIC_RELAXED), opt.out);
     return rc;
 }

@@ -72,6 +72,7 @@ struct readout {
     unsigned npackets;
     uint32_t packet_seqs[64];
     uint32_t discarded; /* from the last packet */
+    uint64_t last_end;  /* timestamp_end of the previous packet */
     int bad;            /* a packet broke a rule */
 };
 
@@ -91,6 +92,10 @@ static void take_packet(void *arg, const struct emb_trace_ring *r, const uint8_t
         o->bad++;
         return;
     }
+    /* Packets of a context follow each other in time, as a CTF reader requires. */
+    if (o->npackets > 0 && begin < o->last_end)
+        o->bad++;
+    o->last_end = end;
     if (o->npackets < 64)
         o->packet_seqs[o->npackets] = pseq;
     o->npackets++;
@@ -344,6 +349,31 @@ static void consume_into(void *arg, const struct emb_trace_ring *r, const uint8_
     take_packet(arg, r, pkt, size);
 }
 
+/* A flush preempted just after its swap by a producer that opens the next packet: the
+ * flushed packet must end no later than the next one begins. */
+static void preempt_after_flush_swap(enum emb_test_point point)
+{
+    if (point != EMB_TEST_AT_SWAPPED) {
+        emb_test_preempt = preempt_after_flush_swap;
+        return;
+    }
+    emit(300, 0x15);
+}
+
+static void test_preempt_flush(void)
+{
+    setup(EMB_TRACE_MODE_SNAPSHOT);
+    emit(0, 0);
+    emit(1, 0);
+    emb_test_preempt = preempt_after_flush_swap;
+    emb_trace_flush(&ring);
+    emb_trace_flush(&ring);
+    read_snapshot();
+    ok_eq(out.npackets, 2, "the flushed packet and the one the preempting producer opened");
+    ok_eq(out.bad, 0, "the flushed packet ends before the next begins");
+    ok(out.nevents == 3 && out.events[2].seq == 300, "the preempting event is in the second packet");
+}
+
 static void test_streaming(void)
 {
     setup(EMB_TRACE_MODE_STREAMING);
@@ -434,6 +464,7 @@ int main(void)
     test_preempt_before_commit();
     test_preempt_in_switch();
     test_preempt_floods_ring();
+    test_preempt_flush();
     test_streaming();
     test_window();
     test_position_wrap();

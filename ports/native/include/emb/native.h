@@ -134,12 +134,15 @@ int emb_native_timer_start(struct emb_native_timer *t, uint16_t irq, uint32_t pe
 void emb_native_timer_stop(struct emb_native_timer *t);
 
 /* A work queue served by one thread: submit records work_submit, the worker records
- * work_start(latency) and work_end(duration) around each item. */
+ * work_start(latency) and work_end(duration) around each item. An item is queued at most
+ * once at a time; one that is running may be queued again. */
 #define EMB_NATIVE_WORKQ_DEPTH 64u
 struct emb_native_work {
     void (*handler)(struct emb_native_work *work);
-    uint32_t handle;
+    uint32_t handle;       /* 0: assigned at the first submit */
+    /* Guarded by the queue's lock. */
     uint64_t submitted_at;
+    uint8_t state;         /* idle, queued or running */
 };
 struct emb_native_workq {
     struct emb_native_thread thread;
@@ -151,8 +154,11 @@ struct emb_native_workq {
     bool stopping;
 };
 int emb_native_workq_start(struct emb_native_workq *q, const char *name);
-/* Returns 0, or -1 when the queue is full (recorded as work_submit with result -1). */
+/* Returns 0 when queued, 1 when the item was already queued (nothing changes), or -1 when
+ * the queue is full; work_submit records the same value as its result. */
 int emb_native_workq_submit(struct emb_native_workq *q, struct emb_native_work *work);
+/* True while the item is queued or running: its owner must not change it then. */
+bool emb_native_work_busy(struct emb_native_workq *q, const struct emb_native_work *work);
 /* Runs what is queued, then stops the worker thread and joins it. */
 void emb_native_workq_stop(struct emb_native_workq *q);
 
