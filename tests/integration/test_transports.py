@@ -9,6 +9,9 @@ must hold every event of both threads, in order, with nothing discarded.
   tcp      the native port's TCP record server, one client, headers repeated
   pipe     frames through a pipe into emb capture --file -
   file     frames to a file, emb capture --file FILE
+  swo      the file's trace stream and a log wrapped in ITM packets (stimulus ports 1
+           and 0, synchronisation, local timestamps), read with emb capture --swo; and
+           the same with an overflow that drops 64 bytes mid-packet
   pid      the memory channel of the live process, read with process_vm_readv
 
 Usage: test_transports.py EMB TRANSPORT_TARGET WORKDIR
@@ -146,6 +149,59 @@ p, out, embt = capture("damaged", ["--file", damaged])
 so, se = p.communicate(timeout=60)
 ok(p.returncode == 0 and "damaged frames" in se,
    "damaged frames are dropped and reported, the rest sealed (%s)" % se.strip().replace("\n", " | ")[:200])
+
+# ---- swo: a raw SWO capture made from the file transport's trace stream ----
+# ITM packets as ARMv7-M appendix D4 defines them: the trace stream in 4-byte stimulus
+# packets on port 1 (1- and 2-byte ones for the tail), log text in 1-byte packets on
+# port 0, synchronisation packets and local timestamps in between.
+def itm(port, payload):
+    code = {1: 1, 2: 2, 4: 3}[len(payload)]
+    return bytes([(port << 3) | code]) + payload
+
+
+def swo_capture(stream, log, drop_at=None):
+    out = bytearray(b"\x00" * 5 + b"\x80")
+    li = 0
+    i = 0
+    k = 0
+    while i < len(stream):
+        n = 4 if len(stream) - i >= 4 else (2 if len(stream) - i >= 2 else 1)
+        if drop_at is not None and drop_at <= i < drop_at + 64:
+            if i == drop_at:
+                out += b"\x70"  # overflow: the ITM lost the packets that follow
+            i += n
+            continue
+        out += itm(1, stream[i:i + n])
+        i += n
+        k += 1
+        if k % 97 == 0:
+            out += bytes([0x10 * (1 + k % 6)])  # a one-byte local timestamp
+        if k % 13 == 0 and li < len(log):
+            out += itm(0, log[li:li + 1])
+            li += 1
+        if k % 5000 == 0:
+            out += b"\x00" * 6 + b"\x80"  # periodic synchronisation
+    for ch in log[li:]:
+        out += itm(0, bytes([ch]))
+    return bytes(out)
+
+
+stream = open(os.path.join(WORK, "file.embt"), "rb").read()
+log = b"".join(b"log line %d from port 0\n" % j for j in range(40))
+for name, drop in (("swo", None), ("swo-overflow", len(stream) // 2 + 12)):
+    raw = os.path.join(WORK, name + ".swo")
+    open(raw, "wb").write(swo_capture(stream, log, drop))
+    p, out, embt = capture(name, ["--swo", raw])
+    se = finish(name, p, out, embt, complete=drop is None)
+    ok("%d log bytes" % len(log) in se, "%s: the port 0 log bytes all arrive" % name)
+    if drop is None:
+        ok(open(embt, "rb").read() == stream, "swo: the trace stream is byte for byte the file's")
+    else:
+        ok("1 SWO overflows" in se and "resynchronise" in se,
+           "swo-overflow: the overflow is reported and the reader resynchronises")
+        r = subprocess.run([EMB, "trace", "--json", "--summary", embt], capture_output=True, text=True)
+        ok(r.returncode == 0 and json.loads(r.stdout)["summary"]["lost_packets"] >= 1,
+           "swo-overflow: the packet cut by the overflow is counted lost")
 
 # ---- pid: the memory channel of a live process ----
 pidfile = os.path.join(WORK, "pid")
