@@ -18,7 +18,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -521,4 +523,105 @@ const struct emb_native_sink *emb_native_memchan_sink(uint32_t up_bytes, uint32_
     emb__mc.since_header = 0;
     emb__mc.sink = (struct emb_native_sink){emb__mc_start, emb__mc_packet, emb__mc_stop, NULL};
     return &emb__mc.sink;
+}
+
+/* ---- The retained ring ---- */
+
+static struct {
+    pthread_mutex_t lock;
+    struct emb_retained_ring *ring;
+    size_t bytes;
+    struct emb_native_sink sink;
+    uint32_t header_every, since_header;
+} emb__rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+struct emb_retained_ring *emb_native_retained_map(const char *path, size_t bytes,
+                                                  struct emb_retained_info *info)
+{
+    if (path == NULL || bytes < EMB_RETAINED_HEADER_SIZE + EMB_RETAINED_MIN_DATA ||
+        bytes > 0x80000000u || emb__rt.ring != NULL) {
+        errno = EINVAL;
+        return NULL;
+    }
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || ((size_t)st.st_size != bytes && ftruncate(fd, 0) != 0) ||
+        ftruncate(fd, (off_t)bytes) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return NULL;
+    }
+    void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int e = errno;
+    close(fd);
+    if (mem == MAP_FAILED) {
+        errno = e;
+        return NULL;
+    }
+    if (emb_retained_attach(mem, bytes, info) != EMB_OK) {
+        munmap(mem, bytes);
+        errno = EINVAL;
+        return NULL;
+    }
+    emb__rt.ring = mem;
+    emb__rt.bytes = bytes;
+    return mem;
+}
+
+void emb_native_retained_unmap(struct emb_retained_ring *ring)
+{
+    if (ring == NULL || ring != emb__rt.ring)
+        return;
+    pthread_mutex_lock(&emb__rt.lock);
+    msync(ring, emb__rt.bytes, MS_SYNC);
+    munmap(ring, emb__rt.bytes);
+    emb__rt.ring = NULL;
+    pthread_mutex_unlock(&emb__rt.lock);
+}
+
+emb_status emb_native_retained_put_frame(struct emb_retained_ring *ring, uint8_t channel,
+                                         const void *payload, size_t len)
+{
+    pthread_mutex_lock(&emb__rt.lock);
+    emb_status s = ring == emb__rt.ring ? emb_retained_put_frame(ring, channel, payload, len)
+                                        : EMB_E_INVALID;
+    pthread_mutex_unlock(&emb__rt.lock);
+    return s;
+}
+
+static int emb__rt_start(void *arg, const uint8_t *header, size_t len)
+{
+    emb__rt.since_header = 0;
+    return emb_native_retained_put_frame(arg, EMB_FRAME_CH_TRACE, header, len) == EMB_OK ? 0 : -1;
+}
+
+static int emb__rt_packet(void *arg, const uint8_t *packet, size_t len)
+{
+    if (emb__rt.header_every != 0u && emb__rt.since_header >= emb__rt.header_every) {
+        static uint8_t header[EMB__HEADER_MAX];
+        size_t hn = emb_native_stream_header(header, sizeof header);
+        if (hn > 0u)
+            (void)emb__rt_start(arg, header, hn);
+    }
+    emb__rt.since_header++;
+    return emb_native_retained_put_frame(arg, EMB_FRAME_CH_TRACE, packet, len) == EMB_OK ? 0 : -1;
+}
+
+static void emb__rt_stop(void *arg)
+{
+    (void)arg;
+}
+
+const struct emb_native_sink *emb_native_retained_sink(struct emb_retained_ring *ring,
+                                                       uint32_t header_every)
+{
+    if (ring == NULL || ring != emb__rt.ring)
+        return NULL;
+    emb__rt.header_every = header_every;
+    emb__rt.since_header = 0;
+    emb__rt.sink = (struct emb_native_sink){emb__rt_start, emb__rt_packet, emb__rt_stop, ring};
+    return &emb__rt.sink;
 }

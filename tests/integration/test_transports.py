@@ -12,6 +12,10 @@ must hold every event of both threads, in order, with nothing discarded.
   swo      the file's trace stream and a log wrapped in ITM packets (stimulus ports 1
            and 0, synchronisation, local timestamps), read with emb capture --swo; and
            the same with an overflow that drops 64 bytes mid-packet
+  retained the retained ring in a file mapped MAP_SHARED: the target keeps its trace and
+           log frames there and dies (SIGKILL) in the middle of a log frame; the next
+           start attaches, finds them, uploads them to a file; emb capture reads the
+           upload, and the region itself with --retained; a small region wraps
   pid      the memory channel of the live process, read with process_vm_readv
 
 Usage: test_transports.py EMB TRANSPORT_TARGET WORKDIR
@@ -202,6 +206,83 @@ for name, drop in (("swo", None), ("swo-overflow", len(stream) // 2 + 12)):
         r = subprocess.run([EMB, "trace", "--json", "--summary", embt], capture_output=True, text=True)
         ok(r.returncode == 0 and json.loads(r.stdout)["summary"]["lost_packets"] >= 1,
            "swo-overflow: the packet cut by the overflow is counted lost")
+
+# ---- retained: frames kept across a "reset" (SIGKILL) in a mapped file ----
+def crc16(data):
+    crc = 0xFFFF
+    for b in data:
+        crc ^= b << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) & 0xFFFF if crc & 0x8000 else (crc << 1) & 0xFFFF
+    return crc
+
+
+def frames_of(data):
+    """COBS frames, independently of the C decoder: [(channel, payload)], damaged count."""
+    out, bad = [], 0
+    for raw in data.split(b"\0")[:-1]:
+        dec, i = bytearray(), 0
+        try:
+            while i < len(raw):
+                code = raw[i]
+                dec += raw[i + 1:i + code]
+                i += code
+                if code < 255 and i < len(raw):
+                    dec.append(0)
+        except IndexError:
+            bad += 1
+            continue
+        if len(dec) < 3 or crc16(dec[:-2]) != dec[-2] | dec[-1] << 8:
+            bad += 1
+            continue
+        out.append((dec[0], bytes(dec[1:-2])))
+    return out, bad
+
+
+def log_numbers(frames):
+    return [int(p.split()[1]) for ch, p in frames if ch == 0]
+
+
+region = os.path.join(WORK, "retained.region")
+r = subprocess.run([TARGET, "--die", "retained", region, str(COUNT)], capture_output=True)
+ok(r.returncode == -9, "retained: the target died in the middle of a log frame (%d)" % r.returncode)
+# Straight from the region, as a probe would dump it after the reset.
+p, out, embt = capture("retained-region", ["--retained", region])
+se = finish("retained-region", p, out, embt)
+ok("1 damaged frames" in se, "retained-region: the frame the reset cut is dropped and counted")
+# The next start uploads what the ring kept.
+upload = os.path.join(WORK, "retained.upload")
+r = subprocess.run([TARGET, "upload", region, upload], capture_output=True, text=True)
+ok(r.returncode == 0 and "intact=1" in r.stdout and "cut=1" in r.stdout and "dropped=0" in r.stdout,
+   "retained: the next start finds the ring intact, one frame cut (%s)" % r.stdout.strip())
+logfile = os.path.join(WORK, "retained.log")
+p, out, embt = capture("retained", ["--file", upload, "--save-log", logfile])
+se = finish("retained", p, out, embt)
+fr, bad = frames_of(open(upload, "rb").read())
+ok(bad == 1 and log_numbers(fr) == list(range(0, COUNT, 50)),
+   "retained: every log frame, in order; the cut one alone damaged (%d damaged)" % bad)
+lf, lbad = frames_of(open(logfile, "rb").read())
+ok(lbad == 0 and all(ch == 0 for ch, _ in lf) and log_numbers(lf) == list(range(0, COUNT, 50)),
+   "retained: --save-log keeps the log frames for emb log")
+r = subprocess.run([TARGET, "upload", region, upload], capture_output=True, text=True)
+ok("intact=1 bytes=0 starts=2" in r.stdout, "retained: uploaded frames are cleared (%s)" % r.stdout.strip())
+r = subprocess.run([EMB, "capture", "-o", os.path.join(WORK, "x.emb"), "--retained", upload],
+                   capture_output=True, text=True)
+ok(r.returncode == 2 and "no retained ring" in r.stderr,
+   "--retained of no region: %s" % r.stderr.strip().splitlines()[-1])
+# A small region wraps: the newest frames survive, the oldest are dropped and counted.
+small = os.path.join(WORK, "retained-small.region")
+subprocess.run([TARGET, "--region", "32768", "--log-every", "1", "retained", small, str(COUNT)],
+               check=True, timeout=60)
+r = subprocess.run([TARGET, "--region", "32768", "upload", small, upload], capture_output=True, text=True)
+dropped = int(r.stdout.split("dropped=")[1].split()[0]) if "dropped=" in r.stdout else 0
+fr, bad = frames_of(open(upload, "rb").read())
+nums = log_numbers(fr)
+ok(bad == 0 and dropped > 0 and nums and nums == list(range(nums[0], COUNT)),
+   "retained-small: the newest log frames %s..%s, consecutive, %d older frames dropped"
+   % (nums[0] if nums else None, nums[-1] if nums else None, dropped))
+p, out, embt = capture("retained-small", ["--file", upload])
+finish("retained-small", p, out, embt, complete=False)
 
 # ---- pid: the memory channel of a live process ----
 pidfile = os.path.join(WORK, "pid")

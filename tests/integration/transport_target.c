@@ -8,18 +8,31 @@
  *   transport_target memchan PIDFILE COUNT the memory channel; writes its pid, records
  *                                          when standard input gives a byte, then stays
  *                                          alive until standard input closes
+ *   transport_target retained PATH COUNT   the retained ring in the file PATH: the trace
+ *                                          (channel 1) and a log line (channel 0) every
+ *                                          LOG_EVERY events of thread 1
+ *   transport_target upload PATH OUT       the next start: attaches to the ring in PATH,
+ *                                          prints what it found, writes its frames to OUT
+ *                                          and clears it
  *
  * Two threads each record COUNT user_event(id = i mod 65536, a = thread number 1 or 2,
  * b = i), paced so that the rings never overflow: a reader counts every one.
  * `--wait-stdin` (before the mode) waits for a byte on standard input before recording;
  * `--linger MS` keeps the descriptor open that long after the last frame (a pseudo-terminal
- * drops what its reader has not taken when its master closes). */
+ * drops what its reader has not taken when its master closes); `--region BYTES` sizes the
+ * retained ring's file (default 1 MiB); `--log-every N` (default 50); `--die`: after the
+ * last frame, starts a log frame longer than a COBS block and dies (SIGKILL) in its
+ * middle, as a reset would strike. */
 #define _GNU_SOURCE
 #include <emb/native.h>
 #include <emb/native_link.h>
 #include <emb/trace_events.h>
 
+#include <emb/frame.h>
+#include <emb/retained.h>
+
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +41,16 @@
 #include <unistd.h>
 
 static unsigned long count;
+static unsigned long log_every = 50;
+static struct emb_retained_ring *retained;
+
+/* A stand-in for a deferred log record until the log lands: "log N" on channel 0. */
+static void log_line(unsigned long i)
+{
+    char text[32];
+    int n = snprintf(text, sizeof text, "log %lu", i);
+    emb_native_retained_put_frame(retained, EMB_FRAME_CH_LOG, text, (size_t)n);
+}
 
 static void pace(unsigned long i)
 {
@@ -53,9 +76,49 @@ static void record(void)
     emb_native_thread_create(&t, "worker", worker, NULL);
     for (unsigned long i = 0; i < count; i++) {
         EMB_TRACE_user_event((uint16_t)i, 1u, (uint32_t)i);
+        if (retained != NULL && i % log_every == 0u)
+            log_line(i);
         pace(i);
     }
     emb_native_thread_join(&t, NULL);
+}
+
+static emb_status write_fd(void *arg, const uint8_t *p, uint32_t n)
+{
+    return fwrite(p, 1, n, arg) == n ? EMB_OK : EMB_E_IO;
+}
+
+/* The next start: what the previous run left in the ring goes to OUT. */
+static int upload(const char *path, const char *out, size_t region)
+{
+    struct emb_retained_info info;
+    struct emb_retained_ring *r = emb_native_retained_map(path, region, &info);
+    FILE *f = fopen(out, "wb");
+    if (r == NULL || f == NULL) {
+        perror("transport_target: upload");
+        return 1;
+    }
+    emb_status s = emb_retained_read(r, write_fd, f);
+    if (fclose(f) != 0 || s != EMB_OK) {
+        perror("transport_target: upload");
+        return 1;
+    }
+    printf("intact=%d bytes=%u starts=%u dropped=%u cut=%u lost=%u\n", info.intact, info.bytes,
+           info.starts, info.dropped, info.cut, info.lost);
+    emb_retained_clear(r);
+    emb_native_retained_unmap(r);
+    return 0;
+}
+
+/* Dies in the middle of a frame: the first blocks are in the ring, the rest never come. */
+static void die_mid_frame(void)
+{
+    struct emb_frame_encoder enc;
+    uint8_t payload[600];
+    memset(payload, 'x', sizeof payload);
+    emb_frame_enc_begin(&enc, emb_retained_write, retained, EMB_FRAME_CH_LOG);
+    emb_frame_enc_put(&enc, payload, sizeof payload);
+    kill(getpid(), SIGKILL);
 }
 
 static void wait_stdin(void)
@@ -69,10 +132,21 @@ int main(int argc, char **argv)
     int a = 1;
     int wait = 0;
     long linger_ms = 0;
+    size_t region = 1u << 20;
+    int die = 0;
     for (;;) {
         if (a < argc && !strcmp(argv[a], "--wait-stdin")) {
             wait = 1;
             a++;
+        } else if (a < argc && !strcmp(argv[a], "--die")) {
+            die = 1;
+            a++;
+        } else if (a + 1 < argc && !strcmp(argv[a], "--region")) {
+            region = strtoul(argv[a + 1], NULL, 0);
+            a += 2;
+        } else if (a + 1 < argc && !strcmp(argv[a], "--log-every")) {
+            log_every = strtoul(argv[a + 1], NULL, 0);
+            a += 2;
         } else if (a + 1 < argc && !strcmp(argv[a], "--linger")) {
             linger_ms = atol(argv[a + 1]);
             a += 2;
@@ -81,10 +155,13 @@ int main(int argc, char **argv)
         }
     }
     if (argc - a != 3) {
-        fprintf(stderr, "usage: transport_target [--wait-stdin] fd|file|tcp|memchan ARG COUNT\n");
+        fprintf(stderr, "usage: transport_target [options] fd|file|tcp|memchan|retained ARG COUNT\n"
+                        "       transport_target [--region BYTES] upload PATH OUT\n");
         return 2;
     }
     const char *mode = argv[a], *arg = argv[a + 1];
+    if (!strcmp(mode, "upload"))
+        return upload(arg, argv[a + 2], region);
     count = strtoul(argv[a + 2], NULL, 10);
     struct emb_native_config config = {
         .mode = EMB_TRACE_MODE_STREAMING,
@@ -111,6 +188,13 @@ int main(int argc, char **argv)
         config.stream_sink = emb_native_server_sink(server);
     } else if (!strcmp(mode, "memchan")) {
         config.stream_sink = emb_native_memchan_sink(4u << 20, 256, 16);
+    } else if (!strcmp(mode, "retained")) {
+        struct emb_retained_info info;
+        if ((retained = emb_native_retained_map(arg, region, &info)) == NULL) {
+            perror("transport_target: retained");
+            return 1;
+        }
+        config.stream_sink = emb_native_retained_sink(retained, 4);
     } else {
         fprintf(stderr, "transport_target: unknown mode %s\n", mode);
         return 2;
@@ -144,6 +228,8 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "memchan"))
         wait_stdin(); /* until the reader is done */
     emb_native_shutdown();
+    if (retained != NULL && die)
+        die_mid_frame();
     if (server != NULL) {
         struct emb_native_link_stats st;
         emb_native_server_stats(server, &st);

@@ -29,7 +29,7 @@ static void help(FILE *out)
     fprintf(out,
             "Usage: emb capture [options] -o OUT.emb SOURCE\n"
             "       emb capture [options] -o OUT.emb --tcp HOST:PORT | --serial DEV | --swo FILE |\n"
-            "                   --gdb HOST:PORT | --pid PID | --file FILE\n"
+            "                   --gdb HOST:PORT | --pid PID | --file FILE | --retained IMAGE\n"
             "\n"
             "Seals one run into a capture file (docs/formats/capture.md): the identity the\n"
             "firmware stamped, its window, the CTF metadata, the trace stream, and optional\n"
@@ -45,10 +45,13 @@ static void help(FILE *out)
             "      --gdb HOST:PORT   a GDB server: the memory channel, polled (--elf FW.elf names\n"
             "                        where it is, or RAM is searched; --ram START:END)\n"
             "      --pid PID         a live process of the native port: its memory channel\n"
+            "      --retained IMAGE  a retained ring's memory: the native port's region file,\n"
+            "                        or a dump of the target's .noinit region after a reset\n"
             "  A live capture stops at the end of its source, after --count N packets, after\n"
             "  --duration SEC, once the target's window has closed (--until-closed), or at\n"
             "  Ctrl-C, and seals what arrived, saying what was lost. --arm sends ARM_WINDOW\n"
-            "  first; --save-trace OUT.embt keeps the assembled trace stream too.\n"
+            "  first; --save-trace OUT.embt keeps the assembled trace stream too, --save-log\n"
+            "  OUT.log the log frames (for emb log), even when there is no trace to seal.\n"
             "\n"
             "Options:\n"
             "  -o, --output OUT      the capture file to write (required)\n"
@@ -70,7 +73,7 @@ struct args {
     const char *log, *crash, *descriptor;
     /* a live source */
     int kind; /* enum emb_source_kind, -1: none */
-    const char *target, *elf, *save_trace;
+    const char *target, *elf, *save_trace, *save_log;
     uint32_t baud;
     uint64_t count, ram_start, ram_end;
     double duration;
@@ -92,7 +95,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 {
     enum { OPT_REV = 256, OPT_LOG, OPT_CRASH, OPT_DESC, OPT_PID, OPT_CATALOG, OPT_COLOR,
            OPT_FILE, OPT_TCP, OPT_SERIAL, OPT_BAUD, OPT_SWO, OPT_GDB, OPT_ELF, OPT_RAM, OPT_COUNT,
-           OPT_DURATION, OPT_ARM, OPT_UNTIL, OPT_SAVE };
+           OPT_DURATION, OPT_ARM, OPT_UNTIL, OPT_SAVE, OPT_RETAINED, OPT_SAVE_LOG };
     static const struct option options[] = {
         {"output", required_argument, NULL, 'o'},   {"label", required_argument, NULL, 'l'},
         {"revision", required_argument, NULL, OPT_REV}, {"log", required_argument, NULL, OPT_LOG},
@@ -108,6 +111,8 @@ static int parse_args(int argc, char **argv, struct args *a)
         {"duration", required_argument, NULL, OPT_DURATION}, {"arm", no_argument, NULL, OPT_ARM},
         {"until-closed", no_argument, NULL, OPT_UNTIL},
         {"save-trace", required_argument, NULL, OPT_SAVE},
+        {"save-log", required_argument, NULL, OPT_SAVE_LOG},
+        {"retained", required_argument, NULL, OPT_RETAINED},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     int c, mode;
@@ -129,6 +134,8 @@ static int parse_args(int argc, char **argv, struct args *a)
         case OPT_GDB: if (set_source(a, EMB_SOURCE_GDB, optarg)) return EMB_EXIT_BAD; break;
         case OPT_ELF: a->elf = optarg; break;
         case OPT_SAVE: a->save_trace = optarg; break;
+        case OPT_SAVE_LOG: a->save_log = optarg; break;
+        case OPT_RETAINED: if (set_source(a, EMB_SOURCE_RETAINED, optarg)) return EMB_EXIT_BAD; break;
         case OPT_ARM: a->arm = true; break;
         case OPT_UNTIL: a->until_closed = true; break;
         case OPT_BAUD: {
@@ -315,6 +322,17 @@ static uint8_t *capture_live(const struct args *a, size_t *len, uint8_t **log, s
                 " packets of another run, %" PRIu64 " bytes skipped to resynchronise, %" PRIu64
                 " SWO overflows\n", CMD, a->target, st->bad_frames, st->foreign, st->resyncs,
                 st->overflows);
+    if (a->kind == EMB_SOURCE_RETAINED)
+        fprintf(stderr, "%s: %s: the ring survived %" PRIu32 " starts; %" PRIu32 " frames dropped "
+                "for room, %" PRIu32 " cut by a reset, %" PRIu32 " longer than the ring\n", CMD,
+                a->target, st->retained_starts, st->retained_dropped, st->retained_cut,
+                st->retained_lost);
+    if (a->save_log) {
+        FILE *f = fopen(a->save_log, "wb");
+        bool bad = !f || (r.log_len > 0 && fwrite(r.log, 1, r.log_len, f) != r.log_len);
+        if ((f && fclose(f) != 0) || bad)
+            emb_cli_error_at(CMD, a->save_log, -1, "cannot write: %s", strerror(errno));
+    }
     if (st->halts)
         fprintf(stderr, "%s: %s: %" PRIu64 " polls, the target halted %.3f ms on average, %.3f ms "
                 "at most\n", CMD, a->target, st->polls, st->halt_ms_avg, st->halt_ms_max);

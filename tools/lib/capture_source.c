@@ -23,6 +23,7 @@
 #include "hostio.h"
 #include "memaccess.h"
 #include "memchan_host.h"
+#include "retained_host.h"
 #include "swo.h"
 #include "trace_assemble.h"
 
@@ -86,7 +87,17 @@ static void emb__on_frame(void *arg, uint8_t ch, const uint8_t *p, size_t len, u
     if (ch == EMB_FRAME_CH_TRACE) {
         emb_tasm_frame(c->tasm, p, len);
     } else if (ch == EMB_FRAME_CH_LOG) {
-        emb__append(&c->log, p, len);
+        /* The log stream is kept as log frames, what `emb log` reads (docs/capture-sources.md):
+         * encoding is deterministic, so these are the bytes the target sent, minus damage. */
+        uint8_t stack[512];
+        size_t cap = EMB_FRAME_WIRE_MAX(len);
+        uint8_t *f = cap <= sizeof stack ? stack : malloc(cap);
+        if (f != NULL) {
+            size_t n = emb_frame_encode(f, cap, EMB_FRAME_CH_LOG, p, len);
+            emb__append(&c->log, f, n);
+            if (f != stack)
+                free(f);
+        }
     } else if (ch == EMB_FRAME_CH_SHELL && len >= 2) {
         c->st->replies++;
         /* PING and ARM_WINDOW replies carry the window state. */
@@ -362,6 +373,56 @@ static int emb__swo(struct emb__cap *c, char *err, size_t errlen)
     return 0;
 }
 
+/* ---- A retained ring's image ---- */
+
+static int emb__retained(struct emb__cap *c, char *err, size_t errlen)
+{
+    int fd = strcmp(c->o->target, "-") ? open(c->o->target, O_RDONLY | O_CLOEXEC) : 0;
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot open: %s", c->o->target, strerror(errno));
+        return -1;
+    }
+    struct emb__bytes img = {0};
+    uint8_t buf[65536];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+        if (emb__append(&img, buf, (size_t)n) != 0) {
+            n = -1;
+            break;
+        }
+    if (fd != 0)
+        close(fd);
+    if (n < 0) {
+        snprintf(err, errlen, "%s: read error: %s", c->o->target, strerror(errno));
+        free(img.p);
+        return -1;
+    }
+    struct emb_retained_view v;
+    char why[200];
+    if (emb_retained_find(img.p, img.n, 0, &v, why, sizeof why) != 0) {
+        snprintf(err, errlen, "%s: %s", c->o->target, why);
+        free(img.p);
+        return -1;
+    }
+    uint8_t *frames = malloc(v.pending + 1u);
+    if (frames == NULL) {
+        snprintf(err, errlen, "out of memory");
+        free(img.p);
+        return -1;
+    }
+    emb_retained_copy(img.p, &v, frames);
+    c->st->bytes = v.pending;
+    c->st->retained_starts = v.starts;
+    c->st->retained_dropped = v.dropped;
+    c->st->retained_cut = v.cut;
+    c->st->retained_lost = v.lost;
+    emb_frame_dec_feed(c->dec, frames, v.pending);
+    free(frames);
+    free(img.p);
+    snprintf(c->st->stop_reason, sizeof c->st->stop_reason, "end of source");
+    return 0;
+}
+
 /* ---- The memory channel: gdb and pid ---- */
 
 static void emb__sleep_ms(int ms)
@@ -499,7 +560,7 @@ static int emb__pid(struct emb__cap *c, char *err, size_t errlen)
 
 int emb_source_kind_parse(const char *name)
 {
-    static const char *const names[] = {"file", "tcp", "serial", "swo", "gdb", "pid"};
+    static const char *const names[] = {"file", "tcp", "serial", "swo", "gdb", "pid", "retained"};
     for (int i = 0; i < 6; i++)
         if (!strcmp(name, names[i]))
             return i;
@@ -534,6 +595,7 @@ int emb_source_capture(const struct emb_source_options *opt, struct emb_source_r
     case EMB_SOURCE_SWO: rc = emb__swo(&c, err, errlen); break;
     case EMB_SOURCE_GDB: rc = emb__gdb(&c, err, errlen); break;
     case EMB_SOURCE_PID: rc = emb__pid(&c, err, errlen); break;
+    case EMB_SOURCE_RETAINED: rc = emb__retained(&c, err, errlen); break;
     default:
         snprintf(err, errlen, "unknown source");
         rc = -1;

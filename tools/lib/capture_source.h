@@ -9,9 +9,12 @@
  *            halted for a moment each time
  *   pid      a live process of the native port: its memory channel, read without
  *            stopping it
+ *   retained a memory image holding a retained ring (the native port's region file, a
+ *            dump of a target's .noinit region): its frames, oldest first
  *
- * Frames on channel 1 rebuild the trace stream (trace_assemble.h); channel 0 payloads
- * are the log; channel 3 carries shell replies. A capture stops at the end of its source,
+ * Frames on channel 1 rebuild the trace stream (trace_assemble.h); channel 0 frames are
+ * the log stream, kept as frames (what `emb log` reads; over SWO, the bytes of stimulus
+ * port 0 as they are); channel 3 carries shell replies. A capture stops at the end of its source,
  * after a number of packets, a duration, when the target's window has closed, or when
  * *stop becomes nonzero (Ctrl-C); whatever arrived until then is the result, and the
  * statistics say what was lost on the way.
@@ -30,6 +33,7 @@ enum emb_source_kind {
     EMB_SOURCE_SWO,
     EMB_SOURCE_GDB,
     EMB_SOURCE_PID,
+    EMB_SOURCE_RETAINED,
 };
 
 struct emb_source_stats {
@@ -44,6 +48,8 @@ struct emb_source_stats {
     uint64_t overflows;      /* SWO overflow packets */
     uint64_t replies;        /* shell replies */
     uint64_t polls;          /* gdb, pid */
+    uint32_t retained_dropped, retained_cut, retained_lost; /* retained: the ring's counters */
+    uint32_t retained_starts;
     uint64_t halts;
     double halt_ms_avg, halt_ms_max;
     uint64_t elapsed_ms;
@@ -72,7 +78,7 @@ struct emb_source_options {
 struct emb_source_result {
     uint8_t *trace;  /* a trace stream file, or NULL when no stream header arrived */
     size_t trace_len;
-    uint8_t *log;    /* channel-0 payloads in order, or NULL */
+    uint8_t *log;    /* the log stream: channel-0 frames in order (SWO: port 0 bytes), or NULL */
     size_t log_len;
     struct emb_source_stats stats;
 };

@@ -8,7 +8,10 @@
  *     they complete, the header again every `header_period_ms` with the clock offset
  *     measured anew, and may send shell commands (channel 3) back (emb_native_server_*);
  *   - the memory channel: frames into an up ring a host reads with `emb capture --pid`
- *     (emb_native_memchan_*).
+ *     (emb_native_memchan_*);
+ *   - the retained ring: frames kept in a file mapped MAP_SHARED, which outlives a killed
+ *     process the way retained RAM outlives a reset, read on the next start
+ *     (emb_native_retained_*, emb/retained.h).
  *
  * A sink never blocks the producers: packets wait in the rings, and what the transport
  * cannot take is dropped and shows as a packet_seq_num gap to the reader.
@@ -23,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <emb/retained.h>
 #include <emb/status.h>
 
 /* Where the streaming worker hands its output (emb_native_config.stream_sink). */
@@ -96,5 +100,25 @@ void emb_native_server_stop(struct emb_native_server *s);
  * commands whenever it sends. A full ring drops the frame. NULL when out of memory. */
 const struct emb_native_sink *emb_native_memchan_sink(uint32_t up_bytes, uint32_t down_bytes,
                                                       uint32_t header_every);
+
+/* ---- The retained ring ---- */
+
+/* Maps `bytes` of the file `path` MAP_SHARED (created if missing; a file of another size
+ * is resized and starts empty) and attaches the retained ring there, keeping the frames a
+ * previous run left (what was found goes to `info`, which may be NULL). NULL with errno. */
+struct emb_retained_ring *emb_native_retained_map(const char *path, size_t bytes,
+                                                  struct emb_retained_info *info);
+void emb_native_retained_unmap(struct emb_retained_ring *ring);
+
+/* One frame into the ring, whole, under the ring's lock: the writers of one process (the
+ * streaming worker, a log worker, the application) never interleave. */
+emb_status emb_native_retained_put_frame(struct emb_retained_ring *ring, uint8_t channel,
+                                         const void *payload, size_t len);
+
+/* A streaming sink keeping the trace in the ring: the header (repeated every
+ * `header_every` packets, so a reader of a wrapped ring finds one) and the packets, as
+ * channel 1 frames; the oldest frames make room. */
+const struct emb_native_sink *emb_native_retained_sink(struct emb_retained_ring *ring,
+                                                       uint32_t header_every);
 
 #endif /* EMB_NATIVE_LINK_H */
