@@ -8,10 +8,16 @@
  * what the ring holds at once. `fw_pattern` is a RAM buffer with a known pattern for
  * memory read tests over the GDB protocol.
  *
+ * A retained ring (emb/retained.h) in `.noinit` keeps a log frame every 64 iterations
+ * (channel 0: boot number and iteration, two u32). On each start the firmware attaches to
+ * it; what the previous boot left there is uploaded up ring 0 before anything else, then
+ * cleared. `fw_boots` counts the starts the ring survived.
+ *
  * Built by tests/CMakeLists.txt with ports/cortex-m/mps2 (start-up, linker script). */
 #include <emb/cortex_m.h>
 #include <emb/frame.h>
 #include <emb/memchan.h>
+#include <emb/retained.h>
 #include <emb/shell.h>
 #include <emb/trace_events.h>
 #include <emb/trace_link.h>
@@ -32,8 +38,37 @@ static volatile int snapshot_requested;
 __attribute__((used)) uint8_t fw_pattern[65536];
 /* Set by SET_LOG_LEVEL. */
 __attribute__((used)) volatile uint32_t fw_log_level = 1;
+/* The retained ring, in the region QEMU leaves alone across a reset. */
+__attribute__((used, section(".noinit"), aligned(8))) uint8_t fw_retained[4096];
+/* What the attach found: starts survived, whether the ring was intact, bytes uploaded. */
+__attribute__((used)) volatile uint32_t fw_boots, fw_retained_intact, fw_retained_uploaded;
+/* A test writes FW_RESET_MAGIC here: the firmware resets the board through AIRCR. */
+#define FW_RESET_MAGIC 0x5EB0075Eu
+__attribute__((used)) volatile uint32_t fw_reset_request;
 /* Loop iterations, for tests that watch the firmware run. */
 __attribute__((used)) volatile uint32_t fw_iterations;
+
+static emb_status up_raw(void *arg, const uint8_t *bytes, uint32_t len)
+{
+    (void)arg;
+    return emb_memchan_write(0, bytes, len) == len ? EMB_OK : EMB_E_NOSPACE;
+}
+
+/* The next start: the previous boot's frames go up first, then the ring is emptied. */
+static struct emb_retained_ring *retained_start(void)
+{
+    struct emb_retained_info ri;
+    if (emb_retained_attach(fw_retained, sizeof fw_retained, &ri) != EMB_OK)
+        return 0;
+    struct emb_retained_ring *r = (struct emb_retained_ring *)fw_retained;
+    fw_boots = ri.starts;
+    fw_retained_intact = ri.intact;
+    if (ri.bytes > 0u && emb_retained_read(r, up_raw, 0) == EMB_OK) {
+        fw_retained_uploaded = ri.bytes;
+        emb_retained_clear(r);
+    }
+    return r;
+}
 
 static emb_status send_frame(void *arg, uint8_t channel, const void *payload, size_t len)
 {
@@ -92,6 +127,7 @@ int main(void)
                                              {"spare", up_spare, sizeof up_spare}};
     const struct emb_memchan_buffer down[1] = {{"emb-shell", down_cmds, sizeof down_cmds}};
     emb_memchan_init(up, 2, down, 1);
+    struct emb_retained_ring *retained = retained_start();
     const struct emb_tsf_info info = {
         .catalog_checksum = EMB_TRACE_CATALOG_CHECKSUM,
         .packet_size = CONFIG_EMB_TRACE_PACKET_SIZE,
@@ -113,7 +149,17 @@ int main(void)
         fw_iterations = i;
         if ((i & 63u) != 0u)
             continue;
+        const uint32_t rec[2] = {fw_boots, i};
+        emb_retained_put_frame(retained, EMB_FRAME_CH_LOG, rec, sizeof rec);
         emb_memchan_poll_shell(0, 0);
+        if (fw_reset_request == FW_RESET_MAGIC) {
+            fw_reset_request = 0;
+            __asm__ volatile("dsb" ::: "memory");
+            *(volatile uint32_t *)0xE000ED0Cu = 0x05FA0004u; /* AIRCR: SYSRESETREQ */
+            __asm__ volatile("dsb" ::: "memory");
+            for (;;) {
+            }
+        }
         if (!sent && emb_trace_window_state() == EMB_TRACE_WINDOW_CLOSED) {
             send_snapshot();
             sent = 1;

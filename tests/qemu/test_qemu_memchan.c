@@ -3,8 +3,11 @@
  * against the firmware's pattern; written with `X` and read back; the target halted and
  * resumed while it counts; the memory channel found by its symbol, polled, commands sent
  * down on channel 3 (set the log level, ping, arm the window, snapshot) and their effect
- * seen in the trace that comes up; detach with `D;1`.
- * Usage: test_qemu_memchan QEMU FIRMWARE.elf WORKDIR */
+ * seen in the trace that comes up; the retained ring in `.noinit` read from a memory dump,
+ * the board reset through AIRCR, the ring found intact on the next boot and uploaded up
+ * the memory channel; detach with `D;1`; then `emb capture --gdb` arms the window and
+ * seals it.
+ * Usage: test_qemu_memchan QEMU FIRMWARE.elf WORKDIR EMB */
 #include "qemu_run.h"
 
 #include <emb/frame.h>
@@ -18,6 +21,7 @@
 #include "harness.h"
 #include "memaccess.h"
 #include "memchan_host.h"
+#include "retained_host.h"
 #include "trace_assemble.h"
 #include "trace_decode.h"
 
@@ -30,7 +34,21 @@ struct session {
     size_t reply_len[16];
     unsigned nreplies;
     uint64_t polls;
+    uint32_t logs[2048][2];  /* channel 0 frames: boot, iteration */
+    unsigned nlogs;
+    unsigned bad_logs;
 };
+
+/* Log frames of the firmware's retained ring: consecutive iterations (step 64) of one
+ * boot? Returns the number of frames, or -1. */
+static long check_logs(const uint32_t (*logs)[2], unsigned n, uint32_t boot)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (logs[i][0] != boot || (logs[i][1] & 63u) != 0u ||
+            (i > 0 && logs[i][1] != logs[i - 1][1] + 64u))
+            return -1;
+    return (long)n;
+}
 
 static void on_frame(void *arg, uint8_t ch, const uint8_t *p, size_t len, uint64_t off)
 {
@@ -38,7 +56,14 @@ static void on_frame(void *arg, uint8_t ch, const uint8_t *p, size_t len, uint64
     struct session *s = arg;
     if (ch == EMB_FRAME_CH_TRACE)
         emb_tasm_frame(s->tasm, p, len);
-    else if (ch == EMB_FRAME_CH_SHELL && s->nreplies < 16 && len <= 16) {
+    else if (ch == EMB_FRAME_CH_LOG) {
+        if (len == 8 && s->nlogs < 2048) {
+            s->logs[s->nlogs][0] = emb_get_le32(p);
+            s->logs[s->nlogs++][1] = emb_get_le32(p + 4);
+        } else {
+            s->bad_logs++;
+        }
+    } else if (ch == EMB_FRAME_CH_SHELL && s->nreplies < 16 && len <= 16) {
         memcpy(s->replies[s->nreplies], p, len);
         s->reply_len[s->nreplies++] = len;
     }
@@ -94,16 +119,19 @@ static const struct emb_trace *decode(struct session *s, size_t *len)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: test_qemu_memchan QEMU FIRMWARE.elf WORKDIR\n");
+    if (argc != 5) {
+        fprintf(stderr, "usage: test_qemu_memchan QEMU FIRMWARE.elf WORKDIR EMB\n");
         return 2;
     }
     const char *qemu = argv[1], *fw = argv[2];
     char log[1024];
     snprintf(log, sizeof log, "%s/qemu_memchan.log", argv[3]);
     char err[256];
-    uint64_t pattern_addr, memchan_addr, iter_addr, size;
-    if (emb_elf_symbol(fw, "fw_pattern", &pattern_addr, &size, err, sizeof err) ||
+    uint64_t pattern_addr, memchan_addr, iter_addr, size, retained_addr, boots_addr, reset_addr;
+    if (emb_elf_symbol(fw, "fw_reset_request", &reset_addr, NULL, err, sizeof err) ||
+        emb_elf_symbol(fw, "fw_retained", &retained_addr, NULL, err, sizeof err) ||
+        emb_elf_symbol(fw, "fw_boots", &boots_addr, NULL, err, sizeof err) ||
+        emb_elf_symbol(fw, "fw_pattern", &pattern_addr, &size, err, sizeof err) ||
         emb_elf_symbol(fw, "emb_memchan", &memchan_addr, NULL, err, sizeof err) ||
         emb_elf_symbol(fw, "fw_iterations", &iter_addr, NULL, err, sizeof err)) {
         ok(0, "firmware symbols: %s", err);
@@ -248,6 +276,61 @@ int main(int argc, char **argv)
     const struct emb_frame_stats *fs = emb_frame_dec_stats(s.dec);
     ok(fs->dropped == 0, "no damaged frames (%llu frames)", (unsigned long long)fs->frames);
 
+    /* The retained ring, read as a probe would dump it: the log frames of this boot. */
+    emb_gdb_halt(s.g);
+    static uint8_t region[4096], frames[4096];
+    struct emb_retained_view rv;
+    struct session dump = {0};
+    uint32_t last_dumped = 0;
+    rc = emb_gdb_read(s.g, retained_addr, region, sizeof region);
+    if (rc == 0 && emb_retained_find(region, sizeof region, 0, &rv, err, sizeof err) == 0) {
+        emb_retained_copy(region, &rv, frames);
+        struct emb_frame_dec *d = emb_frame_dec_new(4096, false, on_frame, NULL, &dump);
+        emb_frame_dec_feed(d, frames, rv.pending);
+        emb_frame_dec_free(d);
+        last_dumped = dump.nlogs ? dump.logs[dump.nlogs - 1][1] : 0;
+        ok(rv.starts == 0 && rv.dropped > 0 && check_logs(dump.logs, dump.nlogs, 0) > 100 &&
+           dump.bad_logs == 0, "the retained ring in .noinit: %u log frames of boot 0, "
+           "consecutive, up to iteration %u, %u older ones dropped", dump.nlogs, last_dumped,
+           rv.dropped);
+    } else {
+        ok(0, "the retained ring in .noinit: %s", rc ? emb_gdb_error(s.g) : err);
+    }
+
+    /* The firmware resets the board through AIRCR (SYSRESETREQ) when asked: RAM outside
+     * the loadable segments stays. */
+    uint32_t magic = 0x5EB0075Eu, boots = 0;
+    rc = emb_gdb_write(s.g, reset_addr, &magic, 4);
+    ok(rc == 0, "reset requested (%s)", rc ? emb_gdb_error(s.g) : "ok");
+    emb_gdb_resume(s.g);
+    for (int i = 0; i < 100 && boots == 0; i++) {
+        qemu_sleep_ms(20);
+        emb_gdb_halt(s.g);
+        emb_gdb_read(s.g, boots_addr, &boots, 4);
+        emb_gdb_resume(s.g);
+    }
+    ok(boots == 1, "the next boot found the ring intact (%u start survived)", boots);
+    /* The new boot published its channel anew: open it again and take the upload. */
+    emb_gdb_halt(s.g);
+    rc = emb_mch_open(&s.m, &ops, memchan_addr, 4, &ram, 1, err, sizeof err);
+    emb_gdb_resume(s.g);
+    ok(rc == 0, "the memory channel of the new boot (%s)", rc ? err : "ok");
+    s.nlogs = 0;
+    for (int i = 0; i < 50 && s.nlogs == 0; i++) {
+        poll_once(&s, NULL, 0);
+        qemu_sleep_ms(5);
+    }
+    unsigned first_new = 0;
+    while (first_new < s.nlogs && s.logs[first_new][0] == 0u)
+        first_new++;
+    ok(first_new > 100 && check_logs(s.logs, first_new, 0) == first_new &&
+       s.logs[first_new - 1][1] >= last_dumped && s.logs[0][1] <= last_dumped,
+       "uploaded after the reset: %u log frames of boot 0, consecutive, through iteration %u "
+       "(the dump's last, %u, among them)", first_new, first_new ? s.logs[first_new - 1][1] : 0,
+       last_dumped);
+    ok(first_new == s.nlogs && s.bad_logs == 0,
+       "nothing but the upload on channel 0, nothing damaged");
+
     const struct emb_gdb_stats *gs = emb_gdb_stats(s.g);
     diag("%llu polls, %llu halts, halted %.3f ms on average, %.3f ms at most",
          (unsigned long long)s.polls, (unsigned long long)gs->halts,
@@ -256,13 +339,30 @@ int main(int argc, char **argv)
     bool still;
     emb_gdb_halt(s.g);
     ok(emb_mch_check(&s.m, &still, err, sizeof err) == 0 && still, "the control block is unchanged");
-    ok(emb_gdb_detach(s.g) == 0, "detached with D;1 (%s)", emb_gdb_error(s.g));
+    rc = emb_gdb_detach(s.g);
+    ok(rc == 0, "detached with D;1 (%s)", rc ? emb_gdb_error(s.g) : "ok");
     emb_gdb_close(s.g);
     /* After the detach the target runs on, and a new client can attach. */
     qemu_sleep_ms(50);
     struct emb_gdb *g2 = emb_gdb_connect(q.gdb, 2000, err, sizeof err);
     ok(g2 != NULL, "a second client attaches after the detach");
     emb_gdb_close(g2);
+
+    /* emb capture over the GDB protocol: arm the window, poll until it closed and came up,
+     * seal. */
+    char cmd[2048], out[1024];
+    snprintf(out, sizeof out, "%s/qemu_gdb.emb", argv[3]);
+    snprintf(cmd, sizeof cmd, "%s capture -o %s -l qemu --gdb %s --elf %s --arm --until-closed "
+             "--duration 30 2>&1", argv[4], out, q.gdb, fw);
+    FILE *p = popen(cmd, "r");
+    char line[512], all[4096] = "";
+    while (p != NULL && fgets(line, sizeof line, p) != NULL)
+        if (strlen(all) + strlen(line) < sizeof all)
+            strcat(all, line);
+    int status = p ? pclose(p) : -1;
+    ok(status == 0 && strstr(all, "sealed") && strstr(all, "window closed") &&
+       strstr(all, "8 trace packets"), "emb capture --gdb --arm --until-closed seals the window");
+    diag("%s", all);
     emb_frame_dec_free(s.dec);
     emb_tasm_free(s.tasm);
     qemu_stop(&q);
