@@ -45,6 +45,9 @@ __attribute__((used)) volatile uint32_t fw_boots, fw_retained_intact, fw_retaine
 /* A test writes FW_RESET_MAGIC here: the firmware resets the board through AIRCR. */
 #define FW_RESET_MAGIC 0x5EB0075Eu
 __attribute__((used)) volatile uint32_t fw_reset_request;
+/* Nonzero: keep up ring 0 full of 240-byte frames on channel 4, for throughput figures
+ * (bench/memchan_gdb_bench.c). */
+__attribute__((used)) volatile uint32_t fw_stream;
 /* Loop iterations, for tests that watch the firmware run. */
 __attribute__((used)) volatile uint32_t fw_iterations;
 
@@ -152,6 +155,13 @@ int main(void)
         const uint32_t rec[2] = {fw_boots, i};
         emb_retained_put_frame(retained, EMB_FRAME_CH_LOG, rec, sizeof rec);
         emb_memchan_poll_shell(0, 0);
+        if (fw_stream) {
+            static uint8_t filler[240] = {1, 2, 3};
+            while (emb_memchan_space(0) >= EMB_FRAME_WIRE_MAX(sizeof filler)) {
+                emb_memchan_send_frame(0, 4, filler, sizeof filler);
+                filler[3]++;
+            }
+        }
         if (fw_reset_request == FW_RESET_MAGIC) {
             fw_reset_request = 0;
             __asm__ volatile("dsb" ::: "memory");

@@ -44,6 +44,13 @@
 #define CONFIG_EMB_TRACE_MAX_PAYLOAD 64u
 #endif
 
+/* Frames (emb/frame.h): the CRC-16 a byte at a time from a 512-byte table (1) or four
+ * bits at a time from a 32-byte one (0, about half the speed). The host tools and the
+ * native port use the byte table. */
+#ifndef CONFIG_EMB_FRAME_CRC_TABLE256
+#define CONFIG_EMB_FRAME_CRC_TABLE256 0
+#endif
+
 /* The memory channel (emb/memchan.h): a control block at the symbol `emb_memchan` that a
  * debug probe finds and polls. Cost when enabled: the control block (32 bytes plus 32 per
  * ring) and the ring buffers the application gives it. */

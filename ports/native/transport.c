@@ -227,13 +227,16 @@ static int emb__server_packet(void *arg, const uint8_t *packet, size_t len)
     struct emb_native_server *s = arg;
     pthread_mutex_lock(&s->lock);
     int rc = -1;
+    bool was_empty = s->qlen == 0u;
     /* No client, or one too slow to keep up: the packet is dropped, never waited for. */
     if (s->client_fd >= 0 && emb__enqueue_frame(s, EMB_FRAME_CH_TRACE, packet, len) == 0)
         rc = 0;
     else
         s->stats.dropped++;
     pthread_mutex_unlock(&s->lock);
-    if (rc == 0)
+    /* The server thread sends until the queue is empty: it needs waking only when the
+     * queue had nothing (one system call per burst, not per packet). */
+    if (rc == 0 && was_empty)
         emb__wake(s);
     return rc;
 }
@@ -333,11 +336,19 @@ static void *emb__server_thread(void *arg)
                 if (r > 0)
                     emb__client_input(s, in, (size_t)r);
             }
+            /* Sent without the lock: the worker only appends past qhead + qlen, and only
+             * this thread moves qhead or drops the client, so the bytes stay put; the
+             * worker never waits for a system call. */
             while (s->client_fd >= 0 && s->qlen > 0u) {
                 size_t chunk = s->qcap - s->qhead < s->qlen ? s->qcap - s->qhead : s->qlen;
-                ssize_t w = send(s->client_fd, s->queue + s->qhead, chunk, MSG_NOSIGNAL | MSG_DONTWAIT);
+                const uint8_t *from = s->queue + s->qhead;
+                int fd = s->client_fd;
+                pthread_mutex_unlock(&s->lock);
+                ssize_t w = send(fd, from, chunk, MSG_NOSIGNAL | MSG_DONTWAIT);
+                int e = errno;
+                pthread_mutex_lock(&s->lock);
                 if (w <= 0) {
-                    if (w < 0 && errno != EAGAIN && errno != EINTR)
+                    if (w < 0 && e != EAGAIN && e != EINTR)
                         emb__drop_client(s);
                     break;
                 }
