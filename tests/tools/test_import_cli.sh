@@ -89,6 +89,24 @@ grep -q "run1" "$WORK/insp.txt"; ok $? "the capture carries its label"
 "$EMB" diff --same-build --anchor thread_switch_in "$WORK/cap1.emb" "$WORK/cap2.emb" > "$WORK/diff.txt" 2>&1
 rc=$?; [ $rc = 0 ] || [ $rc = 1 ]; ok $? "emb diff of two imports (exit $rc)"
 
+# --events from a target's recorddata.h with the documented recipe (a miniature header:
+# four named events, the unused system events and the user events, as the system lays it out).
+python3 - "$WORK/recorddata.h" <<'PY'
+import sys
+lines = ["typedef enum {", "  /* There are 512 events reserved for the system */"]
+names = ["EMPTY", "VERSION", "ACCEPT_ENTRY", "ACCEPT_EXIT"]
+lines += ["  RTEMS_RECORD_%s," % n for n in names] + ["", "  /* Unused system events */"]
+lines += ["  RTEMS_RECORD_SYSTEM_%d," % i for i in range(len(names), 512)]
+lines += ["  RTEMS_RECORD_USER_%d%s" % (i, "," if i < 511 else "") for i in range(512)]
+lines += ["} rtems_record_event;", "#define RTEMS_RECORD_LAST RTEMS_RECORD_USER_511"]
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+PY
+sed -n 's/^ *RTEMS_RECORD_\([A-Z0-9_]*\),\{0,1\} *$/\1/p' "$WORK/recorddata.h" | awk '{print NR-1, $1}' > "$WORK/events.txt"
+[ "$(wc -l < "$WORK/events.txt")" = 1024 ] && [ "$(sed -n 3p "$WORK/events.txt")" = "2 ACCEPT_ENTRY" ]
+ok $? "the recorddata.h recipe numbers all 1024 events"
+"$EMB" import rtems-record "$IN/v1_le32.rec" -o "$WORK/ev.embt" --events "$WORK/events.txt" > /dev/null 2> "$WORK/ev.err"
+ok $? "--events takes the recipe's output ($(head -c 120 "$WORK/ev.err"))"
+
 # Broken streams: a clear message with the byte offset, exit 2.
 check_bad() { # file expected-message
   "$EMB" import rtems-record "$IN/$1" -o "$WORK/bad.embt" > /dev/null 2> "$WORK/bad.txt"

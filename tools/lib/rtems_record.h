@@ -72,7 +72,8 @@ const struct emb_rr_table *emb_rr_table_builtin(unsigned version);
 
 /* Reads a table from text: one `NUMBER NAME` per line (decimal or 0x hex; `#` comments),
  * the output of the sed line in docs/formats/rtems-record.md run over a target's
- * recorddata.h. Names are upper-case identifiers. Returns NULL and a message in err on a
+ * recorddata.h. Names are upper-case identifiers; numbers 0 to 1023 (512 and up name user
+ * events, which have no role). Returns NULL and a message in err on a
  * bad line. Free with emb_rr_table_free(). */
 struct emb_rr_table *emb_rr_table_parse(const char *text, size_t len, unsigned version,
                                         char *err, size_t errlen);

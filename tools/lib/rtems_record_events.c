@@ -206,7 +206,8 @@ static void emb__assign_roles(struct emb_rr_table *t)
     for (size_t r = 0; r < EMB__COUNT(t->role_event); r++)
         t->role_event[r] = 0xFFFFu;
     memset(t->roles, EMB_RR_ROLE_OTHER, sizeof t->roles);
-    for (unsigned ev = 0; ev < t->named; ev++) {
+    /* Only system events (below 512) have roles: user events are the application's. */
+    for (unsigned ev = 0; ev < t->named && ev < EMB_RR_EVENTS / 2u; ev++) {
         const char *name = t->names[ev];
         if (name == NULL)
             continue;
@@ -298,7 +299,7 @@ enum emb_rr_role emb_rr_event_role(const struct emb_rr_table *table, unsigned ev
 
 struct emb__parsed_table {
     struct emb_rr_table table;
-    char *names[EMB_RR_EVENTS / 2u];
+    char *names[EMB_RR_EVENTS];
 };
 
 void emb_rr_table_free(struct emb_rr_table *table)
@@ -358,8 +359,8 @@ struct emb_rr_table *emb_rr_table_parse(const char *text, size_t len, unsigned v
         size_t nl = 0;
         while (name[nl] != '\0' && !isspace((unsigned char)name[nl]))
             nl++;
-        if (numend == s || ev >= EMB_RR_EVENTS / 2u || !emb__valid_name(name, nl)) {
-            snprintf(err, errlen, "line %u: expected `NUMBER NAME` with NUMBER below 512 and "
+        if (numend == s || ev >= EMB_RR_EVENTS || !emb__valid_name(name, nl)) {
+            snprintf(err, errlen, "line %u: expected `NUMBER NAME` with NUMBER below 1024 and "
                      "NAME an upper-case identifier", line);
             emb_rr_table_free(&p->table);
             return NULL;
