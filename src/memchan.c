@@ -77,8 +77,8 @@ emb_status emb_memchan_init(const struct emb_memchan_buffer *up, unsigned n_up,
         emb__setup(&cb->up[i], &up[i]);
     for (unsigned i = 0; i < n_down; i++)
         emb__setup(&cb->down[i], &down[i]);
-    /* Published last, after everything it describes. */
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    /* Published last, after everything it describes: the release stores below order
+     * every write above before them (a barrier on the target: dmb on Cortex-M). */
 #if CONFIG_EMB_MEMCHAN_RTT_COMPAT
     /* Back to front: the identifier is whole only once its first byte is written. */
     static const char id[] = EMB_MEMCHAN_RTT_ID;

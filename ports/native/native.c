@@ -206,6 +206,27 @@ static uint32_t emb__contexts_ready(void)
 
 /* A signal can arrive in the middle of a claim and claim for the same thread (its first
  * event may come from a handler): claims happen with signals blocked, once per thread. */
+/* Context names are read while their threads may be naming them (a repeated stream
+ * header, emb_native_stream_header): written and read a byte at a time with atomics,
+ * which a signal handler may do too. A name read mid-change is one header's blemish. */
+#define EMB__NAME_SIZE sizeof(((struct emb_trace_ring *)0)->name)
+
+static void emb__set_name(char *dst, const char *src)
+{
+    size_t i = 0;
+    for (; i + 1u < EMB__NAME_SIZE && src[i] != '\0'; i++)
+        __atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
+    for (; i < EMB__NAME_SIZE; i++)
+        __atomic_store_n(&dst[i], '\0', __ATOMIC_RELAXED);
+}
+
+static void emb__get_name(char *dst, const char *src)
+{
+    for (size_t i = 0; i < EMB__NAME_SIZE; i++)
+        dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+    dst[EMB__NAME_SIZE - 1u] = '\0';
+}
+
 static struct emb_trace_ring *emb__claim_blocked(void)
 {
     if (emb_native_ring != &emb_trace_unclaimed_ring)
@@ -219,7 +240,7 @@ static struct emb_trace_ring *emb__claim_blocked(void)
     /* Named after the thread (prctl underneath: async-signal-safe in practice). */
     char name[16] = "";
     if (pthread_getname_np(pthread_self(), name, sizeof name) == 0)
-        memcpy(ctx->ring.name, name, sizeof name);
+        emb__set_name(ctx->ring.name, name);
     ctx->owner = pthread_self();
     __atomic_store_n(&ctx->state, EMB__CTX_LIVE, __ATOMIC_RELEASE);
     emb_native_ring = &ctx->ring;
@@ -255,8 +276,7 @@ void emb_native_context_name(const char *name)
     struct emb_trace_ring *ring = emb_trace_context_ring();
     if (ring == NULL || name == NULL)
         return;
-    memset(ring->name, 0, sizeof ring->name);
-    strncpy(ring->name, name, sizeof ring->name - 1u);
+    emb__set_name(ring->name, name);
     char short_name[16];
     snprintf(short_name, sizeof short_name, "%s", name);
     pthread_setname_np(pthread_self(), short_name);
@@ -305,6 +325,7 @@ static size_t emb__encode_header(uint8_t *out, size_t cap, uint32_t table_entrie
                                  bool with_totals)
 {
     struct emb_tsf_context table[EMB_TSF_MAX_CONTEXTS];
+    char names[EMB_TSF_MAX_CONTEXTS][EMB__NAME_SIZE];
     uint32_t n = emb__contexts_ready();
     uint16_t count = 0;
     for (uint32_t i = 0; i < n && count < EMB_TSF_MAX_CONTEXTS; i++) {
@@ -312,13 +333,15 @@ static size_t emb__encode_header(uint8_t *out, size_t cap, uint32_t table_entrie
         if (__atomic_load_n(&ctx->state, __ATOMIC_ACQUIRE) == EMB__CTX_FREE)
             continue;
         uint32_t pos = emb_port_load32_acquire(&ctx->ring.write_pos);
-        table[count++] = (struct emb_tsf_context){
+        emb__get_name(names[count], ctx->ring.name);
+        table[count] = (struct emb_tsf_context){
             .id = ctx->ring.context_id,
             .kind = ctx->ring.context_kind,
             .discarded = with_totals ? __atomic_load_n(&ctx->ring.discarded, __ATOMIC_RELAXED) : 0u,
             .packets = with_totals ? (pos + EMB__P - 1u) / EMB__P : 0u,
-            .name = ctx->ring.name,
+            .name = names[count],
         };
+        count++;
     }
     uint32_t lost = emb_trace_lost_no_ring();
     if (lost > 0u && count < EMB_TSF_MAX_CONTEXTS)

@@ -271,18 +271,24 @@ r = subprocess.run([EMB, "capture", "-o", os.path.join(WORK, "x.emb"), "--retain
 ok(r.returncode == 2 and "no retained ring" in r.stderr,
    "--retained of no region: %s" % r.stderr.strip().splitlines()[-1])
 # A small region wraps: the newest frames survive, the oldest are dropped and counted.
+# The trace, then 3000 log lines after it: the newest frames are the last log lines.
 small = os.path.join(WORK, "retained-small.region")
-subprocess.run([TARGET, "--region", "32768", "--log-every", "1", "retained", small, str(COUNT)],
-               check=True, timeout=60)
+subprocess.run([TARGET, "--region", "32768", "--log-every", "0", "--log-tail", "3000",
+                "retained", small, str(COUNT)], check=True, timeout=60)
 r = subprocess.run([TARGET, "--region", "32768", "upload", small, upload], capture_output=True, text=True)
 dropped = int(r.stdout.split("dropped=")[1].split()[0]) if "dropped=" in r.stdout else 0
 fr, bad = frames_of(open(upload, "rb").read())
 nums = log_numbers(fr)
-ok(bad == 0 and dropped > 0 and nums and nums == list(range(nums[0], COUNT)),
-   "retained-small: the newest log frames %s..%s, consecutive, %d older frames dropped"
+last = COUNT + 3000 - 1
+ok(bad == 0 and dropped > 0 and len(nums) > 1000 and nums == list(range(nums[0], last + 1))
+   and all(ch == 0 for ch, _ in fr),
+   "retained-small: only the newest frames, log lines %s..%s, consecutive, %d older frames dropped"
    % (nums[0] if nums else None, nums[-1] if nums else None, dropped))
-p, out, embt = capture("retained-small", ["--file", upload])
-finish("retained-small", p, out, embt, complete=False)
+r = subprocess.run([EMB, "capture", "-o", os.path.join(WORK, "x.emb"), "--file", upload,
+                    "--save-log", os.path.join(WORK, "small.log")], capture_output=True, text=True)
+lf, _ = frames_of(open(os.path.join(WORK, "small.log"), "rb").read())
+ok(r.returncode == 2 and "nothing to seal" in r.stderr and log_numbers(lf) == nums,
+   "retained-small: no trace left to seal, but --save-log keeps the log frames")
 
 # ---- pid: the memory channel of a live process ----
 pidfile = os.path.join(WORK, "pid")

@@ -20,7 +20,8 @@
  * `--wait-stdin` (before the mode) waits for a byte on standard input before recording;
  * `--linger MS` keeps the descriptor open that long after the last frame (a pseudo-terminal
  * drops what its reader has not taken when its master closes); `--region BYTES` sizes the
- * retained ring's file (default 1 MiB); `--log-every N` (default 50); `--die`: after the
+ * retained ring's file (default 1 MiB); `--log-every N` (default 50, 0: none); `--log-tail N`:
+ * N more log lines once the trace has ended (COUNT, COUNT + 1, ...); `--die`: after the
  * last frame, starts a log frame longer than a COBS block and dies (SIGKILL) in its
  * middle, as a reset would strike. */
 #define _GNU_SOURCE
@@ -41,7 +42,7 @@
 #include <unistd.h>
 
 static unsigned long count;
-static unsigned long log_every = 50;
+static unsigned long log_every = 50, log_tail;
 static struct emb_retained_ring *retained;
 
 /* A stand-in for a deferred log record until the log lands: "log N" on channel 0. */
@@ -76,7 +77,7 @@ static void record(void)
     emb_native_thread_create(&t, "worker", worker, NULL);
     for (unsigned long i = 0; i < count; i++) {
         EMB_TRACE_user_event((uint16_t)i, 1u, (uint32_t)i);
-        if (retained != NULL && i % log_every == 0u)
+        if (retained != NULL && log_every != 0u && i % log_every == 0u)
             log_line(i);
         pace(i);
     }
@@ -143,6 +144,9 @@ int main(int argc, char **argv)
             a++;
         } else if (a + 1 < argc && !strcmp(argv[a], "--region")) {
             region = strtoul(argv[a + 1], NULL, 0);
+            a += 2;
+        } else if (a + 1 < argc && !strcmp(argv[a], "--log-tail")) {
+            log_tail = strtoul(argv[a + 1], NULL, 0);
             a += 2;
         } else if (a + 1 < argc && !strcmp(argv[a], "--log-every")) {
             log_every = strtoul(argv[a + 1], NULL, 0);
@@ -228,6 +232,8 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "memchan"))
         wait_stdin(); /* until the reader is done */
     emb_native_shutdown();
+    for (unsigned long i = 0; retained != NULL && i < log_tail; i++)
+        log_line(count + i);
     if (retained != NULL && die)
         die_mid_frame();
     if (server != NULL) {
