@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Transport benchmarks (docs/benchmarks-transport.md):
 #   1. the TCP record server of the native port under a paced load: for 1 and 2 producer
-#      threads and a ladder of rates, 3 runs of 3 s each, read by an in-process client
+#      threads, rings of 256 KiB and 4 MiB per thread, and a ladder of rates, 3 runs of 3 s
+#      each, read by an in-process client
 #      through the host's frame decoder, counting lost packets and discarded events; the
 #      highest rate at which no run lost anything is the sustained rate; plus one unpaced run;
 #   2. the same server read by `emb capture --tcp` at 1 M events/s, checked with emb trace;
@@ -21,14 +22,16 @@ runs="$dir/tcp_runs.jsonl"
 cut -d' ' -f1-3 /proc/loadavg > "$dir/load_before"
 echo "load average before: $(cat "$dir/load_before") on $(nproc) CPUs"
 
-echo "-- TCP record server: paced load, 3 runs of 3 s per rate (ring 256 KiB per thread)"
-for threads in 1 2; do
-  for rate in 500000 1000000 1500000 2000000 3000000 4000000; do
-    for _ in 1 2 3; do
-      "$bin/tcp_bench" - "$rate" 3 "$threads" 256 >> "$runs"
+echo "-- TCP record server: paced load, 3 runs of 3 s per rate"
+for ring in 256 4096; do
+  for threads in 1 2; do
+    for rate in 500000 1000000 2000000 3000000 4000000; do
+      for _ in 1 2 3; do
+        "$bin/tcp_bench" - "$rate" 3 "$threads" "$ring" | sed "s/^{/{\"ring_packets\": $ring, /" >> "$runs"
+      done
     done
+    "$bin/tcp_bench" - 0 3 "$threads" "$ring" | sed "s/^{/{\"ring_packets\": $ring, /" >> "$runs"
   done
-  "$bin/tcp_bench" - 0 3 "$threads" 256 >> "$runs"
 done
 
 echo "-- TCP record server read by emb capture --tcp (1 M events/s, 2 threads, 2 s)"
@@ -63,26 +66,27 @@ res = {"tcp": [], "tcp_sustained": {}, "cpus": os.cpu_count(),
        "load_before": open(d + "/load_before").read().split(),
        "load_after": open("/proc/loadavg").read().split()[:3]}
 print("\nTCP record server, in-process reader (frame decoder), loopback")
-print("%-7s %-10s %-12s %-12s %-14s %-10s" % ("threads", "rate", "achieved/s", "MB/s (wire)", "discarded", "lost pkts"))
-for threads in (1, 2):
+print("%-5s %-7s %-10s %-12s %-12s %-24s %-10s" % ("ring", "threads", "rate", "achieved/s", "MB/s (wire)", "discarded (3 runs)", "lost pkts"))
+for ring, threads in ((256, 1), (256, 2), (4096, 1), (4096, 2)):
     best = 0
-    rates = sorted({r["rate"] for r in runs if r["threads"] == threads and r["rate"] > 0})
+    sel = [r for r in runs if r["threads"] == threads and r["ring_packets"] == ring]
+    rates = sorted({r["rate"] for r in sel if r["rate"] > 0})
     for rate in rates + [0]:
-        rs = [r for r in runs if r["threads"] == threads and r["rate"] == rate]
+        rs = [r for r in sel if r["rate"] == rate]
         disc = [r["reader"]["discarded_events"] for r in rs]
         lost = [r["reader"]["lost_packets"] for r in rs]
         ach = min(r["events_per_s"] for r in rs)
         mbs = max(r["reader"]["bytes"] / r["seconds"] / 1e6 for r in rs)
-        row = {"threads": threads, "rate": rate, "runs": len(rs), "achieved_min": ach,
+        row = {"ring_kib": ring, "threads": threads, "rate": rate, "runs": len(rs), "achieved_min": ach,
                "wire_mb_s_max": round(mbs, 1), "discarded": disc, "lost_packets": lost,
                "damaged": sum(r["reader"]["damaged_frames"] for r in rs)}
         res["tcp"].append(row)
         if rate > 0 and max(disc) == 0 and max(lost) == 0 and ach >= 0.99 * rate:
             best = max(best, rate)
-        print("%-7d %-10s %-12.0f %-12.1f %-14s %-10s" % (threads, rate or "unpaced", ach, mbs,
+        print("%-5s %-7d %-10s %-12.0f %-12.1f %-24s %-10s" % ("%dK" % ring, threads, rate or "unpaced", ach, mbs,
               "/".join(map(str, disc)), "/".join(map(str, lost))))
-    res["tcp_sustained"][str(threads)] = best
-    print("  sustained with no loss in any run, %d thread(s): %d events/s" % (threads, best))
+    res["tcp_sustained"]["%dKiB/%d" % (ring, threads)] = best
+    print("  sustained with no loss in any run, ring %d KiB, %d thread(s): %d events/s" % (ring, threads, best))
 tgt = json.load(open(d + "/tcp_capture_target.json"))
 summ = json.load(open(d + "/tcp_summary.json"))["summary"]
 res["tcp_capture"] = {"target": tgt, "events": summ["events"], "discarded": summ["discarded"],

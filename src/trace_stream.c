@@ -17,7 +17,8 @@ size_t emb_tsf_encode_header(uint8_t *out, size_t cap, const struct emb_tsf_info
                              const struct emb_tsf_context *contexts, uint16_t count)
 {
     size_t table_end = EMB_TSF_HEADER_BYTES((size_t)count);
-    size_t size = table_end + (info != NULL && info->identity != NULL ? EMB_TSF_IDENTITY_SIZE : 0u);
+    size_t size = table_end + (info != NULL && info->identity != NULL ? EMB_TSF_IDENTITY_SIZE : 0u) +
+                  (info != NULL && info->ring_packets != 0u ? EMB_TSF_RING_SIZE : 0u);
     if (out == NULL || info == NULL || size > cap || size > 0xFFFFu ||
         count > EMB_TSF_MAX_CONTEXTS || info->build_id_len > EMB_TSF_BUILD_ID_MAX ||
         (count > 0u && contexts == NULL) || (info->build_id_len > 0u && info->build_id == NULL))
@@ -53,6 +54,13 @@ size_t emb_tsf_encode_header(uint8_t *out, size_t cap, const struct emb_tsf_info
         emb__put_text(b + EMB_TSF_ID_OFF_FIRMWARE, info->identity->firmware_version,
                       EMB_TSF_FIRMWARE_MAX);
         emb__put_text(b + EMB_TSF_ID_OFF_CONFIG, info->identity->config, EMB_TSF_CONFIG_MAX);
+    }
+    if (info->ring_packets != 0u) {
+        uint8_t *b = out + size - EMB_TSF_RING_SIZE;
+        emb_put_le32(b + EMB_TSF_EXT_OFF_TAG, EMB_TSF_EXT_RING);
+        emb_put_le32(b + EMB_TSF_EXT_OFF_SIZE, EMB_TSF_RING_SIZE);
+        emb_put_le32(b + EMB_TSF_RING_OFF_PACKETS, info->ring_packets);
+        emb_put_le32(b + EMB_TSF_RING_OFF_RESERVED, 0u);
     }
     return size;
 }

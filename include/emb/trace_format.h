@@ -93,6 +93,12 @@ enum emb_context_kind {
 #define EMB_TSF_IDENTITY_SIZE 208u
 #define EMB_TSF_FIRMWARE_MAX 32u
 #define EMB_TSF_CONFIG_MAX 160u
+#define EMB_TSF_EXT_RING 0x474E4952u       /* "RING": each context ring's capacity */
+#define EMB_TSF_RING_OFF_PACKETS 8u        /* u32 packets per context ring */
+#define EMB_TSF_RING_OFF_RESERVED 12u      /* u32, 0 */
+#define EMB_TSF_RING_SIZE 16u
+/* Most bytes the extension blocks of one header take. */
+#define EMB_TSF_EXT_MAX (EMB_TSF_IDENTITY_SIZE + EMB_TSF_RING_SIZE)
 
 /* What the stream header says about the trace. */
 struct emb_tsf_info {
@@ -107,6 +113,9 @@ struct emb_tsf_info {
     const char *port;          /* may be NULL */
     /* Appended as an identity block when not NULL. */
     const struct emb_tsf_identity *identity;
+    /* Packets per context ring, appended as a ring block when nonzero (a streaming
+     * consumer learns how much a context can hold before it drops). */
+    uint32_t ring_packets;
 };
 
 /* The build and run identity the firmware stamps on its trace, so a two-run comparison

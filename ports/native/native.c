@@ -363,12 +363,13 @@ static size_t emb__encode_header(uint8_t *out, size_t cap, uint32_t table_entrie
         session = emb_get_le64(info.uuid);
     struct emb_tsf_identity identity = {session, emb__native.firmware, emb__native.flags};
     info.identity = &identity;
+    info.ring_packets = emb__native.config.ring_packets;
     size_t size = emb_tsf_encode_header(out, cap, &info, table, count);
     if (size == 0u || table_entries <= count)
         return size;
     /* Reserve room for contexts that appear later: the identity block moves down into
      * the zeros when the header is rewritten with more of them. */
-    size_t full = EMB_TSF_HEADER_BYTES((size_t)table_entries) + EMB_TSF_IDENTITY_SIZE;
+    size_t full = EMB_TSF_HEADER_BYTES((size_t)table_entries) + EMB_TSF_EXT_MAX;
     if (full > cap || full > 0xFFFFu)
         return size;
     memset(out + size, 0, full - size);
@@ -413,7 +414,7 @@ emb_status emb_native_trace_dump(const char *path)
     if (!emb__native.initialised || path == NULL)
         return EMB_E_STATE;
     emb__flush_quiescent();
-    static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1) + EMB_TSF_IDENTITY_SIZE];
+    static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1) + EMB_TSF_EXT_MAX];
     size_t header_size = emb__encode_header(header, sizeof header, 0, true);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
@@ -500,7 +501,7 @@ static emb_status emb__stream_start(void)
 {
     const struct emb_native_config *c = &emb__native.config;
     if (c->stream_sink != NULL) {
-        static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1) + EMB_TSF_IDENTITY_SIZE];
+        static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1) + EMB_TSF_EXT_MAX];
         size_t n = emb__encode_header(header, sizeof header, 0, false);
         if (n == 0u || c->stream_sink->start(c->stream_sink->arg, header, n) != 0)
             return EMB_E_IO;
@@ -518,7 +519,7 @@ static emb_status emb__stream_start(void)
         return EMB_E_IO;
     if (c->stream_sink == NULL)
         emb__native.sink_seekable = lseek(emb__native.sink_fd, 0, SEEK_CUR) >= 0;
-    static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1) + EMB_TSF_IDENTITY_SIZE];
+    static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1) + EMB_TSF_EXT_MAX];
     /* A file gets room for every context so the header can be completed at shutdown. */
     uint32_t entries = emb__native.sink_seekable ? c->max_contexts + 1u : 0u;
     if (entries > EMB_TSF_MAX_CONTEXTS)
@@ -553,10 +554,10 @@ static void emb__stream_stop(void)
     emb__flush_quiescent();
     emb__stream_drain();
     if (emb__native.sink_seekable) {
-        static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1) + EMB_TSF_IDENTITY_SIZE];
+        static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1) + EMB_TSF_EXT_MAX];
         size_t cap = emb__native.header_size;
         size_t n = emb__encode_header(header, cap,
-                                      (uint32_t)((cap - EMB_TSF_FIXED_SIZE - EMB_TSF_IDENTITY_SIZE) /
+                                      (uint32_t)((cap - EMB_TSF_FIXED_SIZE - EMB_TSF_EXT_MAX) /
                                                  EMB_TSF_CONTEXT_SIZE), true);
         if (n == cap && pwrite(emb__native.sink_fd, header, n, 0) != (ssize_t)n)
             __atomic_fetch_add(&emb__native.stream_errors, 1u, __ATOMIC_RELAXED);

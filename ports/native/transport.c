@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define EMB__HEADER_MAX (EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1) + EMB_TSF_IDENTITY_SIZE)
+#define EMB__HEADER_MAX (EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1) + EMB_TSF_EXT_MAX)
 #define EMB__FRAME_MAX EMB_FRAME_WIRE_MAX(EMB__HEADER_MAX)
 
 static int emb__write_all(int fd, const uint8_t *p, size_t n)

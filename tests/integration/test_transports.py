@@ -298,7 +298,7 @@ for _ in range(200):
         break
     time.sleep(0.02)
 pid = open(pidfile).read().strip()
-p, out, embt = capture("pid", ["--pid", pid, "--duration", "3"])
+p, out, embt = capture("pid", ["--pid", pid, "--duration", "5"])
 time.sleep(0.3)
 tgt.stdin.write(b"g")
 tgt.stdin.flush()

@@ -191,6 +191,8 @@ static bool read_extensions(struct emb_trace *t, uint32_t at)
                       EMB_TSF_FIRMWARE_MAX);
             copy_name(h->config, sizeof h->config, d + at + EMB_TSF_ID_OFF_CONFIG,
                       EMB_TSF_CONFIG_MAX);
+        } else if (tag == EMB_TSF_EXT_RING && size >= EMB_TSF_RING_SIZE) {
+            t->info.ring_packets = emb_get_le32(d + at + EMB_TSF_RING_OFF_PACKETS);
         }
         at += size;
     }

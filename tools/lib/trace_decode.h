@@ -102,6 +102,7 @@ struct emb_trace_info {
     uint64_t session_id;
     char firmware[EMB_TSF_FIRMWARE_MAX + 1];
     char config[EMB_TSF_CONFIG_MAX + 1];
+    uint32_t ring_packets;  /* the ring block: packets per context ring; 0 not said */
     uint64_t start_ts;      /* earliest timestamp_begin of a valid packet (ns = 0 there) */
     uint64_t end_ts;        /* latest timestamp_end of a valid packet */
 };

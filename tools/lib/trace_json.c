@@ -112,6 +112,8 @@ void emb_trace_json_header(struct emb_json *j, const struct emb_trace *t)
     json_hex(j, "build_id", h->build_id, h->build_id_len);
     emb_json_uint(j, "pointer_size", h->pointer_size);
     emb_json_string(j, "port", h->port);
+    if (h->ring_packets != 0u)
+        emb_json_uint(j, "ring_packets", h->ring_packets);
     emb_json_uint(j, "start_ts", h->start_ts);
     emb_json_uint(j, "end_ts", h->end_ts);
     emb_json_end_object(j);
