@@ -242,7 +242,7 @@ static void emb__write_record(uint8_t fault_class, uint8_t code, int signo, int 
     if (ring != NULL) {
         /* The fault itself ends the context's trace, marked as fault-handler code. */
         emb_trace_enter_handler(ring, EMB_EVT_KIND_FAULT);
-        EMB_TRACE_partition_fault(0u, fault_class, thread, code, pc_elf);
+        EMB_TRACE_partition_fault(0u, fault_class, thread, code, r->pc);
         emb_trace_flush(ring);
     }
     uint32_t n = 0, count = emb__native_context_count();

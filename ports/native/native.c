@@ -160,8 +160,15 @@ static _Thread_local sigset_t emb__irq_saved;
 emb_port_irq_state emb_port_irq_save(void)
 {
     if (emb__irq_depth++ == 0) {
+        /* Faults stay deliverable, as a fault exception is on a microcontroller: a
+         * synchronous fault signal that is blocked kills the process unrecorded. */
         sigset_t all;
         sigfillset(&all);
+        sigdelset(&all, SIGSEGV);
+        sigdelset(&all, SIGBUS);
+        sigdelset(&all, SIGILL);
+        sigdelset(&all, SIGFPE);
+        sigdelset(&all, SIGABRT);
         pthread_sigmask(SIG_BLOCK, &all, &emb__irq_saved);
     }
     return emb__irq_depth;
