@@ -378,6 +378,8 @@ uint8_t *emb_crash_flight_area(uint8_t status_count, uint8_t gpr_count, uint32_t
         return NULL;
     if (cap != NULL)
         *cap = emb_crash_region.record_cap - offset - EMB_CRASH_CRC_SIZE;
+    /* The write starts here: the old record stops being one before its bytes change. */
+    emb__unpublish(emb_crash_region.record);
     return emb_crash_region.record + offset;
 }
 

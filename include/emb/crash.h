@@ -104,8 +104,10 @@ emb_status emb_crash_record_get(const uint8_t **record, uint32_t *length);
 /* Forgets the record: clears its magic (after this, get returns EMB_E_NOTFOUND). */
 void emb_crash_record_clear(void);
 
-/* Where a fault path may collect the flight recorder in place: the record area at the
- * flight offset of a record with these register counts. NULL when there is no region. */
+/* Starts a write: clears the region's record (its magic) and returns where a fault path
+ * collects the flight recorder in place, the record area at the flight offset of a
+ * record with these register counts, with the room there in *cap. NULL when there is no
+ * region. Finish with emb_crash_write(), `flight` pointing here. */
 uint8_t *emb_crash_flight_area(uint8_t status_count, uint8_t gpr_count, uint32_t *cap);
 
 /* Encodes `info` as record version CONFIG_EMB_CRASH_RECORD_VERSION into the region.
