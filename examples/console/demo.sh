@@ -29,10 +29,27 @@ if [ "$ours" -ne "$theirs" ]; then
 fi
 echo "babeltrace2 reads the same $theirs events"
 
+say "4. A field crash: the sensor driver faults at frame 120, the next start finds the record"
+rm -f "$out/retained.bin" "$out/crash.rec"
+status=0
+{ "$build/bin/console" --frames 300 --retained "$out/retained.bin" --fault-frame 120 \
+    -o "$out/fault.embt"; } 2>/dev/null || status=$?
+echo "console: ended by signal $((status - 128)) (SIGSEGV), as seeded"
+if [ "$status" -ne 139 ]; then
+  echo "demo: the seeded fault should end the run with SIGSEGV (status 139), not $status" >&2
+  exit 1
+fi
+"$build/bin/console" --frames 10 --retained "$out/retained.bin" --crash-out "$out/crash.rec" \
+  -o "$out/restart.embt"
+"$emb" crash --elf "$build/bin/console" --color=never "$out/crash.rec" > "$out/crash.txt"
+sed -n '1,12p' "$out/crash.txt"
+
 say "Made in $out:"
 printf '  %-16s %s\n' \
   console.embt "the raw trace stream the native port wrote" \
   trace.txt "emb trace: aligned text, $(wc -l < "$out/trace.txt") lines" \
   trace.ndjson "one JSON event per line" \
   trace.json "Perfetto / chrome://tracing (open in https://ui.perfetto.dev)" \
-  trace/ "CTF 1.8 directory for babeltrace2 and Trace Compass"
+  trace/ "CTF 1.8 directory for babeltrace2 and Trace Compass" \
+  crash.rec "the crash record of the seeded fault, as the next start saved it" \
+  crash.txt "emb crash: the faulting line, registers, the last events before the fault"
