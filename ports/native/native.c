@@ -396,19 +396,6 @@ void emb__native_thread_begin(void *(*entry)(void *))
     emb__native_fault_thread_begin();
 }
 
-void emb__native_thread_end(void)
-{
-    emb__native_fault_thread_end();
-}
-
-/* Monitors: each thread has its own open intervals. */
-static _Thread_local struct emb_monitor_ctx emb__monitor_ctx;
-
-struct emb_monitor_ctx *emb_port_monitor_ctx(void)
-{
-    return &emb__monitor_ctx;
-}
-
 /* Painted bytes still untouched from the low end: the part of the stack never used.
  * Reads another thread's live stack, which the address sanitizer would call a bug. */
 __attribute__((no_sanitize("address", "thread"))) static uint32_t
@@ -418,6 +405,33 @@ emb__stack_untouched(const uint8_t *low, uint32_t painted)
     while (n < painted && __atomic_load_n(&low[n], __ATOMIC_RELAXED) == EMB_STACK_PAINT)
         n++;
     return n;
+}
+
+static uint32_t emb__high_water(const struct emb__context *ctx)
+{
+    uint32_t painted = __atomic_load_n(&ctx->info.stack_painted, __ATOMIC_ACQUIRE);
+    return painted > 0u
+               ? ctx->info.stack_size - emb__stack_untouched((const uint8_t *)ctx->info.stack_low, painted)
+               : 0u;
+}
+
+void emb__native_thread_end(void)
+{
+    /* The stack goes away with the thread: its high-water mark is kept. */
+    struct emb__context *ctx = emb__native_self();
+    if (ctx != NULL) {
+        __atomic_store_n(&ctx->info.stats.stack_high_water, emb__high_water(ctx), __ATOMIC_RELAXED);
+        __atomic_store_n(&ctx->info.stack_painted, 0u, __ATOMIC_RELEASE);
+    }
+    emb__native_fault_thread_end();
+}
+
+/* Monitors: each thread has its own open intervals. */
+static _Thread_local struct emb_monitor_ctx emb__monitor_ctx;
+
+struct emb_monitor_ctx *emb_port_monitor_ctx(void)
+{
+    return &emb__monitor_ctx;
 }
 
 emb_status emb_stats_thread_get(emb_thread_t thread, emb_stats_thread_t *out)
@@ -436,11 +450,9 @@ emb_status emb_stats_thread_get(emb_thread_t thread, emb_stats_thread_t *out)
     out->budget_overruns = __atomic_load_n(&st->budget_overruns, __ATOMIC_RELAXED);
     out->max_boost = __atomic_load_n(&st->max_boost, __ATOMIC_RELAXED);
     out->contentions = __atomic_load_n(&st->contentions, __ATOMIC_RELAXED);
-    uint32_t painted = ctx->info.stack_painted;
     uint32_t high_water = 0;
-    if (painted > 0u && __atomic_load_n(&ctx->info.state, __ATOMIC_ACQUIRE) == EMB_CONTEXT_LIVE)
-        high_water = ctx->info.stack_size -
-                     emb__stack_untouched((const uint8_t *)ctx->info.stack_low, painted);
+    if (__atomic_load_n(&ctx->info.state, __ATOMIC_ACQUIRE) == EMB_CONTEXT_LIVE)
+        high_water = emb__high_water(ctx);
     if (high_water < __atomic_load_n(&st->stack_high_water, __ATOMIC_RELAXED))
         high_water = __atomic_load_n(&st->stack_high_water, __ATOMIC_RELAXED);
     __atomic_store_n(&st->stack_high_water, high_water, __ATOMIC_RELAXED);
