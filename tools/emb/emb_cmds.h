@@ -6,7 +6,8 @@
 
 #define EMB_CMD_LIST(EMB_CMD)                                                              \
     EMB_CMD(trace, "decode a trace stream file to text, JSON, Perfetto or CTF")           \
-    EMB_CMD(crash, "show a crash record with its faulting line, registers and last events")
+    EMB_CMD(crash, "show a crash record with its faulting line, registers and last events") \
+    EMB_CMD(desc, "read a memory image through its debug descriptor: contexts, rings, monitors")
 
 #define EMB_CMD_DECLARE(name, summary) int emb_cmd_##name(int argc, char **argv);
 EMB_CMD_LIST(EMB_CMD_DECLARE)
