@@ -215,7 +215,8 @@ static void print_crash_summary(struct desc *d)
                emb_crash_fault_class_name(r.fault_class),
                d->elf ? emb_elf_describe(d->elf, r.pc, where, sizeof where) : "(no --elf)");
     } else {
-        printf("  now: %s\n", m->crash_bytes ? (e.offset == 0 ? "no record" : e.message) : "unreadable");
+        printf("  now: %s\n", m->crash_bytes ? (e.offset == 0 ? "no record" : e.message)
+                                              : "the area is not in this image");
     }
     if (m->has_mini && m->mini_bytes) {
         struct emb_crash_mini mini[64];

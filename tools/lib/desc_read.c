@@ -650,9 +650,10 @@ static void read_crash(struct rd *r, struct emb_dr_model *md)
             md->crash_found = (uint32_t)v;
         if (deref(r, EMB_DESC_CRASH, CR_FOUND_LENGTH, 4, &v))
             md->crash_found_length = (uint32_t)v;
+        /* The region may not be in the image (a core leaves shared file mappings out):
+         * then the record is not shown, which is no fault of the image. */
         md->crash_bytes = malloc(md->crash_cap ? md->crash_cap : 1);
         if (md->crash_bytes && !read_full(r, area, md->crash_bytes, md->crash_cap)) {
-            issue(r->is, "crash record area at 0x%" PRIx64 " unreadable", area);
             free(md->crash_bytes);
             md->crash_bytes = NULL;
         }
