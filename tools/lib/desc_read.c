@@ -429,8 +429,12 @@ static void read_ring(struct rd *r, struct emb_dr_model *md, struct emb_dr_conte
 /* Stack used: the painted bytes still untouched from the low end tell the high-water. */
 static void read_stack(struct rd *r, struct emb_dr_context *c)
 {
-    if (c->stack_painted == 0 || c->stack_painted > c->stack_size || c->stack_painted > (64u << 20) ||
-        c->state != EMB_CONTEXT_LIVE)
+    if (c->stack_painted > c->stack_size || c->stack_painted > (64u << 20)) {
+        issue(r->is, "context %u: %u painted stack bytes of %u (at most 64 MiB): not read", c->index,
+              c->stack_painted, c->stack_size);
+        return;
+    }
+    if (c->stack_painted == 0 || c->state != EMB_CONTEXT_LIVE)
         return;
     uint8_t *buf = malloc(c->stack_painted);
     if (!buf)
