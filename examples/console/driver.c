@@ -17,7 +17,9 @@ void sensor_driver_init(uint32_t fault_frame)
     fault_from = fault_frame;
 }
 
-static inline uint32_t sensor_read_register(const volatile uint32_t *regs, uint32_t reg)
+/* Always inlined, in every build, so the crash report shows the inlined frame. */
+__attribute__((always_inline)) static inline uint32_t sensor_read_register(const volatile uint32_t *regs,
+                                                                           uint32_t reg)
 {
     return regs[reg]; /* the seeded fault: regs is a bad pointer */
 }
