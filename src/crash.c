@@ -262,7 +262,8 @@ static uint32_t emb__room(uint32_t cap, uint32_t contexts)
     return cap > header ? (cap - header) / EMB__P : 0u;
 }
 
-#define EMB__FLIGHT_MAX_CONTEXTS 64u
+/* Contexts a flight recorder names: its table lives on the fault handler's stack. */
+#define EMB__FLIGHT_MAX_CONTEXTS (sizeof(void *) == 8u ? 64u : 8u)
 
 uint32_t emb_crash_flight_collect(uint8_t *out, uint32_t cap, struct emb_trace_ring *faulting,
                                   struct emb_trace_ring *const *others, uint32_t other_count,
@@ -395,6 +396,8 @@ emb_status emb_crash_write(const struct emb_crash_info *info)
 
 /* ---- Mini-records ---- */
 
+#if CONFIG_EMB_FAULT_RECORD_RING
+
 static bool emb__mini_valid(const uint8_t *e)
 {
     return emb_get_le32(e + EMB_MINI_OFF_MAGIC) == EMB_MINI_MAGIC &&
@@ -484,5 +487,37 @@ void emb_crash_mini_clear(void)
         emb_put_le32(emb_crash_region.mini + (size_t)i * EMB_MINI_SIZE, 0u);
     emb__barrier();
 }
+
+#else /* no mini-record ring */
+
+emb_status emb_crash_mini_write(uint8_t partition, uint16_t thread, uint16_t generation,
+                                uint8_t fault_class, uint8_t fault_code, uint32_t pc)
+{
+    (void)partition;
+    (void)thread;
+    (void)generation;
+    (void)fault_class;
+    (void)fault_code;
+    (void)pc;
+    return EMB_E_STATE;
+}
+
+uint32_t emb_crash_mini_count(void)
+{
+    return 0;
+}
+
+emb_status emb_crash_mini_get(uint32_t index, uint8_t out[EMB_MINI_SIZE])
+{
+    (void)index;
+    (void)out;
+    return EMB_E_NOTFOUND;
+}
+
+void emb_crash_mini_clear(void)
+{
+}
+
+#endif /* CONFIG_EMB_FAULT_RECORD_RING */
 
 #endif /* CONFIG_EMB_CRASH */

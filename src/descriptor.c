@@ -22,6 +22,11 @@ void emb_debug_registry_identity(const uint8_t *build_id, uint32_t build_id_len,
     memcpy(r->uuid, emb_trace_uuid(), sizeof r->uuid);
     r->trace_mode = (uint32_t)emb_trace_mode();
     __atomic_store_n(&r->ready, 1u, __ATOMIC_RELEASE);
+#if CONFIG_EMB_DESCRIPTOR
+    /* A reference from code every port runs at start: an image linked with
+     * --gc-sections keeps the descriptor, which nothing else refers to. */
+    __asm__ __volatile__("" : : "r"(&emb_debug_descriptor));
+#endif
 }
 
 #if CONFIG_EMB_DESCRIPTOR

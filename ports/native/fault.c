@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -26,6 +27,8 @@
 #include <unistd.h>
 
 #include "native_internal.h"
+
+#if CONFIG_EMB_CRASH
 
 #define EMB__ALTSTACK_SIZE (64u * 1024u)
 #define EMB__DEFAULT_REGION (64u * 1024u)
@@ -462,3 +465,33 @@ void emb_native_crash_shutdown(void)
     emb_crash_region.record = NULL;
     emb_crash_region.mini = NULL;
 }
+
+#else /* !CONFIG_EMB_CRASH */
+
+void emb_port_fault(uint8_t fault_class, uint8_t code, uintptr_t pc)
+{
+    (void)fault_class;
+    (void)code;
+    (void)pc;
+    abort();
+}
+
+void emb__native_fault_thread_begin(void)
+{
+}
+
+void emb__native_fault_thread_end(void)
+{
+}
+
+emb_status emb_native_crash_init(const struct emb_native_crash_config *config)
+{
+    (void)config;
+    return EMB_E_STATE;
+}
+
+void emb_native_crash_shutdown(void)
+{
+}
+
+#endif /* CONFIG_EMB_CRASH */

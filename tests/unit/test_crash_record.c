@@ -12,6 +12,7 @@
 #include <emb/crc.h>
 #include <emb/trace_events.h>
 
+#include "crash_arch.h"
 #include "crash_decode.h"
 #include "crash_golden.h"
 #include "harness.h"
@@ -289,6 +290,90 @@ static void test_golden(const char *dir)
     }
 }
 
+/* ---- Registers per architecture ---- */
+
+static const char *status_text(const struct emb_crash_status_item *it, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(it[i].name, name))
+            return it[i].text;
+    return "(absent)";
+}
+
+static void test_arch(void)
+{
+    static uint8_t buf[8192];
+    size_t len = golden_v1(buf, sizeof buf, cat);
+    struct emb_crash_record r;
+    struct emb_crash_view v;
+    emb_crash_decode(buf, len, &r, NULL);
+    emb_crash_view(&r, &v);
+    ok(v.arch == EMB_CRASH_ARCH_X86_64 && v.native && v.elf_machine == 62 && v.bias == GOLDEN_BIAS &&
+           v.pc == GOLDEN_BIAS + 0x1234 && v.ra == GOLDEN_BIAS + 0x5678 && v.signo == 11 && v.si_code == 1 &&
+           v.ra_source == EMB_CRASH_RA_STACK_SCAN && v.ra_offset == 24,
+       "x86-64 view: bias, runtime pc and return address, signal");
+    struct emb_crash_status_item st[16];
+    size_t n = emb_crash_status_decode(&r, &v, st, 16);
+    ok(!strcmp(status_text(st, n, "rflags"), "PF ZF IF RF"), "rflags 0x10246: %s", status_text(st, n, "rflags"));
+    ok(!strcmp(status_text(st, n, "trap"), "page fault (#PF)"), "trap 14: %s", status_text(st, n, "trap"));
+    ok(!strcmp(status_text(st, n, "error"), "page not present read user mode"), "error 4: %s",
+       status_text(st, n, "error"));
+    struct emb_crash_reg regs[64];
+    n = emb_crash_registers(&r, &v, regs, 64);
+    ok(n == 17 && !strcmp(regs[6].name, "rbp") && regs[6].value == 0x06060606u && !strcmp(regs[16].name, "rip"),
+       "17 registers in DWARF order, 64-bit");
+    ok(!strcmp(emb_crash_signal_name(11), "SIGSEGV") &&
+           strstr(emb_crash_si_code_text(11, 1), "SEGV_MAPERR") && strstr(emb_crash_si_code_text(8, 1), "FPE_INTDIV"),
+       "signal and si_code names");
+
+    /* Cortex-M: the fault status registers in words. */
+    uint32_t cm[EMB_CRASH_CM_COUNT] = {EMB_CRASH_LAYOUT_CORTEX_M, 0x61000003u, (1u << 1) | (1u << 7) | (1u << 25),
+                                       1u << 30, 0x20001000u, 0, 0xFFFFFFFDu, 0};
+    uint32_t gprs[16];
+    for (unsigned i = 0; i < 16; i++)
+        gprs[i] = 0x100u + i;
+    struct emb_crash_info info = {.fault_class = EMB_FAULT_HARD, .pc = 0x0800123Cu, .lr = 0x08000401u,
+                                  .status_regs = cm, .status_count = EMB_CRASH_CM_COUNT, .gprs = gprs,
+                                  .gpr_count = 16};
+    len = emb_crash_encode_v1(buf, sizeof buf, &info);
+    ok(emb_crash_decode(buf, len, &r, NULL) == 0, "a Cortex-M record decodes");
+    emb_crash_view(&r, &v);
+    ok(v.arch == EMB_CRASH_ARCH_CORTEX_M && !v.native && v.bias == 0 && v.pc == 0x0800123Cu && v.elf_machine == 40,
+       "Cortex-M view: no bias, pc as recorded");
+    n = emb_crash_status_decode(&r, &v, st, 16);
+    ok(!strcmp(status_text(st, n, "xPSR"), "exception 3 Z C T"), "xPSR: %s", status_text(st, n, "xPSR"));
+    ok(!strcmp(status_text(st, n, "CFSR"), "DACCVIOL MMARVALID DIVBYZERO"), "CFSR: %s", status_text(st, n, "CFSR"));
+    ok(!strcmp(status_text(st, n, "HFSR"), "FORCED") && !strcmp(status_text(st, n, "MMFAR"), "valid") &&
+           !strcmp(status_text(st, n, "BFAR"), "not valid"),
+       "HFSR forced, MMFAR valid, BFAR not");
+    ok(!strcmp(status_text(st, n, "EXC_RETURN"), "return to thread mode, process stack"), "EXC_RETURN: %s",
+       status_text(st, n, "EXC_RETURN"));
+    n = emb_crash_registers(&r, &v, regs, 64);
+    ok(n == 16 && !strcmp(regs[15].name, "pc") && regs[15].value == 0x10F, "r0-r12 sp lr pc");
+
+    /* AArch64: ESR of a data abort on a write. */
+    uint32_t a64[EMB_CRASH_NAT_COUNT] = {EMB_CRASH_LAYOUT_AARCH64, 11, 2};
+    a64[EMB_CRASH_NAT_ERR] = (0x25u << 26) | (1u << 6);
+    a64[EMB_CRASH_NAT_FLAGS] = 0x60000000u;
+    struct emb_crash_info ai = {.status_regs = a64, .status_count = EMB_CRASH_NAT_COUNT};
+    len = emb_crash_encode_v1(buf, sizeof buf, &ai);
+    emb_crash_decode(buf, len, &r, NULL);
+    emb_crash_view(&r, &v);
+    n = emb_crash_status_decode(&r, &v, st, 16);
+    ok(v.arch == EMB_CRASH_ARCH_AARCH64 && !strcmp(status_text(st, n, "esr"), "EC 0x25 data abort, write") &&
+           !strcmp(status_text(st, n, "pstate"), "EL0 Z C"),
+       "AArch64: %s; %s", status_text(st, n, "esr"), status_text(st, n, "pstate"));
+    /* An unknown layout: registers shown raw, nothing decoded. */
+    uint32_t odd[2] = {0x00090063u, 7};
+    struct emb_crash_info oi = {.status_regs = odd, .status_count = 2, .gprs = odd, .gpr_count = 2};
+    len = emb_crash_encode_v1(buf, sizeof buf, &oi);
+    emb_crash_decode(buf, len, &r, NULL);
+    emb_crash_view(&r, &v);
+    ok(v.arch == EMB_CRASH_ARCH_NONE && emb_crash_status_decode(&r, &v, st, 16) == 0 &&
+           emb_crash_registers(&r, &v, regs, 64) == 2 && !strcmp(regs[1].name, "w1"),
+       "an unknown layout: raw words");
+}
+
 /* ---- The flight recorder from live rings ---- */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -387,6 +472,7 @@ int main(int argc, char **argv)
     test_bad_input();
     test_region();
     test_mini();
+    test_arch();
     test_golden(argc > 1 ? argv[1] : "tests/unit/golden");
     test_flight_collect();
     return emb_test_done();
