@@ -605,11 +605,12 @@ static void emb__stream_packet(void *arg, const struct emb_trace_ring *ring, con
     (void)arg;
     (void)ring;
     if (emb__write_all(emb__native.sink_fd, packet, size) != 0) {
-        emb__native.stream_errors++;
+        __atomic_fetch_add(&emb__native.stream_errors, 1u, __ATOMIC_RELAXED);
         return;
     }
-    emb__native.stream_packets++;
-    emb__native.stream_bytes += size;
+    /* Read by emb_native_stats_get() while the worker runs. */
+    __atomic_fetch_add(&emb__native.stream_packets, 1u, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&emb__native.stream_bytes, size, __ATOMIC_RELAXED);
 }
 
 static void emb__stream_drain(void)
@@ -686,7 +687,7 @@ static void emb__stream_stop(void)
         size_t n = emb__encode_header(header, cap, (uint32_t)((cap - EMB_TSF_FIXED_SIZE) /
                                                               EMB_TSF_CONTEXT_SIZE), true);
         if (n == cap && pwrite(emb__native.sink_fd, header, n, 0) != (ssize_t)n)
-            emb__native.stream_errors++;
+            __atomic_fetch_add(&emb__native.stream_errors, 1u, __ATOMIC_RELAXED);
     }
     if (emb__native.sink_owned)
         close(emb__native.sink_fd);
@@ -815,7 +816,7 @@ void emb_native_stats_get(struct emb_native_stats *out)
 {
     out->contexts = emb__contexts_ready();
     out->lost_no_context = emb_trace_lost_no_ring();
-    out->stream_packets = emb__native.stream_packets;
-    out->stream_bytes = emb__native.stream_bytes;
-    out->stream_errors = emb__native.stream_errors;
+    out->stream_packets = __atomic_load_n(&emb__native.stream_packets, __ATOMIC_RELAXED);
+    out->stream_bytes = __atomic_load_n(&emb__native.stream_bytes, __ATOMIC_RELAXED);
+    out->stream_errors = __atomic_load_n(&emb__native.stream_errors, __ATOMIC_RELAXED);
 }
