@@ -292,11 +292,19 @@ void emb_native_sleep_us(uint32_t us)
 
 /* ---- Timer signals as interrupts ---- */
 
+/* Running timers by slot. A signal carries its timer's slot, not its address: one queued
+ * before emb_native_timer_stop() may arrive after it, when the timer's memory is gone
+ * (a timer in main()'s frame, delivered during exit), and finds the slot empty. */
+#define EMB__TIMERS 32
+static struct emb_native_timer *emb__timers[EMB__TIMERS];
+
 static void emb__timer_signal(int signo, siginfo_t *info, void *uctx)
 {
     (void)signo;
     (void)uctx;
-    struct emb_native_timer *t = info->si_value.sival_ptr;
+    int slot = info->si_value.sival_int;
+    struct emb_native_timer *t =
+        slot >= 1 && slot <= EMB__TIMERS ? __atomic_load_n(&emb__timers[slot - 1], __ATOMIC_ACQUIRE) : NULL;
     if (t == NULL || t->isr == NULL)
         return;
     int saved_errno = errno;
@@ -326,10 +334,22 @@ int emb_native_timer_start(struct emb_native_timer *t, uint16_t irq, uint32_t pe
     memset(&sev, 0, sizeof sev);
     sev.sigev_notify = SIGEV_SIGNAL;
     sev.sigev_signo = signo;
-    sev.sigev_value.sival_ptr = t;
-    timer_t id;
-    if (timer_create(CLOCK_MONOTONIC, &sev, &id) != 0)
+    int slot = 0;
+    for (int i = 0; i < EMB__TIMERS && slot == 0; i++) {
+        struct emb_native_timer *none = NULL;
+        if (__atomic_compare_exchange_n(&emb__timers[i], &none, t, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED))
+            slot = i + 1;
+    }
+    if (slot == 0)
         return -1;
+    t->slot = slot;
+    sev.sigev_value.sival_int = slot;
+    timer_t id;
+    if (timer_create(CLOCK_MONOTONIC, &sev, &id) != 0) {
+        __atomic_store_n(&emb__timers[slot - 1], NULL, __ATOMIC_RELEASE);
+        return -1;
+    }
     t->timer = id;
     EMB_TRACE_obj_init(EMB__OBJ_TIMER, irq, "timer");
     struct itimerspec its = {
@@ -345,6 +365,9 @@ void emb_native_timer_stop(struct emb_native_timer *t)
         timer_delete((timer_t)t->timer);
         t->timer = NULL;
     }
+    if (t->slot >= 1 && t->slot <= EMB__TIMERS)
+        __atomic_store_n(&emb__timers[t->slot - 1], NULL, __ATOMIC_RELEASE);
+    t->slot = 0;
 }
 
 /* ---- Work queue ---- */

@@ -787,6 +787,10 @@ long emb_dr_dump_trace(struct emb_mem *m, const struct emb_dr_image *d, const st
             free(commits);
             continue;
         }
+        /* The discard count now: at least what every packet taken so far carries. */
+        struct field df = field_of(s->w[RG_F_DISCARDED]);
+        uint64_t discarded = c->discarded;
+        read_uint(&r, c->ring + df.off, 4, &discarded);
         uint32_t pos = (uint32_t)w1, after = (uint32_t)w2;
         uint32_t open_start = pos & ~(p - 1u), off = pos & (p - 1u);
         uint32_t keep = off ? slots - 1u : slots;
@@ -810,13 +814,13 @@ long emb_dr_dump_trace(struct emb_mem *m, const struct emb_dr_image *d, const st
                 memset(dst + off, 0, p - off);
                 emb_put_le64(dst + EMB_PKT_OFF_TS_END, last_event_ts(dst, off, cat));
                 emb_put_le32(dst + EMB_PKT_OFF_CONTENT_SIZE, off * 8u);
-                emb_put_le32(dst + EMB_PKT_OFF_DISCARDED, c->discarded);
+                emb_put_le32(dst + EMB_PKT_OFF_DISCARDED, (uint32_t)discarded);
                 count++;
             }
         }
         table[ntable++] = (struct emb_tsf_context){
-            .id = c->context_id, .kind = c->context_kind, .discarded = c->discarded,
-            .packets = c->packets_opened, .name = c->name};
+            .id = c->context_id, .kind = c->context_kind, .discarded = (uint32_t)discarded,
+            .packets = (after - c->base_pos + p - 1u) >> c->packet_shift, .name = c->name};
         free(buf);
         free(commits);
     }

@@ -132,6 +132,7 @@ struct emb_native_timer {
     void (*isr)(void *arg);
     void *arg;
     volatile uint32_t fired;
+    int slot;                /* its place among running timers; 0 when stopped */
 };
 int emb_native_timer_start(struct emb_native_timer *t, uint16_t irq, uint32_t period_us,
                            void (*isr)(void *arg), void *arg);
