@@ -219,8 +219,12 @@ static void test_threads_and_work(void)
     emb_native_mutex_lock(&shared);
     struct emb_native_thread t;
     emb_native_thread_create(&t, "runner", runner_main, NULL);
-    struct timespec wait = {0, 20 * 1000 * 1000};
-    while (nanosleep(&wait, &wait) != 0) { /* runner runs, sleeps, then blocks on the mutex */
+    /* Until the runner has run, slept and blocked on the mutex; then 5 ms more. */
+    struct timespec ms = {0, 1000 * 1000};
+    for (int i = 0; i < 20000 && __atomic_load_n(&shared.waiters, __ATOMIC_RELAXED) == 0; i++)
+        nanosleep(&ms, NULL);
+    struct timespec wait = {0, 5 * 1000 * 1000};
+    while (nanosleep(&wait, &wait) != 0) {
     }
     emb_native_mutex_unlock(&shared);
     emb_native_thread_join(&t, NULL);
