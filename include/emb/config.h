@@ -13,6 +13,13 @@
 #include EMB_CONFIG_FILE
 #endif
 
+/* Compile-time checks in both languages the headers serve. */
+#if defined(__cplusplus)
+#define EMB_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define EMB_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
 /* Trace classes compiled in, as a bit mask over enum emb_trace_class (generated from
  * catalog/trace_events.yaml). A call site of a class outside the mask expands to nothing
  * and evaluates none of its arguments. Default: every class. Cost: none until enabled at
@@ -86,18 +93,19 @@
 #define CONFIG_EMB_ASSERT 0
 #endif
 
-_Static_assert((CONFIG_EMB_TRACE_PACKET_SIZE & (CONFIG_EMB_TRACE_PACKET_SIZE - 1u)) == 0,
+EMB_STATIC_ASSERT((CONFIG_EMB_TRACE_PACKET_SIZE & (CONFIG_EMB_TRACE_PACKET_SIZE - 1u)) == 0,
                "CONFIG_EMB_TRACE_PACKET_SIZE must be a power of two");
-_Static_assert(CONFIG_EMB_TRACE_PACKET_SIZE >= 256u, "CONFIG_EMB_TRACE_PACKET_SIZE below 256");
-_Static_assert((CONFIG_EMB_TRACE_RING_PACKETS & (CONFIG_EMB_TRACE_RING_PACKETS - 1u)) == 0,
+EMB_STATIC_ASSERT(CONFIG_EMB_TRACE_PACKET_SIZE >= 256u && CONFIG_EMB_TRACE_PACKET_SIZE <= 65536u,
+               "CONFIG_EMB_TRACE_PACKET_SIZE must be 256 to 65536");
+EMB_STATIC_ASSERT((CONFIG_EMB_TRACE_RING_PACKETS & (CONFIG_EMB_TRACE_RING_PACKETS - 1u)) == 0,
                "CONFIG_EMB_TRACE_RING_PACKETS must be a power of two");
-_Static_assert(CONFIG_EMB_TRACE_RING_PACKETS >= 2u, "a ring needs at least two packets");
-_Static_assert(CONFIG_EMB_TRACE_MAX_PAYLOAD % 4u == 0, "payloads are 4-byte multiples");
+EMB_STATIC_ASSERT(CONFIG_EMB_TRACE_RING_PACKETS >= 2u, "a ring needs at least two packets");
+EMB_STATIC_ASSERT(CONFIG_EMB_TRACE_MAX_PAYLOAD % 4u == 0, "payloads are 4-byte multiples");
 
-_Static_assert(CONFIG_EMB_CRASH_RECORD_VERSION == 1 || CONFIG_EMB_CRASH_RECORD_VERSION == 2,
+EMB_STATIC_ASSERT(CONFIG_EMB_CRASH_RECORD_VERSION == 1 || CONFIG_EMB_CRASH_RECORD_VERSION == 2,
                "CONFIG_EMB_CRASH_RECORD_VERSION is 1 or 2");
-_Static_assert(CONFIG_EMB_FAULT_RECORD_RING <= 1024, "CONFIG_EMB_FAULT_RECORD_RING above 1024");
-_Static_assert(CONFIG_EMB_MONITOR_ISR_VECTORS <= 240, "CONFIG_EMB_MONITOR_ISR_VECTORS above 240");
+EMB_STATIC_ASSERT(CONFIG_EMB_FAULT_RECORD_RING <= 1024, "CONFIG_EMB_FAULT_RECORD_RING above 1024");
+EMB_STATIC_ASSERT(CONFIG_EMB_MONITOR_ISR_VECTORS <= 240, "CONFIG_EMB_MONITOR_ISR_VECTORS above 240");
 
 #if CONFIG_EMB_ASSERT
 void emb_assert_failed(const char *file, int line);

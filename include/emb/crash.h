@@ -23,6 +23,10 @@
 #include <emb/status.h>
 #include <emb/trace_format.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct emb_trace_ring;
 
 /* What the fault path knows. Addresses are as the ELF sees them (see the doc: on a
@@ -135,5 +139,9 @@ struct emb_crash_region {
 extern struct emb_crash_region emb_crash_region;
 
 #endif /* CONFIG_EMB_CRASH */
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_CRASH_H */

@@ -8,6 +8,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define EMB_CRASH_MAGIC 0x43424D45u        /* "EMBC" read as a little-endian u32 */
 #define EMB_CRASH_CRC_SIZE 4u              /* the u32 CRC-32 that ends every record */
 
@@ -167,5 +171,9 @@ enum {
 };
 /* Cortex-M general registers: r0-r12, sp, lr, pc (16). */
 #define EMB_CRASH_CORTEX_M_GPRS 16u
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_CRASH_FORMAT_H */

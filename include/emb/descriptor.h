@@ -20,6 +20,10 @@
 #include <emb/config.h>
 #include <emb/monitor.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct emb_trace_ring;
 
 #define EMB_DESC_VERSION 1u
@@ -251,6 +255,10 @@ struct emb_debug_descriptor {
 
 #if CONFIG_EMB_DESCRIPTOR
 extern const struct emb_debug_descriptor emb_debug_descriptor;
+#endif
+
+#ifdef __cplusplus
+}
 #endif
 
 #endif /* EMB_DESCRIPTOR_H */

@@ -11,6 +11,10 @@
 
 #include <emb/port.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* First and last thing an interrupt handler (a signal handler on the native port) does.
  * Events recorded in between carry the interrupt kind and nesting depth in their flags;
  * the interval is the ISR(irq) monitor's, opened by the handler that called enter. */
@@ -37,5 +41,9 @@ void emb_sched_unlock(void);
  * idle residency of the CPU statistics. */
 void emb_idle_enter(void);
 void emb_idle_exit(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_HOOKS_H */

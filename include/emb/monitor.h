@@ -24,6 +24,10 @@
 #include <emb/config.h>
 #include <emb/status.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Monitor categories. ISR(vector) has one monitor per vector below
  * CONFIG_EMB_MONITOR_ISR_VECTORS. */
 enum emb_monitor_category {
@@ -192,5 +196,9 @@ static inline uint64_t emb_stats_get64(const uint32_t pair[2])
     return ((uint64_t)__atomic_load_n(&pair[1], __ATOMIC_RELAXED) << 32) |
            __atomic_load_n(&pair[0], __ATOMIC_RELAXED);
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_MONITOR_H */

@@ -43,6 +43,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct emb_trace_ring;
 
 /* Frequency of emb_port_timestamp() in Hz; fixed once the port is initialised. */
@@ -72,5 +76,9 @@ void emb_port_stats_reset(void);
 void emb_port_fault(uint8_t fault_class, uint8_t code, uintptr_t pc);
 
 #include <emb_port_impl.h>
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_PORT_H */

@@ -161,6 +161,7 @@ static void *emb__thread_trampoline(void *arg)
     emb__native_thread_begin(t->entry);
     __atomic_store_n(&t->started, 1, __ATOMIC_RELEASE);
     EMB_TRACE_obj_init(EMB__OBJ_THREAD, self, t->name);
+    EMB_TRACE_thread_init(self, 0u);
     EMB_TRACE_thread_start(self);
     EMB_TRACE_switch(EMB__IDLE, self, EMB__SWITCH_WAKE);
     emb__switch_in();
@@ -180,7 +181,6 @@ int emb_native_thread_create(struct emb_native_thread *t, const char *name,
     t->entry = entry;
     t->arg = arg;
     strncpy(t->name, name != NULL ? name : "thread", sizeof t->name - 1u);
-    EMB_TRACE_thread_init(emb_native_context_id(), 0u);
     pthread_attr_t attr;
     if (pthread_attr_init(&attr) != 0)
         return -1;
@@ -372,6 +372,8 @@ void emb_native_timer_stop(struct emb_native_timer *t)
 
 /* ---- Work queue ---- */
 
+enum { EMB__WORK_IDLE = 0, EMB__WORK_QUEUED = 1, EMB__WORK_RUNNING = 2 };
+
 static void *emb__workq_main(void *arg)
 {
     struct emb_native_workq *q = arg;
@@ -383,14 +385,22 @@ static void *emb__workq_main(void *arg)
             break;
         struct emb_native_work *w = q->items[q->tail % EMB_NATIVE_WORKQ_DEPTH];
         q->tail++;
+        /* What the item says is read under the lock: its owner may queue it again (and
+         * so rewrite it) as soon as it runs. */
+        w->state = EMB__WORK_RUNNING;
+        uint32_t handle = w->handle;
+        uint64_t submitted_at = w->submitted_at;
+        void (*handler)(struct emb_native_work *) = w->handler;
         pthread_mutex_unlock(&q->lock);
         uint64_t start = emb_port_timestamp();
-        EMB_TRACE_work_start(w->handle, (uint32_t)(start - w->submitted_at));
-        w->handler(w);
+        EMB_TRACE_work_start(handle, (uint32_t)(start - submitted_at));
+        handler(w);
         uint32_t took = emb_monitor_cycles(start, emb_port_timestamp());
-        EMB_TRACE_work_end(w->handle, took);
-        emb_monitor_close(EMB_MONITOR_WORK_HANDLER, took, (uintptr_t)w->handler);
+        EMB_TRACE_work_end(handle, took);
+        emb_monitor_close(EMB_MONITOR_WORK_HANDLER, took, (uintptr_t)handler);
         pthread_mutex_lock(&q->lock);
+        if (w->state == EMB__WORK_RUNNING)
+            w->state = EMB__WORK_IDLE;
     }
     pthread_mutex_unlock(&q->lock);
     return NULL;
@@ -409,13 +419,20 @@ int emb_native_workq_start(struct emb_native_workq *q, const char *name)
 
 int emb_native_workq_submit(struct emb_native_workq *q, struct emb_native_work *work)
 {
+    pthread_mutex_lock(&q->lock);
     if (work->handle == 0u)
         work->handle = emb__new_handle();
-    pthread_mutex_lock(&q->lock);
-    int full = q->head - q->tail >= EMB_NATIVE_WORKQ_DEPTH || q->stopping;
+    int result;
+    if (work->state == EMB__WORK_QUEUED)
+        result = 1;
+    else if (q->head - q->tail >= EMB_NATIVE_WORKQ_DEPTH || q->stopping)
+        result = -1;
+    else
+        result = 0;
     /* Recorded under the lock, before the worker can see the item: submit precedes start. */
-    EMB_TRACE_work_submit(q->handle, work->handle, (int8_t)(full ? -1 : 0));
-    if (!full) {
+    EMB_TRACE_work_submit(q->handle, work->handle, (int8_t)result);
+    if (result == 0) {
+        work->state = EMB__WORK_QUEUED;
         work->submitted_at = emb_port_timestamp();
         q->items[q->head % EMB_NATIVE_WORKQ_DEPTH] = work;
         q->head++;
@@ -426,7 +443,15 @@ int emb_native_workq_submit(struct emb_native_workq *q, struct emb_native_work *
         pthread_cond_signal(&q->cond);
     }
     pthread_mutex_unlock(&q->lock);
-    return full ? -1 : 0;
+    return result;
+}
+
+bool emb_native_work_busy(struct emb_native_workq *q, const struct emb_native_work *work)
+{
+    pthread_mutex_lock(&q->lock);
+    bool busy = work->state != EMB__WORK_IDLE;
+    pthread_mutex_unlock(&q->lock);
+    return busy;
 }
 
 void emb_native_workq_stop(struct emb_native_workq *q)

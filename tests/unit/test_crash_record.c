@@ -60,7 +60,9 @@ static void check_v1_fields(const struct emb_crash_record *r, const char *what)
     ok_eq(r->flight_packets, 2, "%s: two flight packets", what);
     struct emb_trace *t = decode_flight(r);
     const struct emb_trace_summary *s = emb_trace_summary(t);
-    ok(!s->fatal && s->errors == 0 && s->events == 9 && s->discarded == 1,
+    /* The golden flight recorder names the catalogue of its day: only that is reported. */
+    unsigned expected_errors = cat->checksum != GOLDEN_CATALOG_CHECKSUM;
+    ok(!s->fatal && s->errors == expected_errors && s->events == 9 && s->discarded == 1,
        "%s: the flight recorder decodes: %llu events", what, (unsigned long long)s->events);
     size_t n;
     const struct emb_trace_event *const *ev = emb_trace_events(t, &n);

@@ -145,7 +145,9 @@ static void check_golden_model(const char *what, const uint8_t *img, size_t len,
     FILE *keep;
     struct emb_trace *t = dump_and_decode(&s, &keep);
     const struct emb_trace_summary *ts = emb_trace_summary(t);
-    ok(!ts->fatal && ts->errors == 0 && ts->packets == 4 && ts->events == 18 && ts->discarded == 5,
+    unsigned expected_errors = cat->checksum != GOLDEN_CATALOG_CHECKSUM; /* another day's catalogue */
+    ok(!ts->fatal && ts->errors == expected_errors && ts->packets == 4 && ts->events == 18 &&
+           ts->discarded == 5,
        "%s: the pulled-out trace: 4 packets, 18 events (3 from the open packet), 5 discarded", what);
     ok(emb_trace_info(t)->end_ts == 1420, "%s: the open packet ends at its last event", what);
     emb_trace_free(t);
