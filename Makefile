@@ -55,7 +55,7 @@ check-arm: build
 check-fuzz: deps
 	@CC=clang $(CMAKE) -S . -B $(BUILD)/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMB_FUZZ=ON >/dev/null
 	@$(CMAKE) --build $(BUILD)/fuzz -j$(JOBS)
-	$(CTEST) --test-dir $(BUILD)/fuzz --output-on-failure -L 'fuzz'
+	$(CTEST) --test-dir $(BUILD)/fuzz --output-on-failure -j$(JOBS) -L 'fuzz'
 
 bench: build
 	@bash bench/run.sh $(BUILD)

@@ -45,8 +45,8 @@ int main(int argc, char **argv)
     char err[256], log[1024];
     snprintf(log, sizeof log, "%s/memchan_gdb_bench.log", argv[3]);
     uint64_t memchan_addr, stream_addr;
-    if (emb_elf_symbol(argv[2], "emb_memchan", &memchan_addr, NULL, err, sizeof err) ||
-        emb_elf_symbol(argv[2], "fw_stream", &stream_addr, NULL, err, sizeof err)) {
+    if (emb_elf_file_symbol(argv[2], "emb_memchan", &memchan_addr, NULL, err, sizeof err) ||
+        emb_elf_file_symbol(argv[2], "fw_stream", &stream_addr, NULL, err, sizeof err)) {
         fprintf(stderr, "memchan_gdb_bench: %s\n", err);
         return 1;
     }

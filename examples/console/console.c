@@ -16,6 +16,8 @@
 #include <emb/native.h>
 #include <emb/trace_events.h>
 
+#include "driver.h"
+
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +49,9 @@ struct options {
     uint32_t stall_frame; /* from this frame on, the link stalls 40 us per packet */
     uint32_t skip_publish; /* this frame is never published */
     const char *out;
+    uint32_t fault_frame;  /* the sensor driver faults at this frame */
+    const char *retained;  /* retained region file (crash records) */
+    const char *crash_out; /* where the previous run's crash record is saved */
 };
 
 static struct options opt = {
@@ -57,6 +62,7 @@ static struct options opt = {
     .stall_frame = UINT32_MAX,
     .skip_publish = UINT32_MAX,
     .out = "console.embt",
+    .fault_frame = UINT32_MAX,
 };
 
 static struct emb_native_mutex frame_lock, audio_lock;
@@ -151,6 +157,7 @@ static void frame_loop(struct emb_native_workq *renderer)
             emb_native_workq_submit(renderer, &job->work);
         }
         busy_us(200);
+        sensor_driver_poll(frame);
 
         bool publish = frame != opt.skip_publish;
         emb_native_mutex_lock(&frame_lock);
@@ -187,7 +194,10 @@ static void usage(FILE *out)
             "  --arm-frame N       window mode: arm at frame N\n"
             "  --stall-frame N     from frame N on, the video link stalls 40 us per packet\n"
             "  --skip-publish N    frame N is rendered but never published\n"
-            "  -o, --out FILE      trace stream file to write (console.embt)\n");
+            "  -o, --out FILE      trace stream file to write (console.embt)\n"
+            "  --retained FILE     keep crash records in this retained region file\n"
+            "  --crash-out FILE    save the previous run's crash record here\n"
+            "  --fault-frame N     the sensor driver faults at frame N (needs --retained)\n");
 }
 
 static int parse_options(int argc, char **argv)
@@ -197,6 +207,8 @@ static int parse_options(int argc, char **argv)
         {"mode", required_argument, NULL, 'm'},      {"arm-frame", required_argument, NULL, 'a'},
         {"stall-frame", required_argument, NULL, 's'}, {"skip-publish", required_argument, NULL, 'k'},
         {"out", required_argument, NULL, 'o'},       {"help", no_argument, NULL, 'h'},
+        {"retained", required_argument, NULL, 'r'},  {"crash-out", required_argument, NULL, 'c'},
+        {"fault-frame", required_argument, NULL, 'F'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -208,6 +220,9 @@ static int parse_options(int argc, char **argv)
         case 's': opt.stall_frame = (uint32_t)strtoul(optarg, NULL, 0); break;
         case 'k': opt.skip_publish = (uint32_t)strtoul(optarg, NULL, 0); break;
         case 'o': opt.out = optarg; break;
+        case 'r': opt.retained = optarg; break;
+        case 'c': opt.crash_out = optarg; break;
+        case 'F': opt.fault_frame = (uint32_t)strtoul(optarg, NULL, 0); break;
         case 'm':
             if (strcmp(optarg, "streaming") == 0)
                 opt.mode = EMB_TRACE_MODE_STREAMING;
@@ -261,8 +276,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "console: cannot start tracing: %s\n", emb_strerror(status));
         return 1;
     }
+    if (opt.retained != NULL && console_crash_start(opt.retained, opt.crash_out) != 0)
+        return 1;
     emb_native_mutex_init(&frame_lock, "frame-buffer");
     emb_native_mutex_init(&audio_lock, "audio");
+    sensor_driver_init(opt.fault_frame);
 
     struct emb_native_workq renderer;
     struct emb_native_thread audio, link;

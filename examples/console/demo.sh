@@ -50,6 +50,21 @@ if ! grep -A2 'FIRST SIGNIFICANT' "$out/diff.txt" | grep -q 'frame 612), context
   echo "demo: the first difference is not the link at frame 612 (see $out/diff.txt)" >&2
 fi
 
+say "6. A field crash: the sensor driver faults at frame 120, the next start finds the record"
+rm -f "$out/retained.bin" "$out/crash.rec"
+status=0
+{ "$build/bin/console" --frames 300 --retained "$out/retained.bin" --fault-frame 120 \
+    -o "$out/fault.embt"; } 2>/dev/null || status=$?
+echo "console: ended by signal $((status - 128)) (SIGSEGV), as seeded"
+if [ "$status" -ne 139 ]; then
+  echo "demo: the seeded fault should end the run with SIGSEGV (status 139), not $status" >&2
+  exit 1
+fi
+"$build/bin/console" --frames 10 --retained "$out/retained.bin" --crash-out "$out/crash.rec" \
+  -o "$out/restart.embt"
+"$emb" crash --elf "$build/bin/console" --color=never "$out/crash.rec" > "$out/crash.txt"
+sed -n '1,12p' "$out/crash.txt"
+
 say "Made in $out:"
 printf '  %-16s %s\n' \
   console.embt "the raw trace stream the native port wrote" \
@@ -60,4 +75,6 @@ printf '  %-16s %s\n' \
   good.emb "sealed capture: window armed at frame 600, as built" \
   bad.emb "sealed capture: the same binary, --stall-frame 612 stamped in its identity" \
   diff.txt "emb diff good.emb bad.emb: the earliest significant difference first" \
-  diff.html "the same with both runs' timelines around the first difference"
+  diff.html "the same with both runs' timelines around the first difference" \
+  crash.rec "the crash record of the seeded fault, as the next start saved it" \
+  crash.txt "emb crash: the faulting line, registers, the last events before the fault"

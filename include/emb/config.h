@@ -73,6 +73,50 @@
 #define CONFIG_EMB_MEMCHAN_DOWN 1u
 #endif
 
+/* Crash records in a retained region (emb/crash.h): the writer the fault path calls, the
+ * validation at start, emb_crash_record_get/clear. 0 compiles them out (the encoders stay:
+ * they cost nothing unless called). Cost: about 1.5 KiB of code; the region is the
+ * application's (native: a file). */
+#ifndef CONFIG_EMB_CRASH
+#define CONFIG_EMB_CRASH 1
+#endif
+
+/* The record version emb_crash_write() encodes: 1 (registers, SPEC-015 §4) or 2 (small:
+ * 16-bit fields, no registers, for the tiny profile). */
+#ifndef CONFIG_EMB_CRASH_RECORD_VERSION
+#define CONFIG_EMB_CRASH_RECORD_VERSION 1
+#endif
+
+/* Entries in the retained ring of partition mini-records; 0 compiles the ring out.
+ * Cost: 32 bytes of retained RAM per entry. */
+#ifndef CONFIG_EMB_FAULT_RECORD_RING
+#define CONFIG_EMB_FAULT_RECORD_RING 0
+#endif
+
+/* Worst-case monitors (emb/monitor.h): interrupt lock, scheduler lock, each interrupt
+ * vector, thread run, work handler. 0 compiles them out: the lock hooks still lock.
+ * Cost: a timestamp read at each open and close, one compare at each close. */
+#ifndef CONFIG_EMB_MONITOR
+#define CONFIG_EMB_MONITOR 1
+#endif
+
+/* Interrupt vectors with a monitor of their own (vectors 0 .. N-1); at most 240. */
+#ifndef CONFIG_EMB_MONITOR_ISR_VECTORS
+#define CONFIG_EMB_MONITOR_ISR_VECTORS 32
+#endif
+
+/* Statistics (emb/monitor.h): per CPU, per thread and per object counts the port can
+ * observe. 0 compiles them out. Cost: a few adds at switches, locks and interrupts. */
+#ifndef CONFIG_EMB_STATS
+#define CONFIG_EMB_STATS 1
+#endif
+
+/* The debug descriptor (emb/descriptor.h): read-only data that tells tools where
+ * everything is. 0 leaves it out. Cost: about 1 KiB of read-only data. */
+#ifndef CONFIG_EMB_DESCRIPTOR
+#define CONFIG_EMB_DESCRIPTOR 1
+#endif
+
 /* EMB_ASSERT checks programmer errors; compiled out unless enabled. */
 #ifndef CONFIG_EMB_ASSERT
 #define CONFIG_EMB_ASSERT 0
@@ -88,6 +132,11 @@ EMB_STATIC_ASSERT(CONFIG_EMB_TRACE_RING_PACKETS >= 2u, "a ring needs at least tw
 EMB_STATIC_ASSERT(CONFIG_EMB_TRACE_MAX_PAYLOAD % 4u == 0, "payloads are 4-byte multiples");
 EMB_STATIC_ASSERT(CONFIG_EMB_MEMCHAN_UP >= 1u && CONFIG_EMB_MEMCHAN_UP <= 16u, "1 to 16 up rings");
 EMB_STATIC_ASSERT(CONFIG_EMB_MEMCHAN_DOWN >= 1u && CONFIG_EMB_MEMCHAN_DOWN <= 16u, "1 to 16 down rings");
+
+EMB_STATIC_ASSERT(CONFIG_EMB_CRASH_RECORD_VERSION == 1 || CONFIG_EMB_CRASH_RECORD_VERSION == 2,
+               "CONFIG_EMB_CRASH_RECORD_VERSION is 1 or 2");
+EMB_STATIC_ASSERT(CONFIG_EMB_FAULT_RECORD_RING <= 1024, "CONFIG_EMB_FAULT_RECORD_RING above 1024");
+EMB_STATIC_ASSERT(CONFIG_EMB_MONITOR_ISR_VECTORS <= 240, "CONFIG_EMB_MONITOR_ISR_VECTORS above 240");
 
 #if CONFIG_EMB_ASSERT
 void emb_assert_failed(const char *file, int line);

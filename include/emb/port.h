@@ -60,6 +60,21 @@ int64_t emb_port_clock_offset_ns(void);
  * caller counts the event as lost). Called only from the trace slow path. */
 struct emb_trace_ring *emb_port_trace_ring_claim(void);
 
+/* Monitors (CONFIG_EMB_MONITOR or CONFIG_EMB_STATS): the running context's open
+ * intervals (interrupt lock, scheduler lock, interrupt nesting). One per CPU on a
+ * microcontroller, one per thread on the native port. Never NULL. */
+struct emb_monitor_ctx;
+struct emb_monitor_ctx *emb_port_monitor_ctx(void);
+
+/* Statistics (CONFIG_EMB_STATS): zeroes the per-thread and per-object counts the port
+ * keeps (emb_stats_thread_get() and emb_stats_object_get() are the port's too). */
+void emb_port_stats_reset(void);
+
+/* A fault the library raises itself (a monitor's FAULT action): writes a crash record of
+ * `fault_class` and `code` with `pc` as the faulting address, then stops the system the
+ * way the port stops on a fault (reset, or the default action of SIGABRT). */
+void emb_port_fault(uint8_t fault_class, uint8_t code, uintptr_t pc);
+
 #include <emb_port_impl.h>
 
 #ifdef __cplusplus

@@ -1,5 +1,8 @@
 /* Cortex-M port: the cycle-counter clock and the CPU's ring. */
 #include <emb/cortex_m.h>
+#include <emb/crash.h>
+#include <emb/descriptor.h>
+#include <emb/monitor.h>
 #include <emb/port.h>
 
 #define EMB_CM_DEMCR (*(volatile uint32_t *)0xE000EDFCu)
@@ -56,5 +59,100 @@ emb_status emb_cm_init(uint32_t cpu_hz, const uint8_t uuid[16], enum emb_trace_m
     emb_status status = emb_trace_ring_init(ring, 0u, EMB_CONTEXT_CPU, buf, commit, packets);
     if (status == EMB_OK)
         emb_cm_ring = ring;
+    /* One context, the CPU, for tools reading the debug descriptor. */
+    static struct emb_context_info cpu;
+    cpu.ring = ring;
+    cpu.state = EMB_CONTEXT_LIVE;
+    emb_debug_registry.ring_packets = packets;
+    emb_debug_registry.contexts = &cpu;
+    emb_debug_registry.context_stride = sizeof cpu;
+    emb_debug_registry.context_capacity = 1u;
+    emb_debug_registry.context_count = 1u;
+    emb_debug_registry_identity(0, 0u, cpu_hz, 0);
     return status;
+}
+
+/* ---- Monitors, statistics, faults ---- */
+
+static struct emb_monitor_ctx emb_cm_monitor;
+
+struct emb_monitor_ctx *emb_port_monitor_ctx(void)
+{
+    return &emb_cm_monitor;
+}
+
+void emb_port_stats_reset(void)
+{
+}
+
+emb_status emb_stats_thread_get(emb_thread_t thread, emb_stats_thread_t *out)
+{
+    (void)thread;
+    (void)out;
+    return EMB_E_NOTFOUND; /* no threads without a kernel */
+}
+
+emb_status emb_stats_object_get(emb_handle_t handle, emb_stats_object_t *out)
+{
+    (void)handle;
+    (void)out;
+    return EMB_E_NOTFOUND;
+}
+
+#define EMB_CM_SCB_CFSR (*(volatile uint32_t *)0xE000ED28u)
+#define EMB_CM_SCB_HFSR (*(volatile uint32_t *)0xE000ED2Cu)
+#define EMB_CM_SCB_MMFAR (*(volatile uint32_t *)0xE000ED34u)
+#define EMB_CM_SCB_BFAR (*(volatile uint32_t *)0xE000ED38u)
+#define EMB_CM_SCB_AIRCR (*(volatile uint32_t *)0xE000ED0Cu)
+
+/* A fault the library raises (a monitor's FAULT action): a v1 record with the fault
+ * registers and the last packets, then a system reset. The exception handlers of a
+ * hardware fault fill the stacked frame the same way (emb_crash_write()). */
+void emb_port_fault(uint8_t fault_class, uint8_t code, uintptr_t pc)
+{
+    (void)emb_port_irq_save();
+#if CONFIG_EMB_CRASH
+    uint32_t status[EMB_CRASH_CM_COUNT] = {0};
+    uint32_t xpsr, control;
+    __asm__ __volatile__("mrs %0, xpsr" : "=r"(xpsr));
+    __asm__ __volatile__("mrs %0, control" : "=r"(control));
+    status[EMB_CRASH_CM_LAYOUT] = EMB_CRASH_LAYOUT_CORTEX_M;
+    status[EMB_CRASH_CM_XPSR] = xpsr;
+    status[EMB_CRASH_CM_CFSR] = EMB_CM_SCB_CFSR;
+    status[EMB_CRASH_CM_HFSR] = EMB_CM_SCB_HFSR;
+    status[EMB_CRASH_CM_MMFAR] = EMB_CM_SCB_MMFAR;
+    status[EMB_CRASH_CM_BFAR] = EMB_CM_SCB_BFAR;
+    status[EMB_CRASH_CM_CONTROL] = control;
+    uint32_t cap = 0;
+    uint8_t *area = emb_crash_flight_area(EMB_CRASH_CM_COUNT, 0u, &cap);
+    uint16_t packets = 0;
+    uint32_t flight_len = 0;
+    if (area != NULL && emb_cm_ring != &emb_trace_unclaimed_ring) {
+        emb_trace_flush(emb_cm_ring);
+        struct emb_crash_flight_identity id = {.pointer_size = 4u, .port = EMB_PORT_NAME};
+        flight_len = emb_crash_flight_collect(area, cap, emb_cm_ring, 0, 0u, &id, &packets);
+    }
+    struct emb_crash_info info = {
+        .uptime_ticks = emb_cm_timestamp(),
+        .reset_reason = EMB_RESET_FAULT,
+        .fault_class = fault_class,
+        .fault_code = code,
+        .pc = (uint32_t)pc,
+        .lr = (uint32_t)(uintptr_t)__builtin_return_address(0),
+        .sp = (uint32_t)(uintptr_t)__builtin_frame_address(0),
+        .status_regs = status,
+        .status_count = EMB_CRASH_CM_COUNT,
+        .flight = area,
+        .flight_len = flight_len,
+        .flight_packets = packets,
+    };
+    (void)emb_crash_write(&info);
+#else
+    (void)fault_class;
+    (void)code;
+    (void)pc;
+#endif
+    EMB_CM_SCB_AIRCR = 0x05FA0004u; /* SYSRESETREQ */
+    for (;;) {
+    }
 }

@@ -7,8 +7,11 @@
 #include <emb/native.h>
 #include <emb/native_link.h>
 
+#include <emb/monitor.h>
 #include <emb/port.h>
 #include <emb/trace_events.h>
+
+#include "native_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,18 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #define EMB__P CONFIG_EMB_TRACE_PACKET_SIZE
-
-enum { EMB__CTX_FREE = 0, EMB__CTX_LIVE = 1, EMB__CTX_RETIRED = 2 };
-
-struct emb__context {
-    struct emb_trace_ring ring;
-    pthread_t owner;
-    uint32_t state; /* EMB__CTX_*, published with release once the ring is ready */
-};
 
 static struct {
     struct emb_native_config config;
@@ -169,8 +165,15 @@ static _Thread_local sigset_t emb__irq_saved;
 emb_port_irq_state emb_port_irq_save(void)
 {
     if (emb__irq_depth++ == 0) {
+        /* Faults stay deliverable, as a fault exception is on a microcontroller: a
+         * synchronous fault signal that is blocked kills the process unrecorded. */
         sigset_t all;
         sigfillset(&all);
+        sigdelset(&all, SIGSEGV);
+        sigdelset(&all, SIGBUS);
+        sigdelset(&all, SIGILL);
+        sigdelset(&all, SIGFPE);
+        sigdelset(&all, SIGABRT);
         pthread_sigmask(SIG_BLOCK, &all, &emb__irq_saved);
     }
     return emb__irq_depth;
@@ -242,7 +245,17 @@ static struct emb_trace_ring *emb__claim_blocked(void)
     if (pthread_getname_np(pthread_self(), name, sizeof name) == 0)
         emb__set_name(ctx->ring.name, name);
     ctx->owner = pthread_self();
-    __atomic_store_n(&ctx->state, EMB__CTX_LIVE, __ATOMIC_RELEASE);
+    memset(&ctx->info, 0, sizeof ctx->info);
+    ctx->info.ring = &ctx->ring;
+    ctx->info.os_id = (int32_t)syscall(SYS_gettid);
+    __atomic_store_n(&ctx->info.state, EMB_CONTEXT_LIVE, __ATOMIC_RELEASE);
+    /* Tools find the entry through the registry once the count covers it; claims race,
+     * so the count only grows. */
+    uint32_t seen = __atomic_load_n(&emb_debug_registry.context_count, __ATOMIC_RELAXED);
+    while (seen < index + 1u &&
+           !__atomic_compare_exchange_n(&emb_debug_registry.context_count, &seen, index + 1u, true,
+                                        __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+    }
     emb_native_ring = &ctx->ring;
     /* The destructor flushes the ring when the thread exits (non-NULL value needed). */
     pthread_setspecific(emb__native.exit_key, ctx);
@@ -267,7 +280,7 @@ static void emb__context_exit(void *arg)
 {
     struct emb__context *ctx = arg;
     emb_trace_flush(&ctx->ring);
-    __atomic_store_n(&ctx->state, EMB__CTX_RETIRED, __ATOMIC_RELEASE);
+    __atomic_store_n(&ctx->info.state, EMB_CONTEXT_EXITED, __ATOMIC_RELEASE);
     emb_native_ring = &emb_trace_unclaimed_ring;
 }
 
@@ -294,6 +307,202 @@ void emb_native_flush(void)
         emb_trace_flush(emb_native_ring);
 }
 
+/* ---- What the rest of the port and the tools see ---- */
+
+struct emb__context *emb__native_self(void)
+{
+    struct emb_trace_ring *ring = emb_native_ring;
+    /* The ring is the context's first member. */
+    return ring != &emb_trace_unclaimed_ring ? (struct emb__context *)(void *)ring : NULL;
+}
+
+uint32_t emb__native_context_count(void)
+{
+    return emb__native.initialised ? emb__contexts_ready() : 0u;
+}
+
+struct emb__context *emb__native_context(uint32_t index)
+{
+    return index < emb__native_context_count() ? &emb__native.contexts[index] : NULL;
+}
+
+const uint8_t *emb__native_build_id(uint32_t *len)
+{
+    *len = emb__native.build_id_len;
+    return emb__native.build_id;
+}
+
+void emb__native_set_stack(uintptr_t low, uint32_t size, uint32_t painted)
+{
+    struct emb__context *ctx = emb__native_self();
+    if (ctx == NULL)
+        return;
+    ctx->info.stack_low = low;
+    ctx->info.stack_size = size;
+    ctx->info.stack_painted = painted;
+}
+
+emb_stats_thread_t *emb__native_my_stats(void)
+{
+    struct emb__context *ctx = emb__native_self();
+    return ctx != NULL ? &ctx->info.stats : NULL;
+}
+
+/* The executable is the first object dl_iterate_phdr reports: its load bias, and the
+ * runtime range of its executable segments (where a return address may point). */
+static struct {
+    uintptr_t bias, text_low, text_high;
+} emb__image;
+
+static int emb__scan_image(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    (void)data;
+    emb__image.bias = (uintptr_t)info->dlpi_addr;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uintptr_t lo = emb__image.bias + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (emb__image.text_high == 0u || lo < emb__image.text_low)
+            emb__image.text_low = lo;
+        if (hi > emb__image.text_high)
+            emb__image.text_high = hi;
+    }
+    return 1;
+}
+
+void emb__native_image_scan(void)
+{
+    if (emb__image.text_high == 0u)
+        dl_iterate_phdr(emb__scan_image, NULL);
+}
+
+uintptr_t emb__native_load_bias(void)
+{
+    return emb__image.bias;
+}
+
+void emb__native_text_range(uintptr_t *low, uintptr_t *high)
+{
+    *low = emb__image.text_low;
+    *high = emb__image.text_high;
+}
+
+/* Paints [low, limit) with EMB_STACK_PAINT, a word at a time: the stack below the
+ * caller's frame, which no one has used yet. */
+__attribute__((no_sanitize("address", "thread"), noinline)) static uint32_t
+emb__paint(uintptr_t low, uintptr_t limit)
+{
+    const uint64_t word = 0x0101010101010101u * EMB_STACK_PAINT;
+    for (volatile uint64_t *p = (volatile uint64_t *)low; (uintptr_t)p < limit; p++)
+        *p = word;
+    return (uint32_t)(limit - low);
+}
+
+void emb__native_thread_begin(void *(*entry)(void *))
+{
+    struct emb__context *ctx = emb__native_self();
+    if (ctx != NULL)
+        ctx->info.entry = (uintptr_t)entry;
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        if (pthread_attr_getstack(&attr, &addr, &size) == 0 && size <= 0xFFFFFFFFu) {
+            /* Well clear of the frames this thread already has. */
+            uintptr_t limit = ((uintptr_t)__builtin_frame_address(0) - 4096u) & ~(uintptr_t)7u;
+            uintptr_t low = (uintptr_t)addr; /* page-aligned */
+            uint32_t painted = limit > low ? emb__paint(low, limit) : 0u;
+            emb__native_set_stack(low, (uint32_t)size, painted);
+        }
+        pthread_attr_destroy(&attr);
+    }
+    emb__native_fault_thread_begin();
+}
+
+/* Painted bytes still untouched from the low end: the part of the stack never used.
+ * Reads another thread's live stack, which the address sanitizer would call a bug. */
+__attribute__((no_sanitize("address", "thread"))) static uint32_t
+emb__stack_untouched(const uint8_t *low, uint32_t painted)
+{
+    uint32_t n = 0;
+    while (n < painted && __atomic_load_n(&low[n], __ATOMIC_RELAXED) == EMB_STACK_PAINT)
+        n++;
+    return n;
+}
+
+static uint32_t emb__high_water(const struct emb__context *ctx)
+{
+    uint32_t painted = __atomic_load_n(&ctx->info.stack_painted, __ATOMIC_ACQUIRE);
+    return painted > 0u
+               ? ctx->info.stack_size - emb__stack_untouched((const uint8_t *)ctx->info.stack_low, painted)
+               : 0u;
+}
+
+void emb__native_thread_end(void)
+{
+    /* The stack goes away with the thread: its high-water mark is kept. */
+    struct emb__context *ctx = emb__native_self();
+    if (ctx != NULL) {
+        __atomic_store_n(&ctx->info.stats.stack_high_water, emb__high_water(ctx), __ATOMIC_RELAXED);
+        __atomic_store_n(&ctx->info.stack_painted, 0u, __ATOMIC_RELEASE);
+    }
+    emb__native_fault_thread_end();
+}
+
+/* Monitors: each thread has its own open intervals. */
+static _Thread_local struct emb_monitor_ctx emb__monitor_ctx;
+
+struct emb_monitor_ctx *emb_port_monitor_ctx(void)
+{
+    return &emb__monitor_ctx;
+}
+
+emb_status emb_stats_thread_get(emb_thread_t thread, emb_stats_thread_t *out)
+{
+#if CONFIG_EMB_STATS
+    struct emb__context *ctx = emb__native_context(thread);
+    if (out == NULL)
+        return EMB_E_INVALID;
+    if (ctx == NULL || __atomic_load_n(&ctx->info.state, __ATOMIC_ACQUIRE) == EMB_CONTEXT_FREE)
+        return EMB_E_NOTFOUND;
+    emb_stats_thread_t *st = &ctx->info.stats;
+    out->run_cycles = __atomic_load_n(&st->run_cycles, __ATOMIC_RELAXED);
+    out->blocked_cycles = __atomic_load_n(&st->blocked_cycles, __ATOMIC_RELAXED);
+    out->switches = __atomic_load_n(&st->switches, __ATOMIC_RELAXED);
+    out->deadline_misses = __atomic_load_n(&st->deadline_misses, __ATOMIC_RELAXED);
+    out->budget_overruns = __atomic_load_n(&st->budget_overruns, __ATOMIC_RELAXED);
+    out->max_boost = __atomic_load_n(&st->max_boost, __ATOMIC_RELAXED);
+    out->contentions = __atomic_load_n(&st->contentions, __ATOMIC_RELAXED);
+    uint32_t high_water = 0;
+    if (__atomic_load_n(&ctx->info.state, __ATOMIC_ACQUIRE) == EMB_CONTEXT_LIVE)
+        high_water = emb__high_water(ctx);
+    if (high_water < __atomic_load_n(&st->stack_high_water, __ATOMIC_RELAXED))
+        high_water = __atomic_load_n(&st->stack_high_water, __ATOMIC_RELAXED);
+    __atomic_store_n(&st->stack_high_water, high_water, __ATOMIC_RELAXED);
+    out->stack_high_water = high_water;
+    return EMB_OK;
+#else
+    (void)thread;
+    (void)out;
+    return EMB_E_STATE;
+#endif
+}
+
+void emb_port_stats_reset(void)
+{
+    uint32_t n = emb__native_context_count();
+    for (uint32_t i = 0; i < n; i++) {
+        emb_stats_thread_t *st = &emb__native.contexts[i].info.stats;
+        __atomic_store_n(&st->run_cycles, 0u, __ATOMIC_RELAXED);
+        __atomic_store_n(&st->blocked_cycles, 0u, __ATOMIC_RELAXED);
+        __atomic_store_n(&st->switches, 0u, __ATOMIC_RELAXED);
+        __atomic_store_n(&st->contentions, 0u, __ATOMIC_RELAXED);
+    }
+    emb__native_objects_reset();
+}
+
 /* Flushes rings whose owner can no longer record into them: the caller's own, and those of
  * threads that have exited. A live thread's open packet stays open (and out of a dump). */
 static void emb__flush_quiescent(void)
@@ -301,8 +510,8 @@ static void emb__flush_quiescent(void)
     uint32_t n = emb__contexts_ready();
     for (uint32_t i = 0; i < n; i++) {
         struct emb__context *ctx = &emb__native.contexts[i];
-        uint32_t state = __atomic_load_n(&ctx->state, __ATOMIC_ACQUIRE);
-        if (state == EMB__CTX_RETIRED || (state == EMB__CTX_LIVE &&
+        uint32_t state = __atomic_load_n(&ctx->info.state, __ATOMIC_ACQUIRE);
+        if (state == EMB_CONTEXT_EXITED || (state == EMB_CONTEXT_LIVE &&
                                           pthread_equal(ctx->owner, pthread_self())))
             emb_trace_flush(&ctx->ring);
     }
@@ -330,7 +539,7 @@ static size_t emb__encode_header(uint8_t *out, size_t cap, uint32_t table_entrie
     uint16_t count = 0;
     for (uint32_t i = 0; i < n && count < EMB_TSF_MAX_CONTEXTS; i++) {
         struct emb__context *ctx = &emb__native.contexts[i];
-        if (__atomic_load_n(&ctx->state, __ATOMIC_ACQUIRE) == EMB__CTX_FREE)
+        if (__atomic_load_n(&ctx->info.state, __ATOMIC_ACQUIRE) == EMB_CONTEXT_FREE)
             continue;
         uint32_t pos = emb_port_load32_acquire(&ctx->ring.write_pos);
         emb__get_name(names[count], ctx->ring.name);
@@ -426,7 +635,7 @@ emb_status emb_native_trace_dump(const char *path)
     uint32_t n = emb__contexts_ready();
     for (uint32_t i = 0; i < n && !d.failed; i++) {
         struct emb__context *ctx = &emb__native.contexts[i];
-        if (__atomic_load_n(&ctx->state, __ATOMIC_ACQUIRE) != EMB__CTX_FREE)
+        if (__atomic_load_n(&ctx->info.state, __ATOMIC_ACQUIRE) != EMB_CONTEXT_FREE)
             emb_trace_ring_snapshot(&ctx->ring, scratch, emb__dump_packet, &d);
     }
     if (close(fd) != 0)
@@ -468,7 +677,7 @@ static void emb__stream_drain(void)
     uint32_t n = emb__contexts_ready();
     for (uint32_t i = 0; i < n; i++) {
         struct emb__context *ctx = &emb__native.contexts[i];
-        if (__atomic_load_n(&ctx->state, __ATOMIC_ACQUIRE) != EMB__CTX_FREE)
+        if (__atomic_load_n(&ctx->info.state, __ATOMIC_ACQUIRE) != EMB_CONTEXT_FREE)
             emb_trace_ring_consume(&ctx->ring,
                                    emb__native.config.stream_sink ? emb__sink_packet : emb__stream_packet,
                                    (void *)emb__native.config.stream_sink);
@@ -586,6 +795,19 @@ static void emb__random_uuid(uint8_t uuid[16])
     uuid[8] = (uint8_t)((uuid[8] & 0x3Fu) | 0x80u);
 }
 
+/* The main thread's stack bounds (not painted: its stack grows on demand). */
+static void emb__native_main_stack(void)
+{
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0)
+        emb__native_set_stack((uintptr_t)addr, size > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)size, 0u);
+    pthread_attr_destroy(&attr);
+}
+
 emb_status emb_native_init(const struct emb_native_config *config)
 {
     if (emb__native.initialised)
@@ -633,7 +855,20 @@ emb_status emb_native_init(const struct emb_native_config *config)
     if (c.mode == EMB_TRACE_MODE_WINDOW && c.window_frame != UINT32_MAX)
         emb_trace_window_arm_at(c.window_frame);
     emb__native.initialised = true;
+    emb__native_image_scan();
+    struct emb_debug_registry *reg = &emb_debug_registry;
+    reg->ring_packets = c.ring_packets;
+    reg->contexts = &emb__native.contexts[0].info;
+    reg->context_stride = sizeof(struct emb__context);
+    reg->context_capacity = c.max_contexts;
+    reg->context_count = 0;
+    emb_debug_registry_identity(emb__native.build_id, emb__native.build_id_len,
+                                emb__native.clock_hz, emb__native.clock_offset_ns);
     emb_native_context_name("main");
+    if (emb__native_self() != NULL) /* main's run intervals are opened in main() */
+        emb__native_self()->info.entry = (uintptr_t)__builtin_return_address(0);
+    emb__native_main_stack();
+    emb_stats_reset();
 
     if (c.mode == EMB_TRACE_MODE_STREAMING) {
         emb_status s = emb__stream_start();
@@ -654,6 +889,8 @@ void emb_native_shutdown(void)
     emb_native_ring = &emb_trace_unclaimed_ring;
     emb_trace_set_classes(0u);
     pthread_key_delete(emb__native.exit_key);
+    __atomic_store_n(&emb_debug_registry.context_count, 0u, __ATOMIC_RELEASE);
+    emb_debug_registry.contexts = NULL;
     munmap(emb__native.ring_memory, emb__native.ring_memory_size);
     emb__native.ring_memory = NULL;
     emb__native.contexts = NULL;

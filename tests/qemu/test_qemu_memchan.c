@@ -128,12 +128,12 @@ int main(int argc, char **argv)
     snprintf(log, sizeof log, "%s/qemu_memchan.log", argv[3]);
     char err[256];
     uint64_t pattern_addr, memchan_addr, iter_addr, size, retained_addr, boots_addr, reset_addr;
-    if (emb_elf_symbol(fw, "fw_reset_request", &reset_addr, NULL, err, sizeof err) ||
-        emb_elf_symbol(fw, "fw_retained", &retained_addr, NULL, err, sizeof err) ||
-        emb_elf_symbol(fw, "fw_boots", &boots_addr, NULL, err, sizeof err) ||
-        emb_elf_symbol(fw, "fw_pattern", &pattern_addr, &size, err, sizeof err) ||
-        emb_elf_symbol(fw, "emb_memchan", &memchan_addr, NULL, err, sizeof err) ||
-        emb_elf_symbol(fw, "fw_iterations", &iter_addr, NULL, err, sizeof err)) {
+    if (emb_elf_file_symbol(fw, "fw_reset_request", &reset_addr, NULL, err, sizeof err) ||
+        emb_elf_file_symbol(fw, "fw_retained", &retained_addr, NULL, err, sizeof err) ||
+        emb_elf_file_symbol(fw, "fw_boots", &boots_addr, NULL, err, sizeof err) ||
+        emb_elf_file_symbol(fw, "fw_pattern", &pattern_addr, &size, err, sizeof err) ||
+        emb_elf_file_symbol(fw, "emb_memchan", &memchan_addr, NULL, err, sizeof err) ||
+        emb_elf_file_symbol(fw, "fw_iterations", &iter_addr, NULL, err, sizeof err)) {
         ok(0, "firmware symbols: %s", err);
         return emb_test_done();
     }

@@ -9,7 +9,9 @@
     EMB_CMD(capture, "seal a run's trace (and log, crash record) into a capture file")       \
     EMB_CMD(inspect, "show what a capture file holds: identity, window, events, frames")     \
     EMB_CMD(diff, "compare a good and a bad capture: the earliest significant difference")   \
-    EMB_CMD(events, "service IPC tracing: run the events sink, ask it, export its ring")        \
+    EMB_CMD(events, "service IPC tracing: run the events sink, ask it, export its ring")     \
+    EMB_CMD(crash, "show a crash record with its faulting line, registers and last events")  \
+    EMB_CMD(desc, "read a memory image through its debug descriptor: contexts, rings, monitors") \
     EMB_CMD(import, "import another system's trace (RTEMS record streams) as a trace stream")
 
 #define EMB_CMD_DECLARE(name, summary) int emb_cmd_##name(int argc, char **argv);

@@ -457,7 +457,7 @@ static int emb__gdb(struct emb__cap *c, char *err, size_t errlen)
 {
     const struct emb_source_options *o = c->o;
     uint64_t addr = o->memchan_addr;
-    if (addr == 0 && o->elf != NULL && emb_elf_symbol(o->elf, "emb_memchan", &addr, NULL, err, errlen))
+    if (addr == 0 && o->elf != NULL && emb_elf_file_symbol(o->elf, "emb_memchan", &addr, NULL, err, errlen))
         return -1;
     struct emb_gdb *g = emb_gdb_connect(o->target, 2000, err, errlen);
     if (g == NULL)

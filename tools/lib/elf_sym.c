@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "elf_sym.h"
 
+#include "elf_image.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -57,20 +59,16 @@ static Elf *emb__open(const char *path, int *fd, char *err, size_t errlen)
     return elf;
 }
 
-int emb_elf_symbol(const char *path, const char *name, uint64_t *value, uint64_t *size,
-                   char *err, size_t errlen)
+int emb_elf_file_symbol(const char *path, const char *name, uint64_t *value, uint64_t *size,
+                        char *err, size_t errlen)
 {
-    int fd;
-    Elf *elf = emb__open(path, &fd, err, errlen);
-    if (elf == NULL)
+    struct emb_elf *e = emb_elf_open(path, err, errlen);
+    if (e == NULL)
         return -1;
-    int rc = emb__find(elf, SHT_SYMTAB, name, value, size);
-    if (rc != 0)
-        rc = emb__find(elf, SHT_DYNSYM, name, value, size);
+    int rc = emb_elf_symbol(e, name, value, size);
     if (rc != 0)
         snprintf(err, errlen, "%s: no symbol %s", path, name);
-    elf_end(elf);
-    close(fd);
+    emb_elf_close(e);
     return rc;
 }
 

@@ -8,10 +8,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* The value and size of symbol `name` in the ELF file at `path` (.symtab, else .dynsym).
+/* The value and size of symbol `name` in the ELF file at `path` (elf_image.h underneath).
  * 0, or -1 with a message. */
-int emb_elf_symbol(const char *path, const char *name, uint64_t *value, uint64_t *size,
-                   char *err, size_t errlen);
+int emb_elf_file_symbol(const char *path, const char *name, uint64_t *value, uint64_t *size,
+                        char *err, size_t errlen);
 
 /* The address of symbol `name` in the running process `pid`: its value in
  * /proc/PID/exe plus the load bias of a position-independent executable. */

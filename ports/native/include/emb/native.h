@@ -87,7 +87,30 @@ struct emb_native_stats {
 };
 void emb_native_stats_get(struct emb_native_stats *out);
 
+/* ---- Crash records ---- */
+
+struct emb_native_crash_config {
+    const char *retained_path; /* the retained region: a file mapped MAP_SHARED, created if
+                                  missing; an existing file keeps its size */
+    uint32_t retained_size;    /* bytes of a new region; 0: 64 KiB */
+    const char *fw_version;    /* up to 8 characters, written into every record */
+    uint32_t flight_bytes;     /* most bytes of trace in a record; 0: as much as fits */
+};
+
+/* Maps the retained region, validates the record the previous run left there (read it
+ * with emb_crash_record_get()), and installs the fault handler for SIGSEGV, SIGBUS,
+ * SIGILL, SIGFPE and SIGABRT on an alternate signal stack. Call after emb_native_init()
+ * and before starting threads: threads started through the wrappers afterwards get an
+ * alternate stack of their own. A fault writes a v1 record with the registers and the
+ * last trace packets, then ends the process with the signal's default action. */
+emb_status emb_native_crash_init(const struct emb_native_crash_config *config);
+
+/* Restores the previous handlers and unmaps the region. */
+void emb_native_crash_shutdown(void);
+
 /* ---- Thin wrappers that call the kernel hooks ---- */
+
+struct emb_object_info;
 
 struct emb_native_thread {
     pthread_t pthread;
@@ -99,7 +122,10 @@ struct emb_native_thread {
 };
 
 /* Starts a thread as a context of its own named `name`: thread_init/start, and on return
- * thread_exit and a flush of its ring. */
+ * thread_exit and a flush of its ring. Its stack is EMB_NATIVE_STACK_SIZE bytes, painted
+ * at start so its high-water mark can be measured; it gets an alternate signal stack
+ * when the fault handler is installed. */
+#define EMB_NATIVE_STACK_SIZE (1024u * 1024u)
 int emb_native_thread_create(struct emb_native_thread *t, const char *name,
                              void *(*entry)(void *), void *arg);
 int emb_native_thread_join(struct emb_native_thread *t, void **result);
@@ -108,6 +134,8 @@ struct emb_native_mutex {
     pthread_mutex_t mutex;
     uint32_t handle;
     uint16_t owner;
+    uint32_t waiters;              /* threads blocked on it now */
+    struct emb_object_info *info;  /* its statistics (emb_stats_object_get), or NULL */
 };
 
 /* A mutex whose lock records mutex_lock(contended) and, when it has to wait,
@@ -128,6 +156,7 @@ struct emb_native_timer {
     void (*isr)(void *arg);
     void *arg;
     volatile uint32_t fired;
+    int slot;                /* its place among running timers; 0 when stopped */
 };
 int emb_native_timer_start(struct emb_native_timer *t, uint16_t irq, uint32_t period_us,
                            void (*isr)(void *arg), void *arg);
@@ -152,6 +181,7 @@ struct emb_native_workq {
     uint32_t head, tail;
     uint32_t handle;
     bool stopping;
+    struct emb_object_info *info;  /* its statistics: submits, longest queue */
 };
 int emb_native_workq_start(struct emb_native_workq *q, const char *name);
 /* Returns 0 when queued, 1 when the item was already queued (nothing changes), or -1 when

@@ -1,0 +1,264 @@
+/* The debug descriptor (SPEC-015 §5): read-only data at the exported symbol
+ * `emb_debug_descriptor` that tells a tool where everything is in a memory image, so one
+ * generic reader (`emb desc`, a probe plugin) serves every version of the library.
+ *
+ * It is a header ("EMBD", byte order, pointer size, version, length, section count, its
+ * own address) and a list of sections. Every section is a tag word (kind | version << 16),
+ * a count of body words, and the body: pointer-sized words holding a number, an address,
+ * or a field descriptor (offset | size << 16 | type << 24) of a structure in RAM. Sections
+ * and words within a section are only ever appended: a reader skips kinds it does not know
+ * and treats words past a section's count as absent. docs/formats/descriptor.md gives
+ * every word. Where the port allocates at run time (the native port's context table), the
+ * descriptor points at the fixed registry below, which the port fills.
+ */
+#ifndef EMB_DESCRIPTOR_H
+#define EMB_DESCRIPTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <emb/config.h>
+#include <emb/monitor.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct emb_trace_ring;
+
+#define EMB_DESC_VERSION 1u
+#define EMB_DESC_LITTLE_ENDIAN 1u
+#define EMB_DESC_BIG_ENDIAN 2u
+
+enum emb_desc_kind {
+    EMB_DESC_IDENTITY = 1,  /* configuration hash, versions, port, build id, clock */
+    EMB_DESC_TYPES = 2,     /* object type and context state names */
+    EMB_DESC_CONTEXTS = 3,  /* the context (thread) registry and its field offsets */
+    EMB_DESC_RINGS = 4,     /* trace rings: packet size, class mask, ring field offsets */
+    EMB_DESC_LOG = 5,       /* log rings: reserved, the logging subsystem appends here */
+    EMB_DESC_CRASH = 6,     /* crash record area and version */
+    EMB_DESC_MINI = 7,      /* partition mini-record ring */
+    EMB_DESC_MONITORS = 8,  /* monitor blocks and their layout */
+    EMB_DESC_STATS = 9,     /* CPU statistics and the object registry */
+    EMB_DESC_ARCH = 10,     /* architecture: ELF machine, fault register layout, frame */
+};
+
+/* Field descriptor types (bits 24-31 of a field word). */
+enum emb_desc_field_type {
+    EMB_DESC_UNSIGNED = 0,  /* unsigned integer of the field's size */
+    EMB_DESC_SIGNED = 1,
+    EMB_DESC_POINTER = 2,   /* an address */
+    EMB_DESC_TEXT = 3,      /* char[size], NUL-padded */
+    EMB_DESC_U64_PAIR = 4,  /* 64-bit value as two 32-bit words: low, high */
+    EMB_DESC_BYTES = 5,     /* raw bytes */
+};
+
+#define EMB_DESC_FIELD(type, member, kind)                                                  \
+    ((uintptr_t)offsetof(type, member) | ((uintptr_t)sizeof(((type *)0)->member) << 16) |  \
+     ((uintptr_t)(kind) << 24))
+
+/* Fill pattern of painted stacks (stack high-water). */
+#define EMB_STACK_PAINT 0xE5u
+
+enum emb_context_state {
+    EMB_CONTEXT_FREE = 0,   /* never used */
+    EMB_CONTEXT_LIVE = 1,   /* its thread runs */
+    EMB_CONTEXT_EXITED = 2, /* its thread has exited; its ring is flushed */
+};
+
+/* One context as tools see it. The port keeps these (for the native port, inside its
+ * context table) and publishes where in emb_debug_registry. */
+struct emb_context_info {
+    struct emb_trace_ring *ring; /* NULL until the context has a ring */
+    uintptr_t stack_low;         /* lowest address of its stack; 0 unknown */
+    uintptr_t entry;             /* its entry function: the THREAD_RUN monitor's opener */
+    uint32_t stack_size;         /* bytes */
+    uint32_t stack_painted;      /* bytes from stack_low filled with EMB_STACK_PAINT at start */
+    uint32_t state;              /* enum emb_context_state */
+    int32_t os_id;               /* the OS thread id; 0 on bare metal */
+    emb_stats_thread_t stats;
+};
+
+/* One object (mutex, work queue) with statistics. */
+struct emb_object_info {
+    uint32_t handle;             /* as the trace names it */
+    uint16_t type;               /* obj_init's type values: 1 mutex, 9 workq, ... */
+    uint16_t state;              /* 0 free, 1 live */
+    char name[16];
+    emb_stats_object_t stats;
+};
+
+/* What the port fills at start (and as contexts and objects appear). */
+struct emb_debug_registry {
+    uint64_t clock_hz;
+    int64_t clock_offset_ns;
+    uint8_t build_id[32];
+    uint8_t uuid[16];            /* the trace's uuid */
+    uint32_t build_id_len;
+    uint32_t trace_mode;         /* enum emb_trace_mode */
+    uint32_t ring_packets;       /* packets per context ring */
+    uint32_t ready;              /* 1 once the identity above is written (release) */
+    struct emb_context_info *contexts;
+    uint32_t context_stride;     /* bytes from one entry to the next */
+    uint32_t context_capacity;
+    uint32_t context_count;      /* entries in use; grows while the system runs */
+    struct emb_object_info *objects;
+    uint32_t object_stride;
+    uint32_t object_capacity;
+    uint32_t object_count;
+};
+extern struct emb_debug_registry emb_debug_registry;
+
+/* Publishes the identity: build id, clock, and the trace uuid and mode (from emb/trace.h). */
+void emb_debug_registry_identity(const uint8_t *build_id, uint32_t build_id_len,
+                                 uint64_t clock_hz, int64_t clock_offset_ns);
+
+/* ---- The descriptor as C sees it (docs/formats/descriptor.md is the contract) ---- */
+
+struct emb_desc_header {
+    char magic[4];               /* "EMBD" */
+    uint8_t endianness;          /* EMB_DESC_LITTLE_ENDIAN or EMB_DESC_BIG_ENDIAN */
+    uint8_t pointer_size;        /* bytes in a word */
+    uint16_t version;
+    uint32_t length;             /* bytes of the whole descriptor */
+    uint32_t section_count;
+    const void *self;            /* the descriptor's own address */
+};
+
+struct emb_desc_section {
+    uintptr_t tag;               /* kind | version << 16 */
+    uintptr_t words;             /* body words that follow */
+};
+
+struct emb_desc_identity {
+    struct emb_desc_section s;
+    uintptr_t config_hash;
+    uintptr_t lib_version;       /* major << 16 | minor << 8 | patch */
+    const char *port;
+    const char *profile;
+    const void *build_id;        /* u8[32] */
+    const void *build_id_len;    /* u32 */
+    const void *ready;           /* u32 */
+    const void *clock_hz;        /* u64 */
+    const void *clock_offset_ns; /* i64 */
+    uintptr_t catalog_checksum;
+};
+
+struct emb_desc_types {
+    struct emb_desc_section s;
+    uintptr_t object_type_count;
+    const char *const *object_type_names;
+    uintptr_t context_state_count;
+    const char *const *context_state_names;
+};
+
+/* A name and a field word: generic statistics tables. */
+struct emb_desc_named_field {
+    const char *name;
+    uintptr_t field;
+};
+
+struct emb_desc_contexts {
+    struct emb_desc_section s;
+    const void *table;           /* address of the pointer to the first entry */
+    const void *stride;          /* address of a u32 */
+    const void *capacity;        /* address of a u32 */
+    const void *count;           /* address of a u32 */
+    uintptr_t f_ring, f_state, f_os_id, f_stack_low, f_stack_size, f_stack_painted;
+    uintptr_t stack_paint;       /* the painted byte */
+    uintptr_t f_entry, f_stats;
+    const struct emb_desc_named_field *stats_fields; /* offsets within the stats block */
+    uintptr_t stats_field_count;
+};
+
+struct emb_desc_rings {
+    struct emb_desc_section s;
+    uintptr_t packet_size;
+    const void *ring_packets;    /* u32 */
+    const void *class_mask;      /* u32 */
+    const void *trace_mode;      /* u32 */
+    const void *uuid;            /* u8[16] */
+    uintptr_t f_write_pos, f_packet_end, f_ts_high, f_flags, f_context_id, f_buf, f_commit;
+    uintptr_t f_buf_mask, f_slot_mask, f_packet_shift, f_slot_shift, f_context_kind;
+    uintptr_t f_packet_seq, f_discarded, f_base_pos, f_filled, f_read_pos, f_name;
+    const void *unclaimed;       /* the placeholder ring: not a real one */
+};
+
+struct emb_desc_log {
+    struct emb_desc_section s;   /* no words yet */
+};
+
+struct emb_desc_crash {
+    struct emb_desc_section s;
+    const void *record;          /* address of the pointer to the record area */
+    const void *record_cap;      /* u32 */
+    uintptr_t version;           /* the version the writer encodes */
+    const void *found;           /* u32 emb_status of the check at start */
+    const void *found_length;    /* u32 */
+};
+
+struct emb_desc_mini {
+    struct emb_desc_section s;
+    const void *ring;            /* address of the pointer to the first entry */
+    uintptr_t entries;
+    uintptr_t entry_size;
+};
+
+struct emb_desc_monitors {
+    struct emb_desc_section s;
+    const void *blocks;
+    uintptr_t count;
+    uintptr_t stride;
+    uintptr_t f_worst, f_pc, f_threshold, f_over, f_action;
+    const char *const *category_names; /* the fixed categories */
+    uintptr_t category_name_count;
+    uintptr_t isr_first;         /* category of ISR vector 0 */
+};
+
+struct emb_desc_stats {
+    struct emb_desc_section s;
+    const void *cpu;
+    const struct emb_desc_named_field *cpu_fields;
+    uintptr_t cpu_field_count;
+    const void *objects;         /* address of the pointer to the first entry */
+    const void *object_stride, *object_capacity, *object_count; /* u32 each */
+    uintptr_t f_handle, f_type, f_name, f_object_state, f_stats;
+    const struct emb_desc_named_field *object_stats_fields;
+    uintptr_t object_stats_field_count;
+};
+
+struct emb_desc_arch {
+    struct emb_desc_section s;
+    uintptr_t elf_machine;
+    uintptr_t fault_layout;      /* the crash record's status_regs[0] */
+    uintptr_t status_count;
+    uintptr_t gpr_count;
+    uintptr_t frame_word_count;  /* registers saved in an exception frame */
+    const char *const *frame_names; /* from the saved stack pointer up, one per word */
+    const void *irq_stack_low;
+    uintptr_t irq_stack_size;
+};
+
+struct emb_debug_descriptor {
+    struct emb_desc_header header;
+    struct emb_desc_identity identity;
+    struct emb_desc_types types;
+    struct emb_desc_contexts contexts;
+    struct emb_desc_rings rings;
+    struct emb_desc_log log;
+    struct emb_desc_crash crash;
+    struct emb_desc_mini mini;
+    struct emb_desc_monitors monitors;
+    struct emb_desc_stats stats;
+    struct emb_desc_arch arch;
+};
+
+#if CONFIG_EMB_DESCRIPTOR
+extern const struct emb_debug_descriptor emb_debug_descriptor;
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EMB_DESCRIPTOR_H */

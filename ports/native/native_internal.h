@@ -1,0 +1,54 @@
+/* What native.c shares with the port's other files (wrappers, fault path). */
+#ifndef EMB_NATIVE_INTERNAL_H
+#define EMB_NATIVE_INTERNAL_H
+
+#include <emb/descriptor.h>
+#include <emb/native.h>
+
+/* A context: its ring, its owner, and what tools see of it (registered through
+ * emb_debug_registry). */
+struct emb__context {
+    struct emb_trace_ring ring;
+    pthread_t owner;
+    struct emb_context_info info;
+};
+
+/* The calling thread's context, or NULL when it has none (never claims one: safe in a
+ * signal handler). */
+struct emb__context *emb__native_self(void);
+
+/* Contexts handed out so far, and context i of them. */
+uint32_t emb__native_context_count(void);
+struct emb__context *emb__native_context(uint32_t index);
+
+/* The executable's load bias (runtime address - ELF address) and the runtime range of
+ * its executable segments, found at start-up. */
+uintptr_t emb__native_load_bias(void);
+void emb__native_text_range(uintptr_t *low, uintptr_t *high);
+void emb__native_image_scan(void);
+
+/* The build id found at start (length, bytes). */
+const uint8_t *emb__native_build_id(uint32_t *len);
+
+/* Records the calling thread's stack (lowest address, size, bytes painted from the
+ * lowest address) in its context. */
+void emb__native_set_stack(uintptr_t low, uint32_t size, uint32_t painted);
+
+/* A thread created through the wrappers starts and ends: stack bounds and painting,
+ * the alternate signal stack of the fault handler. */
+void emb__native_thread_begin(void *(*entry)(void *));
+void emb__native_thread_end(void);
+
+/* Sets up the calling thread's alternate signal stack if the fault handler is installed
+ * (fault.c). */
+void emb__native_fault_thread_begin(void);
+void emb__native_fault_thread_end(void);
+
+/* Thread statistics of the calling thread's context, or NULL. */
+emb_stats_thread_t *emb__native_my_stats(void);
+
+/* The object registry (wrappers.c). */
+struct emb_object_info *emb__native_object_new(uint16_t type, uint32_t handle, const char *name);
+void emb__native_objects_reset(void);
+
+#endif /* EMB_NATIVE_INTERNAL_H */

@@ -1,0 +1,334 @@
+/* Monitors and statistics on the native port, with known intervals from known functions:
+ * the worst case of each category and its opener, symbolised through the ELF and DWARF
+ * the way `emb desc` does it; thresholds and their three actions; nesting; statistics
+ * of threads and mutexes; reset. */
+#define _GNU_SOURCE
+
+#include <link.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <emb/crash.h>
+#include <emb/hooks.h>
+#include <emb/monitor.h>
+#include <emb/native.h>
+#include <emb/trace_events.h>
+
+#include "crash_decode.h"
+#include "elf_image.h"
+#include "harness.h"
+#include "trace_decode.h"
+
+static struct emb_elf *self_elf;
+static uintptr_t bias;
+
+static int find_bias(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    (void)data;
+    bias = info->dlpi_addr;
+    return 1;
+}
+
+static void busy_us(uint32_t us)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)(t.tv_nsec - t0.tv_nsec) <
+             (uint64_t)us * 1000u);
+}
+
+static double us_of(uint32_t cycles)
+{
+    return (double)cycles * 1e6 / (double)emb_port_timestamp_hz();
+}
+
+/* The outermost function of a runtime pc, through the ELF's DWARF. */
+static const char *function_of(uintptr_t pc)
+{
+    static struct emb_elf_frame f[8];
+    size_t n = emb_elf_symbolize(self_elf, pc - bias, f, 8, NULL);
+    return n ? f[n - 1].function : "(none)";
+}
+
+__attribute__((noinline)) static void hold_irq_lock_for(uint32_t us)
+{
+    emb_port_irq_state s = emb_irq_lock();
+    busy_us(us);
+    emb_irq_unlock(s);
+}
+
+__attribute__((noinline)) static void hold_nested(uint32_t us)
+{
+    emb_port_irq_state s = emb_irq_lock();
+    hold_irq_lock_for(us / 2);
+    busy_us(us / 2);
+    emb_irq_unlock(s);
+}
+
+__attribute__((noinline)) static void hold_sched_lock_for(uint32_t us)
+{
+    emb_sched_lock();
+    busy_us(us);
+    emb_sched_unlock();
+}
+
+static unsigned notified, over_expected;
+static uint8_t notified_category;
+static uintptr_t notified_pc;
+
+static void on_notify(void *arg, uint8_t category, uint32_t cycles, uintptr_t pc)
+{
+    (void)arg;
+    (void)cycles;
+    notified++;
+    notified_category = category;
+    notified_pc = pc;
+}
+
+static void test_irq_lock(void)
+{
+    hold_irq_lock_for(300);
+    hold_irq_lock_for(2000);
+    hold_irq_lock_for(500);
+    emb_monitor_t m;
+    ok(emb_monitor_get(EMB_MONITOR_IRQ_LOCK, &m) == EMB_OK, "IRQ_LOCK monitor read");
+    double us = us_of(m.worst_cycles);
+    /* At least the hold; at most the hold and a scheduling slice (the busy wait can be
+     * preempted just before the unlock on a loaded machine). */
+    ok(us >= 2000.0 && us < 12000.0, "worst interrupt lock: %.1f us for a 2000 us hold", us);
+    ok(!strcmp(function_of(m.opener_pc), "hold_irq_lock_for"),
+       "its opener is hold_irq_lock_for (%s)", function_of(m.opener_pc));
+    ok(m.over_count == 0 && m.threshold == 0, "no threshold, nothing over");
+
+    /* Thresholds: trace and notify at 1 ms. */
+    emb_monitor_set_notify(on_notify, NULL);
+    uint32_t ms = (uint32_t)(emb_port_timestamp_hz() / 1000u);
+    ok(emb_monitor_set_threshold(EMB_MONITOR_IRQ_LOCK, ms, EMB_MONITOR_TRACE | EMB_MONITOR_NOTIFY) == EMB_OK,
+       "threshold 1 ms, trace and notify");
+    hold_irq_lock_for(1500);
+    hold_irq_lock_for(200);
+    hold_irq_lock_for(1200);
+    emb_monitor_get(EMB_MONITOR_IRQ_LOCK, &m);
+    /* Two holds are over 1 ms; the 200 us one too only if the machine preempted it. */
+    over_expected = m.over_count;
+    ok(m.over_count >= 2 && m.over_count <= 3, "intervals over 1 ms counted: %u", m.over_count);
+    ok(notified == m.over_count && notified_category == EMB_MONITOR_IRQ_LOCK &&
+           !strcmp(function_of(notified_pc), "hold_irq_lock_for"),
+       "notified once each, with the category and the opener");
+    ok(us_of(m.worst_cycles) >= 2000.0, "the worst case stays the 2 ms one");
+    ok(emb_monitor_set_threshold(EMB_MONITOR_COUNT, 1, 0) == EMB_E_INVALID &&
+           emb_monitor_set_threshold(0, 1, 0x80) == EMB_E_INVALID,
+       "unknown category or action refused");
+    emb_monitor_set_threshold(EMB_MONITOR_IRQ_LOCK, 0, 0);
+
+    /* Nesting: the outermost pair is the interval. */
+    emb_stats_reset();
+    hold_nested(1000);
+    emb_monitor_get(EMB_MONITOR_IRQ_LOCK, &m);
+    ok(us_of(m.worst_cycles) >= 1000.0 && !strcmp(function_of(m.opener_pc), "hold_nested"),
+       "nested locks: one interval of %.1f us opened by the outer hold_nested (%s)",
+       us_of(m.worst_cycles), function_of(m.opener_pc));
+}
+
+static void test_sched_lock(void)
+{
+    hold_sched_lock_for(700);
+    emb_monitor_t m;
+    emb_monitor_get(EMB_MONITOR_SCHED_LOCK, &m);
+    ok(us_of(m.worst_cycles) >= 700.0 && us_of(m.worst_cycles) < 10700.0 &&
+           !strcmp(function_of(m.opener_pc), "hold_sched_lock_for"),
+       "SCHED_LOCK: %.1f us opened by %s", us_of(m.worst_cycles), function_of(m.opener_pc));
+}
+
+static void slow_isr(void *arg)
+{
+    (void)arg;
+    busy_us(300);
+}
+
+static void test_isr(void)
+{
+    /* Static: a signal already queued when the timer stops still finds it. */
+    static struct emb_native_timer t;
+    ok(emb_native_timer_start(&t, 9, 2000, slow_isr, NULL) == 0, "timer IRQ 9 every 2 ms");
+    struct timespec wait = {0, 30 * 1000 * 1000};
+    while (nanosleep(&wait, &wait) != 0) {
+    }
+    emb_native_timer_stop(&t);
+    emb_monitor_t m;
+    emb_monitor_get(EMB_MONITOR_ISR(9), &m);
+    ok(t.fired >= 3 && us_of(m.worst_cycles) >= 300.0,
+       "ISR(9): worst %.1f us for a 300 us handler, %u interrupts", us_of(m.worst_cycles), t.fired);
+    ok(m.opener_pc != 0 && strstr(function_of(m.opener_pc), "timer"),
+       "its opener is the port's timer signal handler (%s)", function_of(m.opener_pc));
+    emb_stats_cpu_t cpu;
+    ok(emb_stats_cpu_get(0, &cpu) == EMB_OK && cpu.irq_count >= t.fired &&
+           us_of((uint32_t)cpu.isr_cycles) >= 300.0 * t.fired,
+       "CPU statistics: %u interrupts, %.0f us in handlers", cpu.irq_count, us_of((uint32_t)cpu.isr_cycles));
+    ok(emb_stats_cpu_get(1, &cpu) == EMB_E_NOTFOUND, "one CPU");
+}
+
+static void slow_work(struct emb_native_work *w)
+{
+    (void)w;
+    busy_us(400);
+}
+
+static struct emb_native_mutex shared;
+
+__attribute__((noinline)) static void *runner_main(void *arg)
+{
+    (void)arg;
+    volatile uint8_t big[96 * 1024];
+    for (size_t i = 0; i < sizeof big; i += 64)
+        big[i] = (uint8_t)i;
+    busy_us(800);
+    emb_native_sleep_us(2000);
+    emb_native_mutex_lock(&shared); /* main holds it: contention */
+    emb_native_mutex_unlock(&shared);
+    return NULL;
+}
+
+static void test_threads_and_work(void)
+{
+    struct emb_native_workq q;
+    emb_native_workq_start(&q, "slow-q");
+    static struct emb_native_work works[3];
+    for (int i = 0; i < 3; i++) {
+        works[i].handler = slow_work;
+        emb_native_workq_submit(&q, &works[i]);
+    }
+    emb_native_workq_stop(&q);
+    emb_monitor_t m;
+    emb_monitor_get(EMB_MONITOR_WORK_HANDLER, &m);
+    ok(us_of(m.worst_cycles) >= 400.0 && !strcmp(function_of(m.opener_pc), "slow_work"),
+       "WORK_HANDLER: %.1f us, opener %s", us_of(m.worst_cycles), function_of(m.opener_pc));
+    emb_stats_object_t os;
+    ok(emb_stats_object_get(q.handle, &os) == EMB_OK && os.acquisitions == 3 && os.max_queue >= 1,
+       "work queue statistics: 3 submits, longest queue %u", os.max_queue);
+
+    emb_native_mutex_init(&shared, "shared");
+    emb_native_mutex_lock(&shared);
+    struct emb_native_thread t;
+    emb_native_thread_create(&t, "runner", runner_main, NULL);
+    /* Until the runner has run, slept and blocked on the mutex; then 5 ms more. */
+    struct timespec ms = {0, 1000 * 1000};
+    for (int i = 0; i < 20000 && __atomic_load_n(&shared.waiters, __ATOMIC_RELAXED) == 0; i++)
+        nanosleep(&ms, NULL);
+    struct timespec wait = {0, 5 * 1000 * 1000};
+    while (nanosleep(&wait, &wait) != 0) {
+    }
+    emb_native_mutex_unlock(&shared);
+    emb_native_thread_join(&t, NULL);
+    emb_monitor_get(EMB_MONITOR_THREAD_RUN, &m);
+    ok(us_of(m.worst_cycles) >= 800.0, "THREAD_RUN: %.1f us", us_of(m.worst_cycles));
+    emb_stats_thread_t ts;
+    ok(emb_stats_thread_get(t.context_id, &ts) == EMB_OK, "thread statistics of runner");
+    ok(us_of((uint32_t)ts.run_cycles) >= 800.0 && ts.switches >= 3,
+       "run time %.0f us, %u switches", us_of((uint32_t)ts.run_cycles), ts.switches);
+    ok(us_of((uint32_t)ts.blocked_cycles) >= 2000.0 + 5000.0,
+       "blocked %.0f us (sleep and the mutex)", us_of((uint32_t)ts.blocked_cycles));
+    ok(ts.contentions == 1, "one contention");
+    ok(ts.stack_high_water >= 96 * 1024 && ts.stack_high_water < EMB_NATIVE_STACK_SIZE,
+       "stack high-water %u bytes for a 96 KiB frame", ts.stack_high_water);
+    ok(emb_stats_object_get(shared.handle, &os) == EMB_OK && os.contentions == 1 &&
+           us_of(os.max_wait_cycles) >= 5000.0 && os.max_queue == 1 && os.acquisitions == 2,
+       "mutex statistics: 1 contention, waited %.0f us, 2 locks", us_of(os.max_wait_cycles));
+    ok(emb_stats_thread_get(999, &ts) == EMB_E_NOTFOUND && emb_stats_object_get(0xdead, &os) == EMB_E_NOTFOUND,
+       "unknown thread and object");
+
+    emb_stats_reset();
+    emb_monitor_get(EMB_MONITOR_THREAD_RUN, &m);
+    emb_stats_object_get(shared.handle, &os);
+    emb_stats_thread_get(t.context_id, &ts);
+    ok(m.worst_cycles == 0 && m.opener_pc == 0 && os.contentions == 0 && ts.run_cycles == 0,
+       "emb_stats_reset zeroes monitors and statistics");
+}
+
+static void test_trace_events(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/monitor.embt", dir);
+    ok(emb_native_trace_dump(path) == EMB_OK, "trace dumped");
+    struct emb_trace_options o = {.catalog = emb_catalog_builtin()};
+    struct emb_trace *t = emb_trace_decode_file(path, &o);
+    size_t n, lock_max = 0, good = 0, sched = 0;
+    const struct emb_trace_event *const *ev = emb_trace_events(t, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (!ev[i]->ev)
+            continue;
+        if (!strcmp(ev[i]->ev->name, "irq_lock_max")) {
+            lock_max++;
+            uint32_t cycles = (uint32_t)emb_cat_field_get_uint(&ev[i]->ev->fields[0], ev[i]->payload);
+            uintptr_t pc = (uintptr_t)emb_cat_field_get_uint(&ev[i]->ev->fields[1], ev[i]->payload);
+            good += us_of(cycles) >= 1000.0 && !strcmp(function_of(pc), "hold_irq_lock_for");
+        }
+        sched += !strcmp(ev[i]->ev->name, "sched_unlock");
+    }
+    ok(lock_max == over_expected && good == lock_max,
+       "an irq_lock_max event for each interval over the threshold, with its cycles and opener");
+    ok(sched == 1, "sched_lock and sched_unlock(duration) recorded");
+    emb_trace_free(t);
+}
+
+/* The FAULT action writes a crash record of class monitor and stops the process. */
+static void test_fault_action(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/monitor_retained.bin", dir);
+    unlink(path);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct emb_native_crash_config c = {.retained_path = path};
+        if (emb_native_crash_init(&c) != EMB_OK)
+            _exit(3);
+        emb_monitor_set_threshold(EMB_MONITOR_IRQ_LOCK, (uint32_t)(emb_port_timestamp_hz() / 10000u),
+                                  EMB_MONITOR_FAULT);
+        hold_irq_lock_for(300);
+        _exit(4);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "FAULT action: the process ends with SIGABRT");
+    FILE *f = fopen(path, "rb");
+    static uint8_t buf[65536];
+    size_t len = f ? fread(buf, 1, sizeof buf, f) : 0;
+    if (f)
+        fclose(f);
+    struct emb_crash_record r;
+    struct emb_crash_error e;
+    ok(emb_crash_decode(buf, len, &r, &e) == 0, "its crash record decodes");
+    ok(r.fault_class == EMB_FAULT_MONITOR && r.fault_code == EMB_MONITOR_IRQ_LOCK,
+       "class monitor, code IRQ_LOCK");
+    ok(!strcmp(function_of(bias + r.pc), "hold_irq_lock_for"), "pc: the opener, %s",
+       function_of(bias + r.pc));
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : "/tmp";
+    dl_iterate_phdr(find_bias, NULL);
+    char err[256];
+    self_elf = emb_elf_open("/proc/self/exe", err, sizeof err);
+    if (!ok(self_elf != NULL, "own ELF opened"))
+        return emb_test_done();
+    struct emb_native_config c = {.mode = EMB_TRACE_MODE_SNAPSHOT, .ring_packets = 64, .stream_fd = -1};
+    ok(emb_native_init(&c) == EMB_OK, "native port up");
+    test_irq_lock();
+    test_sched_lock();
+    test_isr();
+    test_threads_and_work();
+    test_trace_events(dir);
+    test_fault_action(dir);
+    emb_native_shutdown();
+    emb_elf_close(self_elf);
+    return emb_test_done();
+}

@@ -1,0 +1,563 @@
+/* `emb desc`: what the debug descriptor of a memory image says: contexts with their state
+ * and statistics, rings with fill and discard counts, monitors with symbolised openers,
+ * objects, the crash record; and the rings pulled out as a trace file. */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "cli.h"
+#include "crash_decode.h"
+#include "desc_read.h"
+#include "elf_image.h"
+#include "emb_cmds.h"
+
+static const char *const CMD = "emb desc";
+#define SCAN_MAX (256ull << 20)
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "Usage: emb desc --elf FW --pid PID [options]\n"
+            "       emb desc --elf FW --core FILE [options]\n"
+            "       emb desc [--elf FW] --dump FILE --base ADDR [options]\n"
+            "\n"
+            "Reads a memory image through its debug descriptor (\"EMBD\",\n"
+            "docs/formats/descriptor.md), found at the ELF's emb_debug_descriptor symbol or by\n"
+            "scanning for its magic, and lists the contexts with their state and statistics,\n"
+            "the rings with fill and discard counts, the monitors with their openers, the\n"
+            "objects and the crash record. A live process is read while it runs.\n"
+            "\n"
+            "Sources:\n"
+            "      --pid PID       a running native process (process_vm_readv or /proc/PID/mem)\n"
+            "      --core FILE     an ELF core file\n"
+            "      --dump FILE     raw memory, with --base ADDR its first byte's address\n"
+            "Options:\n"
+            "      --elf FW        the image: symbols, build id, and read-only data a dump lacks\n"
+            "      --dump-trace OUT  write the rings as a trace stream file for `emb trace`\n"
+            "      --json          one JSON document\n"
+            "      --catalog FILE  the catalogue for --dump-trace (event sizes)\n"
+            "      --color[=WHEN]  colour: auto (default), always, never; NO_COLOR is honoured\n"
+            "  -h, --help          show this help\n"
+            "\n"
+            "Exit status: 0 ok, 2 on bad input or usage (no descriptor, another build, an\n"
+            "inconsistent image; what could be read is still shown).\n");
+}
+
+struct args {
+    const char *elf, *dump, *core, *dump_trace, *catalog;
+    long pid;
+    uint64_t base;
+    bool has_base, json;
+};
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+    enum { OPT_ELF = 256, OPT_PID, OPT_CORE, OPT_DUMP, OPT_BASE, OPT_TRACE, OPT_JSON, OPT_CATALOG, OPT_COLOR };
+    static const struct option options[] = {
+        {"elf", required_argument, NULL, OPT_ELF},     {"pid", required_argument, NULL, OPT_PID},
+        {"core", required_argument, NULL, OPT_CORE},   {"dump", required_argument, NULL, OPT_DUMP},
+        {"base", required_argument, NULL, OPT_BASE},   {"dump-trace", required_argument, NULL, OPT_TRACE},
+        {"json", no_argument, NULL, OPT_JSON},         {"catalog", required_argument, NULL, OPT_CATALOG},
+        {"color", optional_argument, NULL, OPT_COLOR}, {"colour", optional_argument, NULL, OPT_COLOR},
+        {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
+    };
+    int c, mode;
+    char *end;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+        switch (c) {
+        case OPT_ELF: a->elf = optarg; break;
+        case OPT_PID:
+            a->pid = strtol(optarg, &end, 10);
+            if (*end || a->pid <= 0) {
+                emb_cli_error(CMD, "--pid takes a process id, not '%s'", optarg);
+                return EMB_EXIT_BAD;
+            }
+            break;
+        case OPT_CORE: a->core = optarg; break;
+        case OPT_DUMP: a->dump = optarg; break;
+        case OPT_BASE:
+            errno = 0;
+            a->base = strtoull(optarg, &end, 0);
+            if (*end || errno) {
+                emb_cli_error(CMD, "--base takes an address, not '%s'", optarg);
+                return EMB_EXIT_BAD;
+            }
+            a->has_base = true;
+            break;
+        case OPT_TRACE: a->dump_trace = optarg; break;
+        case OPT_JSON: a->json = true; break;
+        case OPT_CATALOG: a->catalog = optarg; break;
+        case OPT_COLOR:
+            if ((mode = emb_cli_parse_color(optarg)) < -1) {
+                emb_cli_error(CMD, "--color takes auto, always or never, not '%s'", optarg);
+                return EMB_EXIT_BAD;
+            }
+            emb_cli_set_color(mode);
+            break;
+        case 'h': help(stdout); return -1;
+        case ':':
+            emb_cli_error(CMD, "option '%s' needs a value", argv[optind - 1]);
+            return EMB_EXIT_BAD;
+        default:
+            emb_cli_error(CMD, "unknown option '%s'", argv[optind - 1]);
+            fprintf(stderr, "Try 'emb desc --help'.\n");
+            return EMB_EXIT_BAD;
+        }
+    }
+    int sources = (a->pid > 0) + (a->core != NULL) + (a->dump != NULL);
+    if (optind != argc) {
+        emb_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
+        return EMB_EXIT_BAD;
+    }
+    if (sources != 1) {
+        emb_cli_error(CMD, "one source, please: --pid PID, --core FILE or --dump FILE --base ADDR");
+        return EMB_EXIT_BAD;
+    }
+    if (a->dump && !a->has_base) {
+        emb_cli_error(CMD, "--dump needs --base ADDR: the address of its first byte");
+        return EMB_EXIT_BAD;
+    }
+    if (!a->dump && !a->elf) {
+        emb_cli_error(CMD, "--elf FW is needed with --pid and --core");
+        return EMB_EXIT_BAD;
+    }
+    return EMB_EXIT_OK;
+}
+
+struct desc {
+    struct emb_mem *mem;
+    struct emb_elf *elf;
+    uint64_t bias;
+    struct emb_dr_image image;
+    struct emb_dr_model model;
+    struct emb_dr_issues issues;
+};
+
+static const char *hex(const uint8_t *b, size_t n, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && used + 3 <= len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%02x", b[i]);
+    return buf;
+}
+
+static const char *symbolise(struct desc *d, uint64_t runtime, char *buf, size_t len)
+{
+    if (!runtime) {
+        snprintf(buf, len, "-");
+        return buf;
+    }
+    if (!d->elf || runtime < d->bias || !emb_elf_in_text(d->elf, runtime - d->bias)) {
+        snprintf(buf, len, "0x%" PRIx64, runtime);
+        return buf;
+    }
+    return emb_elf_describe(d->elf, runtime - d->bias, buf, len);
+}
+
+static double to_us(const struct desc *d, uint64_t cycles)
+{
+    return d->model.clock_hz ? (double)cycles * 1e6 / (double)d->model.clock_hz : 0.0;
+}
+
+static uint64_t stat_of(const struct emb_dr_stat *s, size_t n, const char *name, bool *found)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(s[i].name, name)) {
+            if (found)
+                *found = true;
+            return s[i].value;
+        }
+    if (found)
+        *found = false;
+    return 0;
+}
+
+static const char *mode_name(uint32_t mode)
+{
+    return mode == 0 ? "snapshot" : mode == 1 ? "window" : mode == 2 ? "streaming" : "?";
+}
+
+static const char *color(enum emb_color c)
+{
+    return emb_cli_color(stdout, c);
+}
+
+/* ---- Text ---- */
+
+static void print_crash_summary(struct desc *d)
+{
+    const struct emb_dr_model *m = &d->model;
+    printf("\n%sCrash record%s\n", color(EMB_C_BOLD), color(EMB_C_RESET));
+    if (!m->has_crash) {
+        printf("  no retained region set up\n");
+        return;
+    }
+    printf("  area 0x%" PRIx64 ", %u bytes, the writer encodes v%u; at start: %s", m->crash_area,
+           m->crash_cap, m->crash_version,
+           m->crash_found == 0 ? "a record" : m->crash_found == 5 ? "none" : "a torn record");
+    if (m->crash_found == 0)
+        printf(" of %u bytes", m->crash_found_length);
+    printf("\n");
+    struct emb_crash_record r;
+    struct emb_crash_error e;
+    if (m->crash_bytes && emb_crash_decode(m->crash_bytes, m->crash_cap, &r, &e) == 0) {
+        char where[300];
+        printf("  now: a v%u record of %u bytes: %s fault, pc %s\n", r.version, r.length,
+               emb_crash_fault_class_name(r.fault_class),
+               d->elf ? emb_elf_describe(d->elf, r.pc, where, sizeof where) : "(no --elf)");
+    } else {
+        printf("  now: %s\n", m->crash_bytes ? (e.offset == 0 ? "no record" : e.message)
+                                              : "the area is not in this image");
+    }
+    if (m->has_mini && m->mini_bytes) {
+        struct emb_crash_mini mini[64];
+        size_t n = emb_crash_mini_scan(m->mini_bytes, (size_t)m->mini_entries * 32, 0, mini, 64);
+        printf("  mini-records: %zu of %u", n, m->mini_entries);
+        if (n)
+            printf(", newest #%u: partition %u thread %u, %s", mini[n < 64 ? n - 1 : 63].sequence,
+                   mini[n < 64 ? n - 1 : 63].partition, mini[n < 64 ? n - 1 : 63].thread,
+                   emb_crash_fault_class_name(mini[n < 64 ? n - 1 : 63].fault_class));
+        printf("\n");
+    }
+}
+
+static void print_text(struct desc *d, const char *source)
+{
+    const struct emb_dr_model *m = &d->model;
+    char buf[300];
+    printf("%sDescriptor v%u%s at 0x%" PRIx64 " in %s: %s, profile %s, %u-bit %s-endian\n",
+           color(EMB_C_BOLD), d->image.version, color(EMB_C_RESET), d->image.addr, source, m->port,
+           m->profile, d->image.ptr_size * 8, d->image.little ? "little" : "big");
+    printf("  library %u.%u.%u, configuration hash 0x%08x, catalogue 0x%08x, build id %s\n",
+           m->lib_version >> 16, (m->lib_version >> 8) & 0xFF, m->lib_version & 0xFF, m->config_hash,
+           m->catalog_checksum, m->build_id_len ? hex(m->build_id, m->build_id_len, buf, sizeof buf) : "(none)");
+    printf("  trace: clock %.6f GHz, mode %s, classes 0x%08x, %u-byte packets, %u per ring\n",
+           (double)m->clock_hz / 1e9, mode_name(m->trace_mode), m->class_mask, m->packet_size,
+           m->ring_packets);
+    if (m->has_log)
+        printf("  log rings: section v%u, %u words%s\n", m->log_version, m->log_words,
+               m->log_words ? "" : " (none in this build)");
+
+    printf("\n%sContexts%s (%zu of %u)\n", color(EMB_C_BOLD), color(EMB_C_RESET), m->ncontexts,
+           m->context_capacity);
+    printf("  %-4s %-14s %-7s %-8s %-14s %8s %9s %9s %8s %10s %12s\n", "id", "name", "state", "tid",
+           "ring fill", "packets", "discarded", "run ms", "switches", "blocked ms", "stack used");
+    for (size_t i = 0; i < m->ncontexts; i++) {
+        const struct emb_dr_context *c = &m->contexts[i];
+        char fill[32] = "-", stack[32] = "-";
+        if (c->ring_ok)
+            snprintf(fill, sizeof fill, "%u/%u +%uB", c->packets_held, c->slot_mask + 1u, c->open_bytes);
+        if (c->stack_size)
+            snprintf(stack, sizeof stack, "%s%u/%u KiB", c->stack_used ? "" : "?/",
+                     c->stack_used ? (c->stack_used + 1023) / 1024 : 0u, c->stack_size / 1024);
+        if (!c->stack_used && c->stack_size)
+            snprintf(stack, sizeof stack, "-/%u KiB", c->stack_size / 1024);
+        printf("  %-4u %-14s %-7s %-8d %-14s %8u %9u %9.3f %8" PRIu64 " %10.3f %12s\n", c->index, c->name,
+               c->state_name, c->os_id, fill, c->packets_opened, c->discarded,
+               to_us(d, stat_of(c->stats, c->nstats, "run_cycles", NULL)) / 1000.0,
+               stat_of(c->stats, c->nstats, "switches", NULL),
+               to_us(d, stat_of(c->stats, c->nstats, "blocked_cycles", NULL)) / 1000.0, stack);
+    }
+    printf("\n%sMonitors%s (the ones that saw an interval)\n", color(EMB_C_BOLD), color(EMB_C_RESET));
+    printf("  %-14s %12s %6s %12s  %s\n", "category", "worst us", "over", "threshold us", "opener");
+    for (size_t i = 0; i < m->nmonitors; i++) {
+        const struct emb_dr_monitor *mo = &m->monitors[i];
+        if (!mo->worst && !mo->threshold)
+            continue;
+        char th[32] = "-";
+        if (mo->threshold)
+            snprintf(th, sizeof th, "%.3f", to_us(d, mo->threshold));
+        printf("  %-14s %12.3f %6u %12s  %s\n", mo->name, to_us(d, mo->worst), mo->over, th,
+               symbolise(d, mo->pc, buf, sizeof buf));
+    }
+    if (m->nobjects) {
+        printf("\n%sObjects%s (%zu)\n", color(EMB_C_BOLD), color(EMB_C_RESET), m->nobjects);
+        printf("  %-10s %-6s %-16s %12s %11s %12s %9s\n", "handle", "type", "name", "acquisitions",
+               "contentions", "max wait us", "max queue");
+        for (size_t i = 0; i < m->nobjects; i++) {
+            const struct emb_dr_object *o = &m->objects[i];
+            printf("  0x%08x %-6s %-16s %12" PRIu64 " %11" PRIu64 " %12.3f %9" PRIu64 "\n", o->handle,
+                   o->type_name, o->name, stat_of(o->stats, o->nstats, "acquisitions", NULL),
+                   stat_of(o->stats, o->nstats, "contentions", NULL),
+                   to_us(d, stat_of(o->stats, o->nstats, "max_wait_cycles", NULL)),
+                   stat_of(o->stats, o->nstats, "max_queue", NULL));
+        }
+    }
+    if (m->ncpu) {
+        printf("\n%sCPU%s\n ", color(EMB_C_BOLD), color(EMB_C_RESET));
+        for (size_t i = 0; i < m->ncpu; i++)
+            if (strcmp(m->cpu[i].name, "reset_ts"))
+                printf(" %s %" PRIu64, m->cpu[i].name, m->cpu[i].value);
+        printf("\n");
+    }
+    print_crash_summary(d);
+}
+
+/* ---- JSON ---- */
+
+static void json_hexv(struct emb_json *j, const char *key, uint64_t v)
+{
+    char b[24];
+    snprintf(b, sizeof b, "0x%" PRIx64, v);
+    emb_json_string(j, key, b);
+}
+
+static void json_stats(struct emb_json *j, const char *key, const struct emb_dr_stat *s, size_t n)
+{
+    emb_json_begin_object(j, key);
+    for (size_t i = 0; i < n; i++)
+        emb_json_uint(j, s[i].name, s[i].value);
+    emb_json_end_object(j);
+}
+
+static void print_json(struct desc *d, const char *source)
+{
+    const struct emb_dr_model *m = &d->model;
+    struct emb_json j;
+    char buf[300];
+    emb_json_init(&j, stdout, true);
+    j.flat_depth = 3;
+    emb_json_begin_object(&j, NULL);
+    emb_json_string(&j, "source", source);
+    emb_json_begin_object(&j, "descriptor");
+    json_hexv(&j, "address", d->image.addr);
+    emb_json_uint(&j, "version", d->image.version);
+    emb_json_uint(&j, "pointer_size", d->image.ptr_size);
+    emb_json_string(&j, "endianness", d->image.little ? "little" : "big");
+    emb_json_uint(&j, "sections", d->image.nsections);
+    emb_json_end_object(&j);
+    emb_json_begin_object(&j, "identity");
+    emb_json_string(&j, "port", m->port);
+    emb_json_string(&j, "profile", m->profile);
+    json_hexv(&j, "config_hash", m->config_hash);
+    emb_json_uint(&j, "lib_version", m->lib_version);
+    json_hexv(&j, "catalog_checksum", m->catalog_checksum);
+    emb_json_string(&j, "build_id", hex(m->build_id, m->build_id_len, buf, sizeof buf));
+    emb_json_bool(&j, "ready", m->ready);
+    emb_json_uint(&j, "clock_hz", m->clock_hz);
+    emb_json_int(&j, "clock_offset_ns", m->clock_offset_ns);
+    json_hexv(&j, "load_bias", d->bias);
+    emb_json_end_object(&j);
+    emb_json_begin_object(&j, "trace");
+    emb_json_string(&j, "mode", mode_name(m->trace_mode));
+    json_hexv(&j, "class_mask", m->class_mask);
+    emb_json_uint(&j, "packet_size", m->packet_size);
+    emb_json_uint(&j, "ring_packets", m->ring_packets);
+    emb_json_end_object(&j);
+    emb_json_uint(&j, "context_capacity", m->context_capacity);
+    emb_json_begin_array(&j, "contexts");
+    for (size_t i = 0; i < m->ncontexts; i++) {
+        const struct emb_dr_context *c = &m->contexts[i];
+        emb_json_begin_object(&j, NULL);
+        emb_json_uint(&j, "index", c->index);
+        emb_json_string(&j, "name", c->name);
+        emb_json_string(&j, "state", c->state_name);
+        emb_json_int(&j, "os_id", c->os_id);
+        emb_json_string(&j, "entry", symbolise(d, c->entry, buf, sizeof buf));
+        json_hexv(&j, "stack_low", c->stack_low);
+        emb_json_uint(&j, "stack_size", c->stack_size);
+        emb_json_uint(&j, "stack_used", c->stack_used);
+        if (c->ring_ok) {
+            emb_json_begin_object(&j, "ring");
+            json_hexv(&j, "address", c->ring);
+            emb_json_uint(&j, "context_id", c->context_id);
+            emb_json_uint(&j, "slots", c->slot_mask + 1u);
+            emb_json_uint(&j, "packets_held", c->packets_held);
+            emb_json_uint(&j, "open_bytes", c->open_bytes);
+            emb_json_uint(&j, "packets_opened", c->packets_opened);
+            emb_json_uint(&j, "discarded", c->discarded);
+            emb_json_uint(&j, "write_pos", c->write_pos);
+            emb_json_end_object(&j);
+        } else {
+            emb_json_null(&j, "ring");
+        }
+        json_stats(&j, "stats", c->stats, c->nstats);
+        emb_json_end_object(&j);
+    }
+    emb_json_end_array(&j);
+    emb_json_begin_array(&j, "monitors");
+    for (size_t i = 0; i < m->nmonitors; i++) {
+        const struct emb_dr_monitor *mo = &m->monitors[i];
+        if (!mo->worst && !mo->threshold)
+            continue;
+        emb_json_begin_object(&j, NULL);
+        emb_json_uint(&j, "category", mo->category);
+        emb_json_string(&j, "name", mo->name);
+        emb_json_uint(&j, "worst_cycles", mo->worst);
+        emb_json_double(&j, "worst_us", to_us(d, mo->worst));
+        emb_json_uint(&j, "threshold_cycles", mo->threshold);
+        emb_json_uint(&j, "over", mo->over);
+        emb_json_uint(&j, "action", mo->action);
+        json_hexv(&j, "opener_pc", mo->pc);
+        emb_json_string(&j, "opener", symbolise(d, mo->pc, buf, sizeof buf));
+        emb_json_end_object(&j);
+    }
+    emb_json_end_array(&j);
+    emb_json_begin_array(&j, "objects");
+    for (size_t i = 0; i < m->nobjects; i++) {
+        const struct emb_dr_object *o = &m->objects[i];
+        emb_json_begin_object(&j, NULL);
+        json_hexv(&j, "handle", o->handle);
+        emb_json_string(&j, "type", o->type_name);
+        emb_json_string(&j, "name", o->name);
+        json_stats(&j, "stats", o->stats, o->nstats);
+        emb_json_end_object(&j);
+    }
+    emb_json_end_array(&j);
+    json_stats(&j, "cpu", m->cpu, m->ncpu);
+    emb_json_begin_object(&j, "crash");
+    emb_json_bool(&j, "region", m->has_crash);
+    if (m->has_crash) {
+        json_hexv(&j, "area", m->crash_area);
+        emb_json_uint(&j, "capacity", m->crash_cap);
+        emb_json_uint(&j, "version", m->crash_version);
+        emb_json_uint(&j, "found_at_start", m->crash_found);
+        struct emb_crash_record r;
+        bool have = m->crash_bytes && emb_crash_decode(m->crash_bytes, m->crash_cap, &r, NULL) == 0;
+        emb_json_bool(&j, "record", have);
+        if (have) {
+            emb_json_uint(&j, "record_length", r.length);
+            emb_json_string(&j, "fault_class", emb_crash_fault_class_name(r.fault_class));
+        }
+        emb_json_uint(&j, "mini_entries", m->mini_entries);
+    }
+    emb_json_end_object(&j);
+    emb_json_begin_array(&j, "issues");
+    for (size_t i = 0; i < d->issues.n; i++)
+        emb_json_string(&j, NULL, d->issues.msg[i]);
+    emb_json_end_array(&j);
+    emb_json_end_object(&j);
+    emb_json_end(&j);
+}
+
+/* ---- The command ---- */
+
+static int open_source(struct desc *d, const struct args *a, char *source, size_t len)
+{
+    char err[512];
+    if (a->elf && !(d->elf = emb_elf_open(a->elf, err, sizeof err))) {
+        emb_cli_error(CMD, "%s", err);
+        return -1;
+    }
+    if (a->pid > 0)
+        d->mem = emb_mem_open_pid((pid_t)a->pid, err, sizeof err);
+    else if (a->core)
+        d->mem = emb_mem_open_core(a->core, err, sizeof err);
+    else
+        d->mem = emb_mem_open_dump(a->dump, a->base, err, sizeof err);
+    if (!d->mem) {
+        emb_cli_error(CMD, "%s", err);
+        return -1;
+    }
+    snprintf(source, len, "%s", emb_mem_name(d->mem));
+    return 0;
+}
+
+/* By the symbol at its load bias when both are known, else by scanning for the magic. */
+static int find_descriptor(struct desc *d)
+{
+    char err[512];
+    uint64_t sym = 0, bias = 0;
+    bool have_sym = d->elf && emb_elf_symbol(d->elf, "emb_debug_descriptor", &sym, NULL) == 0;
+    bool have_bias = d->elf && emb_mem_bias(d->mem, d->elf, &bias) == 0;
+    if (d->elf && !have_sym)
+        fprintf(stderr, "%s: %s has no emb_debug_descriptor symbol: scanning for the magic\n", CMD,
+                emb_elf_path(d->elf));
+    if (d->elf && have_bias)
+        emb_mem_set_image(d->mem, d->elf, bias);
+    if (emb_dr_find(d->mem, have_sym && have_bias ? sym + bias : 0, SCAN_MAX, &d->image, err, sizeof err) != 0) {
+        emb_cli_error(CMD, "%s: %s", emb_mem_name(d->mem), err);
+        return -1;
+    }
+    d->bias = have_sym ? d->image.addr - sym : 0;
+    if (d->elf)
+        emb_mem_set_image(d->mem, d->elf, d->bias);
+    return 0;
+}
+
+static int check_identity(struct desc *d)
+{
+    const uint8_t *id;
+    size_t n = d->elf ? emb_elf_build_id(d->elf, &id) : 0;
+    char a[80], b[80];
+    if (!d->elf || !n || !d->model.build_id_len)
+        return 0;
+    if (n != d->model.build_id_len || memcmp(id, d->model.build_id, n)) {
+        emb_cli_error(CMD, "%s runs another build: its build id is %s, %s has %s", emb_mem_name(d->mem),
+                      hex(d->model.build_id, d->model.build_id_len, a, sizeof a), emb_elf_path(d->elf),
+                      hex(id, n, b, sizeof b));
+        return -1;
+    }
+    return 0;
+}
+
+int emb_cmd_desc(int argc, char **argv)
+{
+    struct args a = {0};
+    int rc = parse_args(argc, argv, &a);
+    if (rc != EMB_EXIT_OK)
+        return rc < 0 ? EMB_EXIT_OK : rc;
+    struct desc *d = calloc(1, sizeof *d);
+    char source[320];
+    if (!d) {
+        emb_cli_error(CMD, "out of memory");
+        return EMB_EXIT_BAD;
+    }
+    rc = EMB_EXIT_BAD;
+    if (open_source(d, &a, source, sizeof source) != 0 || find_descriptor(d) != 0)
+        goto out;
+    emb_dr_read(d->mem, &d->image, &d->model, &d->issues);
+    if (check_identity(d) != 0)
+        goto out;
+    if (a.json)
+        print_json(d, source);
+    else
+        print_text(d, source);
+    rc = EMB_EXIT_OK;
+    if (a.dump_trace) {
+        struct emb_catalog *own = NULL;
+        const struct emb_catalog *cat = emb_catalog_builtin();
+        char err[512];
+        if (a.catalog && !(cat = own = emb_catalog_load(a.catalog, err, sizeof err))) {
+            emb_cli_error(CMD, "%s", err);
+            rc = EMB_EXIT_BAD;
+            goto out;
+        }
+        FILE *f = fopen(a.dump_trace, "wb");
+        long n = -1;
+        if (!f)
+            emb_cli_error_at(CMD, a.dump_trace, -1, "cannot create: %s", strerror(errno));
+        else
+            n = emb_dr_dump_trace(d->mem, &d->image, &d->model, cat, f, &d->issues);
+        if (f && fclose(f) != 0)
+            n = -1;
+        if (n < 0)
+            rc = EMB_EXIT_BAD;
+        else if (!a.json)
+            printf("\nTrace: %ld packets written to %s\n", n, a.dump_trace);
+        if (own)
+            emb_catalog_free(own);
+    }
+    fflush(stdout);
+    for (size_t i = 0; i < d->issues.n; i++)
+        emb_cli_error(CMD, "%s: %s", source, d->issues.msg[i]);
+    if (d->issues.total > d->issues.n)
+        emb_cli_error(CMD, "%zu more problems not shown", d->issues.total - d->issues.n);
+    if (d->issues.total)
+        rc = EMB_EXIT_BAD;
+out:
+    emb_dr_model_free(&d->model);
+    emb_mem_close(d->mem);
+    emb_elf_close(d->elf);
+    free(d);
+    return rc;
+}

@@ -1,0 +1,59 @@
+/* What a crash record's registers mean, per status layout (docs/formats/crash.md): the
+ * layout named by status_regs[0], register names, the 64-bit runtime values of the
+ * native layouts, and the status registers decoded into words a person reads. */
+#ifndef EMB_HOST_CRASH_ARCH_H
+#define EMB_HOST_CRASH_ARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "crash_decode.h"
+
+enum emb_crash_arch {
+    EMB_CRASH_ARCH_NONE,    /* no status registers, or a layout this tool does not know */
+    EMB_CRASH_ARCH_X86_64,
+    EMB_CRASH_ARCH_AARCH64,
+    EMB_CRASH_ARCH_CORTEX_M,
+};
+
+/* The record seen through its layout. Native layouts carry 64-bit runtime values; for
+ * the others the runtime values are the record's 32-bit fields and the bias is 0. */
+struct emb_crash_view {
+    enum emb_crash_arch arch;
+    uint32_t layout;        /* status_regs[0] */
+    unsigned elf_machine;   /* 0 when unknown */
+    const char *name;       /* "x86-64", "aarch64", "cortex-m", "unknown" */
+    bool native;
+    uint64_t bias;          /* runtime address - ELF address */
+    uint64_t pc, ra, sp, fault_address, stack_low; /* runtime values */
+    uint32_t stack_size;
+    unsigned ra_source;     /* enum emb_crash_ra_source */
+    uint32_t ra_offset;
+    int signo, si_code;     /* native only; 0 otherwise */
+};
+
+void emb_crash_view(const struct emb_crash_record *r, struct emb_crash_view *v);
+
+/* General registers as (name, value) pairs; returns how many (at most max). */
+struct emb_crash_reg {
+    const char *name;
+    uint64_t value;
+};
+size_t emb_crash_registers(const struct emb_crash_record *r, const struct emb_crash_view *v,
+                           struct emb_crash_reg *out, size_t max);
+
+/* One decoded status register. */
+struct emb_crash_status_item {
+    const char *name;       /* "rflags", "CFSR", ... */
+    uint64_t value;
+    char text[256];         /* the set bits or fields in words: "ZF IF", "page fault" */
+};
+size_t emb_crash_status_decode(const struct emb_crash_record *r, const struct emb_crash_view *v,
+                               struct emb_crash_status_item *out, size_t max);
+
+/* "SIGSEGV" and "address not mapped (SEGV_MAPERR)"; "" when unknown. */
+const char *emb_crash_signal_name(int signo);
+const char *emb_crash_si_code_text(int signo, int code);
+
+#endif /* EMB_HOST_CRASH_ARCH_H */

@@ -1,0 +1,342 @@
+/* ELF images through libelf and libdwfl (elfutils). */
+#define _GNU_SOURCE
+
+#include "elf_image.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct emb_segment {
+    uint64_t vaddr, memsz, filesz, offset;
+    bool exec;
+};
+
+struct emb_elf {
+    char *path;
+    int fd;
+    Elf *elf;
+    GElf_Ehdr ehdr;
+    uint8_t build_id[64];
+    size_t build_id_len;
+    struct emb_segment *segs;
+    size_t nsegs;
+    Dwfl *dwfl;
+    Dwfl_Module *mod;
+};
+
+static const Dwfl_Callbacks offline_callbacks = {
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+};
+
+static void find_build_id(struct emb_elf *e)
+{
+    size_t n = 0;
+    if (elf_getphdrnum(e->elf, &n) != 0)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(e->elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+            continue;
+        Elf_Data *d = elf_getdata_rawchunk(e->elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+        if (!d)
+            continue;
+        size_t off = 0, name_off, desc_off;
+        GElf_Nhdr nh;
+        while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+            if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+                !memcmp((const char *)d->d_buf + name_off, "GNU", 4) &&
+                nh.n_descsz <= sizeof e->build_id) {
+                memcpy(e->build_id, (const char *)d->d_buf + desc_off, nh.n_descsz);
+                e->build_id_len = nh.n_descsz;
+                return;
+            }
+        }
+    }
+}
+
+struct emb_elf *emb_elf_open(const char *path, char *err, size_t errlen)
+{
+    elf_version(EV_CURRENT);
+    struct emb_elf *e = calloc(1, sizeof *e);
+    if (!e) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return NULL;
+    }
+    e->path = strdup(path);
+    e->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (e->fd < 0) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        emb_elf_close(e);
+        return NULL;
+    }
+    e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
+    if (!e->elf || elf_kind(e->elf) != ELF_K_ELF || !gelf_getehdr(e->elf, &e->ehdr)) {
+        snprintf(err, errlen, "%s: not an ELF file", path);
+        emb_elf_close(e);
+        return NULL;
+    }
+    size_t n = 0;
+    if (elf_getphdrnum(e->elf, &n) == 0 && n > 0 && n < 65536) {
+        e->segs = calloc(n, sizeof *e->segs);
+        for (size_t i = 0; e->segs && i < n; i++) {
+            GElf_Phdr ph;
+            if (!gelf_getphdr(e->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+                continue;
+            e->segs[e->nsegs++] = (struct emb_segment){ph.p_vaddr, ph.p_memsz, ph.p_filesz,
+                                                       ph.p_offset, (ph.p_flags & PF_X) != 0};
+        }
+    }
+    find_build_id(e);
+    e->dwfl = dwfl_begin(&offline_callbacks);
+    if (e->dwfl) {
+        /* At the file's own addresses: dwfl_report_offline() would move a
+         * position-independent image to a base of its choosing. */
+        e->mod = dwfl_report_elf(e->dwfl, "", path, -1, 0, true);
+        dwfl_report_end(e->dwfl, NULL, NULL);
+    }
+    return e;
+}
+
+void emb_elf_close(struct emb_elf *e)
+{
+    if (!e)
+        return;
+    if (e->dwfl)
+        dwfl_end(e->dwfl);
+    if (e->elf)
+        elf_end(e->elf);
+    if (e->fd >= 0)
+        close(e->fd);
+    free(e->segs);
+    free(e->path);
+    free(e);
+}
+
+const char *emb_elf_path(const struct emb_elf *e)
+{
+    return e->path;
+}
+
+size_t emb_elf_build_id(const struct emb_elf *e, const uint8_t **id)
+{
+    *id = e->build_id;
+    return e->build_id_len;
+}
+
+unsigned emb_elf_machine(const struct emb_elf *e)
+{
+    return e->ehdr.e_machine;
+}
+
+unsigned emb_elf_class_bits(const struct emb_elf *e)
+{
+    return e->ehdr.e_ident[EI_CLASS] == ELFCLASS64 ? 64 : 32;
+}
+
+bool emb_elf_little_endian(const struct emb_elf *e)
+{
+    return e->ehdr.e_ident[EI_DATA] == ELFDATA2LSB;
+}
+
+bool emb_elf_position_independent(const struct emb_elf *e)
+{
+    return e->ehdr.e_type == ET_DYN;
+}
+
+uint64_t emb_elf_entry(const struct emb_elf *e)
+{
+    return e->ehdr.e_entry;
+}
+
+int emb_elf_symbol(const struct emb_elf *e, const char *name, uint64_t *addr, uint64_t *size)
+{
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(e->elf, scn))) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+            sh.sh_entsize == 0)
+            continue;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        size_t count = d ? d->d_size / sh.sh_entsize : 0;
+        for (size_t i = 0; i < count; i++) {
+            GElf_Sym sym;
+            if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+                continue;
+            const char *s = elf_strptr(e->elf, sh.sh_link, sym.st_name);
+            if (s && !strcmp(s, name)) {
+                *addr = sym.st_value;
+                if (size)
+                    *size = sym.st_size;
+                return 0;
+            }
+        }
+    }
+    return -1;
+}
+
+size_t emb_elf_read(const struct emb_elf *e, uint64_t addr, void *buf, size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        uint64_t a = addr + done;
+        const struct emb_segment *s = NULL;
+        for (size_t i = 0; i < e->nsegs; i++)
+            if (a >= e->segs[i].vaddr && a - e->segs[i].vaddr < e->segs[i].filesz)
+                s = &e->segs[i];
+        if (!s)
+            break;
+        size_t chunk = (size_t)(s->vaddr + s->filesz - a);
+        if (chunk > len - done)
+            chunk = len - done;
+        ssize_t got = pread(e->fd, (uint8_t *)buf + done, chunk, (off_t)(s->offset + (a - s->vaddr)));
+        if (got <= 0)
+            break;
+        done += (size_t)got;
+    }
+    return done;
+}
+
+bool emb_elf_contains(const struct emb_elf *e, uint64_t addr)
+{
+    for (size_t i = 0; i < e->nsegs; i++)
+        if (addr >= e->segs[i].vaddr && addr - e->segs[i].vaddr < e->segs[i].memsz)
+            return true;
+    return false;
+}
+
+bool emb_elf_in_text(const struct emb_elf *e, uint64_t addr)
+{
+    for (size_t i = 0; i < e->nsegs; i++)
+        if (e->segs[i].exec && addr >= e->segs[i].vaddr && addr - e->segs[i].vaddr < e->segs[i].memsz)
+            return true;
+    return false;
+}
+
+/* ---- DWARF ---- */
+
+static const char *die_name(Dwarf_Die *die)
+{
+    Dwarf_Attribute attr;
+    const char *name = NULL;
+    /* An inlined or concrete copy names its abstract origin. */
+    if (dwarf_attr_integrate(die, DW_AT_name, &attr))
+        name = dwarf_formstring(&attr);
+    return name;
+}
+
+static void set_text(char *dst, size_t cap, const char *src)
+{
+    snprintf(dst, cap, "%s", src ? src : "");
+}
+
+static const char *call_file(Dwarf_Die *cudie, Dwarf_Die *die)
+{
+    Dwarf_Attribute attr;
+    Dwarf_Word idx;
+    Dwarf_Files *files;
+    size_t nfiles;
+    if (!dwarf_attr(die, DW_AT_call_file, &attr) || dwarf_formudata(&attr, &idx) != 0 ||
+        dwarf_getsrcfiles(cudie, &files, &nfiles) != 0 || idx >= nfiles)
+        return NULL;
+    return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+static int call_attr(Dwarf_Die *die, unsigned name)
+{
+    Dwarf_Attribute attr;
+    Dwarf_Word v;
+    if (!dwarf_attr(die, name, &attr) || dwarf_formudata(&attr, &v) != 0)
+        return 0;
+    return (int)v;
+}
+
+size_t emb_elf_symbolize(struct emb_elf *e, uint64_t addr, struct emb_elf_frame *frames,
+                         size_t max, uint64_t *offset)
+{
+    if (offset)
+        *offset = 0;
+    if (!e->mod || max == 0)
+        return 0;
+    GElf_Sym sym;
+    GElf_Off symoff = 0;
+    const char *symname = dwfl_module_addrinfo(e->mod, addr, &symoff, &sym, NULL, NULL, NULL);
+    if (offset)
+        *offset = symoff;
+
+    /* Innermost location from the line table. */
+    const char *file = NULL;
+    int line = 0, col = 0;
+    Dwfl_Line *dl = dwfl_module_getsrc(e->mod, addr);
+    if (dl)
+        file = dwfl_lineinfo(dl, NULL, &line, &col, NULL, NULL);
+
+    size_t n = 0;
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cudie = dwfl_module_addrdie(e->mod, addr, &bias);
+    Dwarf_Die *scopes = NULL;
+    int nscopes = cudie ? dwarf_getscopes(cudie, addr - bias, &scopes) : 0;
+    if (nscopes > 0) {
+        /* The scopes around the innermost one, through the inlined callers. */
+        Dwarf_Die inner = scopes[0];
+        free(scopes);
+        scopes = NULL;
+        nscopes = dwarf_getscopes_die(&inner, &scopes);
+    }
+    for (int i = 0; i < nscopes && n < max; i++) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+            continue;
+        struct emb_elf_frame *f = &frames[n++];
+        memset(f, 0, sizeof *f);
+        set_text(f->function, sizeof f->function, die_name(&scopes[i]));
+        set_text(f->file, sizeof f->file, file);
+        f->line = line;
+        f->column = col;
+        f->inlined = tag == DW_TAG_inlined_subroutine;
+        if (tag == DW_TAG_subprogram)
+            break;
+        /* The next frame out is where this one was inlined. */
+        file = call_file(cudie, &scopes[i]);
+        line = call_attr(&scopes[i], DW_AT_call_line);
+        col = call_attr(&scopes[i], DW_AT_call_column);
+    }
+    free(scopes);
+    if (n == 0 && symname) {
+        memset(&frames[0], 0, sizeof frames[0]);
+        set_text(frames[0].function, sizeof frames[0].function, symname);
+        set_text(frames[0].file, sizeof frames[0].file, file);
+        frames[0].line = line;
+        n = 1;
+    }
+    if (n > 0 && !frames[n - 1].function[0] && symname)
+        set_text(frames[n - 1].function, sizeof frames[n - 1].function, symname);
+    return n;
+}
+
+const char *emb_elf_describe(struct emb_elf *e, uint64_t addr, char *buf, size_t len)
+{
+    struct emb_elf_frame f[8];
+    uint64_t off = 0;
+    size_t n = e ? emb_elf_symbolize(e, addr, f, 8, &off) : 0;
+    if (n == 0) {
+        snprintf(buf, len, "0x%" PRIx64, addr);
+        return buf;
+    }
+    const char *base = strrchr(f[0].file, '/');
+    base = base ? base + 1 : f[0].file;
+    if (f[0].line)
+        snprintf(buf, len, "%s+0x%" PRIx64 " (%s:%d)", f[n - 1].function, off, base, f[0].line);
+    else
+        snprintf(buf, len, "%s+0x%" PRIx64, f[n - 1].function, off);
+    return buf;
+}

@@ -1,0 +1,57 @@
+/* A firmware image on the host, through elfutils: its identity (build id, machine,
+ * class), its symbols, the bytes of its loadable segments, and DWARF symbolisation of
+ * code addresses with inlined frames. Addresses are the ELF's own (link-time): callers
+ * subtract a load bias first. */
+#ifndef EMB_HOST_ELF_IMAGE_H
+#define EMB_HOST_ELF_IMAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct emb_elf;
+
+/* Opens an ELF file; NULL with a message in err on failure. */
+struct emb_elf *emb_elf_open(const char *path, char *err, size_t errlen);
+void emb_elf_close(struct emb_elf *e);
+
+const char *emb_elf_path(const struct emb_elf *e);
+/* The GNU build id; returns its length (0 when the image has none). */
+size_t emb_elf_build_id(const struct emb_elf *e, const uint8_t **id);
+unsigned emb_elf_machine(const struct emb_elf *e);   /* e_machine */
+unsigned emb_elf_class_bits(const struct emb_elf *e); /* 32 or 64 */
+bool emb_elf_little_endian(const struct emb_elf *e);
+bool emb_elf_position_independent(const struct emb_elf *e); /* ET_DYN */
+uint64_t emb_elf_entry(const struct emb_elf *e);
+
+/* A symbol's address and size by name; -1 when absent. */
+int emb_elf_symbol(const struct emb_elf *e, const char *name, uint64_t *addr, uint64_t *size);
+
+/* Copies bytes at an ELF address from the file contents of the loadable segments.
+ * Returns the bytes copied (fewer when the range leaves the file-backed part). */
+size_t emb_elf_read(const struct emb_elf *e, uint64_t addr, void *buf, size_t len);
+/* Whether an address is inside a loadable segment (its memory size). */
+bool emb_elf_contains(const struct emb_elf *e, uint64_t addr);
+/* Whether an address is inside an executable loadable segment. */
+bool emb_elf_in_text(const struct emb_elf *e, uint64_t addr);
+
+/* One frame of a symbolised address: innermost (inlined) first, the function that
+ * contains it out of line last. */
+struct emb_elf_frame {
+    char function[128]; /* "" when unknown */
+    char file[512];     /* "" when unknown */
+    int line;           /* 0 when unknown */
+    int column;
+    bool inlined;       /* this frame was inlined into the next one */
+};
+
+/* Symbolises `addr`: up to max frames, from DWARF when present (function, file:line and
+ * the inline chain), else the symbol table. Returns the frame count (0 when nothing is
+ * known) and the offset into the containing symbol in *offset (may be NULL). */
+size_t emb_elf_symbolize(struct emb_elf *e, uint64_t addr, struct emb_elf_frame *frames,
+                         size_t max, uint64_t *offset);
+
+/* "function+0x12 (file:line)" of the outermost frame, or "0x..." when unknown. */
+const char *emb_elf_describe(struct emb_elf *e, uint64_t addr, char *buf, size_t len);
+
+#endif /* EMB_HOST_ELF_IMAGE_H */

@@ -1,0 +1,331 @@
+/* Memory sources: a process (process_vm_readv, else /proc/PID/mem), a dump, a core file
+ * (libelf), a buffer. */
+#define _GNU_SOURCE
+
+#include "memsrc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "elf_image.h"
+
+#define DEFAULT_BUDGET (512ull << 20)
+#define MAX_REGIONS 4096u
+#define AT_ENTRY_TYPE 9u
+#define NT_AUXV_TYPE 6u
+
+enum kind { SRC_PID, SRC_DUMP, SRC_CORE, SRC_BUFFER };
+
+struct region {
+    uint64_t addr, size;  /* what the source holds */
+    uint64_t file_off;    /* dump, core: where in the file */
+};
+
+struct emb_mem {
+    enum kind kind;
+    char name[300];
+    pid_t pid;
+    int fd;               /* dump, core, or /proc/PID/mem */
+    const uint8_t *buf;
+    struct region *regions;
+    size_t nregions;
+    uint64_t budget;
+    struct emb_elf *elf;
+    uint64_t bias;
+    uint64_t at_entry;
+    bool has_entry;
+};
+
+static struct emb_mem *new_mem(enum kind kind)
+{
+    struct emb_mem *m = calloc(1, sizeof *m);
+    if (m) {
+        m->kind = kind;
+        m->fd = -1;
+        m->budget = DEFAULT_BUDGET;
+    }
+    return m;
+}
+
+static bool add_region(struct emb_mem *m, uint64_t addr, uint64_t size, uint64_t off)
+{
+    if (m->nregions >= MAX_REGIONS || size == 0)
+        return false;
+    if (m->nregions % 64 == 0) {
+        struct region *r = realloc(m->regions, (m->nregions + 64) * sizeof *r);
+        if (!r)
+            return false;
+        m->regions = r;
+    }
+    m->regions[m->nregions++] = (struct region){addr, size, off};
+    return true;
+}
+
+static void parse_auxv(struct emb_mem *m, const uint8_t *p, size_t n, bool wide)
+{
+    size_t w = wide ? 8 : 4;
+    for (size_t i = 0; i + 2 * w <= n; i += 2 * w) {
+        uint64_t type = 0, val = 0;
+        memcpy(&type, p + i, w);
+        memcpy(&val, p + i + w, w);
+        if (type == 0)
+            break;
+        if (type == AT_ENTRY_TYPE) {
+            m->at_entry = val;
+            m->has_entry = true;
+        }
+    }
+}
+
+struct emb_mem *emb_mem_open_pid(pid_t pid, char *err, size_t errlen)
+{
+    struct emb_mem *m = new_mem(SRC_PID);
+    if (!m) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    m->pid = pid;
+    snprintf(m->name, sizeof m->name, "pid %d", (int)pid);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "pid %d: cannot read its memory map: %s", (int)pid, strerror(errno));
+        emb_mem_close(m);
+        return NULL;
+    }
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long lo, hi;
+        char perms[8];
+        if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) == 3 && perms[0] == 'r' &&
+            !strstr(line, "[vvar]") && !strstr(line, "[vsyscall]"))
+            add_region(m, lo, hi - lo, 0);
+    }
+    fclose(f);
+    snprintf(path, sizeof path, "/proc/%d/auxv", (int)pid);
+    int afd = open(path, O_RDONLY | O_CLOEXEC);
+    if (afd >= 0) {
+        uint8_t aux[4096];
+        ssize_t n = read(afd, aux, sizeof aux);
+        if (n > 0)
+            parse_auxv(m, aux, (size_t)n, sizeof(void *) == 8);
+        close(afd);
+    }
+    snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+    m->fd = open(path, O_RDONLY | O_CLOEXEC);
+    return m;
+}
+
+struct emb_mem *emb_mem_open_dump(const char *path, uint64_t base, char *err, size_t errlen)
+{
+    struct emb_mem *m = new_mem(SRC_DUMP);
+    struct stat st;
+    if (!m || (m->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(m->fd, &st) != 0) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, m ? strerror(errno) : "out of memory");
+        emb_mem_close(m);
+        return NULL;
+    }
+    snprintf(m->name, sizeof m->name, "dump %s", path);
+    if (st.st_size == 0 || base + (uint64_t)st.st_size < base) {
+        snprintf(err, errlen, "%s: %s", path, st.st_size == 0 ? "empty" : "base + size wraps around");
+        emb_mem_close(m);
+        return NULL;
+    }
+    add_region(m, base, (uint64_t)st.st_size, 0);
+    return m;
+}
+
+struct emb_mem *emb_mem_open_core(const char *path, char *err, size_t errlen)
+{
+    struct emb_mem *m = new_mem(SRC_CORE);
+    if (!m || (m->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, m ? strerror(errno) : "out of memory");
+        emb_mem_close(m);
+        return NULL;
+    }
+    snprintf(m->name, sizeof m->name, "core %s", path);
+    elf_version(EV_CURRENT);
+    Elf *elf = elf_begin(m->fd, ELF_C_READ_MMAP, NULL);
+    GElf_Ehdr eh;
+    size_t n = 0;
+    if (!elf || !gelf_getehdr(elf, &eh) || eh.e_type != ET_CORE || elf_getphdrnum(elf, &n) != 0) {
+        snprintf(err, errlen, "%s: not an ELF core file", path);
+        if (elf)
+            elf_end(elf);
+        emb_mem_close(m);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(elf, (int)i, &ph))
+            continue;
+        if (ph.p_type == PT_LOAD && ph.p_filesz > 0) {
+            add_region(m, ph.p_vaddr, ph.p_filesz, ph.p_offset);
+        } else if (ph.p_type == PT_NOTE) {
+            Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+            size_t off = 0, name_off, desc_off;
+            GElf_Nhdr nh;
+            while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0)
+                if (nh.n_type == NT_AUXV_TYPE)
+                    parse_auxv(m, (const uint8_t *)d->d_buf + desc_off, nh.n_descsz,
+                               eh.e_ident[EI_CLASS] == ELFCLASS64);
+        }
+    }
+    elf_end(elf);
+    return m;
+}
+
+struct emb_mem *emb_mem_open_buffer(const uint8_t *data, size_t size, uint64_t base)
+{
+    struct emb_mem *m = new_mem(SRC_BUFFER);
+    if (!m)
+        return NULL;
+    snprintf(m->name, sizeof m->name, "buffer");
+    m->buf = data;
+    if (size)
+        add_region(m, base, size, 0);
+    return m;
+}
+
+void emb_mem_close(struct emb_mem *m)
+{
+    if (!m)
+        return;
+    if (m->fd >= 0)
+        close(m->fd);
+    free(m->regions);
+    free(m);
+}
+
+const char *emb_mem_name(const struct emb_mem *m)
+{
+    return m->name;
+}
+
+void emb_mem_set_image(struct emb_mem *m, struct emb_elf *elf, uint64_t bias)
+{
+    m->elf = elf;
+    m->bias = bias;
+}
+
+void emb_mem_set_budget(struct emb_mem *m, uint64_t bytes)
+{
+    m->budget = bytes;
+}
+
+bool emb_mem_budget_spent(const struct emb_mem *m)
+{
+    return m->budget == 0;
+}
+
+static const struct region *find(const struct emb_mem *m, uint64_t addr)
+{
+    for (size_t i = 0; i < m->nregions; i++)
+        if (addr >= m->regions[i].addr && addr - m->regions[i].addr < m->regions[i].size)
+            return &m->regions[i];
+    return NULL;
+}
+
+/* Reads from the source itself, one region at a time. */
+static size_t source_read(struct emb_mem *m, uint64_t addr, uint8_t *buf, size_t len)
+{
+    if (m->kind == SRC_PID) {
+        struct iovec local = {buf, len}, remote = {(void *)(uintptr_t)addr, len};
+        ssize_t n = process_vm_readv(m->pid, &local, 1, &remote, 1, 0);
+        if (n > 0)
+            return (size_t)n;
+        if (m->fd >= 0) {
+            n = pread(m->fd, buf, len, (off_t)addr);
+            return n > 0 ? (size_t)n : 0;
+        }
+        return 0;
+    }
+    size_t done = 0;
+    while (done < len) {
+        const struct region *r = find(m, addr + done);
+        if (!r)
+            break;
+        uint64_t in = addr + done - r->addr;
+        size_t chunk = (size_t)(r->size - in < len - done ? r->size - in : len - done);
+        if (m->kind == SRC_BUFFER) {
+            memcpy(buf + done, m->buf + in, chunk);
+        } else {
+            ssize_t n = pread(m->fd, buf + done, chunk, (off_t)(r->file_off + in));
+            if (n <= 0)
+                break;
+            chunk = (size_t)n;
+        }
+        done += chunk;
+    }
+    return done;
+}
+
+size_t emb_mem_read(struct emb_mem *m, uint64_t addr, void *buf, size_t len)
+{
+    if (len == 0)
+        return 0;
+    if (m->budget < len || addr + len < addr)
+        return 0;
+    m->budget -= len;
+    uint8_t *out = buf;
+    size_t done = 0;
+    while (done < len) {
+        size_t got = source_read(m, addr + done, out + done, len - done);
+        if (got == 0 && m->elf && addr + done >= m->bias)
+            got = emb_elf_read(m->elf, addr + done - m->bias, out + done, len - done);
+        if (got == 0)
+            break;
+        done += got;
+    }
+    return done;
+}
+
+int emb_mem_bias(struct emb_mem *m, const struct emb_elf *elf, uint64_t *bias)
+{
+    if (!emb_elf_position_independent(elf)) {
+        *bias = 0;
+        return 0;
+    }
+    if (!m->has_entry || m->at_entry < emb_elf_entry(elf))
+        return -1;
+    *bias = m->at_entry - emb_elf_entry(elf);
+    return 0;
+}
+
+int emb_mem_scan(struct emb_mem *m, const uint8_t magic[4], unsigned align, uint64_t max_bytes,
+                 int (*fn)(void *arg, uint64_t addr), void *arg)
+{
+    static uint8_t chunk[1 << 16];
+    uint64_t scanned = 0;
+    if (align == 0)
+        align = 1;
+    for (size_t i = 0; i < m->nregions && scanned < max_bytes; i++) {
+        const struct region *r = &m->regions[i];
+        uint64_t start = (r->addr + align - 1) / align * align;
+        for (uint64_t a = start; a < r->addr + r->size && scanned < max_bytes;) {
+            size_t want = (size_t)(r->addr + r->size - a < sizeof chunk ? r->addr + r->size - a : sizeof chunk);
+            size_t got = source_read(m, a, chunk, want);
+            scanned += want;
+            if (got < 4)
+                break;
+            for (size_t k = 0; k + 4 <= got; k += align)
+                if (!memcmp(chunk + k, magic, 4)) {
+                    int rc = fn(arg, a + k);
+                    if (rc)
+                        return rc;
+                }
+            a += got - (got % align);
+            if (got < want)
+                break;
+        }
+    }
+    return 0;
+}

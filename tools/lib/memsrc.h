@@ -1,0 +1,49 @@
+/* Target memory as a tool sees it: a live native process (read while it runs, as a probe
+ * reads RAM without halting), a raw dump with its base address, a core file, or bytes in
+ * memory. Reads are bounded: every source has a budget of bytes, after which reads fail,
+ * so a hostile image costs bounded work. Addresses the source lacks can be served from
+ * the firmware's ELF (its read-only data, which a RAM dump or a core leaves out). */
+#ifndef EMB_HOST_MEMSRC_H
+#define EMB_HOST_MEMSRC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct emb_elf;
+struct emb_mem;
+
+struct emb_mem *emb_mem_open_pid(pid_t pid, char *err, size_t errlen);
+struct emb_mem *emb_mem_open_dump(const char *path, uint64_t base, char *err, size_t errlen);
+struct emb_mem *emb_mem_open_core(const char *path, char *err, size_t errlen);
+/* Bytes the caller keeps alive, at `base`. */
+struct emb_mem *emb_mem_open_buffer(const uint8_t *data, size_t size, uint64_t base);
+void emb_mem_close(struct emb_mem *m);
+
+/* "pid 1234", "dump FILE", "core FILE". */
+const char *emb_mem_name(const struct emb_mem *m);
+
+/* Serves addresses the source does not hold from the ELF's file-backed segments, at
+ * runtime address = ELF address + bias. */
+void emb_mem_set_image(struct emb_mem *m, struct emb_elf *elf, uint64_t bias);
+
+/* Copies up to len bytes at addr; returns how many were read (short when the range leaves
+ * what the source holds or the budget is spent). */
+size_t emb_mem_read(struct emb_mem *m, uint64_t addr, void *buf, size_t len);
+
+/* Total bytes the source may still read (default 512 MiB). */
+void emb_mem_set_budget(struct emb_mem *m, uint64_t bytes);
+bool emb_mem_budget_spent(const struct emb_mem *m);
+
+/* The load bias of a position-independent executable, when the source knows the auxiliary
+ * vector (a process, a core): AT_ENTRY minus the ELF's entry point. -1 when unknown. */
+int emb_mem_bias(struct emb_mem *m, const struct emb_elf *elf, uint64_t *bias);
+
+/* Calls fn for every `align`-aligned address in the source's regions where `magic`
+ * (4 bytes) is found, until fn returns nonzero (returned) or the regions end (0).
+ * Scans at most max_bytes. */
+int emb_mem_scan(struct emb_mem *m, const uint8_t magic[4], unsigned align, uint64_t max_bytes,
+                 int (*fn)(void *arg, uint64_t addr), void *arg);
+
+#endif /* EMB_HOST_MEMSRC_H */
