@@ -85,10 +85,10 @@ static void frames(const char *kind, const uint8_t *src, size_t src_len, size_t 
     for (size_t i = 0; i < count; i++) {
         size_t at = src_len > len ? (i * 7919u * 64u) % (src_len - len) : 0;
         struct emb_frame_encoder e;
-        emb_frame_enc_begin(&e, sink, NULL, 1);
+        emb_frame_encode_begin(&e, sink, NULL, 1);
         for (size_t k = 0; k < len; k += 100)
-            emb_frame_enc_put(&e, src + at + k, len - k < 100 ? len - k : 100);
-        emb_frame_enc_end(&e);
+            emb_frame_encode_put(&e, src + at + k, len - k < 100 ? len - k : 100);
+        emb_frame_encode_end(&e);
     }
     double t_stream = now() - t0;
     got_frames = got_bytes = 0;

@@ -166,7 +166,7 @@ static void emb__put_byte(struct emb_frame_encoder *enc, uint8_t b)
         emb__flush_block(enc); /* a full block (code 0xFF) implies no zero */
 }
 
-void emb_frame_enc_begin(struct emb_frame_encoder *enc, emb_frame_write_fn write, void *arg,
+void emb_frame_encode_begin(struct emb_frame_encoder *enc, emb_frame_write_fn write, void *arg,
                      uint8_t channel)
 {
     enc->write = write;
@@ -177,7 +177,7 @@ void emb_frame_enc_begin(struct emb_frame_encoder *enc, emb_frame_write_fn write
     emb__put_byte(enc, channel);
 }
 
-void emb_frame_enc_put(struct emb_frame_encoder *enc, const void *data, size_t len)
+void emb_frame_encode_put(struct emb_frame_encoder *enc, const void *data, size_t len)
 {
     const uint8_t *p = (const uint8_t *)data;
     enc->crc = emb_crc16(enc->crc, p, len);
@@ -203,7 +203,7 @@ void emb_frame_enc_put(struct emb_frame_encoder *enc, const void *data, size_t l
     }
 }
 
-emb_status emb_frame_enc_end(struct emb_frame_encoder *enc)
+emb_status emb_frame_encode_end(struct emb_frame_encoder *enc)
 {
     uint16_t crc = enc->crc;
     emb__put_byte(enc, (uint8_t)crc);

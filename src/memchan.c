@@ -167,9 +167,9 @@ emb_status emb_memchan_send_frame(unsigned ring, uint8_t channel, const void *pa
     if (emb__space(r) >= EMB_FRAME_WIRE_MAX(len)) {
         struct emb__frame_sink k = {r, r->wr};
         struct emb_frame_encoder e;
-        emb_frame_enc_begin(&e, emb__frame_put, &k, channel);
-        emb_frame_enc_put(&e, payload, len);
-        emb_frame_enc_end(&e);
+        emb_frame_encode_begin(&e, emb__frame_put, &k, channel);
+        emb_frame_encode_put(&e, payload, len);
+        emb_frame_encode_end(&e);
         emb__store(&r->wr, k.wr);
         st = EMB_OK;
     } else {

@@ -104,9 +104,9 @@ emb_status emb_retained_put_frame(struct emb_retained_ring *ring, uint8_t channe
                                   const void *payload, size_t len)
 {
     struct emb_frame_encoder enc;
-    emb_frame_enc_begin(&enc, emb_retained_write, ring, channel);
-    emb_frame_enc_put(&enc, payload, len);
-    return emb_frame_enc_end(&enc);
+    emb_frame_encode_begin(&enc, emb_retained_write, ring, channel);
+    emb_frame_encode_put(&enc, payload, len);
+    return emb_frame_encode_end(&enc);
 }
 
 emb_status emb_retained_attach(void *region, size_t bytes, struct emb_retained_info *info)

@@ -10,7 +10,7 @@
  *
  * Two encoders, neither needing a copy of the whole frame: emb_frame_encode() writes into
  * the caller's buffer in one pass (code bytes are patched once their block is known), and
- * the streaming encoder (emb_frame_enc_begin/put/end) takes the payload in pieces and hands
+ * the streaming encoder (emb_frame_encode_begin/put/end) takes the payload in pieces and hands
  * the encoded bytes to a writer one COBS block (at most 254 bytes) at a time.
  * Freestanding, no allocation.
  */
@@ -64,13 +64,13 @@ struct emb_frame_encoder {
 };
 
 /* Starts a frame on `channel` (0..15). */
-void emb_frame_enc_begin(struct emb_frame_encoder *enc, emb_frame_write_fn write, void *arg,
+void emb_frame_encode_begin(struct emb_frame_encoder *enc, emb_frame_write_fn write, void *arg,
                      uint8_t channel);
 /* Appends payload bytes. */
-void emb_frame_enc_put(struct emb_frame_encoder *enc, const void *data, size_t len);
+void emb_frame_encode_put(struct emb_frame_encoder *enc, const void *data, size_t len);
 /* Appends the CRC, closes the last block and writes the delimiter. Returns EMB_OK or the
  * first error a write returned during the frame. */
-emb_status emb_frame_enc_end(struct emb_frame_encoder *enc);
+emb_status emb_frame_encode_end(struct emb_frame_encoder *enc);
 
 /* ---- Decoding ---- */
 

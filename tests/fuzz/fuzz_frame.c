@@ -51,10 +51,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     emb_frame_dec_feed(d, enc, n);
     struct emb_frame_encoder e;
-    emb_frame_enc_begin(&e, sink, d, 5);
-    emb_frame_enc_put(&e, data, cut);
-    emb_frame_enc_put(&e, data + cut, size - cut);
-    emb_frame_enc_end(&e);
+    emb_frame_encode_begin(&e, sink, d, 5);
+    emb_frame_encode_put(&e, data, cut);
+    emb_frame_encode_put(&e, data + cut, size - cut);
+    emb_frame_encode_end(&e);
     if (seen != 2)
         abort();
     free(enc);

@@ -117,8 +117,8 @@ static void die_mid_frame(void)
     struct emb_frame_encoder enc;
     uint8_t payload[600];
     memset(payload, 'x', sizeof payload);
-    emb_frame_enc_begin(&enc, emb_retained_write, retained, EMB_FRAME_CH_LOG);
-    emb_frame_enc_put(&enc, payload, sizeof payload);
+    emb_frame_encode_begin(&enc, emb_retained_write, retained, EMB_FRAME_CH_LOG);
+    emb_frame_encode_put(&enc, payload, sizeof payload);
     kill(getpid(), SIGKILL);
 }
 

@@ -103,15 +103,15 @@ static void roundtrip(void)
         static struct sinkbuf s;
         s.n = 0;
         struct emb_frame_encoder e;
-        emb_frame_enc_begin(&e, sink, &s, ch);
+        emb_frame_encode_begin(&e, sink, &s, ch);
         for (size_t i = 0; i < len;) {
             size_t k = 1 + next() % 300;
             if (k > len - i)
                 k = len - i;
-            emb_frame_enc_put(&e, payload + i, k);
+            emb_frame_encode_put(&e, payload + i, k);
             i += k;
         }
-        emb_frame_enc_end(&e);
+        emb_frame_encode_end(&e);
         if (s.n != n || memcmp(s.b, enc, n))
             mismatch++;
         f.n = 0;
@@ -126,10 +126,10 @@ static void roundtrip(void)
 
     struct sinkbuf s = {.refuse_after = 100};
     struct emb_frame_encoder e;
-    emb_frame_enc_begin(&e, sink, &s, 1);
+    emb_frame_encode_begin(&e, sink, &s, 1);
     memset(payload, 7, 600);
-    emb_frame_enc_put(&e, payload, 600);
-    ok(emb_frame_enc_end(&e) == EMB_E_IO,
+    emb_frame_encode_put(&e, payload, 600);
+    ok(emb_frame_encode_end(&e) == EMB_E_IO,
        "a sink that refuses abandons the frame");
 }
 
@@ -235,10 +235,77 @@ static void damage(void)
        raw[3] == 0, "a channel above 15 is refused");
 }
 
+
+/* The view API (offsets of each frame and of its delimiter, problems as messages): a
+ * reader that joins mid-frame gets a notice, a damaged frame later an error. */
+struct views {
+    unsigned frames, notices, errors;
+    uint64_t offset[8], end[8];
+    uint8_t ch[8];
+};
+
+static void on_view(void *arg, const struct emb_frame_view *f)
+{
+    struct views *v = arg;
+    if (v->frames < 8) {
+        v->offset[v->frames] = f->offset;
+        v->end[v->frames] = f->end;
+        v->ch[v->frames] = f->channel;
+    }
+    v->frames++;
+}
+
+static void on_problem(void *arg, uint64_t offset, bool error, const char *message)
+{
+    (void)offset;
+    (void)message;
+    struct views *v = arg;
+    if (error)
+        v->errors++;
+    else
+        v->notices++;
+}
+
+static void views(void)
+{
+    uint8_t s[256];
+    size_t n = 0;
+    s[n++] = 0x42; /* the tail of a frame the reader missed */
+    s[n++] = 0x17;
+    s[n++] = 0x00;
+    size_t a = n;
+    n += emb_frame_encode(s + n, sizeof s - n, 1, "abc", 3);
+    size_t b = n;
+    n += emb_frame_encode(s + n, sizeof s - n, 3, "\0\0", 2);
+    s[b + 1] ^= 0x80; /* damage the second frame: its channel byte, so its CRC fails */
+    size_t c = n;
+    n += emb_frame_encode(s + n, sizeof s - n, 7, "xyz", 3);
+    struct views v = {0};
+    struct emb_frame_callbacks cb = {on_view, on_problem, &v};
+    struct emb_frame_decoder d;
+    ok(emb_frame_decoder_init(&d, 1024, &cb), "view decoder");
+    for (size_t i = 0; i < n; i++)
+        emb_frame_decoder_feed(&d, s + i, 1);
+    emb_frame_decoder_finish(&d);
+    ok(v.frames == 2 && v.notices == 1 && v.errors == 1 && d.frames == 2 && d.bad_frames == 1,
+       "views: joined mid-frame (a notice), one damaged frame (an error), two frames");
+    ok(v.offset[0] == a && v.end[0] == b - 1 && v.ch[0] == 1 && v.offset[1] == c &&
+       v.end[1] == n - 1 && v.ch[1] == 7, "views: offsets of each frame and its delimiter");
+    emb_frame_decoder_free(&d);
+    uint8_t out[16];
+    static const uint8_t enc[] = {0x03, 0x11, 0x22, 0x02, 0x33};
+    ok(emb_cobs_decode(enc, sizeof enc, out) == 4 && out[2] == 0 && out[3] == 0x33,
+       "COBS alone: 11 22 00 33");
+    static const uint8_t bad1[] = {0x05, 0x11}, bad2[] = {0x03, 0x00, 0x11};
+    ok(emb_cobs_decode(bad1, sizeof bad1, out) == -1 && emb_cobs_decode(bad2, sizeof bad2, out) == -1,
+       "COBS alone: a block past the end, a zero inside");
+}
+
 int main(void)
 {
     vectors();
     roundtrip();
     damage();
+    views();
     return emb_test_done();
 }

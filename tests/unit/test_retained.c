@@ -131,8 +131,8 @@ static void basics(void)
     struct emb_frame_encoder enc;
     uint8_t payload[600];
     memset(payload, 'x', sizeof payload);
-    emb_frame_enc_begin(&enc, emb_retained_write, r, 0);
-    emb_frame_enc_put(&enc, payload, sizeof payload);
+    emb_frame_encode_begin(&enc, emb_retained_write, r, 0);
+    emb_frame_encode_put(&enc, payload, sizeof payload);
     ok(emb_retained_attach(region, REGION, &info) == EMB_OK && info.intact && info.cut == 1 &&
        info.starts == 1, "reset mid-frame: intact, one frame cut, one start");
     g = decode(region, &agree);

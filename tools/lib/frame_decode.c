@@ -1,6 +1,7 @@
 /* The frame decoder: delimiter split, COBS, CRC-16, counting what it drops. */
 #include "frame_decode.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,4 +156,82 @@ void emb_frame_dec_free(struct emb_frame_dec *d)
     free(d->in);
     free(d->out);
     free(d);
+}
+
+/* ---- Views and messages ---- */
+
+static void emb__view_frame(void *arg, uint8_t ch, const uint8_t *p, size_t len, uint64_t off)
+{
+    struct emb_frame_decoder *d = arg;
+    d->first = false;
+    d->frames++;
+    if (d->cb.frame != NULL) {
+        /* Called at the delimiter, which the decoder has just counted. */
+        struct emb_frame_view v = {ch, p, len, off, emb_frame_dec_stats(d->dec)->bytes - 1u};
+        d->cb.frame(d->cb.arg, &v);
+    }
+}
+
+static void emb__view_error(void *arg, enum emb_frame_error err, uint64_t off, size_t bytes)
+{
+    struct emb_frame_decoder *d = arg;
+    bool notice = d->first && off == 0u && err != EMB_FRAME_TOO_LONG;
+    d->first = false;
+    if (!notice)
+        d->bad_frames++;
+    if (d->cb.problem != NULL) {
+        char msg[128];
+        if (notice)
+            snprintf(msg, sizeof msg, "%zu bytes before the first frame skipped", bytes);
+        else
+            snprintf(msg, sizeof msg, "damaged frame of %zu bytes skipped: %s", bytes,
+                     emb_frame_error_text(err));
+        d->cb.problem(d->cb.arg, off, !notice, msg);
+    }
+}
+
+bool emb_frame_decoder_init(struct emb_frame_decoder *d, size_t max_payload,
+                            const struct emb_frame_callbacks *cb)
+{
+    memset(d, 0, sizeof *d);
+    if (cb != NULL)
+        d->cb = *cb;
+    d->first = true;
+    d->dec = emb_frame_dec_new(max_payload, false, emb__view_frame, emb__view_error, d);
+    return d->dec != NULL;
+}
+
+void emb_frame_decoder_free(struct emb_frame_decoder *d)
+{
+    emb_frame_dec_free(d->dec);
+    d->dec = NULL;
+}
+
+void emb_frame_decoder_feed(struct emb_frame_decoder *d, const uint8_t *data, size_t len)
+{
+    emb_frame_dec_feed(d->dec, data, len);
+}
+
+void emb_frame_decoder_finish(struct emb_frame_decoder *d)
+{
+    emb_frame_dec_finish(d->dec);
+}
+
+long emb_cobs_decode(const uint8_t *in, size_t len, uint8_t *out)
+{
+    size_t r = 0, w = 0;
+    while (r < len) {
+        uint8_t code = in[r];
+        if (code == 0u || r + code > len)
+            return -1;
+        for (size_t k = 1; k < code; k++) {
+            if (in[r + k] == 0u)
+                return -1;
+            out[w++] = in[r + k];
+        }
+        r += code;
+        if (code < 0xFFu && r < len)
+            out[w++] = 0u;
+    }
+    return (long)w;
 }

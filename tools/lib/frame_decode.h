@@ -48,4 +48,42 @@ const struct emb_frame_stats *emb_frame_dec_stats(const struct emb_frame_dec *d)
 void emb_frame_dec_free(struct emb_frame_dec *d);
 const char *emb_frame_error_text(enum emb_frame_error err);
 
+/* ---- The same reader with views and messages (the deferred log's decoder uses it) ----
+ * A frame comes as a view with the stream offsets of its first encoded byte and of its
+ * delimiter; a problem as a message. Bytes before the first delimiter that are not a
+ * valid frame are a notice (error false: a reader that started mid-stream), anything
+ * else dropped is an error. */
+struct emb_frame_view {
+    uint8_t channel;
+    const uint8_t *payload; /* valid during the callback */
+    size_t len;
+    uint64_t offset;        /* stream offset of the frame's first encoded byte */
+    uint64_t end;           /* stream offset of its delimiter */
+};
+
+struct emb_frame_callbacks {
+    void (*frame)(void *arg, const struct emb_frame_view *frame);
+    void (*problem)(void *arg, uint64_t offset, bool error, const char *message);
+    void *arg;
+};
+
+struct emb_frame_decoder {
+    struct emb_frame_callbacks cb;
+    struct emb_frame_dec *dec;
+    bool first;             /* no frame ended yet */
+    uint64_t frames, bad_frames;
+};
+
+/* For frames of at most `max_payload` payload bytes; false when out of memory. */
+bool emb_frame_decoder_init(struct emb_frame_decoder *d, size_t max_payload,
+                            const struct emb_frame_callbacks *cb);
+void emb_frame_decoder_free(struct emb_frame_decoder *d);
+void emb_frame_decoder_feed(struct emb_frame_decoder *d, const uint8_t *data, size_t len);
+/* The stream ended: bytes after the last delimiter are a cut frame (reported). */
+void emb_frame_decoder_finish(struct emb_frame_decoder *d);
+
+/* Undoes COBS on one frame body (no delimiter) into `out` (room for `len` bytes): the
+ * decoded length, or -1 when a code byte points past the end or a zero is inside. */
+long emb_cobs_decode(const uint8_t *in, size_t len, uint8_t *out);
+
 #endif /* EMB_HOST_FRAME_DECODE_H */
