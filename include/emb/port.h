@@ -16,6 +16,10 @@
  *       (emb_trace_unclaimed_ring) whose bounds force the slow path, which then calls
  *       emb_port_trace_ring_claim().
  *
+ *   struct emb_log_ring *emb_port_log_ring(void);
+ *       The log ring of the running context, the same way: never NULL, the placeholder
+ *       emb_log_unclaimed_ring until the context owns one (emb_port_log_ring_claim()).
+ *
  *   bool emb_port_local_cas32(uint32_t *p, uint32_t expected, uint32_t desired);
  *   void emb_port_local_add32_release(uint32_t *p, uint32_t v);
  *       Context-local atomics: indivisible with respect to anything that preempts the caller
@@ -44,6 +48,7 @@
 #include <stdint.h>
 
 struct emb_trace_ring;
+struct emb_log_ring;
 
 /* Frequency of emb_port_timestamp() in Hz; fixed once the port is initialised. */
 uint64_t emb_port_timestamp_hz(void);
@@ -55,6 +60,10 @@ int64_t emb_port_clock_offset_ns(void);
 /* Gives the running context a ring of its own, or returns NULL when none is left (the
  * caller counts the event as lost). Called only from the trace slow path. */
 struct emb_trace_ring *emb_port_trace_ring_claim(void);
+
+/* Gives the running context a log ring of its own, or returns NULL when none is left (the
+ * caller counts the record as lost). Called only from the log's slow path. */
+struct emb_log_ring *emb_port_log_ring_claim(void);
 
 #include <emb_port_impl.h>
 

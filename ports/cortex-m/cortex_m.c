@@ -1,5 +1,6 @@
 /* Cortex-M port: the cycle-counter clock and the CPU's ring. */
 #include <emb/cortex_m.h>
+#include <emb/log.h>
 #include <emb/port.h>
 
 #define EMB_CM_DEMCR (*(volatile uint32_t *)0xE000EDFCu)
@@ -9,6 +10,7 @@
 #define EMB_CM_DWT_CYCCNTENA 1u
 
 struct emb_trace_ring *emb_cm_ring = &emb_trace_unclaimed_ring;
+struct emb_log_ring *emb_cm_log_ring = &emb_log_unclaimed_ring;
 
 static uint32_t emb_cm_hz;
 static uint32_t emb_cm_high;
@@ -56,5 +58,20 @@ emb_status emb_cm_init(uint32_t cpu_hz, const uint8_t uuid[16], enum emb_trace_m
     emb_status status = emb_trace_ring_init(ring, 0u, EMB_CONTEXT_CPU, buf, commit, packets);
     if (status == EMB_OK)
         emb_cm_ring = ring;
+    return status;
+}
+
+struct emb_log_ring *emb_port_log_ring_claim(void)
+{
+    return emb_cm_log_ring == &emb_log_unclaimed_ring ? (struct emb_log_ring *)0 : emb_cm_log_ring;
+}
+
+emb_status emb_cm_log_init(struct emb_log_ring *ring, uint8_t *buf, uint32_t size)
+{
+    emb_status status = emb_log_init();
+    if (status == EMB_OK)
+        status = emb_log_ring_init(ring, 0u, EMB_CONTEXT_CPU, buf, size);
+    if (status == EMB_OK)
+        emb_cm_log_ring = ring;
     return status;
 }

@@ -5,7 +5,8 @@
 #define EMB_CMDS_H
 
 #define EMB_CMD_LIST(EMB_CMD)                                                              \
-    EMB_CMD(trace, "decode a trace stream file to text, JSON, Perfetto or CTF")
+    EMB_CMD(trace, "decode a trace stream file to text, JSON, Perfetto or CTF")                \
+    EMB_CMD(log, "decode a deferred log stream against the program's ELF")
 
 #define EMB_CMD_DECLARE(name, summary) int emb_cmd_##name(int argc, char **argv);
 EMB_CMD_LIST(EMB_CMD_DECLARE)

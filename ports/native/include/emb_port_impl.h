@@ -19,9 +19,12 @@
 #endif
 
 struct emb_trace_ring;
+struct emb_log_ring;
 
 /* The calling thread's ring; starts as the placeholder (see emb_port_trace_ring()). */
 extern _Thread_local struct emb_trace_ring *emb_native_ring;
+/* The calling thread's log ring, likewise (ports/native/native_log.c). */
+extern _Thread_local struct emb_log_ring *emb_native_log_ring;
 
 #if !defined(__x86_64__) && !defined(__aarch64__)
 uint64_t emb_native_clock_ns(void);
@@ -45,6 +48,11 @@ static inline uint64_t emb_port_timestamp(void)
 static inline struct emb_trace_ring *emb_port_trace_ring(void)
 {
     return emb_native_ring;
+}
+
+static inline struct emb_log_ring *emb_port_log_ring(void)
+{
+    return emb_native_log_ring;
 }
 
 /* ThreadSanitizer cannot see inside inline assembly, so its builds use the C11-model
