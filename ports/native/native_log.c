@@ -52,6 +52,7 @@ static struct {
     struct emb_log_output output;
     uint8_t build_id[EMB_LOG_BUILD_ID_MAX];
     uint8_t build_id_len;
+    bool in_round;      /* the worker's round: it flushes at its end */
     /* worker */
     pthread_t worker;
     bool worker_running;
@@ -60,6 +61,8 @@ static struct {
     /* stats */
     uint64_t bytes, discarded;
     uint32_t write_errors;
+    uint64_t dropped_final; /* every ring's drops, kept when the rings go */
+    uint32_t contexts_final;
 } emb__nlog = {.fd = -1, .listen_fd = -1};
 
 /* ---- Contexts ---- */
@@ -171,6 +174,11 @@ static emb_status emb__out_write(void *arg, const uint8_t *bytes, uint32_t len)
         if (emb__nlog.out_len == EMB__OUT_BUF)
             emb__out_flush();
     }
+    /* IMMEDIATE mode and text lines write from the call site: each frame (ending in its
+     * delimiter) or line goes out at once. */
+    if (!emb__nlog.in_round && emb__nlog.out_len > 0u &&
+        (emb__nlog.out_buf[emb__nlog.out_len - 1u] == 0u || emb__nlog.config.text))
+        emb__out_flush();
     return EMB_OK;
 }
 
@@ -233,6 +241,7 @@ static void emb__round(bool final)
 {
     emb_port_irq_state s = emb_port_irq_save();
     if (emb_log_output_acquire() != NULL) {
+        emb__nlog.in_round = true;
         emb__accept(0);
         if (!emb__nlog.config.text) {
             uint64_t period = (uint64_t)emb__nlog.config.hello_period_ms * 1000000u;
@@ -245,6 +254,7 @@ static void emb__round(bool final)
                 emb__nlog.discarded += bytes;
         }
         emb__out_flush();
+        emb__nlog.in_round = false;
         emb_log_output_release();
     }
     emb_port_irq_restore(s);
@@ -333,6 +343,7 @@ emb_status emb_native_log_start(const struct emb_native_log_config *config)
     emb__nlog.contexts = (struct emb__lctx *)(mem + c.max_contexts * emb__nlog.stride);
     emb__nlog.claimed = 0;
     emb__nlog.out_len = 0;
+    emb__nlog.in_round = false;
     emb__nlog.bytes = emb__nlog.discarded = 0;
     emb__nlog.write_errors = 0;
     emb__nlog.build_id_len = (uint8_t)emb_native_build_id(emb__nlog.build_id, sizeof emb__nlog.build_id);
@@ -398,6 +409,10 @@ void emb_native_log_stop(void)
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
     emb_log_set_output(NULL);
     __atomic_store_n(&emb__nlog.started, false, __ATOMIC_RELEASE);
+    struct emb_native_log_stats last;
+    emb_native_log_stats_get(&last);
+    emb__nlog.dropped_final = last.dropped;
+    emb__nlog.contexts_final = last.contexts;
     emb_native_log_ring = &emb_log_unclaimed_ring;
     if (emb__nlog.config.tcp)
         emb__drop_client();
@@ -425,8 +440,11 @@ void emb_native_log_stats_get(struct emb_native_log_stats *out)
     out->bytes = emb__nlog.bytes;
     out->discarded = emb__nlog.discarded;
     out->write_errors = emb__nlog.write_errors;
-    if (emb__nlog.contexts == NULL)
+    if (emb__nlog.contexts == NULL) {
+        out->dropped = emb__nlog.dropped_final;
+        out->contexts = emb__nlog.contexts_final;
         return;
+    }
     out->contexts = emb__ready();
     for (uint32_t i = 0; i < out->contexts; i++)
         out->dropped += __atomic_load_n(&emb__nlog.contexts[i].ring.dropped, __ATOMIC_RELAXED);
