@@ -61,6 +61,7 @@ static struct {
     /* stats */
     uint64_t bytes, discarded;
     uint32_t write_errors;
+    uint32_t clients;
     uint64_t dropped_final; /* every ring's drops, kept when the rings go */
     uint32_t contexts_final;
 } emb__nlog = {.fd = -1, .listen_fd = -1};
@@ -209,6 +210,7 @@ static void emb__accept(int timeout_ms)
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     emb__nlog.fd = fd;
+    __atomic_fetch_add(&emb__nlog.clients, 1u, __ATOMIC_RELAXED);
     static const uint8_t delimiter = 0u; /* a reader syncs on it at once */
     emb__out_write(NULL, &delimiter, 1u);
     emb__hello();
@@ -346,6 +348,7 @@ emb_status emb_native_log_start(const struct emb_native_log_config *config)
     emb__nlog.in_round = false;
     emb__nlog.bytes = emb__nlog.discarded = 0;
     emb__nlog.write_errors = 0;
+    emb__nlog.clients = 0;
     emb__nlog.build_id_len = (uint8_t)emb_native_build_id(emb__nlog.build_id, sizeof emb__nlog.build_id);
     if (emb__nlog.build_id_len > EMB_LOG_BUILD_ID_MAX)
         emb__nlog.build_id_len = EMB_LOG_BUILD_ID_MAX;
@@ -440,6 +443,7 @@ void emb_native_log_stats_get(struct emb_native_log_stats *out)
     out->bytes = emb__nlog.bytes;
     out->discarded = emb__nlog.discarded;
     out->write_errors = emb__nlog.write_errors;
+    out->clients = __atomic_load_n(&emb__nlog.clients, __ATOMIC_RELAXED);
     if (emb__nlog.contexts == NULL) {
         out->dropped = emb__nlog.dropped_final;
         out->contexts = emb__nlog.contexts_final;

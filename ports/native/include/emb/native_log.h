@@ -49,6 +49,7 @@ struct emb_native_log_stats {
     uint64_t bytes;            /* ring bytes written out */
     uint64_t discarded;        /* ring bytes drained while no TCP client listened */
     uint32_t write_errors;     /* failed writes to the output */
+    uint32_t clients;          /* TCP readers accepted so far */
 };
 void emb_native_log_stats_get(struct emb_native_log_stats *out);
 
