@@ -41,7 +41,7 @@ static void emb__put_byte(struct emb_frame_encoder *enc, uint8_t b)
         emb__flush_block(enc); /* a full block (code 0xFF) implies no zero */
 }
 
-void emb_frame_begin(struct emb_frame_encoder *enc, emb_frame_write_fn write, void *arg,
+void emb_frame_encode_begin(struct emb_frame_encoder *enc, emb_frame_write_fn write, void *arg,
                      uint8_t channel)
 {
     enc->write = write;
@@ -52,7 +52,7 @@ void emb_frame_begin(struct emb_frame_encoder *enc, emb_frame_write_fn write, vo
     emb__put_byte(enc, channel);
 }
 
-void emb_frame_put(struct emb_frame_encoder *enc, const void *data, size_t len)
+void emb_frame_encode_put(struct emb_frame_encoder *enc, const void *data, size_t len)
 {
     const uint8_t *p = (const uint8_t *)data;
     enc->crc = emb_crc16(enc->crc, p, len);
@@ -60,7 +60,7 @@ void emb_frame_put(struct emb_frame_encoder *enc, const void *data, size_t len)
         emb__put_byte(enc, p[i]);
 }
 
-emb_status emb_frame_end(struct emb_frame_encoder *enc)
+emb_status emb_frame_encode_end(struct emb_frame_encoder *enc)
 {
     uint16_t crc = enc->crc;
     emb__put_byte(enc, (uint8_t)crc);

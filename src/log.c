@@ -206,9 +206,9 @@ static void emb__put_text(uint8_t *dst, const char *text, uint32_t field)
 static emb_status emb__frame(const struct emb_log_output *out, const uint8_t *payload, uint32_t len)
 {
     struct emb_frame_encoder enc;
-    emb_frame_begin(&enc, out->write, out->arg, EMB_FRAME_CH_LOG);
-    emb_frame_put(&enc, payload, len);
-    return emb_frame_end(&enc);
+    emb_frame_encode_begin(&enc, out->write, out->arg, EMB_FRAME_CH_LOG);
+    emb_frame_encode_put(&enc, payload, len);
+    return emb_frame_encode_end(&enc);
 }
 
 emb_status emb_log_write_hello(const struct emb_log_output *out, const struct emb_log_identity *id)
@@ -278,7 +278,7 @@ static void emb__put_range(struct emb_frame_encoder *enc, const struct emb_log_r
         }
         if (n > to - from)
             n = to - from;
-        emb_frame_put(enc, src, n);
+        emb_frame_encode_put(enc, src, n);
         from += n;
     }
 }
@@ -332,10 +332,10 @@ static emb_status emb__drain(struct emb_log_ring *ring, const struct emb_log_out
         emb_put_le16(head + EMB_LOG_DATA_OFF_CONTEXT, ring->context_id);
         emb_put_le32(head + EMB_LOG_DATA_OFF_POS, read);
         struct emb_frame_encoder enc;
-        emb_frame_begin(&enc, out->write, out->arg, EMB_FRAME_CH_LOG);
-        emb_frame_put(&enc, head, sizeof head);
+        emb_frame_encode_begin(&enc, out->write, out->arg, EMB_FRAME_CH_LOG);
+        emb_frame_encode_put(&enc, head, sizeof head);
         emb__put_range(&enc, ring, read, read + n, spill_pos, spill);
-        status = emb_frame_end(&enc);
+        status = emb_frame_encode_end(&enc);
         /* A failed write loses the bytes (the output counts it); the ring moves on. */
         read += n;
         done += n;

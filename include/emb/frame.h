@@ -43,15 +43,15 @@ struct emb_frame_encoder {
 };
 
 /* Starts a frame on `channel` (0..15). */
-void emb_frame_begin(struct emb_frame_encoder *enc, emb_frame_write_fn write, void *arg,
+void emb_frame_encode_begin(struct emb_frame_encoder *enc, emb_frame_write_fn write, void *arg,
                      uint8_t channel);
 
 /* Appends payload bytes. */
-void emb_frame_put(struct emb_frame_encoder *enc, const void *data, size_t len);
+void emb_frame_encode_put(struct emb_frame_encoder *enc, const void *data, size_t len);
 
 /* Appends the CRC, closes the last block and writes the delimiter. Returns EMB_OK or the
  * first error a write returned during the frame. */
-emb_status emb_frame_end(struct emb_frame_encoder *enc);
+emb_status emb_frame_encode_end(struct emb_frame_encoder *enc);
 
 /* Most bytes a frame of `payload` bytes takes on the wire, delimiter included. */
 #define EMB_FRAME_WIRE_MAX(payload) ((payload) + 3u + ((payload) + 3u) / 254u + 2u)

@@ -24,10 +24,10 @@ static size_t encode(uint8_t channel, const uint8_t *payload, size_t len, size_t
 {
     struct emb_frame_encoder enc;
     size_t start = wire_len;
-    emb_frame_begin(&enc, collect, NULL, channel);
+    emb_frame_encode_begin(&enc, collect, NULL, channel);
     for (size_t i = 0; i < len; i += piece)
-        emb_frame_put(&enc, payload + i, len - i < piece ? len - i : piece);
-    emb_frame_end(&enc);
+        emb_frame_encode_put(&enc, payload + i, len - i < piece ? len - i : piece);
+    emb_frame_encode_end(&enc);
     return wire_len - start;
 }
 

@@ -456,6 +456,8 @@ static void emb__where(const struct emb__ctx *c, size_t at, uint64_t *offset, ui
 
 static void emb__consume(struct emb__ctx *c, size_t n)
 {
+    if (n == 0u)
+        return;
     memmove(c->buf, c->buf + n, c->len - n);
     c->len -= n;
     size_t keep = 0;
@@ -480,6 +482,8 @@ static void emb__consume(struct emb__ctx *c, size_t n)
 static bool emb__append(struct emb__ctx *c, const uint8_t *data, size_t len, uint64_t offset,
                         uint32_t pos, bool raw)
 {
+    if (len == 0u)
+        return true;
     if (c->len + len > c->cap) {
         size_t cap = c->cap ? c->cap : 4096u;
         while (cap < c->len + len)
