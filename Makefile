@@ -22,6 +22,7 @@ build: configure
 
 demo: build
 	@bash examples/console/demo.sh $(BUILD)
+	@bash examples/services/demo.sh $(BUILD) $(BUILD)/demo
 
 check: check-main check-asan check-tsan check-arm check-fuzz
 	@echo "make check: all suites passed"

@@ -110,7 +110,7 @@ done
 timeout 30 lttng stop "$SESSION" >/dev/null || true
 
 # ---- The table ----
-awk -v cg="$CG_CALLS" -v json="$OUT/log.json" -v cpu="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)" '
+awk -v cg="$CG_CALLS" -v json="$BUILD/bench/log.json" -v cpu="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)" '
 FILENAME ~ /wall_nots/ { ns[$1 "_nots", $2] = $3; next }
 FILENAME ~ /wall/ { ns[$1, $2] = $3; next }
 { ir[$1] = $2 }

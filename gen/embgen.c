@@ -244,8 +244,7 @@ static void embgen_chars(FILE *out, const struct emb_cat_field *f)
 }
 
 /* The payload as few stores as possible: whole little-endian words built from the fields
- * in them, two neighbouring words paired into one 64-bit store (one instruction on a
- * 64-bit CPU, two on a 32-bit one, same as two 32-bit stores), char[N] by a bounded loop. */
+ * in them, a 64-bit field as one 64-bit store, char[N] by a bounded loop. */
 static void embgen_payload(FILE *out, const struct emb_cat_event *ev)
 {
     uint32_t words = ev->payload_size / 4u;
@@ -266,7 +265,12 @@ static void embgen_payload(FILE *out, const struct emb_cat_event *ev)
                 }
             continue;
         }
-        bool pair = wi + 1 < words && !chars[wi + 1];
+        /* A 64-bit field is one 64-bit store; other words are stored one by one: composing
+         * two words into one store costs a shift and an or on x86-64, and an ARM compiler
+         * pairs adjacent stores into STRD by itself. */
+        bool pair = false;
+        for (size_t i = 0; i < ev->nfields; i++)
+            pair |= ev->fields[i].size == 8u && ev->fields[i].offset == wi * 4u;
         embgen_store(out, ev, wi * 4u, pair ? 8u : 4u);
         wi += pair ? 2u : 1u;
     }
@@ -279,6 +283,36 @@ static void embgen_params(FILE *out, const struct emb_cat_event *ev, const char 
             fputs(", ", out);
         fprintf(out, fmt, ev->fields[i].name, ev->fields[i].name);
     }
+}
+
+/* "PREFIX<event>(type name, ...)" into line. */
+static void embgen_signature(char *line, size_t len, const char *prefix,
+                             const struct emb_cat_event *ev)
+{
+    size_t n = (size_t)snprintf(line, len, "%s%s(", prefix, ev->name);
+    if (ev->nfields == 0)
+        n += (size_t)snprintf(line + n, len - n, "void");
+    for (size_t i = 0; i < ev->nfields && n < len; i++) {
+        const char *ct = embgen_ctype(&ev->fields[i]);
+        size_t l = strlen(ct);
+        n += (size_t)snprintf(line + n, len - n, "%s%s%s%s", i ? ", " : "", ct,
+                              ct[l - 1] == '*' ? "" : " ", ev->fields[i].name);
+    }
+    if (n < len)
+        snprintf(line + n, len - n, ")");
+}
+
+/* The payload stores and the commit, once the slot is known (emb__slot, emb__p). */
+static void embgen_emit_body(FILE *out, const struct emb_cat_event *ev, const char *up)
+{
+    for (size_t i = 0; i < ev->nfields; i++) {
+        if (ev->fields[i].type == EMB_CAT_CHARS) {
+            fputs("    uint32_t emb__i;\n", out);
+            break;
+        }
+    }
+    embgen_payload(out, ev);
+    fprintf(out, "    emb_trace_commit(emb__slot, EMB_TRACE_SIZE_%s);\n}\n", up);
 }
 
 static void embgen_event(FILE *out, const struct emb_cat_event *ev)
@@ -323,45 +357,38 @@ static void embgen_event(FILE *out, const struct emb_cat_event *ev)
     }
 
     char line[2048], body[2048];
-    size_t n;
+    embgen_signature(line, sizeof line, "void emb_trace_emit_slow_", ev);
+    fprintf(out, "%s;\n", line);
     fprintf(out, "#if (CONFIG_EMB_TRACE_CLASSES) & (1u << %u)\n", ev->cls->id);
-    n = (size_t)snprintf(line, sizeof line, "static inline void emb_trace_emit_%s(", ev->name);
-    if (ev->nfields == 0)
-        n += (size_t)snprintf(line + n, sizeof line - n, "void");
-    for (size_t i = 0; i < ev->nfields && n < sizeof line; i++) {
-        const char *ct = embgen_ctype(&ev->fields[i]);
-        size_t l = strlen(ct);
-        n += (size_t)snprintf(line + n, sizeof line - n, "%s%s%s%s", i ? ", " : "", ct,
-                              ct[l - 1] == '*' ? "" : " ", ev->fields[i].name);
-    }
-    if (n < sizeof line)
-        snprintf(line + n, sizeof line - n, ")");
+    embgen_signature(line, sizeof line, "static inline void emb_trace_emit_", ev);
     const char *paren = strchr(line, '(');
     embgen_wrap(out, line, paren - line < 60 ? (int)(paren - line) + 1 : 8, false);
     fprintf(out,
             "{\n"
             "    if (EMB_LIKELY((__atomic_load_n(&emb_trace_class_mask, __ATOMIC_RELAXED) &\n"
             "                    (1u << EMB_TRACE_CLASS_%s)) == 0u))\n"
-            "        return;\n"
-            "    struct emb_trace_reservation emb__res;\n",
+            "        return;\n",
             cls_up);
     snprintf(line, sizeof line,
-             "    uint8_t *emb__p = emb_trace_try_reserve(&emb__res, EMB_TRACE_ID_%s, "
+             "    struct emb_trace_slot emb__slot = emb_trace_reserve_fast(EMB_TRACE_ID_%s, "
              "EMB_TRACE_SIZE_%s);",
              up, up);
     embgen_wrap(out, line, 44, false);
-    fputs("    if (emb__p == NULL)\n"
-          "        return;\n",
-          out);
-    for (size_t i = 0; i < ev->nfields; i++) {
-        if (ev->fields[i].type == EMB_CAT_CHARS) {
-            fputs("    uint32_t emb__i;\n", out);
-            break;
-        }
-    }
-    embgen_payload(out, ev);
-    fputs("    emb_trace_commit(&emb__res);\n}\n", out);
-
+    fputs("    uint8_t *emb__p = emb__slot.payload;\n"
+          "    if (EMB_UNLIKELY(emb__p == NULL)) {\n", out);
+    FILE *call = fmemopen(line, sizeof line, "w");
+    if (call == NULL)
+        return;
+    fprintf(call, "        emb_trace_emit_slow_%s(", ev->name);
+    embgen_params(call, ev, "%s");
+    fputs(");", call);
+    fputc('\0', call);
+    fclose(call);
+    line[sizeof line - 1] = '\0';
+    embgen_wrap(out, line, 8 + (int)strlen("emb_trace_emit_slow_") + (int)strlen(ev->name) + 1, false);
+    fputs("        return;\n"
+          "    }\n", out);
+    embgen_emit_body(out, ev, up);
     FILE *m = fmemopen(line, sizeof line, "w");
     if (m == NULL)
         return;
@@ -493,6 +520,9 @@ static int embgen_header(FILE *out, const struct emb_catalog *cat)
             "#include <stddef.h>\n"
             "#include <stdint.h>\n\n"
             "#include <emb/trace.h>\n\n"
+            "#ifdef __cplusplus\n"
+            "extern \"C\" {\n"
+            "#endif\n\n"
             "/* CRC-32 of the catalogue's canonical text: every trace file carries it. */\n"
             "#define EMB_TRACE_CATALOG_CHECKSUM 0x%08" PRIX32 "u\n"
             "#define EMB_TRACE_CATALOG_VERSION %u\n\n"
@@ -543,7 +573,7 @@ static int embgen_header(FILE *out, const struct emb_catalog *cat)
         for (size_t e = 0; e < cls->nevents; e++)
             embgen_event(out, &cls->events[e]);
     }
-    fputs("\n#endif /* EMB_TRACE_EVENTS_H */\n", out);
+    fputs("\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* EMB_TRACE_EVENTS_H */\n", out);
     return 0;
 }
 
@@ -551,6 +581,41 @@ static int embgen_tsdl(FILE *out, const struct emb_catalog *cat)
 {
     struct emb_tsdl_params p = {.clock_hz = 1000000000u};
     return emb_catalog_write_tsdl(cat, &p, out);
+}
+
+/* The out-of-line half of every emitter: what runs when the inline fast path cannot
+ * reserve (a packet to open, a ring to claim, an event to drop). One function per event,
+ * in the library; with -ffunction-sections a firmware image keeps only those it calls. */
+static int embgen_source_file(FILE *out, const struct emb_catalog *cat)
+{
+    fprintf(out,
+            "/* The slow paths of the trace emitters of %s.\n"
+            " * Generated by embgen; edit the catalogue, not this file. */\n"
+            "#include <emb/trace_events.h>\n",
+            embgen_source);
+    char line[2048], up[80];
+    for (size_t c = 0; c < cat->nclasses; c++) {
+        for (size_t e = 0; e < cat->classes[c].nevents; e++) {
+            const struct emb_cat_event *ev = &cat->classes[c].events[e];
+            embgen_upper(up, sizeof up, ev->name);
+            embgen_signature(line, sizeof line, "void emb_trace_emit_slow_", ev);
+            fputc('\n', out);
+            const char *paren = strchr(line, '(');
+            embgen_wrap(out, line, paren - line < 60 ? (int)(paren - line) + 1 : 8, false);
+            snprintf(line, sizeof line,
+                     "    struct emb_trace_slot emb__slot = emb_trace_reserve_slow(emb_port_trace_ring(), "
+                     "EMB_TRACE_ID_%s, EMB_TRACE_SIZE_%s);",
+                     up, up);
+            fputs("{\n", out);
+            embgen_wrap(out, line, 44, false);
+            fputs("    uint8_t *emb__p = emb__slot.payload;\n"
+                  "    if (emb__p == NULL)\n"
+                  "        return;\n",
+                  out);
+            embgen_emit_body(out, ev, up);
+        }
+    }
+    return ferror(out) ? -1 : 0;
 }
 
 static const char *embgen_yaml;
@@ -661,10 +726,12 @@ static char *embgen_read(const char *path, size_t *len)
 
 static void embgen_usage(FILE *out)
 {
-    fputs("usage: embgen --catalog FILE [--header OUT.h] [--tsdl OUT.tsdl] [--embed OUT.c]\n"
+    fputs("usage: embgen --catalog FILE [--header OUT.h] [--source OUT.c] [--tsdl OUT.tsdl]\n"
+          "              [--embed OUT.c]\n"
           "\n"
           "Validates a trace event catalogue and generates from it:\n"
           "  --header OUT.h     the event ids, sizes and inline emitters (emb/trace_events.h)\n"
+          "  --source OUT.c     the emitters' out-of-line slow paths, for the target library\n"
           "  --tsdl OUT.tsdl    reference CTF 1.8 metadata (zero uuid, 1 GHz clock)\n"
           "  --embed OUT.c      the YAML as C data for the host tool's built-in catalogue\n"
           "  --help             this text\n"
@@ -678,11 +745,12 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         {"catalog", required_argument, NULL, 'c'}, {"header", required_argument, NULL, 'H'},
         {"tsdl", required_argument, NULL, 't'},    {"embed", required_argument, NULL, 'e'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"source", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
-    const char *catalog = NULL, *header = NULL, *tsdl = NULL, *embed = NULL;
+    const char *catalog = NULL, *header = NULL, *tsdl = NULL, *embed = NULL, *source = NULL;
     int c;
-    while ((c = getopt_long(argc, argv, "c:H:t:e:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:H:t:e:s:h", opts, NULL)) != -1) {
         switch (c) {
         case 'c':
             catalog = optarg;
@@ -695,6 +763,9 @@ int main(int argc, char **argv)
             break;
         case 'e':
             embed = optarg;
+            break;
+        case 's':
+            source = optarg;
             break;
         case 'h':
             embgen_usage(stdout);
@@ -738,6 +809,8 @@ int main(int argc, char **argv)
     int rc = embgen_check_names(cat) ? 0 : 2;
     if (rc == 0 && header != NULL)
         rc = embgen_write(header, embgen_header, cat);
+    if (rc == 0 && source != NULL)
+        rc = embgen_write(source, embgen_source_file, cat);
     if (rc == 0 && tsdl != NULL)
         rc = embgen_write(tsdl, embgen_tsdl, cat);
     if (rc == 0 && embed != NULL)

@@ -6,12 +6,14 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   libelf-dev libdw-dev libyaml-dev          # ELF/DWARF reading, catalogue parsing
+  zlib1g-dev                                # CRC-32 of capture files on the host
   babeltrace2 python3-bt2                   # reference CTF 1.8 reader in tests
   gcc-arm-none-eabi libnewlib-arm-none-eabi # Cortex-M builds
   qemu-system-arm gdb-multiarch             # Cortex-M target under emulation
   liblttng-ust-dev lttng-tools              # benchmark peer
   clang llvm                                # libFuzzer, TSan
-  valgrind                                  # instruction counts in benchmarks
+  valgrind time                             # instruction counts, peak memory in benchmarks
+  chromium                                  # renders emb diff's HTML report in a test
   binutils-multiarch
 )
 

@@ -81,6 +81,8 @@ emb_status emb_trace_ring_init(struct emb_trace_ring *ring, uint16_t context_id,
     ring->context_id = context_id;
     ring->context_kind = (uint16_t)kind;
     ring->ts_high = 0xFFFFFFFFu; /* no packet open: force the slow path */
+    if (ring->packet_shift != EMB_TRACE_PACKET_SHIFT)
+        return EMB_E_INVALID;
     return EMB_OK;
 }
 
@@ -193,16 +195,17 @@ static void emb__packet_close(struct emb_trace_ring *ring, uint32_t pos, uint64_
     emb_port_local_add32_release(&ring->commit[emb__slot_of(ring, pos)], EMB__PACKET_SIZE - off);
 }
 
-static uint8_t *emb__write_header(struct emb_trace_reservation *res, struct emb_trace_ring *ring,
-                                  uint32_t pos, uint32_t id, uint32_t size, uint64_t now)
+static struct emb_trace_slot emb__write_header(struct emb_trace_ring *ring, uint32_t pos,
+                                                uint32_t id, uint64_t now)
 {
     uint8_t *event = ring->buf + (pos & ring->buf_mask);
     emb_put_le32(event + EMB_EVT_OFF_TS, (uint32_t)now);
-    emb_put_le32(event + EMB_EVT_OFF_ID, id | ((uint32_t)ring->flags << 16));
-    res->commit = &ring->commit[emb__slot_of(ring, pos)];
-    res->size = size;
-    return event + EMB_EVT_HEADER_SIZE;
+    emb_put_le32(event + EMB_EVT_OFF_ID, ring->event_flags | id);
+    return (struct emb_trace_slot){event + EMB_EVT_HEADER_SIZE,
+                                   &ring->commit[emb__slot_of(ring, pos)]};
 }
+
+static const struct emb_trace_slot emb__dropped = {NULL, NULL};
 
 struct emb_trace_ring *emb_trace_context_ring(void)
 {
@@ -210,14 +213,13 @@ struct emb_trace_ring *emb_trace_context_ring(void)
     return ring == &emb_trace_unclaimed_ring ? emb_port_trace_ring_claim() : ring;
 }
 
-uint8_t *emb_trace_reserve_slow(struct emb_trace_reservation *res, struct emb_trace_ring *ring,
-                                uint32_t id, uint32_t size)
+struct emb_trace_slot emb_trace_reserve_slow(struct emb_trace_ring *ring, uint32_t id, uint32_t size)
 {
     if (ring == &emb_trace_unclaimed_ring) {
         ring = emb_port_trace_ring_claim();
         if (ring == NULL) {
             __atomic_fetch_add(&emb__trace.lost_no_ring, 1u, __ATOMIC_RELAXED);
-            return NULL;
+            return emb__dropped;
         }
     }
     EMB_ASSERT(size >= EMB_EVT_HEADER_SIZE && size % EMB_EVT_ALIGN == 0u &&
@@ -237,13 +239,13 @@ uint8_t *emb_trace_reserve_slow(struct emb_trace_reservation *res, struct emb_tr
             if (!emb_port_local_cas32(&ring->write_pos, pos, pos + size))
                 continue;
             __atomic_store_n(&ring->packet_end, start + EMB__PACKET_SIZE, __ATOMIC_RELAXED);
-            return emb__write_header(res, ring, pos, id, size, now);
+            return emb__write_header(ring, pos, id, now);
         }
 
         uint32_t next = off != 0u ? start + EMB__PACKET_SIZE : pos;
         if (!emb__may_open(ring, next)) {
             emb__drop(ring);
-            return NULL;
+            return emb__dropped;
         }
         if (!emb_port_local_cas32(&ring->write_pos, pos, next + EMB_PKT_HEADER_SIZE + size))
             continue;
@@ -257,7 +259,7 @@ uint8_t *emb_trace_reserve_slow(struct emb_trace_reservation *res, struct emb_tr
         emb__packet_open(ring, next, now);
         if (off != 0u)
             emb__packet_close(ring, pos, now);
-        return emb__write_header(res, ring, next + EMB_PKT_HEADER_SIZE, id, size, now);
+        return emb__write_header(ring, next + EMB_PKT_HEADER_SIZE, id, now);
     }
 }
 
@@ -267,6 +269,9 @@ emb_status emb_trace_flush(struct emb_trace_ring *ring)
         return EMB_E_INVALID;
     for (;;) {
         uint32_t pos = __atomic_load_n(&ring->write_pos, __ATOMIC_RELAXED);
+        /* The closing time is read before the swap, as a reservation's is: a producer that
+         * preempts after the swap opens the next packet later than this one ends. */
+        uint64_t now = emb_port_timestamp();
         uint32_t off = pos & (EMB__PACKET_SIZE - 1u);
         if (off == 0u)
             return EMB_OK; /* nothing open */
@@ -274,7 +279,7 @@ emb_status emb_trace_flush(struct emb_trace_ring *ring)
         if (!emb_port_local_cas32(&ring->write_pos, pos, next))
             continue;
         __atomic_store_n(&ring->packet_end, next, __ATOMIC_RELAXED);
-        emb__packet_close(ring, pos, emb_port_timestamp());
+        emb__packet_close(ring, pos, now);
         return EMB_OK;
     }
 }

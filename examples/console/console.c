@@ -34,6 +34,10 @@ enum {
     EV_AUDIO_DMA = 5,   /* a = tick, b = 0 (from the timer interrupt) */
 };
 
+#ifndef CONSOLE_VERSION
+#define CONSOLE_VERSION "0.1.0"
+#endif
+
 EMB_LOG_MODULE_DEFINE(console, EMB_LOG_LEVEL_INF);
 EMB_LOG_MODULE_DEFINE(audio, EMB_LOG_LEVEL_INF);
 EMB_LOG_MODULE_DEFINE(link, EMB_LOG_LEVEL_INF);
@@ -61,15 +65,15 @@ static struct options opt = {
     .stall_frame = UINT32_MAX,
     .skip_publish = UINT32_MAX,
     .out = "console.embt",
-    .log = "console.embl",
+    .log = NULL, /* default: next to the trace, console.embt -> console.embl */
 };
 
 static struct emb_native_mutex frame_lock, audio_lock;
 static pthread_cond_t frame_ready = PTHREAD_COND_INITIALIZER;
 static pthread_mutex_t frame_ready_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t published_frame = UINT32_MAX;
-static volatile int running = 1;
-static volatile uint32_t ticks;
+static int running = 1;      /* read by every thread, cleared once by main: atomics */
+static uint32_t ticks;       /* incremented by the timer signal, on whichever thread */
 
 /* Spins for `us` microseconds: work the trace can see take time. */
 static void busy_us(uint32_t us)
@@ -85,7 +89,7 @@ static void busy_us(uint32_t us)
 static void timer_isr(void *arg)
 {
     (void)arg;
-    uint32_t n = ++ticks;
+    uint32_t n = __atomic_add_fetch(&ticks, 1u, __ATOMIC_RELAXED);
     EMB_TRACE_tick(n);
     if (n % 10u == 0u)
         EMB_TRACE_user_event(EV_AUDIO_DMA, n, 0);
@@ -96,7 +100,7 @@ static void timer_isr(void *arg)
 static void *audio_main(void *arg)
 {
     (void)arg;
-    for (uint32_t buffer = 0; running; buffer++) {
+    for (uint32_t buffer = 0; __atomic_load_n(&running, __ATOMIC_ACQUIRE); buffer++) {
         emb_native_mutex_lock(&audio_lock);
         busy_us(60);
         EMB_TRACE_user_event(EV_AUDIO_MIX, buffer, 256);
@@ -114,11 +118,11 @@ static void *video_link_main(void *arg)
     uint32_t sent = UINT32_MAX;
     for (;;) {
         pthread_mutex_lock(&frame_ready_lock);
-        while (running && published_frame == sent)
+        while (__atomic_load_n(&running, __ATOMIC_ACQUIRE) && published_frame == sent)
             pthread_cond_wait(&frame_ready, &frame_ready_lock);
         uint32_t frame = published_frame;
         pthread_mutex_unlock(&frame_ready_lock);
-        if (frame == sent && !running)
+        if (frame == sent && !__atomic_load_n(&running, __ATOMIC_ACQUIRE))
             break;
         emb_native_mutex_lock(&frame_lock);
         for (uint32_t off = 0; off < FRAME_BUFFER_BYTES; off += LINK_PACKET_BYTES) {
@@ -161,9 +165,11 @@ static void frame_loop(struct emb_native_workq *renderer)
     for (uint32_t frame = 0; frame < opt.frames; frame++) {
         emb_frame_start(frame);
         struct render_job *job = &jobs[frame % 4u];
-        job->frame = frame;
-        job->work.handler = render;
-        emb_native_workq_submit(renderer, &job->work);
+        if (!emb_native_work_busy(renderer, &job->work)) { /* else the frame goes unrendered */
+            job->frame = frame;
+            job->work.handler = render;
+            emb_native_workq_submit(renderer, &job->work);
+        }
         busy_us(200);
 
         bool publish = frame != opt.skip_publish;
@@ -206,7 +212,7 @@ static void usage(FILE *out)
             "  --stall-frame N     from frame N on, the video link stalls 40 us per packet\n"
             "  --skip-publish N    frame N is rendered but never published\n"
             "  -o, --out FILE      trace stream file to write (console.embt)\n"
-            "  --log FILE          log stream file to write (console.embl)\n");
+            "  --log FILE          log stream file to write (the trace file's name, .embl)\n");
 }
 
 static int parse_options(int argc, char **argv)
@@ -248,10 +254,28 @@ static int parse_options(int argc, char **argv)
     return 0;
 }
 
+/* The identity the trace carries: the experiment flags that change what the program
+ * does, so a good and a bad run of this one binary never claim the same configuration. */
+static void stamp_identity(void)
+{
+    char flags[160] = "";
+    size_t n = 0;
+    if (opt.stall_frame != UINT32_MAX)
+        n += (size_t)snprintf(flags + n, sizeof flags - n, "%sstall-frame=%u", n ? " " : "",
+                              opt.stall_frame);
+    if (opt.skip_publish != UINT32_MAX && n < sizeof flags)
+        n += (size_t)snprintf(flags + n, sizeof flags - n, "%sskip-publish=%u", n ? " " : "",
+                              opt.skip_publish);
+    if (opt.period_us != 1000u && n < sizeof flags)
+        snprintf(flags + n, sizeof flags - n, "%speriod-us=%u", n ? " " : "", opt.period_us);
+    emb_native_set_identity("console " CONSOLE_VERSION, flags, 0);
+}
+
 int main(int argc, char **argv)
 {
     if (parse_options(argc, argv) != 0)
         return 2;
+    stamp_identity();
     struct emb_native_config config = {
         .mode = opt.mode,
         .ring_packets = opt.mode == EMB_TRACE_MODE_STREAMING ? 64u : 512u,
@@ -263,6 +287,14 @@ int main(int argc, char **argv)
     if (status != EMB_OK) {
         fprintf(stderr, "console: cannot start tracing: %s\n", emb_strerror(status));
         return 1;
+    }
+    char log_path[4096];
+    if (opt.log == NULL) {
+        size_t n = strlen(opt.out);
+        if (n > 5 && strcmp(opt.out + n - 5, ".embt") == 0)
+            n -= 5;
+        snprintf(log_path, sizeof log_path, "%.*s.embl", (int)n, opt.out);
+        opt.log = log_path;
     }
     struct emb_native_log_config log_config = {.path = opt.log, .fd = -1};
     status = emb_native_log_start(&log_config);
@@ -284,15 +316,16 @@ int main(int argc, char **argv)
     frame_loop(&renderer);
 
     emb_native_timer_stop(&timer);
-    running = 0;
     pthread_mutex_lock(&frame_ready_lock);
+    __atomic_store_n(&running, 0, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&frame_ready);
     pthread_mutex_unlock(&frame_ready_lock);
     emb_native_thread_join(&audio, NULL);
     emb_native_thread_join(&link, NULL);
     emb_native_workq_stop(&renderer);
 
-    EMB_LOG_INF(console, "done: %u frames, %u timer interrupts", opt.frames, ticks);
+    EMB_LOG_INF(console, "done: %u frames, %u timer interrupts", opt.frames,
+                __atomic_load_n(&ticks, __ATOMIC_RELAXED));
     emb_native_log_stop();
     int rc = 0;
     if (opt.mode != EMB_TRACE_MODE_STREAMING && emb_native_trace_dump(opt.out) != EMB_OK) {
@@ -303,6 +336,6 @@ int main(int argc, char **argv)
     emb_native_stats_get(&stats);
     emb_native_shutdown();
     printf("console: %u frames, %u contexts, %u timer interrupts, trace in %s\n", opt.frames,
-           stats.contexts, ticks, opt.out);
+           stats.contexts, __atomic_load_n(&ticks, __ATOMIC_RELAXED), opt.out);
     return rc;
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `make demo`: run the console workload, decode its trace every way `emb` can, and check
-# the CTF with babeltrace2. Leaves everything in BUILD/demo.
+# the CTF with babeltrace2. Leaves everything in OUTDIR (default BUILD/demo).
+# usage: demo.sh [BUILD [OUTDIR]]
 set -euo pipefail
 build=${1:-build}
-out="$build/demo"
+out=${2:-$build/demo}
 emb="$build/bin/emb"
 mkdir -p "$out"
 rm -rf "$out/trace"
@@ -20,16 +21,36 @@ say "2. Decoding with emb trace"
 "$emb" trace --format ctf -o "$out/trace" "$out/console.embt"
 "$emb" trace --summary "$out/console.embt" >/dev/null
 
-say "3. Reading the CTF trace with babeltrace2"
-ours=$(wc -l < "$out/trace.ndjson")
-theirs=$(babeltrace2 "$out/trace" | wc -l)
-if [ "$ours" -ne "$theirs" ]; then
-  echo "demo: emb decoded $ours events but babeltrace2 read $theirs" >&2
+say "3. Reading the CTF trace with babeltrace2, event for event"
+"$emb" trace --json --summary "$out/console.embt" > "$out/trace.summary.json"
+/usr/bin/python3 "$(dirname "$0")/../../tests/tools/bt_compare.py" \
+    "$out/trace" "$out/trace.ndjson" "$out/trace.summary.json"
+
+say "4. Two runs in window mode armed at frame 600: as built, and with a stall seeded at frame 612"
+rev=$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown)
+"$build/bin/console" --mode window --arm-frame 600 --frames 700 -o "$out/good.embt" >/dev/null
+"$build/bin/console" --mode window --arm-frame 600 --frames 700 --stall-frame 612 \
+  -o "$out/bad.embt" >/dev/null
+"$emb" capture --label good --revision "$rev" -o "$out/good.emb" "$out/good.embt"
+"$emb" capture --label bad --revision "$rev" -o "$out/bad.emb" "$out/bad.embt"
+"$emb" inspect "$out/bad.emb" | sed -n '1,5p'
+
+say "5. Comparing them with emb diff"
+set +e
+"$emb" diff --color=never --rules "$(dirname "$0")/diff.rules" --html "$out/diff.html" \
+  "$out/good.emb" "$out/bad.emb" > "$out/diff.txt"
+status=$?
+set -e
+if [ "$status" -ne 1 ]; then
+  echo "demo: emb diff exited $status, expected 1 (a significant difference)" >&2
   exit 1
 fi
-echo "babeltrace2 reads the same $theirs events"
+sed -n '/FIRST SIGNIFICANT/,/^  good run/p' "$out/diff.txt" | head -4
+if ! grep -A2 'FIRST SIGNIFICANT' "$out/diff.txt" | grep -q 'frame 612), context video-link'; then
+  echo "demo: the first difference is not the link at frame 612 (see $out/diff.txt)" >&2
+fi
 
-say "4. Decoding the deferred log with emb log, on the trace's time base"
+say "6. Decoding the deferred log with emb log, on the trace's time base"
 "$emb" log --elf "$build/bin/console" --trace "$out/console.embt" --color=never \
   "$out/console.embl" > "$out/log.txt"
 "$emb" log --elf "$build/bin/console" --trace "$out/console.embt" --json \
@@ -51,6 +72,10 @@ printf '  %-16s %s\n' \
   trace.ndjson "one JSON event per line" \
   trace.json "Perfetto / chrome://tracing (open in https://ui.perfetto.dev)" \
   trace/ "CTF 1.8 directory for babeltrace2 and Trace Compass" \
+  good.emb "sealed capture: window armed at frame 600, as built" \
+  bad.emb "sealed capture: the same binary, --stall-frame 612 stamped in its identity" \
+  diff.txt "emb diff good.emb bad.emb: the earliest significant difference first" \
+  diff.html "the same with both runs' timelines around the first difference" \
   console.embl "the raw log stream (frames of deferred records)" \
   log.txt "emb log: the log, decoded, $(wc -l < "$out/log.txt") lines, times on the trace's clock" \
   log.ndjson "one JSON record per line"

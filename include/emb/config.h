@@ -13,6 +13,13 @@
 #include EMB_CONFIG_FILE
 #endif
 
+/* Compile-time checks in both languages the headers serve. */
+#if defined(__cplusplus)
+#define EMB_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define EMB_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
 /* Trace classes compiled in, as a bit mask over enum emb_trace_class (generated from
  * catalog/trace_events.yaml). A call site of a class outside the mask expands to nothing
  * and evaluates none of its arguments. Default: every class. Cost: none until enabled at
@@ -107,18 +114,18 @@
 #define CONFIG_EMB_LOG_FRAME_DATA_MAX 1024
 #endif
 
-_Static_assert(CONFIG_EMB_LOG_ID_BYTES == 2 || CONFIG_EMB_LOG_ID_BYTES == 4,
+EMB_STATIC_ASSERT(CONFIG_EMB_LOG_ID_BYTES == 2 || CONFIG_EMB_LOG_ID_BYTES == 4,
                "CONFIG_EMB_LOG_ID_BYTES is 2 or 4");
-_Static_assert(CONFIG_EMB_LOG_STR_MAX >= 1 && CONFIG_EMB_LOG_STR_MAX <= 127,
+EMB_STATIC_ASSERT(CONFIG_EMB_LOG_STR_MAX >= 1 && CONFIG_EMB_LOG_STR_MAX <= 127,
                "CONFIG_EMB_LOG_STR_MAX must be 1 to 127 (a u8 length with a clip bit)");
-_Static_assert(CONFIG_EMB_LOG_HEXDUMP_MAX >= 1 && CONFIG_EMB_LOG_HEXDUMP_MAX <= 4096,
+EMB_STATIC_ASSERT(CONFIG_EMB_LOG_HEXDUMP_MAX >= 1 && CONFIG_EMB_LOG_HEXDUMP_MAX <= 4096,
                "CONFIG_EMB_LOG_HEXDUMP_MAX must be 1 to 4096");
-_Static_assert(CONFIG_EMB_LOG_RECORD_MAX >= 32 && CONFIG_EMB_LOG_RECORD_MAX <= 8192,
+EMB_STATIC_ASSERT(CONFIG_EMB_LOG_RECORD_MAX >= 32 && CONFIG_EMB_LOG_RECORD_MAX <= 8192,
                "CONFIG_EMB_LOG_RECORD_MAX must be 32 to 8192");
-_Static_assert(CONFIG_EMB_LOG_SYNC_INTERVAL >= 1, "CONFIG_EMB_LOG_SYNC_INTERVAL below 1");
-_Static_assert(CONFIG_EMB_LOG_MAX_LEVEL >= 0 && CONFIG_EMB_LOG_MAX_LEVEL <= 4,
+EMB_STATIC_ASSERT(CONFIG_EMB_LOG_SYNC_INTERVAL >= 1, "CONFIG_EMB_LOG_SYNC_INTERVAL below 1");
+EMB_STATIC_ASSERT(CONFIG_EMB_LOG_MAX_LEVEL >= 0 && CONFIG_EMB_LOG_MAX_LEVEL <= 4,
                "CONFIG_EMB_LOG_MAX_LEVEL is 0 to 4");
-_Static_assert(CONFIG_EMB_LOG_FRAME_DATA_MAX >= 16 && CONFIG_EMB_LOG_FRAME_DATA_MAX <= 16384,
+EMB_STATIC_ASSERT(CONFIG_EMB_LOG_FRAME_DATA_MAX >= 16 && CONFIG_EMB_LOG_FRAME_DATA_MAX <= 16384,
                "CONFIG_EMB_LOG_FRAME_DATA_MAX must be 16 to 16384");
 
 /* EMB_ASSERT checks programmer errors; compiled out unless enabled. */
@@ -126,13 +133,14 @@ _Static_assert(CONFIG_EMB_LOG_FRAME_DATA_MAX >= 16 && CONFIG_EMB_LOG_FRAME_DATA_
 #define CONFIG_EMB_ASSERT 0
 #endif
 
-_Static_assert((CONFIG_EMB_TRACE_PACKET_SIZE & (CONFIG_EMB_TRACE_PACKET_SIZE - 1u)) == 0,
+EMB_STATIC_ASSERT((CONFIG_EMB_TRACE_PACKET_SIZE & (CONFIG_EMB_TRACE_PACKET_SIZE - 1u)) == 0,
                "CONFIG_EMB_TRACE_PACKET_SIZE must be a power of two");
-_Static_assert(CONFIG_EMB_TRACE_PACKET_SIZE >= 256u, "CONFIG_EMB_TRACE_PACKET_SIZE below 256");
-_Static_assert((CONFIG_EMB_TRACE_RING_PACKETS & (CONFIG_EMB_TRACE_RING_PACKETS - 1u)) == 0,
+EMB_STATIC_ASSERT(CONFIG_EMB_TRACE_PACKET_SIZE >= 256u && CONFIG_EMB_TRACE_PACKET_SIZE <= 65536u,
+               "CONFIG_EMB_TRACE_PACKET_SIZE must be 256 to 65536");
+EMB_STATIC_ASSERT((CONFIG_EMB_TRACE_RING_PACKETS & (CONFIG_EMB_TRACE_RING_PACKETS - 1u)) == 0,
                "CONFIG_EMB_TRACE_RING_PACKETS must be a power of two");
-_Static_assert(CONFIG_EMB_TRACE_RING_PACKETS >= 2u, "a ring needs at least two packets");
-_Static_assert(CONFIG_EMB_TRACE_MAX_PAYLOAD % 4u == 0, "payloads are 4-byte multiples");
+EMB_STATIC_ASSERT(CONFIG_EMB_TRACE_RING_PACKETS >= 2u, "a ring needs at least two packets");
+EMB_STATIC_ASSERT(CONFIG_EMB_TRACE_MAX_PAYLOAD % 4u == 0, "payloads are 4-byte multiples");
 
 #if CONFIG_EMB_ASSERT
 void emb_assert_failed(const char *file, int line);

@@ -6,7 +6,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Continues a CRC-32 over `len` bytes; start with crc = 0. */
 uint32_t emb_crc32(uint32_t crc, const void *data, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_CRC_H */

@@ -14,6 +14,10 @@
 
 #include <emb/status.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Channels of SPEC-015 §7. */
 enum emb_frame_channel {
     EMB_FRAME_CH_LOG = 0,
@@ -55,5 +59,9 @@ emb_status emb_frame_encode_end(struct emb_frame_encoder *enc);
 
 /* Most bytes a frame of `payload` bytes takes on the wire, delimiter included. */
 #define EMB_FRAME_WIRE_MAX(payload) ((payload) + 3u + ((payload) + 3u) / 254u + 2u)
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_FRAME_H */

@@ -8,6 +8,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* First and last thing an interrupt handler (a signal handler on the native port) does.
  * Events recorded in between carry the interrupt kind and nesting depth in their flags. */
 void emb_isr_enter(uint16_t irq);
@@ -17,5 +21,9 @@ void emb_isr_exit(uint16_t irq, bool switched);
  * starts recording here (and records window_armed first). */
 void emb_frame_start(uint32_t frame);
 void emb_frame_end(uint32_t frame);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_HOOKS_H */

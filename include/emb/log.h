@@ -29,6 +29,10 @@
 #include <emb/status.h>
 #include <emb/wire.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- Modules ---- */
 
 /* A module's run-time level. Defined by EMB_LOG_MODULE_DEFINE. */
@@ -426,6 +430,7 @@ void emb_log_text_hexdump(uint8_t level, const char *module, const char *file, u
 
 #if CONFIG_EMB_LOG_TEXT
 
+/* The text backend's call sites: plain varargs calls (C and C++). */
 #define EMB__LOG(lvl, module, ...)                                                            \
     do {                                                                                      \
         if (EMB__LOG_ON(lvl, module))                                                         \
@@ -438,6 +443,14 @@ void emb_log_text_hexdump(uint8_t level, const char *module, const char *file, u
             emb_log_text_hexdump((lvl), #module, EMB__LOG_FILE, (uint32_t)__LINE__, (buf),     \
                                  (uint32_t)(len), "" title);                                  \
     } while (0)
+
+#elif defined(__cplusplus)
+
+/* Deferred call sites take their argument types with C11 _Generic: C only, for now. */
+#define EMB__LOG(lvl, module, ...)                                                            \
+    static_assert(sizeof(emb_log_module_##module) == 0,                                       \
+                  "deferred EMB_LOG_* call sites are C (C11 _Generic); in C++ use CONFIG_EMB_LOG_TEXT")
+#define EMB__LOG_HEX(lvl, module, buf, len, title) EMB__LOG(lvl, module, title)
 
 #else
 
@@ -483,9 +496,13 @@ void emb_log_text_hexdump(uint8_t level, const char *module, const char *file, u
         }                                                                                     \
     } while (0)
 
-_Static_assert(EMB_LOG_RECORD_HEADER + 2u + CONFIG_EMB_LOG_HEXDUMP_MAX <= CONFIG_EMB_LOG_RECORD_MAX,
-               "CONFIG_EMB_LOG_HEXDUMP_MAX does not fit CONFIG_EMB_LOG_RECORD_MAX");
-
 #endif /* CONFIG_EMB_LOG_TEXT */
+
+EMB_STATIC_ASSERT(EMB_LOG_RECORD_HEADER + 2u + CONFIG_EMB_LOG_HEXDUMP_MAX <= CONFIG_EMB_LOG_RECORD_MAX,
+                  "CONFIG_EMB_LOG_HEXDUMP_MAX does not fit CONFIG_EMB_LOG_RECORD_MAX");
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_LOG_H */

@@ -47,6 +47,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct emb_trace_ring;
 struct emb_log_ring;
 
@@ -66,5 +70,9 @@ struct emb_trace_ring *emb_port_trace_ring_claim(void);
 struct emb_log_ring *emb_port_log_ring_claim(void);
 
 #include <emb_port_impl.h>
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_PORT_H */

@@ -15,10 +15,18 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* As C's vsnprintf: writes at most `size` bytes including the terminating NUL (nothing
  * when size is 0) and returns the length the whole output would have had. */
 int emb_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 
 int emb_snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_PRINTF_H */

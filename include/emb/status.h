@@ -2,6 +2,10 @@
 #ifndef EMB_STATUS_H
 #define EMB_STATUS_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum emb_status {
     EMB_OK = 0,
     EMB_E_INVALID,   /* an argument is out of range or a structure is not initialised */
@@ -15,5 +19,9 @@ typedef enum emb_status {
 
 /* Short English text for a status; never NULL. */
 const char *emb_strerror(emb_status status);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_STATUS_H */

@@ -16,6 +16,10 @@
 #include <emb/trace_format.h>
 #include <emb/wire.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A context's ring. Allocate it statically with its buffer and commit array; initialise
  * with emb_trace_ring_init(). Fields are public so a debugger and the descriptor can
  * describe them, not so code outside the library writes them. */
@@ -25,8 +29,8 @@ struct emb_trace_ring {
     uint32_t write_pos;      /* free-running byte offset of the next reservation */
     uint32_t packet_end;     /* write_pos at the end of the open packet; never beyond it */
     uint32_t ts_high;        /* high word of the open packet's timestamp_begin */
-    uint16_t flags;          /* event header flags for what runs now (EMB_EVT_FLAG_*) */
-    uint16_t context_id;
+    uint32_t event_flags;    /* EMB_EVT_FLAG_* of what runs now, shifted left 16: or'ed with
+                              * the event id, it is the event header's second word */
     uint8_t *buf;            /* packets * packet size bytes, packet-size aligned */
     uint32_t *commit;        /* [packets] bytes committed per slot, free-running */
     uint32_t buf_mask;       /* packets * packet size - 1 */
@@ -34,6 +38,7 @@ struct emb_trace_ring {
     uint8_t packet_shift;    /* log2(packet size) */
     uint8_t slot_shift;      /* log2(packets) */
     uint16_t context_kind;   /* enum emb_context_kind */
+    uint16_t context_id;
     /* Slow-path state (packet switches). */
     uint32_t packet_seq;     /* packet_seq_num of the next packet opened */
     uint32_t discarded;      /* events dropped so far: the CTF events_discarded total */
@@ -44,11 +49,24 @@ struct emb_trace_ring {
     char name[EMB_TSF_NAME_MAX];
 };
 
-/* One reservation in flight between emb_trace_try_reserve() and emb_trace_commit(). */
-struct emb_trace_reservation {
-    uint32_t *commit;
-    uint32_t size;
+/* One reservation in flight between emb_trace_try_reserve() and emb_trace_commit():
+ * two words, so it travels in registers (returned in rax:rdx on x86-64). */
+struct emb_trace_slot {
+    uint8_t *payload; /* where the event's fields go; NULL when the event was dropped */
+    uint32_t *commit; /* the packet's commit counter */
 };
+
+/* log2 of the packet size, as a constant the fast path can shift by. */
+#define EMB_TRACE_PACKET_SHIFT                                                                     \
+    (CONFIG_EMB_TRACE_PACKET_SIZE >= 65536u   ? 16u                                                \
+     : CONFIG_EMB_TRACE_PACKET_SIZE >= 32768u ? 15u                                                \
+     : CONFIG_EMB_TRACE_PACKET_SIZE >= 16384u ? 14u                                                \
+     : CONFIG_EMB_TRACE_PACKET_SIZE >= 8192u  ? 13u                                                \
+     : CONFIG_EMB_TRACE_PACKET_SIZE >= 4096u  ? 12u                                                \
+     : CONFIG_EMB_TRACE_PACKET_SIZE >= 2048u  ? 11u                                                \
+     : CONFIG_EMB_TRACE_PACKET_SIZE >= 1024u  ? 10u                                                \
+     : CONFIG_EMB_TRACE_PACKET_SIZE >= 512u   ? 9u                                                 \
+                                              : 8u)
 
 enum emb_trace_mode {
     EMB_TRACE_MODE_SNAPSHOT = 0,  /* overwrite the oldest packet; dump on demand or fault */
@@ -123,21 +141,26 @@ uint32_t emb_trace_ring_snapshot(const struct emb_trace_ring *ring, uint8_t *scr
 
 /* Event header flags while an interrupt (or signal handler) runs on the ring's context:
  * the hooks in emb/hooks.h call these, and they nest. */
-static inline void emb_trace_enter_handler(struct emb_trace_ring *ring, uint16_t kind)
+static inline uint32_t emb_trace_flags(const struct emb_trace_ring *ring)
 {
-    uint16_t depth = (uint16_t)(((ring->flags & EMB_EVT_FLAG_DEPTH_MASK) >> EMB_EVT_FLAG_DEPTH_SHIFT) + 1u);
+    return ring->event_flags >> 16;
+}
+
+static inline void emb_trace_enter_handler(struct emb_trace_ring *ring, uint32_t kind)
+{
+    uint32_t depth = ((emb_trace_flags(ring) & EMB_EVT_FLAG_DEPTH_MASK) >> EMB_EVT_FLAG_DEPTH_SHIFT) + 1u;
     if (depth > 63u)
         depth = 63u;
-    ring->flags = (uint16_t)(kind | (depth << EMB_EVT_FLAG_DEPTH_SHIFT));
+    ring->event_flags = (kind | (depth << EMB_EVT_FLAG_DEPTH_SHIFT)) << 16;
 }
 
 static inline void emb_trace_leave_handler(struct emb_trace_ring *ring)
 {
-    uint16_t depth = (uint16_t)((ring->flags & EMB_EVT_FLAG_DEPTH_MASK) >> EMB_EVT_FLAG_DEPTH_SHIFT);
+    uint32_t depth = (emb_trace_flags(ring) & EMB_EVT_FLAG_DEPTH_MASK) >> EMB_EVT_FLAG_DEPTH_SHIFT;
     if (depth > 0u)
         depth--;
-    ring->flags = (uint16_t)((depth > 0u ? EMB_EVT_KIND_ISR : EMB_EVT_KIND_THREAD) |
-                             (depth << EMB_EVT_FLAG_DEPTH_SHIFT));
+    ring->event_flags = ((depth > 0u ? EMB_EVT_KIND_ISR : EMB_EVT_KIND_THREAD) |
+                         (depth << EMB_EVT_FLAG_DEPTH_SHIFT)) << 16;
 }
 
 /* The running context's ring, claiming one from the port if it has none; NULL if none
@@ -148,42 +171,75 @@ struct emb_trace_ring *emb_trace_context_ring(void);
 
 #include <emb/port.h>
 
-/* Slow path: opens a packet, claims a ring, or drops and counts the event. Returns the
- * payload pointer, or NULL when the event was dropped. */
-uint8_t *emb_trace_reserve_slow(struct emb_trace_reservation *res, struct emb_trace_ring *ring,
-                                uint32_t id, uint32_t size);
+/* The clock split in halves: the fast path compares the high half with the open packet's
+ * and stores the low half. A port may provide EMB_PORT_TIMESTAMP_SPLIT (x86-64's rdtsc
+ * returns the halves in two registers); otherwise they come from emb_port_timestamp(). */
+static inline uint32_t emb__trace_clock(uint32_t *high)
+{
+#if defined(EMB_PORT_TIMESTAMP_SPLIT)
+    return emb_port_timestamp_split(high);
+#else
+    uint64_t now = emb_port_timestamp();
+    *high = (uint32_t)(now >> 32);
+    return (uint32_t)now;
+#endif
+}
 
-/* Reserves `size` bytes (event header included, a multiple of 4) on the running
- * context's ring, writes the event header, and returns where the payload goes, or NULL
- * when the event was dropped (and counted). The reservation and the timestamp are taken
- * in one step, so events in a ring are in timestamp order even when an interrupt records
- * between them. Every successful reservation must be followed by emb_trace_commit(). */
-static inline uint8_t *emb_trace_try_reserve(struct emb_trace_reservation *res, uint32_t id,
-                                             uint32_t size)
+/* Slow path: opens a packet, claims a ring, or drops and counts the event. Returns the
+ * slot, whose payload is NULL when the event was dropped. */
+struct emb_trace_slot emb_trace_reserve_slow(struct emb_trace_ring *ring, uint32_t id,
+                                             uint32_t size);
+
+/* The fast path alone: reserves `size` bytes (event header included, a multiple of 4) in
+ * the open packet of the running context's ring and writes the event header, or returns
+ * a slot with a NULL payload when that needs the slow path (a packet to open, a ring to
+ * claim). The reservation and the timestamp are taken in one step, so events in a ring
+ * are in timestamp order even when an interrupt records between them. */
+static inline struct emb_trace_slot emb_trace_reserve_fast(uint32_t id, uint32_t size)
 {
     struct emb_trace_ring *ring = emb_port_trace_ring();
-    uint32_t pos;
-    uint64_t now;
+    uint32_t pos, low, high;
+    /* Plain loads: only this context (and what preempts it) writes these words, and the
+     * swap re-validates `pos`; the swap is a compiler barrier, so a retry reloads them.
+     * The clock is read after `pos`: a producer that preempts in between makes the swap
+     * fail, so timestamps follow positions. */
     do {
-        pos = __atomic_load_n(&ring->write_pos, __ATOMIC_RELAXED);
-        now = emb_port_timestamp();
+        pos = ring->write_pos;
+        low = emb__trace_clock(&high);
         /* An event never fills a packet exactly: write_pos on a boundary means "closed". */
-        if (EMB_UNLIKELY(pos + size >= __atomic_load_n(&ring->packet_end, __ATOMIC_RELAXED) ||
-                         (uint32_t)(now >> 32) != __atomic_load_n(&ring->ts_high, __ATOMIC_RELAXED)))
-            return emb_trace_reserve_slow(res, ring, id, size);
+        if (EMB_UNLIKELY(pos + size >= ring->packet_end || high != ring->ts_high)) {
+            struct emb_trace_slot slow = {NULL, NULL};
+            return slow;
+        }
     } while (!emb_port_local_cas32(&ring->write_pos, pos, pos + size));
-    uint8_t *event = ring->buf + (pos & ring->buf_mask);
-    emb_put_le32(event + EMB_EVT_OFF_TS, (uint32_t)now);
-    emb_put_le32(event + EMB_EVT_OFF_ID, id | ((uint32_t)ring->flags << 16));
-    res->commit = &ring->commit[(pos >> ring->packet_shift) & ring->slot_mask];
-    res->size = size;
-    return event + EMB_EVT_HEADER_SIZE;
+    uint32_t offset = pos & ring->buf_mask;
+    uint8_t *event = ring->buf + offset;
+    emb_put_le32(event + EMB_EVT_OFF_TS, low);
+    emb_put_le32(event + EMB_EVT_OFF_ID, ring->event_flags | id);
+    struct emb_trace_slot slot = {event + EMB_EVT_HEADER_SIZE,
+                                  &ring->commit[offset >> EMB_TRACE_PACKET_SHIFT]};
+    return slot;
 }
 
-/* Publishes a reserved event to readers. */
-static inline void emb_trace_commit(const struct emb_trace_reservation *res)
+/* Fast path, then slow path: the slot's payload is NULL only when the event was dropped
+ * (and counted). A slot with a payload must be committed with emb_trace_commit(). The
+ * generated emitters call the two halves themselves, keeping the slow one out of line. */
+static inline struct emb_trace_slot emb_trace_try_reserve(uint32_t id, uint32_t size)
 {
-    emb_port_local_add32_release(res->commit, res->size);
+    struct emb_trace_slot slot = emb_trace_reserve_fast(id, size);
+    return EMB_LIKELY(slot.payload != NULL)
+               ? slot
+               : emb_trace_reserve_slow(emb_port_trace_ring(), id, size);
 }
+
+/* Publishes a reserved event of `size` bytes to readers. */
+static inline void emb_trace_commit(struct emb_trace_slot slot, uint32_t size)
+{
+    emb_port_local_add32_release(slot.commit, size);
+}
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_TRACE_H */

@@ -9,6 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- CTF packet: trace.packet.header (28 bytes) then stream.packet.context (36) ---- */
 #define EMB_PKT_MAGIC 0xC1FC1FC1u          /* CTF's packet magic */
 #define EMB_PKT_OFF_MAGIC 0u               /* u32 */
@@ -75,6 +79,20 @@ enum emb_context_kind {
 #define EMB_TSF_PORT_MAX 28u
 #define EMB_TSF_NAME_MAX 20u
 #define EMB_TSF_MAX_CONTEXTS 1024u
+/* Then, up to the header size, optional extension blocks, each a u32 tag, a u32 size
+ * (bytes, tag and size included, a multiple of 4) and its body. A zero tag ends the list:
+ * a streaming header's reserve for contexts that appear later is zeros. A reader skips
+ * tags it does not know. */
+#define EMB_TSF_EXT_OFF_TAG 0u             /* u32 */
+#define EMB_TSF_EXT_OFF_SIZE 4u            /* u32 */
+#define EMB_TSF_EXT_HEADER_SIZE 8u
+#define EMB_TSF_EXT_IDENTITY 0x544E4449u   /* "IDNT": what the firmware says it is */
+#define EMB_TSF_ID_OFF_SESSION 8u          /* u64 session id: this run */
+#define EMB_TSF_ID_OFF_FIRMWARE 16u        /* char[32] firmware version, NUL-padded */
+#define EMB_TSF_ID_OFF_CONFIG 48u          /* char[160] configuration flags, NUL-padded */
+#define EMB_TSF_IDENTITY_SIZE 208u
+#define EMB_TSF_FIRMWARE_MAX 32u
+#define EMB_TSF_CONFIG_MAX 160u
 
 /* What the stream header says about the trace. */
 struct emb_tsf_info {
@@ -87,6 +105,16 @@ struct emb_tsf_info {
     uint8_t build_id_len;      /* at most EMB_TSF_BUILD_ID_MAX */
     uint8_t pointer_size;      /* bytes */
     const char *port;          /* may be NULL */
+    /* Appended as an identity block when not NULL. */
+    const struct emb_tsf_identity *identity;
+};
+
+/* The build and run identity the firmware stamps on its trace, so a two-run comparison
+ * can tell a working configuration from a failing one without trusting a label. */
+struct emb_tsf_identity {
+    uint64_t session_id;          /* this run; 0 if unknown */
+    const char *firmware_version; /* at most 31 characters kept; may be NULL */
+    const char *config;           /* configuration and experiment flags, "key=value ..." */
 };
 
 /* One entry of the context table. */
@@ -98,13 +126,18 @@ struct emb_tsf_context {
     const char *name;          /* may be NULL */
 };
 
-/* Bytes the header takes with `count` contexts. */
+/* Bytes the header takes with `count` contexts (and no identity block). */
 #define EMB_TSF_HEADER_BYTES(count) (EMB_TSF_FIXED_SIZE + (count) * EMB_TSF_CONTEXT_SIZE)
 
-/* Encodes the stream header and its context table into `out`. Returns the bytes written,
- * or 0 when `cap` is too small or an argument is out of range. The one encoder of this
- * header: the native port's dump and stream, and the host's captures, all use it. */
+/* Encodes the stream header, its context table and, when info->identity is set, the
+ * identity block into `out`. Returns the bytes written, or 0 when `cap` is too small or
+ * an argument is out of range. The one encoder of this header: the native port's dump
+ * and stream, and the host's captures, all use it. */
 size_t emb_tsf_encode_header(uint8_t *out, size_t cap, const struct emb_tsf_info *info,
                              const struct emb_tsf_context *contexts, uint16_t count);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_TRACE_FORMAT_H */

@@ -52,6 +52,10 @@ static struct {
     uint64_t stream_packets, stream_bytes;
     uint32_t stream_errors;
     bool initialised;
+    /* identity block */
+    char firmware[EMB_TSF_FIRMWARE_MAX];
+    char flags[EMB_TSF_CONFIG_MAX];
+    uint64_t session_id;
 } emb__native;
 
 _Thread_local struct emb_trace_ring *emb_native_ring = &emb_trace_unclaimed_ring;
@@ -285,6 +289,17 @@ static void emb__flush_quiescent(void)
 
 /* ---- Stream file header ---- */
 
+void emb_native_set_identity(const char *firmware_version, const char *config,
+                             uint64_t session_id)
+{
+    snprintf(emb__native.firmware, sizeof emb__native.firmware, "%s",
+             firmware_version != NULL ? firmware_version : "");
+    snprintf(emb__native.flags, sizeof emb__native.flags, "%s", config != NULL ? config : "");
+    emb__native.session_id = session_id;
+}
+
+/* Encodes the header with room for `table_entries` contexts: a stream's header is
+ * rewritten at the end with the contexts that appeared meanwhile, in the same bytes. */
 static size_t emb__encode_header(uint8_t *out, size_t cap, uint32_t table_entries,
                                  bool with_totals)
 {
@@ -319,11 +334,17 @@ static size_t emb__encode_header(uint8_t *out, size_t cap, uint32_t table_entrie
         .port = EMB_PORT_NAME,
     };
     memcpy(info.uuid, emb_trace_uuid(), 16);
+    uint64_t session = emb__native.session_id;
+    if (session == 0u)
+        session = emb_get_le64(info.uuid);
+    struct emb_tsf_identity identity = {session, emb__native.firmware, emb__native.flags};
+    info.identity = &identity;
     size_t size = emb_tsf_encode_header(out, cap, &info, table, count);
     if (size == 0u || table_entries <= count)
         return size;
-    /* Reserve room for contexts that appear later: the header is rewritten at the end. */
-    size_t full = EMB_TSF_HEADER_BYTES((size_t)table_entries);
+    /* Reserve room for contexts that appear later: the identity block moves down into
+     * the zeros when the header is rewritten with more of them. */
+    size_t full = EMB_TSF_HEADER_BYTES((size_t)table_entries) + EMB_TSF_IDENTITY_SIZE;
     if (full > cap || full > 0xFFFFu)
         return size;
     memset(out + size, 0, full - size);
@@ -368,7 +389,7 @@ emb_status emb_native_trace_dump(const char *path)
     if (!emb__native.initialised || path == NULL)
         return EMB_E_STATE;
     emb__flush_quiescent();
-    static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1)];
+    static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1) + EMB_TSF_IDENTITY_SIZE];
     size_t header_size = emb__encode_header(header, sizeof header, 0, true);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
@@ -395,12 +416,13 @@ static void emb__stream_packet(void *arg, const struct emb_trace_ring *ring, con
 {
     (void)arg;
     (void)ring;
+    /* Counted atomically: emb_native_stats_get() reads them while the worker runs. */
     if (emb__write_all(emb__native.sink_fd, packet, size) != 0) {
-        emb__native.stream_errors++;
+        __atomic_fetch_add(&emb__native.stream_errors, 1u, __ATOMIC_RELAXED);
         return;
     }
-    emb__native.stream_packets++;
-    emb__native.stream_bytes += size;
+    __atomic_fetch_add(&emb__native.stream_packets, 1u, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&emb__native.stream_bytes, size, __ATOMIC_RELAXED);
 }
 
 static void emb__stream_drain(void)
@@ -439,7 +461,7 @@ static emb_status emb__stream_start(void)
     if (emb__native.sink_fd < 0)
         return EMB_E_IO;
     emb__native.sink_seekable = lseek(emb__native.sink_fd, 0, SEEK_CUR) >= 0;
-    static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1)];
+    static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1) + EMB_TSF_IDENTITY_SIZE];
     /* A file gets room for every context so the header can be completed at shutdown. */
     uint32_t entries = emb__native.sink_seekable ? c->max_contexts + 1u : 0u;
     if (entries > EMB_TSF_MAX_CONTEXTS)
@@ -472,12 +494,13 @@ static void emb__stream_stop(void)
     emb__flush_quiescent();
     emb__stream_drain();
     if (emb__native.sink_seekable) {
-        static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1)];
+        static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1) + EMB_TSF_IDENTITY_SIZE];
         size_t cap = emb__native.header_size;
-        size_t n = emb__encode_header(header, cap, (uint32_t)((cap - EMB_TSF_FIXED_SIZE) /
-                                                              EMB_TSF_CONTEXT_SIZE), true);
+        size_t n = emb__encode_header(header, cap,
+                                      (uint32_t)((cap - EMB_TSF_FIXED_SIZE - EMB_TSF_IDENTITY_SIZE) /
+                                                 EMB_TSF_CONTEXT_SIZE), true);
         if (n == cap && pwrite(emb__native.sink_fd, header, n, 0) != (ssize_t)n)
-            emb__native.stream_errors++;
+            __atomic_fetch_add(&emb__native.stream_errors, 1u, __ATOMIC_RELAXED);
     }
     if (emb__native.sink_owned)
         close(emb__native.sink_fd);
@@ -578,7 +601,7 @@ void emb_native_stats_get(struct emb_native_stats *out)
 {
     out->contexts = emb__contexts_ready();
     out->lost_no_context = emb_trace_lost_no_ring();
-    out->stream_packets = emb__native.stream_packets;
-    out->stream_bytes = emb__native.stream_bytes;
-    out->stream_errors = emb__native.stream_errors;
+    out->stream_packets = __atomic_load_n(&emb__native.stream_packets, __ATOMIC_RELAXED);
+    out->stream_bytes = __atomic_load_n(&emb__native.stream_bytes, __ATOMIC_RELAXED);
+    out->stream_errors = __atomic_load_n(&emb__native.stream_errors, __ATOMIC_RELAXED);
 }

@@ -46,6 +46,7 @@ static void *emb__thread_trampoline(void *arg)
     t->context_id = self;
     __atomic_store_n(&t->started, 1, __ATOMIC_RELEASE);
     EMB_TRACE_obj_init(EMB__OBJ_THREAD, self, t->name);
+    EMB_TRACE_thread_init(self, 0u);
     EMB_TRACE_thread_start(self);
     EMB_TRACE_switch(EMB__IDLE, self, EMB__SWITCH_WAKE);
     void *result = t->entry(t->arg);
@@ -62,7 +63,6 @@ int emb_native_thread_create(struct emb_native_thread *t, const char *name,
     t->entry = entry;
     t->arg = arg;
     strncpy(t->name, name != NULL ? name : "thread", sizeof t->name - 1u);
-    EMB_TRACE_thread_init(emb_native_context_id(), 0u);
     return pthread_create(&t->pthread, NULL, emb__thread_trampoline, t);
 }
 
@@ -196,6 +196,8 @@ void emb_native_timer_stop(struct emb_native_timer *t)
 
 /* ---- Work queue ---- */
 
+enum { EMB__WORK_IDLE = 0, EMB__WORK_QUEUED = 1, EMB__WORK_RUNNING = 2 };
+
 static void *emb__workq_main(void *arg)
 {
     struct emb_native_workq *q = arg;
@@ -207,12 +209,20 @@ static void *emb__workq_main(void *arg)
             break;
         struct emb_native_work *w = q->items[q->tail % EMB_NATIVE_WORKQ_DEPTH];
         q->tail++;
+        /* What the item says is read under the lock: its owner may queue it again (and
+         * so rewrite it) as soon as it runs. */
+        w->state = EMB__WORK_RUNNING;
+        uint32_t handle = w->handle;
+        uint64_t submitted_at = w->submitted_at;
+        void (*handler)(struct emb_native_work *) = w->handler;
         pthread_mutex_unlock(&q->lock);
         uint64_t start = emb_port_timestamp();
-        EMB_TRACE_work_start(w->handle, (uint32_t)(start - w->submitted_at));
-        w->handler(w);
-        EMB_TRACE_work_end(w->handle, (uint32_t)(emb_port_timestamp() - start));
+        EMB_TRACE_work_start(handle, (uint32_t)(start - submitted_at));
+        handler(w);
+        EMB_TRACE_work_end(handle, (uint32_t)(emb_port_timestamp() - start));
         pthread_mutex_lock(&q->lock);
+        if (w->state == EMB__WORK_RUNNING)
+            w->state = EMB__WORK_IDLE;
     }
     pthread_mutex_unlock(&q->lock);
     return NULL;
@@ -230,20 +240,35 @@ int emb_native_workq_start(struct emb_native_workq *q, const char *name)
 
 int emb_native_workq_submit(struct emb_native_workq *q, struct emb_native_work *work)
 {
+    pthread_mutex_lock(&q->lock);
     if (work->handle == 0u)
         work->handle = emb__new_handle();
-    pthread_mutex_lock(&q->lock);
-    int full = q->head - q->tail >= EMB_NATIVE_WORKQ_DEPTH || q->stopping;
+    int result;
+    if (work->state == EMB__WORK_QUEUED)
+        result = 1;
+    else if (q->head - q->tail >= EMB_NATIVE_WORKQ_DEPTH || q->stopping)
+        result = -1;
+    else
+        result = 0;
     /* Recorded under the lock, before the worker can see the item: submit precedes start. */
-    EMB_TRACE_work_submit(q->handle, work->handle, (int8_t)(full ? -1 : 0));
-    if (!full) {
+    EMB_TRACE_work_submit(q->handle, work->handle, (int8_t)result);
+    if (result == 0) {
+        work->state = EMB__WORK_QUEUED;
         work->submitted_at = emb_port_timestamp();
         q->items[q->head % EMB_NATIVE_WORKQ_DEPTH] = work;
         q->head++;
         pthread_cond_signal(&q->cond);
     }
     pthread_mutex_unlock(&q->lock);
-    return full ? -1 : 0;
+    return result;
+}
+
+bool emb_native_work_busy(struct emb_native_workq *q, const struct emb_native_work *work)
+{
+    pthread_mutex_lock(&q->lock);
+    bool busy = work->state != EMB__WORK_IDLE;
+    pthread_mutex_unlock(&q->lock);
+    return busy;
 }
 
 void emb_native_workq_stop(struct emb_native_workq *q)

@@ -81,7 +81,7 @@ check(len(doc["events"]) == len(recs) and doc["events"][5] == recs[5], "--json h
 lines = open(tmp + "/known.txt").read().splitlines()
 check(len(lines) == len(recs), "text: one line per event (%d, want %d)" % (len(lines), len(recs)))
 check(any(re.match(r"^\d+\.\d{9}  main  +isr  +tick  +count=490$", l) for l in lines), "text: the ISR tick of frame 490")
-check(any(re.search(r'main  +obj_init  +type=queue  handle=0x00000051  name="known-queue"$', l) for l in lines), "text: obj_init")
+check(any(re.search(r'main  +obj_init  +type=queue  handle=known-queue\(0x51\)  name="known-queue"$', l) for l in lines), "text: obj_init")
 
 pf = json.load(open(tmp + "/known.perfetto.json"))["traceEvents"]
 stacks = {}

@@ -26,15 +26,13 @@ uint64_t emb_test_port_now;
 uint32_t emb_trace_class_mask;
 static unsigned slow_calls;
 
-uint8_t *emb_trace_reserve_slow(struct emb_trace_reservation *res, struct emb_trace_ring *ring,
-                                uint32_t id, uint32_t size)
+struct emb_trace_slot emb_trace_reserve_slow(struct emb_trace_ring *ring, uint32_t id, uint32_t size)
 {
-    (void)res;
     (void)ring;
     (void)id;
     (void)size;
     slow_calls++;
-    return NULL;
+    return (struct emb_trace_slot){NULL, NULL};
 }
 
 unsigned emb_callsites_on(void);
@@ -45,7 +43,7 @@ unsigned emb_callsites_off(void);
 #define TS0 0x0000000700000100u
 
 static _Alignas(64) uint8_t buf[BUF_SIZE];
-static uint32_t commit[1];
+static uint32_t commit[BUF_SIZE / CONFIG_EMB_TRACE_PACKET_SIZE];
 static struct emb_trace_ring ring;
 
 /* One open packet as large as the buffer, so every event takes the fast path. The
@@ -61,8 +59,8 @@ static void ring_reset(void)
     ring.packet_shift = 15;
     ring.packet_end = BUF_SIZE;
     ring.ts_high = (uint32_t)(TS0 >> 32);
-    ring.flags = 0x0005u; /* an interrupt at depth 1 */
-    commit[0] = 0;
+    ring.event_flags = 0x0005u << 16; /* an interrupt at depth 1 */
+    memset(commit, 0, sizeof commit);
     emb_test_port_ring = &ring;
     emb_test_port_now = TS0;
     slow_calls = 0;
@@ -200,7 +198,10 @@ int main(int argc, char **argv)
     ok_eq(check_records(cat, 0xFFFFFFFFu, &bytes), nrecords,
           "all classes: all %zu records decode to the values passed", nrecords);
     ok_eq(ring.write_pos, bytes, "write_pos is the sum of the EMB_TRACE_SIZE_* of all events");
-    ok_eq(commit[0], bytes, "every reservation committed");
+    uint32_t committed = 0;
+    for (size_t i = 0; i < sizeof commit / sizeof commit[0]; i++)
+        committed += commit[i];
+    ok_eq(committed, bytes, "every reservation committed");
     ok_eq(slow_calls, 0, "no slow path in an open packet");
 
     /* The first and last classes on at run time: only their events. */

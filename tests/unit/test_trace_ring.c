@@ -48,13 +48,12 @@ static void setup(enum emb_trace_mode mode)
 /* Records one test event; returns 1 if recorded, 0 if dropped. */
 static int emit(uint32_t seq, uint32_t tag)
 {
-    struct emb_trace_reservation res;
-    uint8_t *p = emb_trace_try_reserve(&res, EV_ID, EV_SIZE);
-    if (p == NULL)
+    struct emb_trace_slot slot = emb_trace_try_reserve(EV_ID, EV_SIZE);
+    if (slot.payload == NULL)
         return 0;
-    emb_put_le32(p, seq);
-    emb_put_le32(p + 4, tag);
-    emb_trace_commit(&res);
+    emb_put_le32(slot.payload, seq);
+    emb_put_le32(slot.payload + 4, tag);
+    emb_trace_commit(slot, EV_SIZE);
     return 1;
 }
 
@@ -73,6 +72,7 @@ struct readout {
     unsigned npackets;
     uint32_t packet_seqs[64];
     uint32_t discarded; /* from the last packet */
+    uint64_t last_end;  /* timestamp_end of the previous packet */
     int bad;            /* a packet broke a rule */
 };
 
@@ -92,6 +92,10 @@ static void take_packet(void *arg, const struct emb_trace_ring *r, const uint8_t
         o->bad++;
         return;
     }
+    /* Packets of a context follow each other in time, as a CTF reader requires. */
+    if (o->npackets > 0 && begin < o->last_end)
+        o->bad++;
+    o->last_end = end;
     if (o->npackets < 64)
         o->packet_seqs[o->npackets] = pseq;
     o->npackets++;
@@ -214,11 +218,11 @@ static void preempt_emit(enum emb_test_point point)
 {
     (void)point;
     emb_test_clock += 5;
-    uint16_t saved = ring.flags;
+    uint32_t saved = ring.event_flags;
     emb_trace_enter_handler(&ring, EMB_EVT_KIND_ISR);
     emit(nested_seq, 0x15);
     emb_trace_leave_handler(&ring);
-    ok_eq(ring.flags, saved, "handler flags restored");
+    ok_eq(ring.event_flags, saved, "handler flags restored");
 }
 
 static void test_preempt_after_clock(void)
@@ -260,12 +264,11 @@ static void test_preempt_before_commit(void)
     emit(0, 0);
     emb_test_preempt = NULL;
     /* Reserve by hand so the preemption lands between the payload and the commit. */
-    struct emb_trace_reservation res;
-    uint8_t *p = emb_trace_try_reserve(&res, EV_ID, EV_SIZE);
-    emb_put_le32(p, 1);
-    emb_put_le32(p + 4, 0);
+    struct emb_trace_slot slot = emb_trace_try_reserve(EV_ID, EV_SIZE);
+    emb_put_le32(slot.payload, 1);
+    emb_put_le32(slot.payload + 4, 0);
     emb_test_preempt = preempt_and_read; /* fires inside the commit, before the add */
-    emb_trace_commit(&res);
+    emb_trace_commit(slot, EV_SIZE);
     ok_eq(readable_during_preempt, 0, "packet with an uncommitted record is not readable");
     read_snapshot();
     ok_eq(out.bad, 0, "packet well formed");
@@ -321,12 +324,11 @@ static void test_preempt_floods_ring(void)
 {
     setup(EMB_TRACE_MODE_SNAPSHOT);
     emit(0, 0);
-    struct emb_trace_reservation res;
-    uint8_t *p = emb_trace_try_reserve(&res, EV_ID, EV_SIZE);
-    emb_put_le32(p, 1);
-    emb_put_le32(p + 4, 0);
+    struct emb_trace_slot slot = emb_trace_try_reserve(EV_ID, EV_SIZE);
+    emb_put_le32(slot.payload, 1);
+    emb_put_le32(slot.payload + 4, 0);
     emb_test_preempt = preempt_flood;
-    emb_trace_commit(&res);
+    emb_trace_commit(slot, EV_SIZE);
     ok(dropped_in_handler > 0, "the flood dropped events (%u) instead of overwriting", dropped_in_handler);
     ok_eq(ring.discarded, dropped_in_handler, "every drop counted");
     read_snapshot();
@@ -345,6 +347,31 @@ static void test_preempt_floods_ring(void)
 static void consume_into(void *arg, const struct emb_trace_ring *r, const uint8_t *pkt, uint32_t size)
 {
     take_packet(arg, r, pkt, size);
+}
+
+/* A flush preempted just after its swap by a producer that opens the next packet: the
+ * flushed packet must end no later than the next one begins. */
+static void preempt_after_flush_swap(enum emb_test_point point)
+{
+    if (point != EMB_TEST_AT_SWAPPED) {
+        emb_test_preempt = preempt_after_flush_swap;
+        return;
+    }
+    emit(300, 0x15);
+}
+
+static void test_preempt_flush(void)
+{
+    setup(EMB_TRACE_MODE_SNAPSHOT);
+    emit(0, 0);
+    emit(1, 0);
+    emb_test_preempt = preempt_after_flush_swap;
+    emb_trace_flush(&ring);
+    emb_trace_flush(&ring);
+    read_snapshot();
+    ok_eq(out.npackets, 2, "the flushed packet and the one the preempting producer opened");
+    ok_eq(out.bad, 0, "the flushed packet ends before the next begins");
+    ok(out.nevents == 3 && out.events[2].seq == 300, "the preempting event is in the second packet");
 }
 
 static void test_streaming(void)
@@ -437,6 +464,7 @@ int main(void)
     test_preempt_before_commit();
     test_preempt_in_switch();
     test_preempt_floods_ring();
+    test_preempt_flush();
     test_streaming();
     test_window();
     test_position_wrap();

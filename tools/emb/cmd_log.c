@@ -402,7 +402,8 @@ static int cmp_held(const void *x, const void *y)
  * carries its context's last sync time, so order within a context is kept. */
 static void print_held(struct state *s)
 {
-    qsort(s->held, s->nheld, sizeof *s->held, cmp_held);
+    if (s->nheld > 1u)
+        qsort(s->held, s->nheld, sizeof *s->held, cmp_held);
     for (size_t i = 0; i < s->nheld; i++) {
         if (!s->origin_set && s->held[i].rec.has_ts) {
             s->origin = s->held[i].rec.ts;

@@ -5,8 +5,12 @@
 #define EMB_CMDS_H
 
 #define EMB_CMD_LIST(EMB_CMD)                                                              \
-    EMB_CMD(trace, "decode a trace stream file to text, JSON, Perfetto or CTF")                \
-    EMB_CMD(log, "decode a deferred log stream against the program's ELF")
+    EMB_CMD(trace, "decode a trace stream file to text, JSON, Perfetto or CTF")             \
+    EMB_CMD(log, "decode a deferred log stream against the program's ELF")                  \
+    EMB_CMD(capture, "seal a run's trace (and log, crash record) into a capture file")       \
+    EMB_CMD(inspect, "show what a capture file holds: identity, window, events, frames")     \
+    EMB_CMD(diff, "compare a good and a bad capture: the earliest significant difference")   \
+    EMB_CMD(events, "service IPC tracing: run the events sink, ask it, export its ring")
 
 #define EMB_CMD_DECLARE(name, summary) int emb_cmd_##name(int argc, char **argv);
 EMB_CMD_LIST(EMB_CMD_DECLARE)

@@ -161,6 +161,42 @@ static struct emb_trace_event *push_rec(struct emb_trace *t, struct ctx_state *c
 
 static bool is_pow2(uint32_t v) { return v && !(v & (v - 1)); }
 
+/* Reads the extension blocks between the context table and the header's end. */
+static bool read_extensions(struct emb_trace *t, uint32_t at)
+{
+    const uint8_t *d = t->data;
+    uint32_t end = t->info.header_size;
+    while (end - at >= EMB_TSF_EXT_HEADER_SIZE) {
+        uint32_t tag = emb_get_le32(d + at + EMB_TSF_EXT_OFF_TAG);
+        if (tag == 0)
+            break; /* the rest is reserve */
+        uint32_t size = emb_get_le32(d + at + EMB_TSF_EXT_OFF_SIZE);
+        if (size < EMB_TSF_EXT_HEADER_SIZE || size % 4 || size > end - at) {
+            issue(t, (long long)at + EMB_TSF_EXT_OFF_SIZE,
+                  "header extension 0x%08" PRIx32 ": size %" PRIu32 " is not a multiple of 4 "
+                  "from 8 to the %" PRIu32 " header bytes left", tag, size, end - at);
+            return false;
+        }
+        if (tag == EMB_TSF_EXT_IDENTITY) {
+            if (size < EMB_TSF_IDENTITY_SIZE) {
+                issue(t, (long long)at + EMB_TSF_EXT_OFF_SIZE,
+                      "identity block of %" PRIu32 " bytes, at least %u expected", size,
+                      EMB_TSF_IDENTITY_SIZE);
+                return false;
+            }
+            struct emb_trace_info *h = &t->info;
+            h->has_identity = true;
+            h->session_id = emb_get_le64(d + at + EMB_TSF_ID_OFF_SESSION);
+            copy_name(h->firmware, sizeof h->firmware, d + at + EMB_TSF_ID_OFF_FIRMWARE,
+                      EMB_TSF_FIRMWARE_MAX);
+            copy_name(h->config, sizeof h->config, d + at + EMB_TSF_ID_OFF_CONFIG,
+                      EMB_TSF_CONFIG_MAX);
+        }
+        at += size;
+    }
+    return true;
+}
+
 /* Validates the file header and reads the context table. Returns false when the stream
  * must be refused. */
 static bool read_header(struct emb_trace *t)
@@ -271,7 +307,7 @@ static bool read_header(struct emb_trace *t)
         if (!c->name[0])
             snprintf(c->name, sizeof c->name, "ctx %u", id);
     }
-    return true;
+    return read_extensions(t, min_header);
 }
 
 /* ---- packets ---- */
@@ -628,7 +664,8 @@ static struct emb_trace *run(struct emb_trace *t)
     } else {
         walk_packets(t);
         finish_contexts(t);
-        merge(t);
+        if (!t->opt->no_merge)
+            merge(t);
     }
     t->opt = NULL; /* the options need not outlive the call */
     if (t->oom) {

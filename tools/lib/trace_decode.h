@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <emb/trace_format.h>
+
 #include "catalog.h"
 
 /* What a record in the event sequence is. */
@@ -95,6 +97,11 @@ struct emb_trace_info {
     uint8_t pointer_size;
     uint16_t context_count; /* entries in the file's table */
     char port[32];
+    /* The identity block, when the header has one. */
+    bool has_identity;
+    uint64_t session_id;
+    char firmware[EMB_TSF_FIRMWARE_MAX + 1];
+    char config[EMB_TSF_CONFIG_MAX + 1];
     uint64_t start_ts;      /* earliest timestamp_begin of a valid packet (ns = 0 there) */
     uint64_t end_ts;        /* latest timestamp_end of a valid packet */
 };
@@ -116,6 +123,7 @@ struct emb_trace_options {
     const char *name;        /* for messages; default "trace" */
     uint64_t base_offset;    /* added to every offset (a stream inside a larger file) */
     bool ignore_checksum;    /* decode even when the catalogue checksum differs */
+    bool no_merge;           /* skip the merge by time: emb_trace_events() returns none */
     /* Called now and then with bytes walked; may be NULL. */
     void (*progress)(void *arg, uint64_t done, uint64_t total);
     void *progress_arg;

@@ -1,6 +1,7 @@
 /* The trace as aligned text for a person, and its summary. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "trace_names.h"
 #include "trace_write.h"
 
 #include <inttypes.h>
@@ -94,6 +95,8 @@ int emb_trace_write_text(const struct emb_trace *t, FILE *out,
     const char *dim = emb_cli_color(out, EMB_C_DIM), *reset = emb_cli_color(out, EMB_C_RESET);
     const char *red = emb_cli_color(out, EMB_C_RED), *yellow = emb_cli_color(out, EMB_C_YELLOW);
     const char *bold = emb_cli_color(out, EMB_C_BOLD);
+    struct emb_trace_names *names = emb_trace_names_build(t);
+    uint64_t hz = emb_trace_info(t)->clock_hz;
     for (size_t i = 0; i < n; i++) {
         const struct emb_trace_event *e = recs[i];
         const struct emb_trace_context *c = emb_trace_context(t, e->ctx);
@@ -123,10 +126,11 @@ int emb_trace_write_text(const struct emb_trace *t, FILE *out,
         for (size_t k = 0; k < ev->nfields; k++) {
             const struct emb_cat_field *f = &ev->fields[k];
             fprintf(out, "  %s%s=%s%s", dim, f->name, reset,
-                    emb_trace_field_text(f, e->payload, buf, sizeof buf));
+                    emb_trace_field_display(names, hz, f, e->payload, buf, sizeof buf));
         }
         fputc('\n', out);
     }
+    emb_trace_names_free(names);
     return ferror(out) ? -1 : 0;
 }
 

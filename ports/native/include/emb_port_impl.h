@@ -21,10 +21,28 @@
 struct emb_trace_ring;
 struct emb_log_ring;
 
-/* The calling thread's ring; starts as the placeholder (see emb_port_trace_ring()). */
-extern _Thread_local struct emb_trace_ring *emb_native_ring;
+/* The calling thread's ring; starts as the placeholder (see emb_port_trace_ring()).
+ * Local-exec: one %fs-relative load, because the library is linked into the executable
+ * (the native port is a static library, not for shared objects). */
+#if defined(__cplusplus)
+extern "C" thread_local struct emb_trace_ring *emb_native_ring
+#else
+extern _Thread_local struct emb_trace_ring *emb_native_ring
+#endif
+#if defined(__GNUC__)
+    __attribute__((tls_model("local-exec")))
+#endif
+    ;
 /* The calling thread's log ring, likewise (ports/native/native_log.c). */
-extern _Thread_local struct emb_log_ring *emb_native_log_ring;
+#if defined(__cplusplus)
+extern "C" thread_local struct emb_log_ring *emb_native_log_ring
+#else
+extern _Thread_local struct emb_log_ring *emb_native_log_ring
+#endif
+#if defined(__GNUC__)
+    __attribute__((tls_model("local-exec")))
+#endif
+    ;
 
 #if !defined(__x86_64__) && !defined(__aarch64__)
 uint64_t emb_native_clock_ns(void);
@@ -44,6 +62,18 @@ static inline uint64_t emb_port_timestamp(void)
     return emb_native_clock_ns();
 #endif
 }
+
+#if defined(__x86_64__)
+/* rdtsc returns the clock in two halves: the fast path needs exactly those. */
+#define EMB_PORT_TIMESTAMP_SPLIT 1
+static inline uint32_t emb_port_timestamp_split(uint32_t *high)
+{
+    uint32_t lo, hi;
+    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+    *high = hi;
+    return lo;
+}
+#endif
 
 static inline struct emb_trace_ring *emb_port_trace_ring(void)
 {

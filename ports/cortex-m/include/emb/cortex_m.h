@@ -7,6 +7,10 @@
 #include <emb/status.h>
 #include <emb/trace.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Starts the cycle counter and makes `ring` (over `buf` and `commit`) the CPU's ring.
  * `cpu_hz` is the core clock, the trace clock's frequency. */
 emb_status emb_cm_init(uint32_t cpu_hz, const uint8_t uuid[16], enum emb_trace_mode mode,
@@ -19,5 +23,9 @@ struct emb_log_ring;
  * emb_log_init()'s check of the metadata region. A worker, an idle loop or a transport
  * drains it with emb_log_drain(). */
 emb_status emb_cm_log_init(struct emb_log_ring *ring, uint8_t *buf, uint32_t size);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_CORTEX_M_H */

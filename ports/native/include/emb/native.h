@@ -17,6 +17,10 @@
 #include <emb/status.h>
 #include <emb/trace.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct emb_native_config {
     enum emb_trace_mode mode;  /* snapshot (default), window or streaming */
     uint32_t trace_classes;    /* run-time class mask; 0 means every class */
@@ -40,6 +44,16 @@ void emb_native_shutdown(void);
 /* Writes every complete packet of every ring as a trace stream file (docs/formats/trace.md):
  * snapshot or window mode. Flushes the caller's ring and the rings of exited threads first. */
 emb_status emb_native_trace_dump(const char *path);
+
+/* Stamps the build and run identity every trace header carries (the identity block of
+ * docs/formats/trace.md): the firmware version (at most 31 characters kept), its
+ * configuration and experiment flags as "key=value ..." text (at most 159 kept), and a
+ * session id (0: the first 8 bytes of the trace uuid, new every run). Call it before
+ * emb_native_init() so a stream's header carries it; a dump takes it when written.
+ * A two-run comparison refuses two captures whose identities are equal unless told they
+ * are runs of the same build, so stamp every flag that changes what the program does. */
+void emb_native_set_identity(const char *firmware_version, const char *config,
+                             uint64_t session_id);
 
 /* Names the calling thread's context (at most 19 characters are kept). */
 void emb_native_context_name(const char *name);
@@ -110,12 +124,15 @@ int emb_native_timer_start(struct emb_native_timer *t, uint16_t irq, uint32_t pe
 void emb_native_timer_stop(struct emb_native_timer *t);
 
 /* A work queue served by one thread: submit records work_submit, the worker records
- * work_start(latency) and work_end(duration) around each item. */
+ * work_start(latency) and work_end(duration) around each item. An item is queued at most
+ * once at a time; one that is running may be queued again. */
 #define EMB_NATIVE_WORKQ_DEPTH 64u
 struct emb_native_work {
     void (*handler)(struct emb_native_work *work);
-    uint32_t handle;
+    uint32_t handle;       /* 0: assigned at the first submit */
+    /* Guarded by the queue's lock. */
     uint64_t submitted_at;
+    uint8_t state;         /* idle, queued or running */
 };
 struct emb_native_workq {
     struct emb_native_thread thread;
@@ -127,9 +144,16 @@ struct emb_native_workq {
     bool stopping;
 };
 int emb_native_workq_start(struct emb_native_workq *q, const char *name);
-/* Returns 0, or -1 when the queue is full (recorded as work_submit with result -1). */
+/* Returns 0 when queued, 1 when the item was already queued (nothing changes), or -1 when
+ * the queue is full; work_submit records the same value as its result. */
 int emb_native_workq_submit(struct emb_native_workq *q, struct emb_native_work *work);
+/* True while the item is queued or running: its owner must not change it then. */
+bool emb_native_work_busy(struct emb_native_workq *q, const struct emb_native_work *work);
 /* Runs what is queued, then stops the worker thread and joins it. */
 void emb_native_workq_stop(struct emb_native_workq *q);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_NATIVE_H */

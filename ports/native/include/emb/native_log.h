@@ -13,6 +13,10 @@
 #include <emb/log.h>
 #include <emb/status.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct emb_native_log_config {
     uint32_t ring_bytes;      /* per thread, a power of two; 0: 16384 */
     uint32_t max_contexts;    /* rings available to threads; 0: 32 */
@@ -52,5 +56,9 @@ struct emb_native_log_stats {
     uint32_t clients;          /* TCP readers accepted so far */
 };
 void emb_native_log_stats_get(struct emb_native_log_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_NATIVE_LOG_H */

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# make bench: every benchmark, one after the other. Usage: bench/run.sh BUILD_DIR
+# Each script prints its table and writes BUILD_DIR/bench/<name>.json; docs/benchmarks.md
+# holds the figures and says how each was made.
+set -euo pipefail
+[ $# -eq 1 ] || { echo "usage: bench/run.sh BUILD_DIR" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+status=0
+for script in trace svc_trace diff; do
+    echo "== bench/$script.sh"
+    bash "$here/$script.sh" "$1" || { echo "bench: $script failed" >&2; status=1; }
+done
+exit $status

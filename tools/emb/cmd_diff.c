@@ -1,0 +1,250 @@
+/* `emb diff`: compare a good and a bad capture and report the earliest significant
+ * difference (docs/diff.md). */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture.h"
+#include "catalog.h"
+#include "cli.h"
+#include "diff.h"
+#include "emb_cmds.h"
+
+static const char *const CMD = "emb diff";
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "Usage: emb diff [options] GOOD.emb BAD.emb\n"
+            "\n"
+            "Aligns two captures of the same workload structurally (on the epoch marker of the\n"
+            "frame both windows armed on, never on timestamps), matches each context's events\n"
+            "inside each epoch, keeps the differences that pass a significance rule, and\n"
+            "reports the earliest one with both runs' neighbourhoods, then a ranked summary.\n"
+            "The rules are in docs/diff.md.\n"
+            "\n"
+            "Options:\n"
+            "      --json              the report as one JSON document\n"
+            "      --html FILE         also write a self-contained HTML report with both runs'\n"
+            "                          timelines around the first difference\n"
+            "      --anchor EVENT[.FIELD]  epoch marker to align on (default frame_start.frame,\n"
+            "                          from the armed frame); without FIELD, epochs by count\n"
+            "      --same-build        the captures are two runs of one configuration: compare\n"
+            "                          them anyway\n"
+            "      --rules FILE        significance rules and field policies (docs/diff.md)\n"
+            "      --rule NAME=on|off  switch one rule: missing extra reorder argument\n"
+            "                          epoch-duration interval drops\n"
+            "      --compare SPEC      a field policy: 'EVENT.FIELD POLICY [when FIELD=VALUE]'\n"
+            "      --margin-pct N      timing margin: N%% of the good run's median (25)\n"
+            "      --margin-us N       ... but at least N microseconds (20)\n"
+            "      --repeat N          timing outliers a class needs to be significant (3)\n"
+            "      --context-lines N   events shown either side of the first difference (3)\n"
+            "      --catalog FILE      decode with this catalogue (YAML)\n"
+            "      --color[=WHEN]      colour: auto (default), always, never\n"
+            "  -h, --help              show this help\n"
+            "\n"
+            "Exit status: 0 no significant difference, 1 significant differences, 2 bad input\n"
+            "or usage (a damaged capture, different catalogues or windows, no anchor, or two\n"
+            "captures claiming one configuration without --same-build).\n");
+}
+
+struct args {
+    const char *files[2];
+    const char *html, *catalog;
+    bool json;
+};
+
+static int apply_rule_line(struct emb_diff_rules *r, const struct emb_catalog *cat, const char *opt,
+                           const char *line)
+{
+    char err[400];
+    if (emb_diff_rules_line(r, cat, line, err, sizeof err) != 0) {
+        emb_cli_error(CMD, "%s: %s", opt, err);
+        return EMB_EXIT_BAD;
+    }
+    return EMB_EXIT_OK;
+}
+
+/* Options are applied in order, after the catalogue is known: a second pass. */
+static int parse_args(int argc, char **argv, struct args *a, struct emb_diff_rules *r,
+                      const struct emb_catalog **cat, struct emb_catalog **own)
+{
+    enum { OPT_JSON = 256, OPT_HTML, OPT_ANCHOR, OPT_SAME, OPT_RULES, OPT_RULE, OPT_COMPARE,
+           OPT_MPCT, OPT_MUS, OPT_REPEAT, OPT_LINES, OPT_CATALOG, OPT_COLOR };
+    static const struct option options[] = {
+        {"json", no_argument, NULL, OPT_JSON},         {"html", required_argument, NULL, OPT_HTML},
+        {"anchor", required_argument, NULL, OPT_ANCHOR}, {"same-build", no_argument, NULL, OPT_SAME},
+        {"rules", required_argument, NULL, OPT_RULES}, {"rule", required_argument, NULL, OPT_RULE},
+        {"compare", required_argument, NULL, OPT_COMPARE},
+        {"margin-pct", required_argument, NULL, OPT_MPCT},
+        {"margin-us", required_argument, NULL, OPT_MUS}, {"repeat", required_argument, NULL, OPT_REPEAT},
+        {"context-lines", required_argument, NULL, OPT_LINES},
+        {"catalog", required_argument, NULL, OPT_CATALOG},
+        {"color", optional_argument, NULL, OPT_COLOR}, {"colour", optional_argument, NULL, OPT_COLOR},
+        {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
+    };
+    int c, mode;
+    for (int pass = 0; pass < 2; pass++) {
+        optind = 0;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+            char line[600], err[400];
+            if (pass == 0) {
+                switch (c) {
+                case OPT_CATALOG: a->catalog = optarg; break;
+                case OPT_JSON: a->json = true; break;
+                case OPT_HTML: a->html = optarg; break;
+                case OPT_SAME: r->same_build = true; break;
+                case OPT_COLOR:
+                    if ((mode = emb_cli_parse_color(optarg)) < -1) {
+                        emb_cli_error(CMD, "--color takes auto, always or never, not '%s'", optarg);
+                        return EMB_EXIT_BAD;
+                    }
+                    emb_cli_set_color(mode);
+                    break;
+                case 'h': help(stdout); return -1;
+                case ':':
+                    emb_cli_error(CMD, "option '%s' needs a value", argv[optind - 1]);
+                    return EMB_EXIT_BAD;
+                case '?':
+                    emb_cli_error(CMD, "unknown option '%s'", argv[optind - 1]);
+                    fprintf(stderr, "Try 'emb diff --help'.\n");
+                    return EMB_EXIT_BAD;
+                default: break;
+                }
+                continue;
+            }
+            int rc = EMB_EXIT_OK;
+            switch (c) {
+            case OPT_ANCHOR:
+                if (emb_diff_rules_anchor(r, *cat, optarg, err, sizeof err) != 0) {
+                    emb_cli_error(CMD, "--anchor: %s", err);
+                    rc = EMB_EXIT_BAD;
+                }
+                break;
+            case OPT_RULES:
+                if (emb_diff_rules_load(r, *cat, optarg, err, sizeof err) != 0) {
+                    emb_cli_error(CMD, "%s", err);
+                    rc = EMB_EXIT_BAD;
+                }
+                break;
+            case OPT_RULE: {
+                const char *eq = strchr(optarg, '=');
+                snprintf(line, sizeof line, "rule %.*s %s", eq ? (int)(eq - optarg) : 0, optarg,
+                         eq ? eq + 1 : "");
+                rc = apply_rule_line(r, *cat, "--rule", eq ? line : "rule");
+                break;
+            }
+            case OPT_COMPARE:
+                snprintf(line, sizeof line, "compare %s", optarg);
+                rc = apply_rule_line(r, *cat, "--compare", line);
+                break;
+            case OPT_MPCT: snprintf(line, sizeof line, "margin-pct %s", optarg); rc = apply_rule_line(r, *cat, "--margin-pct", line); break;
+            case OPT_MUS: snprintf(line, sizeof line, "margin-us %s", optarg); rc = apply_rule_line(r, *cat, "--margin-us", line); break;
+            case OPT_REPEAT: snprintf(line, sizeof line, "repeat %s", optarg); rc = apply_rule_line(r, *cat, "--repeat", line); break;
+            case OPT_LINES: snprintf(line, sizeof line, "context-lines %s", optarg); rc = apply_rule_line(r, *cat, "--context-lines", line); break;
+            default: break;
+            }
+            if (rc != EMB_EXIT_OK)
+                return rc;
+        }
+        if (pass == 0) {
+            if (optind + 2 != argc) {
+                emb_cli_error(CMD, "two capture files, please: GOOD.emb BAD.emb");
+                fprintf(stderr, "Usage: emb diff [options] GOOD.emb BAD.emb (emb diff --help)\n");
+                return EMB_EXIT_BAD;
+            }
+            a->files[0] = argv[optind];
+            a->files[1] = argv[optind + 1];
+            if (a->catalog) {
+                char err[512];
+                if (!(*own = emb_catalog_load(a->catalog, err, sizeof err))) {
+                    emb_cli_error(CMD, "%s", err);
+                    return EMB_EXIT_BAD;
+                }
+                *cat = *own;
+            } else if (!(*cat = emb_catalog_builtin())) {
+                emb_cli_error(CMD, "the built-in catalogue does not parse");
+                return EMB_EXIT_BAD;
+            }
+        }
+    }
+    return EMB_EXIT_OK;
+}
+
+static void on_progress(void *arg, uint64_t done, uint64_t total)
+{
+    struct emb_progress **p = arg;
+    if (!*p && total >= (8u << 20))
+        *p = emb_progress_start("decoding", total);
+    emb_progress_update(*p, done);
+}
+
+int emb_cmd_diff(int argc, char **argv)
+{
+    struct args a = {0};
+    struct emb_diff_rules rules;
+    emb_diff_rules_default(&rules);
+    const struct emb_catalog *cat = NULL;
+    struct emb_catalog *own = NULL;
+    struct emb_capture *cap[2] = {NULL, NULL};
+    struct emb_diff *d = NULL;
+    int rc = parse_args(argc, argv, &a, &rules, &cat, &own);
+    if (rc != EMB_EXIT_OK) {
+        rc = rc < 0 ? EMB_EXIT_OK : rc;
+        goto out;
+    }
+    rc = EMB_EXIT_BAD;
+    for (int s = 0; s < 2; s++) {
+        struct emb_progress *progress = NULL;
+        struct emb_capture_options opt = {.catalog = cat, .no_merge = true,
+                                          .progress = on_progress, .progress_arg = &progress};
+        cap[s] = emb_capture_decode_file(a.files[s], &opt);
+        emb_progress_finish(progress);
+        long long off;
+        const char *msg;
+        if (!cap[s]) {
+            emb_cli_error_at(CMD, a.files[s], -1, "out of memory");
+            goto out;
+        }
+        if (emb_capture_failed(cap[s], &off, &msg)) {
+            emb_cli_error_at(CMD, a.files[s], off, "%s", msg);
+            goto out;
+        }
+    }
+    char err[1024];
+    if (!(d = emb_diff_run(cap[0], cap[1], &rules, err, sizeof err))) {
+        emb_cli_error(CMD, "%s", err);
+        goto out;
+    }
+    int wrc = a.json ? emb_diff_write_json(d, stdout) : emb_diff_write_text(d, stdout);
+    if (fflush(stdout) != 0 || wrc != 0) {
+        emb_cli_error_at(CMD, "stdout", -1, "write error: %s", strerror(errno));
+        goto out;
+    }
+    if (a.html) {
+        FILE *f = fopen(a.html, "w");
+        if (!f) {
+            emb_cli_error_at(CMD, a.html, -1, "cannot create: %s", strerror(errno));
+            goto out;
+        }
+        int hrc = emb_diff_write_html(d, f);
+        if (fclose(f) != 0 || hrc != 0) {
+            emb_cli_error_at(CMD, a.html, -1, "write error: %s", strerror(errno));
+            goto out;
+        }
+    }
+    rc = emb_diff_significant(d) ? EMB_EXIT_FINDINGS : EMB_EXIT_OK;
+out:
+    emb_diff_free(d);
+    emb_capture_free(cap[0]);
+    emb_capture_free(cap[1]);
+    emb_diff_rules_free(&rules);
+    if (own)
+        emb_catalog_free(own);
+    return rc;
+}

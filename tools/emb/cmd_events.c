@@ -1,0 +1,762 @@
+/* `emb events`: the service IPC trace sink and the questions it answers. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "emb_cmds.h"
+#include "events_chain.h"
+#include "events_client.h"
+#include "events_cmd.h"
+#include "events_sink.h"
+
+static const char *const CMD = "emb events";
+
+#define QUERY_TIMEOUT_MS 3000
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "Usage: emb events serve [options] [-- COMMAND...]\n"
+            "       emb events status [options]\n"
+            "       emb events dump [N] [options]\n"
+            "       emb events logs [--since C] [--follow] [options]\n"
+            "       emb events metrics [options]\n"
+            "       emb events export --format perfetto|ctf [-o OUT] [options]\n"
+            "\n"
+            "Service IPC tracing. Services granted the sink's capability record each call they\n"
+            "make (request, reply, timeout, peer_lost, queue_full, aborted), metric samples and\n"
+            "copies of their log lines into the `events` sink. These commands ask it:\n"
+            "\n"
+            "  serve     run the sink (see `emb events serve --help`)\n"
+            "  status    ring capacity, events held, accepted, dropped, malformed\n"
+            "  dump [N]  the N most recent events (1 to 255, default 255), with the chain of\n"
+            "            calls each belongs to, e.g. client -> fs.read -> block-driver.read_block\n"
+            "  logs      log lines after cursor C (default: all held); --follow keeps asking\n"
+            "  metrics   the latest value of every metric\n"
+            "  export    the dump as a trace: one slice per call (request to its reply, timeout\n"
+            "            or other outcome), flows along chains; perfetto (Chrome JSON) or ctf\n"
+            "            (a CTF 1.8 directory for babeltrace2 and Trace Compass)\n"
+            "\n"
+            "Options:\n"
+            "  -s, --socket PATH   the sink's query socket (default: $EMB_EVENTS_SOCKET, else\n"
+            "                      $XDG_RUNTIME_DIR/emb-events.sock, else /tmp/emb-events-UID.sock)\n"
+            "      --ops FILE      opcode names: lines of `PEER OPCODE NAME`\n"
+            "      --json          one JSON document (logs: one JSON object per line)\n"
+            "  -f, --format FMT    export: perfetto or ctf\n"
+            "  -o, --output OUT    export: file (perfetto, default stdout) or directory (ctf)\n"
+            "      --since C       logs: the last line number already seen (0: everything)\n"
+            "      --follow        logs: keep printing new lines until interrupted\n"
+            "      --color[=WHEN]  auto (default), always, never; NO_COLOR is honoured\n"
+            "  -h, --help          show this help\n"
+            "\n"
+            "Exit status: 0 ok, 2 on bad usage or when the sink cannot be reached.\n");
+}
+
+enum sub { SUB_STATUS, SUB_DUMP, SUB_LOGS, SUB_METRICS, SUB_EXPORT };
+
+struct args {
+    enum sub sub;
+    const char *socket;
+    const char *ops;
+    const char *format;
+    const char *output;
+    unsigned count;
+    uint64_t since;
+    bool json;
+    bool follow;
+};
+
+static volatile sig_atomic_t follow_stop;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    follow_stop = 1;
+}
+
+/* ---- Talking to the sink ---- */
+
+struct conn {
+    int fd;
+    const char *path;
+    char pathbuf[256];
+    uint8_t *reply;
+};
+
+static int conn_open(struct conn *c, const char *socket_path)
+{
+    c->path = socket_path ? socket_path : emb_events_default_socket(c->pathbuf, sizeof c->pathbuf);
+    char err[320];
+    c->fd = emb_events_connect(c->path, err, sizeof err);
+    if (c->fd < 0) {
+        emb_cli_error(CMD, "%s", err);
+        return -1;
+    }
+    c->reply = malloc(EMB_EVENTS_REPLY_MAX);
+    if (c->reply == NULL) {
+        emb_cli_error(CMD, "out of memory");
+        close(c->fd);
+        return -1;
+    }
+    return 0;
+}
+
+static void conn_close(struct conn *c)
+{
+    close(c->fd);
+    free(c->reply);
+}
+
+static long conn_query(struct conn *c, const uint8_t *q, size_t n)
+{
+    char err[256];
+    long r = emb_events_query(c->fd, q, n, c->reply, QUERY_TIMEOUT_MS, err, sizeof err);
+    if (r < 0)
+        emb_cli_error(CMD, "%s: %s", c->path, err);
+    return r;
+}
+
+static int get_status(struct conn *c, struct emb_svc_status *st)
+{
+    uint8_t q[1];
+    long n = conn_query(c, q, emb_svc_encode_status(q, sizeof q));
+    if (n < 0)
+        return -1;
+    size_t bad = 0;
+    if (emb_svc_decode_status_reply(c->reply, (size_t)n, st, &bad) != EMB_OK) {
+        emb_cli_error_at(CMD, c->path, (long long)bad, "STATUS reply of %ld bytes is malformed", n);
+        return -1;
+    }
+    return 0;
+}
+
+/* Fetches the most recent `count` events; returns how many, or -1. */
+static long get_events(struct conn *c, unsigned count, struct emb_svc_event *ev)
+{
+    uint8_t q[EMB_SVC_MSG_DUMP_LEN];
+    long n = conn_query(c, q, emb_svc_encode_dump(q, sizeof q, (uint8_t)count));
+    if (n < 0)
+        return -1;
+    if (n % EMB_SVC_EV_LEN != 0 || n / EMB_SVC_EV_LEN > (long)count) {
+        emb_cli_error_at(CMD, c->path, n - n % EMB_SVC_EV_LEN,
+                         "DUMP reply of %ld bytes is not %u-byte events", n, EMB_SVC_EV_LEN);
+        return -1;
+    }
+    for (long i = 0; i < n / EMB_SVC_EV_LEN; i++) {
+        size_t bad = 0;
+        if (emb_svc_decode_event_record(c->reply + i * EMB_SVC_EV_LEN, &ev[i], &bad) != EMB_OK) {
+            emb_cli_error_at(CMD, c->path, i * EMB_SVC_EV_LEN + (long)bad,
+                             "event %ld of the DUMP reply is malformed", i);
+            return -1;
+        }
+    }
+    return n / EMB_SVC_EV_LEN;
+}
+
+/* ---- Text ---- */
+
+/* Prints bytes a person can read: anything not printable ASCII or UTF-8 as \xNN. */
+static void put_text(FILE *out, const uint8_t *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] >= 0x20 && s[i] != 0x7F)
+            fputc(s[i], out); /* UTF-8 sequences pass through for the terminal to show */
+        else
+            fprintf(out, "\\x%02x", s[i]);
+    }
+}
+
+static void put_name(FILE *out, const char *name, int width)
+{
+    int len = (int)strlen(name);
+    put_text(out, (const uint8_t *)name, (size_t)len);
+    if (width > len)
+        fprintf(out, "%*s", width - len, "");
+}
+
+static enum emb_color kind_color(uint8_t kind)
+{
+    switch (kind) {
+    case EMB_SVC_KIND_REPLY:
+        return EMB_C_GREEN;
+    case EMB_SVC_KIND_TIMEOUT:
+        return EMB_C_YELLOW;
+    case EMB_SVC_KIND_PEER_LOST:
+        return EMB_C_RED;
+    case EMB_SVC_KIND_QUEUE_FULL:
+        return EMB_C_MAGENTA;
+    case EMB_SVC_KIND_ABORTED:
+        return EMB_C_DIM;
+    default:
+        return EMB_C_CYAN;
+    }
+}
+
+static int cmd_status(const struct args *a)
+{
+    struct conn c;
+    if (conn_open(&c, a->socket) != 0)
+        return EMB_EXIT_BAD;
+    struct emb_svc_status st;
+    int rc = get_status(&c, &st);
+    conn_close(&c);
+    if (rc != 0)
+        return EMB_EXIT_BAD;
+    if (a->json) {
+        struct emb_json j;
+        emb_json_init(&j, stdout, true);
+        emb_json_begin_object(&j, NULL);
+        emb_json_string(&j, "socket", c.path);
+        emb_json_uint(&j, "capacity", st.capacity);
+        emb_json_uint(&j, "held", st.held);
+        emb_json_uint(&j, "accepted", st.accepted);
+        emb_json_uint(&j, "dropped", st.dropped);
+        emb_json_uint(&j, "malformed", st.malformed);
+        emb_json_end_object(&j);
+        emb_json_end(&j);
+        return EMB_EXIT_OK;
+    }
+    const char *b = emb_cli_color(stdout, EMB_C_BOLD), *r = emb_cli_color(stdout, EMB_C_RESET);
+    const char *warn = emb_cli_color(stdout, EMB_C_YELLOW);
+    printf("%ssink%s       %s\n", b, r, c.path);
+    printf("%scapacity%s   %u events\n", b, r, st.capacity);
+    printf("%sheld%s       %u\n", b, r, st.held);
+    printf("%saccepted%s   %llu\n", b, r, (unsigned long long)st.accepted);
+    printf("%sdropped%s    %s%llu%s%s\n", b, r, st.dropped ? warn : "",
+           (unsigned long long)st.dropped, st.dropped ? r : "",
+           st.dropped ? "  (emitters found the sink's queue full)" : "");
+    printf("%smalformed%s  %s%llu%s\n", b, r, st.malformed ? warn : "",
+           (unsigned long long)st.malformed, st.malformed ? r : "");
+    return EMB_EXIT_OK;
+}
+
+static struct emb_events_ops *load_ops(const char *path, int *rc)
+{
+    *rc = 0;
+    if (path == NULL)
+        return NULL;
+    char err[512];
+    struct emb_events_ops *ops = emb_events_ops_load(path, err, sizeof err);
+    if (ops == NULL) {
+        emb_cli_error(CMD, "%s", err);
+        *rc = -1;
+    }
+    return ops;
+}
+
+/* Distinct chains and how their calls ended. */
+struct chain_row {
+    char chain[160];
+    unsigned by_kind[EMB_SVC_KIND_MAX + 1];
+};
+
+static size_t summarise_chains(const struct emb_svc_event *ev, const struct emb_events_calls *calls,
+                               const struct emb_events_ops *ops, struct chain_row *rows)
+{
+    size_t nrows = 0;
+    for (size_t k = 0; k < calls->count; k++) {
+        char chain[160];
+        emb_events_chain(calls, ev, ops, k, chain, sizeof chain);
+        size_t r = 0;
+        while (r < nrows && strcmp(rows[r].chain, chain) != 0)
+            r++;
+        if (r == nrows) {
+            memset(&rows[r], 0, sizeof rows[r]);
+            snprintf(rows[r].chain, sizeof rows[r].chain, "%s", chain);
+            nrows++;
+        }
+        rows[r].by_kind[calls->call[k].kind]++;
+    }
+    return nrows;
+}
+
+static void dump_json(const struct emb_svc_event *ev, size_t n, const struct emb_events_calls *calls,
+                      const struct emb_events_ops *ops, const struct emb_svc_status *st,
+                      struct chain_row *rows, size_t nrows)
+{
+    struct emb_json j;
+    emb_json_init(&j, stdout, true);
+    emb_json_begin_object(&j, NULL);
+    emb_json_uint(&j, "capacity", st->capacity);
+    emb_json_uint(&j, "accepted", st->accepted);
+    emb_json_uint(&j, "dropped", st->dropped);
+    emb_json_begin_array(&j, "events");
+    for (size_t i = 0; i < n; i++) {
+        char chain[160], target[64];
+        emb_events_chain(calls, ev, ops, calls->of_event[i], chain, sizeof chain);
+        emb_json_begin_object(&j, NULL);
+        emb_json_uint(&j, "seq", ev[i].seq);
+        emb_json_uint(&j, "at_s", ev[i].at_s);
+        emb_json_string(&j, "caller", ev[i].caller);
+        emb_json_string(&j, "peer", ev[i].peer);
+        emb_json_uint(&j, "op", ev[i].op);
+        emb_json_string(&j, "target", emb_events_target(ops, ev[i].peer, ev[i].op, target,
+                                                        sizeof target));
+        emb_json_string(&j, "kind", emb_svc_kind_name(ev[i].kind));
+        emb_json_string(&j, "chain", chain);
+        emb_json_end_object(&j);
+    }
+    emb_json_end_array(&j);
+    emb_json_begin_array(&j, "chains");
+    for (size_t r = 0; r < nrows; r++) {
+        emb_json_begin_object(&j, NULL);
+        emb_json_string(&j, "chain", rows[r].chain);
+        for (unsigned k = 1; k <= EMB_SVC_KIND_MAX; k++)
+            if (rows[r].by_kind[k])
+                emb_json_uint(&j, k == EMB_SVC_KIND_REQUEST ? "outstanding" : emb_svc_kind_name((uint8_t)k),
+                              rows[r].by_kind[k]);
+        emb_json_end_object(&j);
+    }
+    emb_json_end_array(&j);
+    emb_json_end_object(&j);
+    emb_json_end(&j);
+}
+
+static void dump_text(const struct emb_svc_event *ev, size_t n, const struct emb_events_calls *calls,
+                      const struct emb_events_ops *ops, const struct emb_svc_status *st,
+                      struct chain_row *rows, size_t nrows)
+{
+    FILE *o = stdout;
+    const char *b = emb_cli_color(o, EMB_C_BOLD), *r = emb_cli_color(o, EMB_C_RESET);
+    const char *dim = emb_cli_color(o, EMB_C_DIM);
+    fprintf(o, "%zu events shown of %u held (capacity %u); %llu accepted, %llu dropped\n\n", n,
+            st->held, st->capacity, (unsigned long long)st->accepted,
+            (unsigned long long)st->dropped);
+    fprintf(o, "%s%6s %5s  %-12s  %-10s  %-28s  %s%s\n", b, "SEQ", "AT_S", "CALLER", "KIND",
+            "CALLED", "CHAIN", r);
+    for (size_t i = 0; i < n; i++) {
+        char chain[160], target[64];
+        emb_events_chain(calls, ev, ops, calls->of_event[i], chain, sizeof chain);
+        emb_events_target(ops, ev[i].peer, ev[i].op, target, sizeof target);
+        fprintf(o, "%6u %4us  ", ev[i].seq, ev[i].at_s);
+        put_name(o, ev[i].caller, 12);
+        fprintf(o, "  %s%-10s%s  ", emb_cli_color(o, kind_color(ev[i].kind)),
+                emb_svc_kind_name(ev[i].kind), r);
+        put_name(o, target, 28);
+        fprintf(o, "  %s", ev[i].kind == EMB_SVC_KIND_REQUEST ? "" : dim);
+        put_text(o, (const uint8_t *)chain, strlen(chain));
+        fprintf(o, "%s\n", ev[i].kind == EMB_SVC_KIND_REQUEST ? "" : r);
+    }
+    if (nrows == 0)
+        return;
+    fprintf(o, "\n%schains%s (calls by how they ended)\n", b, r);
+    for (size_t k = 0; k < nrows; k++) {
+        fprintf(o, "  ");
+        put_name(o, rows[k].chain, 50);
+        for (unsigned kind = 2; kind <= EMB_SVC_KIND_MAX; kind++)
+            if (rows[k].by_kind[kind])
+                fprintf(o, "  %s%u %s%s", emb_cli_color(o, kind_color((uint8_t)kind)),
+                        rows[k].by_kind[kind], emb_svc_kind_name((uint8_t)kind), r);
+        if (rows[k].by_kind[EMB_SVC_KIND_REQUEST])
+            fprintf(o, "  %u outstanding", rows[k].by_kind[EMB_SVC_KIND_REQUEST]);
+        fputc('\n', o);
+    }
+}
+
+/* Reads the dump and its calls; the caller frees ev and calls. */
+static int read_view(const struct args *a, struct conn *c, struct emb_svc_event **ev, size_t *n,
+                     struct emb_events_calls *calls, struct emb_svc_status *st)
+{
+    *ev = calloc(EMB_SVC_DUMP_MAX, sizeof **ev);
+    if (*ev == NULL || get_status(c, st) != 0)
+        return -1;
+    long got = get_events(c, a->count, *ev);
+    if (got < 0)
+        return -1;
+    *n = (size_t)got;
+    if (emb_events_calls_build(*ev, *n, calls) != 0) {
+        emb_cli_error(CMD, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static int cmd_dump(const struct args *a)
+{
+    int rc;
+    struct emb_events_ops *ops = load_ops(a->ops, &rc);
+    if (rc != 0)
+        return EMB_EXIT_BAD;
+    struct conn c;
+    if (conn_open(&c, a->socket) != 0) {
+        emb_events_ops_free(ops);
+        return EMB_EXIT_BAD;
+    }
+    struct emb_svc_event *ev = NULL;
+    size_t n = 0;
+    struct emb_events_calls calls = {0};
+    struct emb_svc_status st;
+    int status = EMB_EXIT_BAD;
+    if (read_view(a, &c, &ev, &n, &calls, &st) == 0) {
+        struct chain_row *rows = calloc(calls.count ? calls.count : 1, sizeof *rows);
+        if (rows) {
+            size_t nrows = summarise_chains(ev, &calls, ops, rows);
+            if (a->json)
+                dump_json(ev, n, &calls, ops, &st, rows, nrows);
+            else
+                dump_text(ev, n, &calls, ops, &st, rows, nrows);
+            status = EMB_EXIT_OK;
+        }
+        free(rows);
+    }
+    emb_events_calls_free(&calls);
+    free(ev);
+    conn_close(&c);
+    emb_events_ops_free(ops);
+    return status;
+}
+
+static int cmd_export(const struct args *a)
+{
+    bool ctf = !strcmp(a->format, "ctf");
+    if (!ctf && strcmp(a->format, "perfetto") != 0 && strcmp(a->format, "chrome") != 0) {
+        emb_cli_error(CMD, "--format %s: expected perfetto or ctf", a->format);
+        return EMB_EXIT_BAD;
+    }
+    if (ctf && a->output == NULL) {
+        emb_cli_error(CMD, "--format ctf writes a directory: give -o DIR");
+        return EMB_EXIT_BAD;
+    }
+    int rc;
+    struct emb_events_ops *ops = load_ops(a->ops, &rc);
+    if (rc != 0)
+        return EMB_EXIT_BAD;
+    struct conn c;
+    if (conn_open(&c, a->socket) != 0) {
+        emb_events_ops_free(ops);
+        return EMB_EXIT_BAD;
+    }
+    struct emb_svc_event *ev = NULL;
+    size_t n = 0;
+    struct emb_events_calls calls = {0};
+    struct emb_svc_status st;
+    int status = EMB_EXIT_BAD;
+    if (read_view(a, &c, &ev, &n, &calls, &st) == 0) {
+        struct emb_events_view v = {.ev = ev, .n = n, .calls = &calls, .ops = ops,
+                                    .dropped = st.dropped};
+        char err[512];
+        if (ctf) {
+            if (emb_events_write_ctf(&v, a->output, err, sizeof err) == 0)
+                status = EMB_EXIT_OK;
+            else
+                emb_cli_error(CMD, "%s", err);
+        } else {
+            FILE *out = a->output ? fopen(a->output, "w") : stdout;
+            if (out == NULL) {
+                emb_cli_error(CMD, "%s: %s", a->output, strerror(errno));
+            } else {
+                int w = emb_events_write_perfetto(&v, out);
+                if ((out != stdout ? fclose(out) : fflush(out)) != 0 || w != 0)
+                    emb_cli_error(CMD, "%s: %s", a->output ? a->output : "stdout",
+                                  strerror(errno));
+                else
+                    status = EMB_EXIT_OK;
+            }
+        }
+    }
+    emb_events_calls_free(&calls);
+    free(ev);
+    conn_close(&c);
+    emb_events_ops_free(ops);
+    return status;
+}
+
+static int cmd_metrics(const struct args *a)
+{
+    struct conn c;
+    if (conn_open(&c, a->socket) != 0)
+        return EMB_EXIT_BAD;
+    uint8_t q[1];
+    long n = conn_query(&c, q, emb_svc_encode_metrics(q, sizeof q));
+    int status = EMB_EXIT_BAD;
+    if (n >= 0 && n % EMB_SVC_MET_LEN != 0) {
+        emb_cli_error_at(CMD, c.path, n - n % EMB_SVC_MET_LEN,
+                         "METRICS reply of %ld bytes is not %u-byte records", n, EMB_SVC_MET_LEN);
+    } else if (n >= 0) {
+        size_t count = (size_t)n / EMB_SVC_MET_LEN;
+        struct emb_svc_metric *m = calloc(count ? count : 1, sizeof *m);
+        status = m ? EMB_EXIT_OK : EMB_EXIT_BAD;
+        for (size_t i = 0; m && i < count; i++) {
+            size_t bad = 0;
+            if (emb_svc_decode_metric_record(c.reply + i * EMB_SVC_MET_LEN, &m[i], &bad)) {
+                emb_cli_error_at(CMD, c.path, (long long)(i * EMB_SVC_MET_LEN + bad),
+                                 "metric %zu of the METRICS reply is malformed", i);
+                status = EMB_EXIT_BAD;
+                break;
+            }
+        }
+        if (status == EMB_EXIT_OK && a->json) {
+            struct emb_json j;
+            emb_json_init(&j, stdout, true);
+            emb_json_begin_object(&j, NULL);
+            emb_json_begin_array(&j, "metrics");
+            for (size_t i = 0; i < count; i++) {
+                emb_json_begin_object(&j, NULL);
+                emb_json_string(&j, "owner", m[i].owner);
+                emb_json_string(&j, "name", m[i].name);
+                emb_json_uint(&j, "value", m[i].value);
+                emb_json_end_object(&j);
+            }
+            emb_json_end_array(&j);
+            emb_json_end_object(&j);
+            emb_json_end(&j);
+        } else if (status == EMB_EXIT_OK) {
+            const char *b = emb_cli_color(stdout, EMB_C_BOLD), *r = emb_cli_color(stdout, EMB_C_RESET);
+            printf("%s%-12s  %-20s  %20s%s\n", b, "OWNER", "NAME", "VALUE", r);
+            for (size_t i = 0; i < count; i++) {
+                put_name(stdout, m[i].owner, 12);
+                fputs("  ", stdout);
+                put_name(stdout, m[i].name, 20);
+                printf("  %20llu\n", (unsigned long long)m[i].value);
+            }
+        }
+        free(m);
+    }
+    conn_close(&c);
+    return status;
+}
+
+/* Prints the lines of one LOGS reply; returns the header's next cursor in *next. */
+static int print_logs(const uint8_t *reply, long n, const char *path, bool json,
+                      uint64_t since, uint64_t *next, bool *printed_gap)
+{
+    struct emb_svc_logs_header h;
+    size_t bad = 0;
+    if (emb_svc_decode_logs_header(reply, n < 0 ? 0 : (size_t)n, &h, &bad) != EMB_OK) {
+        emb_cli_error_at(CMD, path, (long long)bad, "LOGS reply of %ld bytes is malformed", n);
+        return -1;
+    }
+    const uint8_t *p = reply + EMB_SVC_LOGS_HDR_LEN, *end = reply + n;
+    size_t lines = 0;
+    for (const uint8_t *q = p; q < end; q++)
+        lines += *q == '\n';
+    if (end > p && end[-1] != '\n') {
+        emb_cli_error_at(CMD, path, n, "LOGS reply ends inside a line");
+        return -1;
+    }
+    uint64_t first = h.next - lines + 1;
+    if (h.wrapped && !*printed_gap) {
+        /* The sink reads a cursor past its newest line (an older sink's) as 0. */
+        uint64_t from = h.count && since > h.oldest + h.count - 1 ? 0 : since;
+        uint64_t lost = h.oldest - from - 1;
+        if (!json)
+            fprintf(stdout, "%s(%llu lines lost before line %llu: the window wrapped)%s\n",
+                    emb_cli_color(stdout, EMB_C_YELLOW), (unsigned long long)lost,
+                    (unsigned long long)h.oldest, emb_cli_color(stdout, EMB_C_RESET));
+        *printed_gap = true;
+    }
+    for (uint64_t k = first; p < end; k++) {
+        const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
+        const uint8_t *sep = memchr(p, EMB_SVC_LOG_SEP, (size_t)(nl - p));
+        const uint8_t *text = sep ? sep + 1 : p;
+        size_t owner_len = sep ? (size_t)(sep - p) : 0;
+        if (json) {
+            struct emb_json j;
+            emb_json_init(&j, stdout, false);
+            emb_json_begin_object(&j, NULL);
+            emb_json_uint(&j, "line", k);
+            emb_json_string_n(&j, "owner", (const char *)p, owner_len);
+            emb_json_string_n(&j, "text", (const char *)text, (size_t)(nl - text));
+            emb_json_end_object(&j);
+            emb_json_end(&j);
+        } else {
+            fprintf(stdout, "%s%7llu%s  ", emb_cli_color(stdout, EMB_C_DIM), (unsigned long long)k,
+                    emb_cli_color(stdout, EMB_C_RESET));
+            char owner[EMB_SVC_NAME_LEN + 1];
+            snprintf(owner, sizeof owner, "%.*s", (int)owner_len, (const char *)p);
+            put_name(stdout, owner, 12);
+            fputs("  ", stdout);
+            put_text(stdout, text, (size_t)(nl - text));
+            fputc('\n', stdout);
+        }
+        p = nl + 1;
+    }
+    *next = h.next;
+    return 0;
+}
+
+static int cmd_logs(const struct args *a)
+{
+    struct conn c;
+    if (conn_open(&c, a->socket) != 0)
+        return EMB_EXIT_BAD;
+    uint64_t cursor = a->since;
+    bool gap_shown = false;
+    int status = EMB_EXIT_OK;
+    struct sigaction sa = {.sa_handler = on_interrupt};
+    sigemptyset(&sa.sa_mask);
+    if (a->follow) {
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+    }
+    /* Without --follow, ask until the reply brings nothing new (a reply holds at most
+     * EMB_EVENTS_REPLY_MAX bytes of lines). --follow keeps asking, five times a second. */
+    while (!follow_stop) {
+        uint8_t q[EMB_SVC_MSG_LOGS_LEN];
+        long n = conn_query(&c, q, emb_svc_encode_logs(q, sizeof q, cursor));
+        uint64_t next = cursor;
+        if (n < 0 || print_logs(c.reply, n, c.path, a->json, cursor, &next, &gap_shown) != 0) {
+            status = EMB_EXIT_BAD;
+            break;
+        }
+        fflush(stdout);
+        bool more = n > (long)EMB_SVC_LOGS_HDR_LEN; /* lines came: there may be more */
+        cursor = next; /* lower than before when a new sink numbers its lines from 1 again */
+        if (!more) {
+            if (!a->follow)
+                break;
+            struct timespec ts = {0, 200 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    conn_close(&c);
+    return status;
+}
+
+/* ---- Arguments ---- */
+
+static bool parse_u64(const char *s, uint64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-')
+        return false;
+    *out = v;
+    return true;
+}
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+    enum { OPT_JSON = 256, OPT_OPS, OPT_SINCE, OPT_FOLLOW, OPT_COLOR };
+    static const struct option options[] = {
+        {"socket", required_argument, NULL, 's'},
+        {"ops", required_argument, NULL, OPT_OPS},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"format", required_argument, NULL, 'f'},
+        {"output", required_argument, NULL, 'o'},
+        {"since", required_argument, NULL, OPT_SINCE},
+        {"follow", no_argument, NULL, OPT_FOLLOW},
+        {"color", optional_argument, NULL, OPT_COLOR},
+        {"colour", optional_argument, NULL, OPT_COLOR},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    static const char *const subs[] = {"status", "dump", "logs", "metrics", "export"};
+    const char *sub = argv[1];
+    a->sub = (enum sub)-1;
+    for (unsigned i = 0; i < sizeof subs / sizeof subs[0]; i++)
+        if (!strcmp(sub, subs[i]))
+            a->sub = (enum sub)i;
+    if ((int)a->sub < 0) {
+        emb_cli_error(CMD, "unknown subcommand '%s'", sub);
+        help(stderr);
+        return EMB_EXIT_BAD;
+    }
+    a->count = EMB_SVC_DUMP_MAX;
+    int c, mode;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc - 1, argv + 1, "s:f:o:h", options, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            a->socket = optarg;
+            break;
+        case OPT_OPS:
+            a->ops = optarg;
+            break;
+        case OPT_JSON:
+            a->json = true;
+            break;
+        case 'f':
+            a->format = optarg;
+            break;
+        case 'o':
+            a->output = optarg;
+            break;
+        case OPT_SINCE:
+            if (!parse_u64(optarg, &a->since)) {
+                emb_cli_error(CMD, "--since %s: expected a line number", optarg);
+                return EMB_EXIT_BAD;
+            }
+            break;
+        case OPT_FOLLOW:
+            a->follow = true;
+            break;
+        case OPT_COLOR:
+            mode = emb_cli_parse_color(optarg);
+            if (mode < -1) {
+                emb_cli_error(CMD, "--color=%s: expected auto, always or never", optarg);
+                return EMB_EXIT_BAD;
+            }
+            emb_cli_set_color(mode);
+            break;
+        case 'h':
+            help(stdout);
+            return EMB_EXIT_OK;
+        default:
+            emb_cli_error(CMD, "unknown option '%s'", argv[optind]);
+            return EMB_EXIT_BAD;
+        }
+    }
+    int rest = argc - 1 - optind;
+    char **pos = argv + 1 + optind;
+    if (a->sub == SUB_DUMP && rest == 1) {
+        uint64_t v = 0;
+        if (!parse_u64(pos[0], &v) || v < 1 || v > EMB_SVC_DUMP_MAX) {
+            emb_cli_error(CMD, "dump %s: expected a count from 1 to %u", pos[0], EMB_SVC_DUMP_MAX);
+            return EMB_EXIT_BAD;
+        }
+        a->count = (unsigned)v;
+        rest = 0;
+    }
+    if (rest > 0) {
+        emb_cli_error(CMD, "%s: unexpected argument '%s'", sub, pos[0]);
+        return EMB_EXIT_BAD;
+    }
+    if (a->sub == SUB_EXPORT && a->format == NULL) {
+        emb_cli_error(CMD, "export needs --format perfetto or --format ctf");
+        return EMB_EXIT_BAD;
+    }
+    if ((a->since || a->follow) && a->sub != SUB_LOGS) {
+        emb_cli_error(CMD, "--since and --follow are for `emb events logs`");
+        return EMB_EXIT_BAD;
+    }
+    return -1;
+}
+
+int emb_cmd_events(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        help(argc < 2 ? stderr : stdout);
+        return argc < 2 ? EMB_EXIT_BAD : EMB_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "serve"))
+        return emb_events_serve_main(argc - 1, argv + 1);
+    struct args a = {0};
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    switch (a.sub) {
+    case SUB_STATUS:
+        return cmd_status(&a);
+    case SUB_DUMP:
+        return cmd_dump(&a);
+    case SUB_LOGS:
+        return cmd_logs(&a);
+    case SUB_METRICS:
+        return cmd_metrics(&a);
+    case SUB_EXPORT:
+        return cmd_export(&a);
+    }
+    return EMB_EXIT_BAD;
+}

@@ -1,0 +1,289 @@
+/* `emb inspect`: what a capture file holds, at a glance or as JSON. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture.h"
+#include "catalog.h"
+#include "cli.h"
+#include "emb_cmds.h"
+#include "trace_decode.h"
+
+static const char *const CMD = "emb inspect";
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "Usage: emb inspect [options] FILE.emb\n"
+            "\n"
+            "Checks a capture file (magic, version, length, CRC, sections, catalogue) and shows\n"
+            "what it holds: label and source revision, the device's build, firmware version,\n"
+            "configuration flags and clock, the window (armed frame, capacity, writes, drops),\n"
+            "events by type, the frame range and the time span.\n"
+            "\n"
+            "Options:\n"
+            "      --json          the same as one JSON document\n"
+            "      --catalog FILE  check with this catalogue (YAML) instead of the built-in one\n"
+            "      --color[=WHEN]  colour: auto (default), always, never\n"
+            "  -h, --help          show this help\n"
+            "\n"
+            "Exit status: 0 the capture is sound, 2 bad input or usage.\n");
+}
+
+struct stats {
+    uint64_t *by_id;        /* 65536 counters */
+    uint64_t frames;        /* frame_start events */
+    uint32_t first_frame, last_frame;
+    uint64_t span_ns;
+};
+
+static void gather(const struct emb_trace *t, struct stats *s)
+{
+    const struct emb_cat_event *fs = emb_catalog_find(emb_trace_catalog(t), "frame_start");
+    const struct emb_cat_field *ff = NULL;
+    for (size_t f = 0; fs && f < fs->nfields; f++)
+        if (fs->fields[f].meaning == EMB_CAT_MEANING_FRAME)
+            ff = &fs->fields[f];
+    for (size_t i = 0; i < emb_trace_context_count(t); i++) {
+        const struct emb_trace_context *c = emb_trace_context(t, i);
+        for (size_t k = 0; k < c->nrecs; k++) {
+            const struct emb_trace_event *r = &c->recs[k];
+            if (r->type != EMB_TREC_EVENT)
+                continue;
+            s->by_id[r->id]++;
+            if (r->ev == fs && ff) {
+                uint32_t v = (uint32_t)emb_cat_field_get_uint(ff, r->payload);
+                if (!s->frames || v < s->first_frame)
+                    s->first_frame = v;
+                if (!s->frames || v > s->last_frame)
+                    s->last_frame = v;
+                s->frames++;
+            }
+        }
+    }
+    const struct emb_trace_info *h = emb_trace_info(t);
+    s->span_ns = emb_trace_ticks_to_ns(h->end_ts - h->start_ts, h->clock_hz);
+}
+
+static const char *or_none(const char *s) { return s[0] ? s : "(none)"; }
+
+static void print_text(const struct emb_capture *c, const struct stats *s, FILE *out)
+{
+    const struct emb_cap_identity *id = emb_capture_identity(c);
+    const struct emb_cap_window *w = emb_capture_window(c);
+    const struct emb_trace *t = emb_capture_trace(c);
+    const struct emb_catalog *cat = emb_trace_catalog(t);
+    const char *b = emb_cli_color(out, EMB_C_BOLD), *r = emb_cli_color(out, EMB_C_RESET);
+    char hex[65];
+    fprintf(out, "%semb inspect%s %s: capture v%u, %" PRIu64 " bytes, CRC ok\n", b, r,
+            emb_capture_name(c), emb_capture_version(c), emb_capture_size(c));
+    fprintf(out, "%sfile:%s     label=%s revision=%s catalogue=0x%08" PRIx32 "\n", b, r,
+            or_none(id->label), or_none(id->revision), id->catalog_checksum);
+    fprintf(out, "%sdevice:%s   build=%s firmware=\"%s\" flags=\"%s\"\n", b, r,
+            id->build_id_len ? emb_capture_hex(id->build_id, id->build_id_len, hex) : "(none)",
+            id->firmware, id->config);
+    fprintf(out, "          port=%s clock_hz=%" PRIu64 " session=0x%016" PRIx64 "\n", or_none(id->port),
+            id->clock_hz, id->session_id);
+    fprintf(out, "%swindow:%s   ", b, r);
+    if (w->armed_frame != EMB_CAP_NO_FRAME)
+        fprintf(out, "armed_frame=%" PRIu32 " capacity=%" PRIu32 " bytes/context ", w->armed_frame,
+                w->capacity);
+    else
+        fprintf(out, "not armed (a snapshot or a stream) ");
+    fprintf(out, "writes=%" PRIu64 " drops=%" PRIu64 " lost_packets=%" PRIu64 "\n", w->writes,
+            w->drops, w->lost_packets);
+    fprintf(out, "%scontexts:%s %zu\n", b, r, w->nrows);
+    for (size_t i = 0; i < w->nrows; i++)
+        fprintf(out, "  %-20s id %-4u %-6s %10" PRIu64 " events  %" PRIu32 " dropped  %" PRIu32
+                " packets lost\n", w->rows[i].name, w->rows[i].id,
+                w->rows[i].kind ? "thread" : "cpu", w->rows[i].events, w->rows[i].discarded,
+                w->rows[i].lost_packets);
+    fprintf(out, "%sevents:%s   %" PRIu64 " stored\n", b, r, w->stored);
+    for (unsigned id16 = 0; id16 < 65536; id16++) {
+        if (!s->by_id[id16])
+            continue;
+        const struct emb_cat_event *ev = emb_catalog_event(cat, (uint16_t)id16);
+        fprintf(out, "  %-20s %10" PRIu64 "\n", ev ? ev->name : "(unknown)", s->by_id[id16]);
+    }
+    if (s->frames)
+        fprintf(out, "%sframes:%s   %" PRIu32 "..%" PRIu32 " (%" PRIu64 " epochs)\n", b, r,
+                s->first_frame, s->last_frame, s->frames);
+    else
+        fprintf(out, "%sframes:%s   none (no frame_start event)\n", b, r);
+    fprintf(out, "%sspan:%s     %" PRIu64 " us\n", b, r, s->span_ns / 1000u);
+    size_t n;
+    const struct emb_cap_section *sec = emb_capture_sections(c, &n);
+    fprintf(out, "%ssections:%s", b, r);
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "%s %s v%u (%" PRIu64 " bytes)", i ? "," : "", emb_capture_section_name(sec[i].type),
+                sec[i].version, sec[i].length);
+    fputc('\n', out);
+}
+
+static void print_json(const struct emb_capture *c, const struct stats *s, FILE *out)
+{
+    const struct emb_cap_identity *id = emb_capture_identity(c);
+    const struct emb_cap_window *w = emb_capture_window(c);
+    const struct emb_catalog *cat = emb_trace_catalog(emb_capture_trace(c));
+    char hex[65];
+    struct emb_json j;
+    emb_json_init(&j, out, true);
+    emb_json_begin_object(&j, NULL);
+    emb_json_string(&j, "file", emb_capture_name(c));
+    emb_json_uint(&j, "version", emb_capture_version(c));
+    emb_json_uint(&j, "bytes", emb_capture_size(c));
+    emb_json_begin_object(&j, "identity");
+    emb_json_string(&j, "label", id->label);
+    emb_json_string(&j, "revision", id->revision);
+    snprintf(hex, sizeof hex, "0x%08" PRIx32, id->catalog_checksum);
+    emb_json_string(&j, "catalogue", hex);
+    emb_json_string(&j, "build_id", emb_capture_hex(id->build_id, id->build_id_len, hex));
+    emb_json_string(&j, "firmware", id->firmware);
+    emb_json_string(&j, "flags", id->config);
+    emb_json_string(&j, "port", id->port);
+    emb_json_uint(&j, "clock_hz", id->clock_hz);
+    emb_json_int(&j, "clock_offset_ns", id->clock_offset_ns);
+    snprintf(hex, sizeof hex, "0x%016" PRIx64, id->session_id);
+    emb_json_string(&j, "session", hex);
+    emb_json_string(&j, "uuid", emb_capture_hex(id->uuid, 16, hex));
+    emb_json_end_object(&j);
+    emb_json_begin_object(&j, "window");
+    if (w->armed_frame != EMB_CAP_NO_FRAME)
+        emb_json_uint(&j, "armed_frame", w->armed_frame);
+    else
+        emb_json_null(&j, "armed_frame");
+    emb_json_uint(&j, "capacity", w->capacity);
+    emb_json_uint(&j, "writes", w->writes);
+    emb_json_uint(&j, "stored", w->stored);
+    emb_json_uint(&j, "drops", w->drops);
+    emb_json_uint(&j, "lost_packets", w->lost_packets);
+    emb_json_begin_array(&j, "contexts");
+    for (size_t i = 0; i < w->nrows; i++) {
+        emb_json_begin_object(&j, NULL);
+        emb_json_string(&j, "name", w->rows[i].name);
+        emb_json_uint(&j, "id", w->rows[i].id);
+        emb_json_uint(&j, "events", w->rows[i].events);
+        emb_json_uint(&j, "discarded", w->rows[i].discarded);
+        emb_json_uint(&j, "lost_packets", w->rows[i].lost_packets);
+        emb_json_end_object(&j);
+    }
+    emb_json_end_array(&j);
+    emb_json_end_object(&j);
+    emb_json_begin_object(&j, "events");
+    for (unsigned id16 = 0; id16 < 65536; id16++) {
+        if (!s->by_id[id16])
+            continue;
+        const struct emb_cat_event *ev = emb_catalog_event(cat, (uint16_t)id16);
+        char unk[24];
+        snprintf(unk, sizeof unk, "0x%04x", id16);
+        emb_json_uint(&j, ev ? ev->name : unk, s->by_id[id16]);
+    }
+    emb_json_end_object(&j);
+    if (s->frames) {
+        emb_json_begin_object(&j, "frames");
+        emb_json_uint(&j, "first", s->first_frame);
+        emb_json_uint(&j, "last", s->last_frame);
+        emb_json_uint(&j, "epochs", s->frames);
+        emb_json_end_object(&j);
+    } else {
+        emb_json_null(&j, "frames");
+    }
+    emb_json_uint(&j, "span_ns", s->span_ns);
+    size_t n;
+    const struct emb_cap_section *sec = emb_capture_sections(c, &n);
+    emb_json_begin_array(&j, "sections");
+    for (size_t i = 0; i < n; i++) {
+        emb_json_begin_object(&j, NULL);
+        emb_json_string(&j, "type", emb_capture_section_name(sec[i].type));
+        emb_json_uint(&j, "type_id", sec[i].type);
+        emb_json_uint(&j, "version", sec[i].version);
+        emb_json_uint(&j, "offset", sec[i].offset);
+        emb_json_uint(&j, "bytes", sec[i].length);
+        emb_json_end_object(&j);
+    }
+    emb_json_end_array(&j);
+    emb_json_end_object(&j);
+    emb_json_end(&j);
+}
+
+int emb_cmd_inspect(int argc, char **argv)
+{
+    enum { OPT_JSON = 256, OPT_CATALOG, OPT_COLOR };
+    static const struct option options[] = {
+        {"json", no_argument, NULL, OPT_JSON},       {"catalog", required_argument, NULL, OPT_CATALOG},
+        {"color", optional_argument, NULL, OPT_COLOR}, {"colour", optional_argument, NULL, OPT_COLOR},
+        {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
+    };
+    bool json = false;
+    const char *catalog = NULL;
+    int c, mode;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+        switch (c) {
+        case OPT_JSON: json = true; break;
+        case OPT_CATALOG: catalog = optarg; break;
+        case OPT_COLOR:
+            if ((mode = emb_cli_parse_color(optarg)) < -1) {
+                emb_cli_error(CMD, "--color takes auto, always or never, not '%s'", optarg);
+                return EMB_EXIT_BAD;
+            }
+            emb_cli_set_color(mode);
+            break;
+        case 'h': help(stdout); return EMB_EXIT_OK;
+        case ':':
+            emb_cli_error(CMD, "option '%s' needs a value", argv[optind - 1]);
+            return EMB_EXIT_BAD;
+        default:
+            emb_cli_error(CMD, "unknown option '%s'", argv[optind - 1]);
+            fprintf(stderr, "Try 'emb inspect --help'.\n");
+            return EMB_EXIT_BAD;
+        }
+    }
+    if (optind + 1 != argc) {
+        emb_cli_error(CMD, optind == argc ? "no capture file given" : "one capture file, please");
+        fprintf(stderr, "Usage: emb inspect [options] FILE.emb (emb inspect --help)\n");
+        return EMB_EXIT_BAD;
+    }
+    struct emb_catalog *own = NULL;
+    const struct emb_catalog *cat;
+    if (catalog) {
+        char err[512];
+        if (!(own = emb_catalog_load(catalog, err, sizeof err))) {
+            emb_cli_error(CMD, "%s", err);
+            return EMB_EXIT_BAD;
+        }
+        cat = own;
+    } else if (!(cat = emb_catalog_builtin())) {
+        emb_cli_error(CMD, "the built-in catalogue does not parse");
+        return EMB_EXIT_BAD;
+    }
+    const char *path = argv[optind];
+    struct emb_capture_options opt = {.catalog = cat, .no_merge = true};
+    struct emb_capture *cap = emb_capture_decode_file(path, &opt);
+    int rc = EMB_EXIT_BAD;
+    long long off;
+    const char *msg;
+    struct stats s = {.by_id = calloc(65536, sizeof(uint64_t))};
+    if (!cap || !s.by_id) {
+        emb_cli_error_at(CMD, path, -1, "out of memory");
+    } else if (emb_capture_failed(cap, &off, &msg)) {
+        emb_cli_error_at(CMD, path, off, "%s", msg);
+    } else {
+        gather(emb_capture_trace(cap), &s);
+        if (json)
+            print_json(cap, &s, stdout);
+        else
+            print_text(cap, &s, stdout);
+        rc = fflush(stdout) == 0 ? EMB_EXIT_OK : EMB_EXIT_BAD;
+    }
+    free(s.by_id);
+    emb_capture_free(cap);
+    if (own)
+        emb_catalog_free(own);
+    return rc;
+}

@@ -1,0 +1,322 @@
+#define _POSIX_C_SOURCE 200809L
+#include "events_sink.h"
+
+#include <emb/wire.h>
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One emitter whose sequence numbers are followed, to count what never arrived. */
+struct emb__caller {
+    uint8_t name[EMB_SVC_NAME_LEN];
+    uint32_t last_seq;
+    bool used;
+};
+
+struct emb__metric {
+    uint8_t key[EMB_SVC_NAME_LEN + EMB_SVC_MET_NAME_LEN]; /* owner cell then name cell */
+    uint64_t value;
+};
+
+struct emb__log_line {
+    uint8_t owner[EMB_SVC_NAME_LEN];
+    uint16_t len;
+    uint8_t text[EMB_SVC_LOG_TEXT_MAX];
+};
+
+struct emb_events_sink {
+    struct emb_events_sink_config cfg;
+    uint8_t *ring;       /* capacity records of EMB_SVC_EV_LEN bytes */
+    uint64_t accepted;   /* records ever written; the next goes to accepted % capacity */
+    uint64_t dropped;
+    uint64_t malformed;
+    uint64_t queries;
+    struct emb__caller *callers; /* open addressing, caller_slots entries */
+    uint32_t caller_slots;
+    uint32_t caller_count;
+    struct emb__metric *metrics;
+    uint32_t metric_count;
+    uint64_t metric_samples;
+    uint64_t metrics_full;
+    struct emb__log_line *logs; /* log_lines slots; line k (from 1) is at (k - 1) % log_lines */
+    uint64_t log_total;
+};
+
+void emb_events_sink_config_default(struct emb_events_sink_config *cfg)
+{
+    cfg->capacity = 4096;
+    cfg->log_lines = 1024;
+    cfg->metrics = 256;
+    cfg->callers = 256;
+    cfg->logs_reply_max = EMB_EVENTS_REPLY_MAX;
+}
+
+struct emb_events_sink *emb_events_sink_new(const struct emb_events_sink_config *cfg)
+{
+    if (cfg->capacity == 0 || cfg->capacity > (1u << 24) || cfg->log_lines == 0 ||
+        cfg->log_lines > (1u << 20) || cfg->metrics == 0 ||
+        cfg->metrics > EMB_EVENTS_REPLY_MAX / EMB_SVC_MET_LEN || cfg->callers == 0 ||
+        cfg->callers > (1u << 16) || cfg->logs_reply_max < EMB_SVC_LOGS_HDR_LEN + 2u +
+                                         EMB_SVC_NAME_LEN + EMB_SVC_LOG_TEXT_MAX ||
+        cfg->logs_reply_max > EMB_EVENTS_REPLY_MAX)
+        return NULL;
+    struct emb_events_sink *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    s->cfg = *cfg;
+    s->caller_slots = 1;
+    while (s->caller_slots < 2u * cfg->callers)
+        s->caller_slots <<= 1;
+    s->ring = calloc(cfg->capacity, EMB_SVC_EV_LEN);
+    s->callers = calloc(s->caller_slots, sizeof *s->callers);
+    s->metrics = calloc(cfg->metrics, sizeof *s->metrics);
+    s->logs = calloc(cfg->log_lines, sizeof *s->logs);
+    if (!s->ring || !s->callers || !s->metrics || !s->logs) {
+        emb_events_sink_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void emb_events_sink_free(struct emb_events_sink *s)
+{
+    if (s == NULL)
+        return;
+    free(s->ring);
+    free(s->callers);
+    free(s->metrics);
+    free(s->logs);
+    free(s);
+}
+
+void emb_events_sink_count_malformed(struct emb_events_sink *s)
+{
+    s->malformed++;
+}
+
+static uint32_t emb__held(const struct emb_events_sink *s)
+{
+    return s->accepted < s->cfg.capacity ? (uint32_t)s->accepted : s->cfg.capacity;
+}
+
+void emb_events_sink_stats(const struct emb_events_sink *s, struct emb_events_sink_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    out->capacity = s->cfg.capacity;
+    out->held = emb__held(s);
+    out->accepted = s->accepted;
+    out->dropped = s->dropped;
+    out->malformed = s->malformed;
+    out->metric_samples = s->metric_samples;
+    out->metrics_full = s->metrics_full;
+    out->metrics_held = s->metric_count;
+    out->log_lines = s->log_total;
+    out->log_held = s->log_total < s->cfg.log_lines ? (uint32_t)s->log_total : s->cfg.log_lines;
+    out->queries = s->queries;
+}
+
+/* ---- Intake ---- */
+
+static uint32_t emb__hash_name(const uint8_t *name)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (unsigned i = 0; i < EMB_SVC_NAME_LEN; i++)
+        h = (h ^ name[i]) * 16777619u;
+    return h;
+}
+
+/* The emitter's entry, created on first sight; NULL when the table is full (its losses are
+ * then not followed: the ring still takes its events). */
+static struct emb__caller *emb__caller(struct emb_events_sink *s, const uint8_t *name, bool *fresh)
+{
+    uint32_t mask = s->caller_slots - 1;
+    for (uint32_t i = emb__hash_name(name) & mask;; i = (i + 1) & mask) {
+        struct emb__caller *c = &s->callers[i];
+        if (c->used && memcmp(c->name, name, EMB_SVC_NAME_LEN) == 0) {
+            *fresh = false;
+            return c;
+        }
+        if (!c->used) {
+            /* At most half the slots are used, so a probe always ends on a free one. */
+            if (s->caller_count >= s->cfg.callers)
+                return NULL;
+            c->used = true;
+            memcpy(c->name, name, EMB_SVC_NAME_LEN);
+            s->caller_count++;
+            *fresh = true;
+            return c;
+        }
+    }
+}
+
+static void emb__take_event(struct emb_events_sink *s, struct emb_svc_event *ev, uint32_t now_s)
+{
+    /* Stored re-encoded from the decoded form, so names are canonical (NUL-padded). */
+    uint8_t *slot = s->ring + (size_t)(s->accepted % s->cfg.capacity) * EMB_SVC_EV_LEN;
+    ev->at_s = now_s;
+    emb_svc_encode_event_record(slot, EMB_SVC_EV_LEN, ev);
+    s->accepted++;
+    bool fresh = false;
+    struct emb__caller *c = emb__caller(s, slot + EMB_SVC_EV_OFF_CALLER, &fresh);
+    if (c != NULL) {
+        /* A gap is events the emitter counted as sent-and-failed (its send found the queue
+         * full). A sequence that goes back is the emitter restarted: start again from it. */
+        if (!fresh && ev->seq > c->last_seq)
+            s->dropped += ev->seq - c->last_seq - 1u;
+        c->last_seq = ev->seq;
+    }
+}
+
+static void emb__take_metric(struct emb_events_sink *s, const struct emb_svc_metric *m)
+{
+    const size_t key_len = EMB_SVC_NAME_LEN + EMB_SVC_MET_NAME_LEN;
+    /* Canonical key: bytes after a name's first NUL do not make another metric. */
+    uint8_t key[EMB_SVC_NAME_LEN + EMB_SVC_MET_NAME_LEN];
+    emb_svc_put_name(key, EMB_SVC_NAME_LEN, m->owner);
+    emb_svc_put_name(key + EMB_SVC_NAME_LEN, EMB_SVC_MET_NAME_LEN, m->name);
+    uint64_t value = m->value;
+    for (uint32_t i = 0; i < s->metric_count; i++) {
+        if (memcmp(s->metrics[i].key, key, key_len) == 0) {
+            s->metrics[i].value = value;
+            s->metric_samples++;
+            return;
+        }
+    }
+    if (s->metric_count >= s->cfg.metrics) {
+        s->metrics_full++;
+        return;
+    }
+    memcpy(s->metrics[s->metric_count].key, key, key_len);
+    s->metrics[s->metric_count].value = value;
+    s->metric_count++;
+    s->metric_samples++;
+}
+
+static void emb__take_log(struct emb_events_sink *s, const struct emb_svc_msg *m)
+{
+    struct emb__log_line *l = &s->logs[s->log_total % s->cfg.log_lines];
+    emb_svc_put_name(l->owner, EMB_SVC_NAME_LEN, m->u.log.owner);
+    l->len = (uint16_t)m->u.log.len;
+    memcpy(l->text, m->u.log.text, m->u.log.len);
+    /* A LOGS reply frames lines with '\n' and owner from text with 0x1F: keep both out. */
+    for (uint16_t i = 0; i < l->len; i++)
+        if (l->text[i] == '\n' || l->text[i] == EMB_SVC_LOG_SEP)
+            l->text[i] = ' ';
+    s->log_total++;
+}
+
+/* ---- Queries ---- */
+
+static long emb__reply_status(const struct emb_events_sink *s, uint8_t *reply)
+{
+    struct emb_svc_status st = {
+        .capacity = s->cfg.capacity,
+        .accepted = s->accepted,
+        .dropped = s->dropped,
+        .held = emb__held(s),
+        .malformed = s->malformed,
+    };
+    return (long)emb_svc_encode_status_reply(reply, EMB_EVENTS_REPLY_MAX, &st);
+}
+
+static long emb__reply_dump(const struct emb_events_sink *s, uint8_t count, uint8_t *reply)
+{
+    uint32_t n = emb__held(s);
+    if (n > count)
+        n = count;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t k = s->accepted - n + i;
+        memcpy(reply + (size_t)i * EMB_SVC_EV_LEN,
+               s->ring + (size_t)(k % s->cfg.capacity) * EMB_SVC_EV_LEN, EMB_SVC_EV_LEN);
+    }
+    return (long)n * EMB_SVC_EV_LEN;
+}
+
+static long emb__reply_metrics(const struct emb_events_sink *s, uint8_t *reply)
+{
+    for (uint32_t i = 0; i < s->metric_count; i++) {
+        uint8_t *rec = reply + (size_t)i * EMB_SVC_MET_LEN;
+        memcpy(rec, s->metrics[i].key, EMB_SVC_NAME_LEN + EMB_SVC_MET_NAME_LEN);
+        emb_put_le64(rec + EMB_SVC_MET_OFF_VALUE, s->metrics[i].value);
+    }
+    return (long)s->metric_count * EMB_SVC_MET_LEN;
+}
+
+static long emb__reply_logs(const struct emb_events_sink *s, uint64_t since, uint8_t *reply)
+{
+    uint64_t newest = s->log_total;
+    uint64_t held = newest < s->cfg.log_lines ? newest : s->cfg.log_lines;
+    uint64_t oldest = held ? newest - held + 1 : 0;
+    if (since > newest)
+        since = 0; /* a cursor from before this sink started: everything is new to it */
+    struct emb_svc_logs_header h = {.next = since, .oldest = oldest, .count = held};
+    uint64_t first = since + 1;
+    if (held && first < oldest) {
+        h.wrapped = 1; /* lines since+1 .. oldest-1 were overwritten before being read */
+        first = oldest;
+    }
+    size_t pos = EMB_SVC_LOGS_HDR_LEN;
+    for (uint64_t k = first; held && k <= newest; k++) {
+        const struct emb__log_line *l = &s->logs[(k - 1) % s->cfg.log_lines];
+        size_t owner_len = strnlen((const char *)l->owner, EMB_SVC_NAME_LEN);
+        size_t need = owner_len + 1u + l->len + 1u;
+        if (pos + need > s->cfg.logs_reply_max)
+            break; /* the caller asks again from h.next */
+        memcpy(reply + pos, l->owner, owner_len);
+        pos += owner_len;
+        reply[pos++] = EMB_SVC_LOG_SEP;
+        memcpy(reply + pos, l->text, l->len);
+        pos += l->len;
+        reply[pos++] = '\n';
+        h.next = k;
+    }
+    emb_svc_encode_logs_header(reply, EMB_SVC_LOGS_HDR_LEN, &h);
+    return (long)pos;
+}
+
+long emb_events_sink_handle(struct emb_events_sink *s, enum emb_events_origin from,
+                            const uint8_t *msg, size_t len, uint32_t now_s, uint8_t *reply)
+{
+    struct emb_svc_msg m;
+    bool query = from == EMB_EVENTS_FROM_QUERY;
+    long refused = query ? 0 : -1;
+    if (emb_svc_decode_msg(msg, len, &m, NULL) != EMB_OK) {
+        s->malformed++;
+        return refused;
+    }
+    bool intake_op = m.op == EMB_SVC_OP_EVENT || m.op == EMB_SVC_OP_METRIC ||
+                     m.op == EMB_SVC_OP_LOG;
+    if (intake_op == query) {
+        /* Emission through the query socket would bypass the capability; a query on the
+         * intake has nowhere to send its answer. */
+        s->malformed++;
+        return refused;
+    }
+    switch (m.op) {
+    case EMB_SVC_OP_EVENT:
+        emb__take_event(s, &m.u.event, now_s);
+        return -1;
+    case EMB_SVC_OP_METRIC:
+        emb__take_metric(s, &m.u.metric);
+        return -1;
+    case EMB_SVC_OP_LOG:
+        emb__take_log(s, &m);
+        return -1;
+    case EMB_SVC_OP_STATUS:
+        s->queries++;
+        return emb__reply_status(s, reply);
+    case EMB_SVC_OP_DUMP:
+        s->queries++;
+        return emb__reply_dump(s, m.u.dump_count, reply);
+    case EMB_SVC_OP_METRICS:
+        s->queries++;
+        return emb__reply_metrics(s, reply);
+    case EMB_SVC_OP_LOGS:
+        s->queries++;
+        return emb__reply_logs(s, m.u.since, reply);
+    default:
+        s->malformed++;
+        return refused;
+    }
+}
