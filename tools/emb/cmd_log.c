@@ -149,7 +149,11 @@ struct state {
     size_t nheld, cap;
     bool oom;
     int ctx_width;
+    uint64_t problems;   /* reported so far; past PROBLEMS_SHOWN they are only counted */
 };
+
+/* Random or badly damaged input can hold thousands of bad frames: the first ones say it. */
+#define PROBLEMS_SHOWN 40u
 
 static const char *const level_names[] = {"---", "ERR", "WRN", "INF", "DBG"};
 
@@ -384,6 +388,8 @@ static void on_record(void *arg, const struct emb_logrec *r)
 static void on_problem(void *arg, uint64_t offset, bool error, const char *message)
 {
     struct state *s = arg;
+    if (s->problems++ >= PROBLEMS_SHOWN)
+        return;
     if (error)
         emb_cli_error_at(CMD, s->a->stream, (long long)offset, "%s", message);
     else
@@ -541,6 +547,9 @@ int emb_cmd_log(int argc, char **argv)
         write_failed = true;
     if (write_failed)
         emb_cli_error_at(CMD, a.output ? a.output : "stdout", -1, "write error");
+    if (s.problems > PROBLEMS_SHOWN)
+        emb_cli_error_at(CMD, a.stream, -1, "%" PRIu64 " more problems not shown",
+                         s.problems - PROBLEMS_SHOWN);
     if (s.oom)
         emb_cli_error(CMD, "out of memory: records were lost from the output");
     if (total == 0u)
