@@ -353,10 +353,13 @@ static emb_status emb__drain(struct emb_log_ring *ring, const struct emb_log_out
 void emb_log_set_output(const struct emb_log_output *out)
 {
     emb_port_irq_state s = emb_port_irq_save();
+    while (__atomic_exchange_n(&emb__log.output_lock, 1u, __ATOMIC_ACQUIRE) != 0u) {
+    }
     if (out != NULL)
         emb__log.output = *out;
     else
         emb__log.output.write = NULL;
+    __atomic_store_n(&emb__log.output_lock, 0u, __ATOMIC_RELEASE);
     emb_port_irq_restore(s);
 }
 

@@ -66,7 +66,8 @@ uint8_t emb_log_module_set_level(struct emb_log_module *module, uint8_t level);
 #define EMB_LOG_INF(module, ...) EMB__LOG(EMB_LOG_LEVEL_INF, module, __VA_ARGS__)
 #define EMB_LOG_DBG(module, ...) EMB__LOG(EMB_LOG_LEVEL_DBG, module, __VA_ARGS__)
 
-/* Logs `title` and the first CONFIG_EMB_LOG_HEXDUMP_MAX of `len` bytes at `buf`. */
+/* Logs `title` (a string literal) and the first CONFIG_EMB_LOG_HEXDUMP_MAX of `len` bytes
+ * at `buf`. */
 #define EMB_LOG_HEXDUMP_ERR(module, buf, len, title) EMB__LOG_HEX(EMB_LOG_LEVEL_ERR, module, buf, len, title)
 #define EMB_LOG_HEXDUMP_WRN(module, buf, len, title) EMB__LOG_HEX(EMB_LOG_LEVEL_WRN, module, buf, len, title)
 #define EMB_LOG_HEXDUMP_INF(module, buf, len, title) EMB__LOG_HEX(EMB_LOG_LEVEL_INF, module, buf, len, title)

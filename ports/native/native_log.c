@@ -153,7 +153,7 @@ static void emb__out_flush(void)
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
-            emb__nlog.write_errors++;
+            __atomic_fetch_add(&emb__nlog.write_errors, 1u, __ATOMIC_RELAXED);
             emb__drop_client();
             return;
         }
@@ -251,9 +251,9 @@ static void emb__round(bool final)
                 emb__hello();
             uint64_t bytes = emb__drain_all(final);
             if (emb__nlog.fd >= 0)
-                emb__nlog.bytes += bytes;
+                __atomic_fetch_add(&emb__nlog.bytes, bytes, __ATOMIC_RELAXED);
             else
-                emb__nlog.discarded += bytes;
+                __atomic_fetch_add(&emb__nlog.discarded, bytes, __ATOMIC_RELAXED);
         }
         emb__out_flush();
         emb__nlog.in_round = false;
@@ -440,9 +440,9 @@ void emb_native_log_stats_get(struct emb_native_log_stats *out)
 {
     memset(out, 0, sizeof *out);
     out->lost_no_ring = emb_log_lost_no_ring();
-    out->bytes = emb__nlog.bytes;
-    out->discarded = emb__nlog.discarded;
-    out->write_errors = emb__nlog.write_errors;
+    out->bytes = __atomic_load_n(&emb__nlog.bytes, __ATOMIC_RELAXED);
+    out->discarded = __atomic_load_n(&emb__nlog.discarded, __ATOMIC_RELAXED);
+    out->write_errors = __atomic_load_n(&emb__nlog.write_errors, __ATOMIC_RELAXED);
     out->clients = __atomic_load_n(&emb__nlog.clients, __ATOMIC_RELAXED);
     if (emb__nlog.contexts == NULL) {
         out->dropped = emb__nlog.dropped_final;
