@@ -9,11 +9,14 @@
  *
  * Everything is recorded through the catalogue's emitters and the native port's wrappers.
  * The trace is streamed to a file (or kept in snapshot or one-shot window rings and dumped
- * at the end) for `emb trace`.
+ * at the end) for `emb trace`. What happens is also logged through the deferred log
+ * (emb/log.h) into a log stream for `emb log`, on the trace's clock.
  */
 #define _GNU_SOURCE
 #include <emb/hooks.h>
+#include <emb/log.h>
 #include <emb/native.h>
+#include <emb/native_log.h>
 #include <emb/trace_events.h>
 
 #include "driver.h"
@@ -37,6 +40,10 @@ enum {
 #define CONSOLE_VERSION "0.1.0"
 #endif
 
+EMB_LOG_MODULE_DEFINE(console, EMB_LOG_LEVEL_INF);
+EMB_LOG_MODULE_DEFINE(audio, EMB_LOG_LEVEL_INF);
+EMB_LOG_MODULE_DEFINE(link, EMB_LOG_LEVEL_INF);
+
 #define TIMER_IRQ 11u
 #define FRAME_BUFFER_BYTES (320u * 240u * 2u)
 #define LINK_PACKET_BYTES 16384u
@@ -52,6 +59,7 @@ struct options {
     uint32_t fault_frame;  /* the sensor driver faults at this frame */
     const char *retained;  /* retained region file (crash records) */
     const char *crash_out; /* where the previous run's crash record is saved */
+    const char *log;
 };
 
 static struct options opt = {
@@ -63,6 +71,7 @@ static struct options opt = {
     .skip_publish = UINT32_MAX,
     .out = "console.embt",
     .fault_frame = UINT32_MAX,
+    .log = NULL, /* default: next to the trace, console.embt -> console.embl */
 };
 
 static struct emb_native_mutex frame_lock, audio_lock;
@@ -90,6 +99,8 @@ static void timer_isr(void *arg)
     EMB_TRACE_tick(n);
     if (n % 10u == 0u)
         EMB_TRACE_user_event(EV_AUDIO_DMA, n, 0);
+    if (n % 250u == 0u)
+        EMB_LOG_INF(console, "timer interrupt %u (logged from the handler)", n);
 }
 
 static void *audio_main(void *arg)
@@ -100,6 +111,8 @@ static void *audio_main(void *arg)
         busy_us(60);
         EMB_TRACE_user_event(EV_AUDIO_MIX, buffer, 256);
         emb_native_mutex_unlock(&audio_lock);
+        if (buffer % 20u == 0u)
+            EMB_LOG_INF(audio, "mixed buffer %u: %d samples at %.1f kHz", buffer, 256, 102.4);
         emb_native_sleep_us(2500);
     }
     return NULL;
@@ -124,8 +137,14 @@ static void *video_link_main(void *arg)
             if (frame >= opt.stall_frame)
                 busy_us(40); /* the seeded fault: a stall that only shows in timing */
             EMB_TRACE_user_event(EV_LINK_TX, frame, bytes);
+            if (frame == 0u && off == 0u) {
+                const uint32_t header[3] = {frame, off, bytes};
+                EMB_LOG_HEXDUMP_INF(link, header, sizeof header, "first packet header");
+            }
         }
         emb_native_mutex_unlock(&frame_lock);
+        if (frame == opt.stall_frame)
+            EMB_LOG_WRN(link, "frame %u: link stalling 40 us per packet", frame);
         sent = frame;
     }
     return NULL;
@@ -141,6 +160,7 @@ static void render(struct emb_native_work *work)
     struct render_job *job = (struct render_job *)work;
     busy_us(150);
     EMB_TRACE_user_event(EV_RENDER, job->frame, 300);
+    EMB_LOG_DBG(console, "rendered frame %u", job->frame); /* above the module's level: compiled out */
 }
 
 static void frame_loop(struct emb_native_workq *renderer)
@@ -170,6 +190,10 @@ static void frame_loop(struct emb_native_workq *renderer)
             pthread_mutex_unlock(&frame_ready_lock);
         }
         emb_frame_end(frame);
+        if (!publish)
+            EMB_LOG_ERR(console, "frame %u rendered but never published", frame);
+        else if (frame % 50u == 0u)
+            EMB_LOG_INF(console, "frame %u published", frame);
 
         next.tv_nsec += (long)opt.period_us * 1000L;
         while (next.tv_nsec >= 1000000000L) {
@@ -197,7 +221,8 @@ static void usage(FILE *out)
             "  -o, --out FILE      trace stream file to write (console.embt)\n"
             "  --retained FILE     keep crash records in this retained region file\n"
             "  --crash-out FILE    save the previous run's crash record here\n"
-            "  --fault-frame N     the sensor driver faults at frame N (needs --retained)\n");
+            "  --fault-frame N     the sensor driver faults at frame N (needs --retained)\n"
+            "  --log FILE          log stream file to write (the trace file's name, .embl)\n");
 }
 
 static int parse_options(int argc, char **argv)
@@ -209,6 +234,7 @@ static int parse_options(int argc, char **argv)
         {"out", required_argument, NULL, 'o'},       {"help", no_argument, NULL, 'h'},
         {"retained", required_argument, NULL, 'r'},  {"crash-out", required_argument, NULL, 'c'},
         {"fault-frame", required_argument, NULL, 'F'},
+        {"log", required_argument, NULL, 'l'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -223,6 +249,7 @@ static int parse_options(int argc, char **argv)
         case 'r': opt.retained = optarg; break;
         case 'c': opt.crash_out = optarg; break;
         case 'F': opt.fault_frame = (uint32_t)strtoul(optarg, NULL, 0); break;
+        case 'l': opt.log = optarg; break;
         case 'm':
             if (strcmp(optarg, "streaming") == 0)
                 opt.mode = EMB_TRACE_MODE_STREAMING;
@@ -278,6 +305,19 @@ int main(int argc, char **argv)
     }
     if (opt.retained != NULL && console_crash_start(opt.retained, opt.crash_out) != 0)
         return 1;
+    char log_path[4096];
+    if (opt.log == NULL) {
+        size_t n = strlen(opt.out);
+        if (n > 5 && strcmp(opt.out + n - 5, ".embt") == 0)
+            n -= 5;
+        snprintf(log_path, sizeof log_path, "%.*s.embl", (int)n, opt.out);
+        opt.log = log_path;
+    }
+    struct emb_native_log_config log_config = {.path = opt.log, .fd = -1};
+    status = emb_native_log_start(&log_config);
+    if (status != EMB_OK)
+        fprintf(stderr, "console: cannot start the log: %s\n", emb_strerror(status));
+    EMB_LOG_INF(console, "console: %u frames every %u us", opt.frames, opt.period_us);
     emb_native_mutex_init(&frame_lock, "frame-buffer");
     emb_native_mutex_init(&audio_lock, "audio");
     sensor_driver_init(opt.fault_frame);
@@ -302,6 +342,9 @@ int main(int argc, char **argv)
     emb_native_thread_join(&link, NULL);
     emb_native_workq_stop(&renderer);
 
+    EMB_LOG_INF(console, "done: %u frames, %u timer interrupts", opt.frames,
+                __atomic_load_n(&ticks, __ATOMIC_RELAXED));
+    emb_native_log_stop();
     int rc = 0;
     if (opt.mode != EMB_TRACE_MODE_STREAMING && emb_native_trace_dump(opt.out) != EMB_OK) {
         fprintf(stderr, "console: cannot write %s\n", opt.out);

@@ -12,7 +12,7 @@ rm -rf "$out/trace"
 say() { printf '\033[1m%s\033[0m\n' "$*"; }
 
 say "1. Recording the console workload (frame loop, audio, video link, render queue, timer IRQ)"
-"$build/bin/console" --frames 300 -o "$out/console.embt"
+"$build/bin/console" --frames 300 -o "$out/console.embt" --log "$out/console.embl"
 
 say "2. Decoding with emb trace"
 "$emb" trace --color=never "$out/console.embt" > "$out/trace.txt"
@@ -65,6 +65,21 @@ fi
 "$emb" crash --elf "$build/bin/console" --color=never "$out/crash.rec" > "$out/crash.txt"
 sed -n '1,12p' "$out/crash.txt"
 
+say "7. Decoding the deferred log with emb log, on the trace's time base"
+"$emb" log --elf "$build/bin/console" --trace "$out/console.embt" --color=never \
+  "$out/console.embl" > "$out/log.txt"
+"$emb" log --elf "$build/bin/console" --trace "$out/console.embt" --json \
+  "$out/console.embl" > "$out/log.ndjson"
+# One clock: the log's "frame 50 published" follows the trace's frame_start of frame 50
+# within the frame.
+log_t=$(awk '/frame 50 published/ { print $1; exit }' "$out/log.txt")
+trace_t=$(awk '$3 == "frame_start" && $4 == "frame=50" { print $1; exit }' "$out/trace.txt")
+if ! awk -v l="$log_t" -v t="$trace_t" 'BEGIN { exit !(l >= t && l - t < 0.001) }'; then
+  echo "demo: log and trace disagree on time: frame 50 published at $log_t, started at $trace_t" >&2
+  exit 1
+fi
+echo "frame 50: started at ${trace_t}s in the trace, published at ${log_t}s in the log"
+
 say "Made in $out:"
 printf '  %-16s %s\n' \
   console.embt "the raw trace stream the native port wrote" \
@@ -77,4 +92,7 @@ printf '  %-16s %s\n' \
   diff.txt "emb diff good.emb bad.emb: the earliest significant difference first" \
   diff.html "the same with both runs' timelines around the first difference" \
   crash.rec "the crash record of the seeded fault, as the next start saved it" \
-  crash.txt "emb crash: the faulting line, registers, the last events before the fault"
+  crash.txt "emb crash: the faulting line, registers, the last events before the fault" \
+  console.embl "the raw log stream (frames of deferred records)" \
+  log.txt "emb log: the log, decoded, $(wc -l < "$out/log.txt") lines, times on the trace's clock" \
+  log.ndjson "one JSON record per line"

@@ -117,6 +117,90 @@
 #define CONFIG_EMB_DESCRIPTOR 1
 #endif
 
+/* ---- Deferred logging (emb/log.h, docs/formats/log.md) ---- */
+
+/* Logging compiled in at all. 0: every EMB_LOG_* call site expands to nothing. */
+#ifndef CONFIG_EMB_LOG
+#define CONFIG_EMB_LOG 1
+#endif
+
+/* Most verbose level any module may compile in (EMB_LOG_LEVEL_*: 0 none .. 4 debug). A
+ * call site above it, or above its module's compile-time level, expands to nothing and
+ * evaluates none of its arguments. */
+#ifndef CONFIG_EMB_LOG_MAX_LEVEL
+#define CONFIG_EMB_LOG_MAX_LEVEL 4
+#endif
+
+/* Records carry the low 32 bits of the trace clock. 0 saves 4 bytes and a clock read per
+ * record; sync markers still carry the full time. */
+#ifndef CONFIG_EMB_LOG_TIMESTAMP
+#define CONFIG_EMB_LOG_TIMESTAMP 1
+#endif
+
+/* Bytes of a record's id: 2 while the log metadata region stays under 64 KiB (the linker
+ * fragment and emb_log_init() refuse a bigger one), else 4. Stated in the ELF note. */
+#ifndef CONFIG_EMB_LOG_ID_BYTES
+#define CONFIG_EMB_LOG_ID_BYTES 2
+#endif
+
+/* Longest %s argument copied, in bytes; a longer string is clipped and marked. */
+#ifndef CONFIG_EMB_LOG_STR_MAX
+#define CONFIG_EMB_LOG_STR_MAX 32
+#endif
+
+/* Longest hexdump copied, in bytes; a longer buffer is clipped and marked. */
+#ifndef CONFIG_EMB_LOG_HEXDUMP_MAX
+#define CONFIG_EMB_LOG_HEXDUMP_MAX 64
+#endif
+
+/* Largest record a call site may produce; checked at compile time per call site. Each
+ * ring keeps this much (plus a dropped and a sync record) as slack past its end. */
+#ifndef CONFIG_EMB_LOG_RECORD_MAX
+#define CONFIG_EMB_LOG_RECORD_MAX 256
+#endif
+
+/* A sync marker (full time, context) precedes the record after every this many records
+ * of a ring, so a decoder that joins mid-stream resynchronises within that many. */
+#ifndef CONFIG_EMB_LOG_SYNC_INTERVAL
+#define CONFIG_EMB_LOG_SYNC_INTERVAL 64
+#endif
+
+/* 1: the call site writes its record to the output itself (early boot, debugging);
+ * 0: a worker drains the rings (emb_log_drain()). */
+#ifndef CONFIG_EMB_LOG_IMMEDIATE
+#define CONFIG_EMB_LOG_IMMEDIATE 0
+#endif
+
+/* 1: call sites format text on the target with emb_vsnprintf() and write it at once
+ * (the tiny profile, or a host without the ELF); format strings then live in flash. */
+#ifndef CONFIG_EMB_LOG_TEXT
+#define CONFIG_EMB_LOG_TEXT 0
+#endif
+
+/* Longest line the text backend formats, terminator included; longer lines are cut. */
+#ifndef CONFIG_EMB_LOG_TEXT_LINE_MAX
+#define CONFIG_EMB_LOG_TEXT_LINE_MAX 160
+#endif
+
+/* Ring bytes per data frame the drain writes (docs/formats/log.md). */
+#ifndef CONFIG_EMB_LOG_FRAME_DATA_MAX
+#define CONFIG_EMB_LOG_FRAME_DATA_MAX 1024
+#endif
+
+EMB_STATIC_ASSERT(CONFIG_EMB_LOG_ID_BYTES == 2 || CONFIG_EMB_LOG_ID_BYTES == 4,
+               "CONFIG_EMB_LOG_ID_BYTES is 2 or 4");
+EMB_STATIC_ASSERT(CONFIG_EMB_LOG_STR_MAX >= 1 && CONFIG_EMB_LOG_STR_MAX <= 127,
+               "CONFIG_EMB_LOG_STR_MAX must be 1 to 127 (a u8 length with a clip bit)");
+EMB_STATIC_ASSERT(CONFIG_EMB_LOG_HEXDUMP_MAX >= 1 && CONFIG_EMB_LOG_HEXDUMP_MAX <= 4096,
+               "CONFIG_EMB_LOG_HEXDUMP_MAX must be 1 to 4096");
+EMB_STATIC_ASSERT(CONFIG_EMB_LOG_RECORD_MAX >= 32 && CONFIG_EMB_LOG_RECORD_MAX <= 8192,
+               "CONFIG_EMB_LOG_RECORD_MAX must be 32 to 8192");
+EMB_STATIC_ASSERT(CONFIG_EMB_LOG_SYNC_INTERVAL >= 1, "CONFIG_EMB_LOG_SYNC_INTERVAL below 1");
+EMB_STATIC_ASSERT(CONFIG_EMB_LOG_MAX_LEVEL >= 0 && CONFIG_EMB_LOG_MAX_LEVEL <= 4,
+               "CONFIG_EMB_LOG_MAX_LEVEL is 0 to 4");
+EMB_STATIC_ASSERT(CONFIG_EMB_LOG_FRAME_DATA_MAX >= 16 && CONFIG_EMB_LOG_FRAME_DATA_MAX <= 16384,
+               "CONFIG_EMB_LOG_FRAME_DATA_MAX must be 16 to 16384");
+
 /* EMB_ASSERT checks programmer errors; compiled out unless enabled. */
 #ifndef CONFIG_EMB_ASSERT
 #define CONFIG_EMB_ASSERT 0

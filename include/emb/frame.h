@@ -22,6 +22,10 @@
 
 #include <emb/status.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Channels (the first byte of every frame). */
 enum emb_frame_channel {
     EMB_FRAME_CH_LOG = 0,
@@ -89,5 +93,9 @@ enum emb_frame_error {
  * target's command reader both call it. */
 enum emb_frame_error emb_frame_decode_one(const uint8_t *in, size_t n, uint8_t *out,
                                           uint8_t *channel, size_t *payload_len);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_FRAME_H */

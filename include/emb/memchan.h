@@ -21,6 +21,10 @@
 #include <emb/config.h>
 #include <emb/status.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define EMB_MEMCHAN_MAGIC 0x4D424D45u  /* "EMBM" in memory order (little-endian) */
 #define EMB_MEMCHAN_VERSION 1u
 #define EMB_MEMCHAN_RTT_ID "SEGGER RTT"
@@ -119,5 +123,9 @@ uint32_t emb_memchan_drops(void);
 /* Reads command frames from down ring `down` and answers each on up ring `up` (channel 3,
  * emb/shell.h). Returns the commands handled. Call it from the main loop or a worker. */
 unsigned emb_memchan_poll_shell(unsigned down, unsigned up);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_MEMCHAN_H */

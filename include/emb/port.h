@@ -16,6 +16,10 @@
  *       (emb_trace_unclaimed_ring) whose bounds force the slow path, which then calls
  *       emb_port_trace_ring_claim().
  *
+ *   struct emb_log_ring *emb_port_log_ring(void);
+ *       The log ring of the running context, the same way: never NULL, the placeholder
+ *       emb_log_unclaimed_ring until the context owns one (emb_port_log_ring_claim()).
+ *
  *   bool emb_port_local_cas32(uint32_t *p, uint32_t expected, uint32_t desired);
  *   void emb_port_local_add32_release(uint32_t *p, uint32_t v);
  *       Context-local atomics: indivisible with respect to anything that preempts the caller
@@ -48,6 +52,7 @@ extern "C" {
 #endif
 
 struct emb_trace_ring;
+struct emb_log_ring;
 
 /* Frequency of emb_port_timestamp() in Hz; fixed once the port is initialised. */
 uint64_t emb_port_timestamp_hz(void);
@@ -74,6 +79,10 @@ void emb_port_stats_reset(void);
  * `fault_class` and `code` with `pc` as the faulting address, then stops the system the
  * way the port stops on a fault (reset, or the default action of SIGABRT). */
 void emb_port_fault(uint8_t fault_class, uint8_t code, uintptr_t pc);
+
+/* Gives the running context a log ring of its own, or returns NULL when none is left (the
+ * caller counts the record as lost). Called only from the log's slow path. */
+struct emb_log_ring *emb_port_log_ring_claim(void);
 
 #include <emb_port_impl.h>
 

@@ -27,6 +27,10 @@
 
 #include <emb/status.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define EMB_RETAINED_MAGIC 0x52424D45u  /* "EMBR" in memory order (little-endian) */
 #define EMB_RETAINED_VERSION 1u
 #define EMB_RETAINED_HEADER_SIZE 40u
@@ -80,5 +84,9 @@ emb_status emb_retained_read(const struct emb_retained_ring *ring,
 
 /* Empties the ring and zeroes its drop counters (after the frames were uploaded). */
 void emb_retained_clear(struct emb_retained_ring *ring);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_RETAINED_H */

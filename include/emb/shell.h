@@ -19,6 +19,10 @@
 
 #include <emb/status.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum emb_shell_op {
     EMB_SHELL_PING = 0x01,
     EMB_SHELL_ARM_WINDOW = 0x02,
@@ -47,5 +51,9 @@ size_t emb_shell_handle(const uint8_t *cmd, size_t len, uint8_t *reply, size_t c
 
 /* Commands handled so far, for tests and status displays. */
 uint32_t emb_shell_commands(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_SHELL_H */

@@ -14,6 +14,10 @@
 #include <emb/trace.h>
 #include <emb/trace_format.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Sends one frame, all of it or nothing; anything but EMB_OK means it was not sent. */
 typedef emb_status (*emb_trace_link_send_fn)(void *arg, uint8_t channel, const void *payload,
                                              size_t len);
@@ -44,5 +48,9 @@ emb_status emb_trace_link_header(struct emb_trace_link *l);
 /* Sends every completed packet of `ring` (streaming mode), the header first when due.
  * Returns the packets taken from the ring (sent or dropped). */
 uint32_t emb_trace_link_drain(struct emb_trace_link *l, struct emb_trace_ring *ring);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_TRACE_LINK_H */

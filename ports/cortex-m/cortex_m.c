@@ -3,6 +3,7 @@
 #include <emb/crash.h>
 #include <emb/descriptor.h>
 #include <emb/monitor.h>
+#include <emb/log.h>
 #include <emb/port.h>
 
 #define EMB_CM_DEMCR (*(volatile uint32_t *)0xE000EDFCu)
@@ -12,6 +13,7 @@
 #define EMB_CM_DWT_CYCCNTENA 1u
 
 struct emb_trace_ring *emb_cm_ring = &emb_trace_unclaimed_ring;
+struct emb_log_ring *emb_cm_log_ring = &emb_log_unclaimed_ring;
 
 static uint32_t emb_cm_hz;
 static uint32_t emb_cm_high;
@@ -155,4 +157,19 @@ void emb_port_fault(uint8_t fault_class, uint8_t code, uintptr_t pc)
     EMB_CM_SCB_AIRCR = 0x05FA0004u; /* SYSRESETREQ */
     for (;;) {
     }
+}
+
+struct emb_log_ring *emb_port_log_ring_claim(void)
+{
+    return emb_cm_log_ring == &emb_log_unclaimed_ring ? (struct emb_log_ring *)0 : emb_cm_log_ring;
+}
+
+emb_status emb_cm_log_init(struct emb_log_ring *ring, uint8_t *buf, uint32_t size)
+{
+    emb_status status = emb_log_init();
+    if (status == EMB_OK)
+        status = emb_log_ring_init(ring, 0u, EMB_CONTEXT_CPU, buf, size);
+    if (status == EMB_OK)
+        emb_cm_log_ring = ring;
+    return status;
 }

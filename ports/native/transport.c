@@ -4,6 +4,7 @@
 #include <emb/native_link.h>
 
 #include <emb/frame.h>
+#include <emb/log.h>
 #include <emb/memchan.h>
 #include <emb/native.h>
 #include <emb/shell.h>
@@ -635,4 +636,55 @@ const struct emb_native_sink *emb_native_retained_sink(struct emb_retained_ring 
     emb__rt.since_header = 0;
     emb__rt.sink = (struct emb_native_sink){emb__rt_start, emb__rt_packet, emb__rt_stop, ring};
     return &emb__rt.sink;
+}
+
+/* The deferred log's frames, gathered whole before they go into the ring. */
+static struct {
+    struct emb_log_output out;
+    uint8_t *buf;
+    size_t len, cap;
+} emb__rtlog;
+
+static emb_status emb__rtlog_write(void *arg, const uint8_t *bytes, uint32_t len)
+{
+    struct emb_retained_ring *ring = arg;
+    emb_status status = EMB_OK;
+    while (len > 0u) {
+        const uint8_t *z = memchr(bytes, EMB_FRAME_DELIMITER, len);
+        size_t n = z != NULL ? (size_t)(z - bytes) + 1u : len;
+        if (emb__rtlog.len + n > emb__rtlog.cap) {
+            size_t cap = emb__rtlog.cap ? emb__rtlog.cap : 4096u;
+            while (cap < emb__rtlog.len + n)
+                cap *= 2u;
+            uint8_t *b = realloc(emb__rtlog.buf, cap);
+            if (b == NULL)
+                return EMB_E_NOSPACE;
+            emb__rtlog.buf = b;
+            emb__rtlog.cap = cap;
+        }
+        memcpy(emb__rtlog.buf + emb__rtlog.len, bytes, n);
+        emb__rtlog.len += n;
+        bytes += n;
+        len -= (uint32_t)n;
+        if (z != NULL) {
+            pthread_mutex_lock(&emb__rt.lock);
+            emb_status s = ring == emb__rt.ring
+                               ? emb_retained_write(ring, emb__rtlog.buf, (uint32_t)emb__rtlog.len)
+                               : EMB_E_INVALID;
+            pthread_mutex_unlock(&emb__rt.lock);
+            if (s != EMB_OK)
+                status = s;
+            emb__rtlog.len = 0;
+        }
+    }
+    return status;
+}
+
+const struct emb_log_output *emb_native_retained_log_output(struct emb_retained_ring *ring)
+{
+    if (ring == NULL || ring != emb__rt.ring)
+        return NULL;
+    emb__rtlog.len = 0;
+    emb__rtlog.out = (struct emb_log_output){emb__rtlog_write, ring};
+    return &emb__rtlog.out;
 }

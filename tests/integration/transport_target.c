@@ -30,6 +30,8 @@
 #include <emb/trace_events.h>
 
 #include <emb/frame.h>
+#include <emb/log.h>
+#include <emb/native_log.h>
 #include <emb/retained.h>
 
 #include <errno.h>
@@ -45,12 +47,27 @@ static unsigned long count;
 static unsigned long log_every = 50, log_tail;
 static struct emb_retained_ring *retained;
 
-/* A stand-in for a deferred log record until the log lands: "log N" on channel 0. */
+EMB_LOG_MODULE_DEFINE(tt, EMB_LOG_LEVEL_INF);
+
+/* A deferred log record ("log N"): the native log worker frames it into the retained
+ * ring next to the trace. */
 static void log_line(unsigned long i)
 {
-    char text[32];
-    int n = snprintf(text, sizeof text, "log %lu", i);
-    emb_native_retained_put_frame(retained, EMB_FRAME_CH_LOG, text, (size_t)n);
+    EMB_LOG_INF(tt, "log %u", (unsigned)i);
+}
+
+/* Waits until the streaming worker has taken every flushed packet. */
+static void wait_drained(void)
+{
+    struct emb_native_stats a, b;
+    emb_native_stats_get(&a);
+    for (int same = 0; same < 3;) {
+        struct timespec t = {0, 5 * 1000 * 1000};
+        nanosleep(&t, NULL);
+        emb_native_stats_get(&b);
+        same = b.stream_packets == a.stream_packets ? same + 1 : 0;
+        a = b;
+    }
 }
 
 static void pace(unsigned long i)
@@ -219,6 +236,15 @@ int main(int argc, char **argv)
             emb_native_server_stats(server, &st);
         } while (st.clients == 0);
     }
+    if (retained != NULL) {
+        /* A hello often: a reader of a wrapped ring needs one after the oldest kept frame. */
+        struct emb_native_log_config lc = {.fd = -1, .hello_period_ms = 1,
+                                           .output = emb_native_retained_log_output(retained)};
+        if (emb_native_log_start(&lc) != EMB_OK) {
+            fprintf(stderr, "transport_target: emb_native_log_start failed\n");
+            return 1;
+        }
+    }
     if (!strcmp(mode, "memchan")) {
         FILE *f = fopen(arg, "w");
         fprintf(f, "%d\n", (int)getpid());
@@ -231,9 +257,20 @@ int main(int argc, char **argv)
     emb_native_flush();
     if (!strcmp(mode, "memchan"))
         wait_stdin(); /* until the reader is done */
+    if (retained != NULL) {
+        /* The trace first, then the log tail: the newest frames are log lines. */
+        wait_drained();
+        for (unsigned long i = 0; i < log_tail; i++) {
+            log_line(count + i);
+            if ((i & 63u) == 63u) {
+                emb_native_log_flush(); /* the thread's log ring is small */
+                struct timespec t = {0, 200 * 1000};
+                nanosleep(&t, NULL); /* and the worker's hellos come in between */
+            }
+        }
+        emb_native_log_stop();
+    }
     emb_native_shutdown();
-    for (unsigned long i = 0; retained != NULL && i < log_tail; i++)
-        log_line(count + i);
     if (retained != NULL && die)
         die_mid_frame();
     if (server != NULL) {

@@ -287,7 +287,7 @@ static void views(void)
     for (size_t i = 0; i < n; i++)
         emb_frame_decoder_feed(&d, s + i, 1);
     emb_frame_decoder_finish(&d);
-    ok(v.frames == 2 && v.notices == 1 && v.errors == 1 && d.frames == 2 && d.bad_frames == 1,
+    ok(v.frames == 2 && v.notices == 1 && v.errors == 1 && d.frames == 2 && d.bad_frames == 2,
        "views: joined mid-frame (a notice), one damaged frame (an error), two frames");
     ok(v.offset[0] == a && v.end[0] == b - 1 && v.ch[0] == 1 && v.offset[1] == c &&
        v.end[1] == n - 1 && v.ch[1] == 7, "views: offsets of each frame and its delimiter");

@@ -6,6 +6,7 @@
 
 #define EMB_CMD_LIST(EMB_CMD)                                                              \
     EMB_CMD(trace, "decode a trace stream file to text, JSON, Perfetto or CTF")             \
+    EMB_CMD(log, "decode a deferred log stream against the program's ELF")                  \
     EMB_CMD(capture, "seal a run's trace (and log, crash record) into a capture file")       \
     EMB_CMD(inspect, "show what a capture file holds: identity, window, events, frames")     \
     EMB_CMD(diff, "compare a good and a bad capture: the earliest significant difference")   \

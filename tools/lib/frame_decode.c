@@ -175,19 +175,29 @@ static void emb__view_frame(void *arg, uint8_t ch, const uint8_t *p, size_t len,
 static void emb__view_error(void *arg, enum emb_frame_error err, uint64_t off, size_t bytes)
 {
     struct emb_frame_decoder *d = arg;
-    bool notice = d->first && off == 0u && err != EMB_FRAME_TOO_LONG;
+    bool first = d->first && off == 0u && !d->finishing;
     d->first = false;
-    if (!notice)
-        d->bad_frames++;
-    if (d->cb.problem != NULL) {
-        char msg[128];
-        if (notice)
-            snprintf(msg, sizeof msg, "%zu bytes before the first frame skipped", bytes);
-        else
-            snprintf(msg, sizeof msg, "damaged frame of %zu bytes skipped: %s", bytes,
-                     emb_frame_error_text(err));
-        d->cb.problem(d->cb.arg, off, !notice, msg);
-    }
+    d->bad_frames++;
+    if (d->cb.problem == NULL)
+        return;
+    char msg[160];
+    const char *why = err == EMB_FRAME_BAD_COBS      ? "broken COBS encoding"
+                      : err == EMB_FRAME_TOO_SHORT   ? "frame shorter than channel and CRC"
+                      : err == EMB_FRAME_BAD_CRC     ? "CRC mismatch"
+                      : err == EMB_FRAME_BAD_CHANNEL ? "channel above 15"
+                                                     : NULL;
+    if (d->finishing)
+        snprintf(msg, sizeof msg, "stream ends inside a frame (%zu bytes without a delimiter)",
+                 bytes);
+    else if (why == NULL)
+        snprintf(msg, sizeof msg, "frame longer than %zu bytes: skipped to the next delimiter",
+                 d->max_bytes);
+    else if (first) /* we may have joined mid-frame: not the stream's fault */
+        snprintf(msg, sizeof msg, "skipped %zu bytes before the first frame delimiter "
+                 "(a stream joined mid-frame)", bytes);
+    else
+        snprintf(msg, sizeof msg, "bad frame (%s, %zu bytes): skipped", why, bytes);
+    d->cb.problem(d->cb.arg, off, !first, msg);
 }
 
 bool emb_frame_decoder_init(struct emb_frame_decoder *d, size_t max_payload,
@@ -197,6 +207,7 @@ bool emb_frame_decoder_init(struct emb_frame_decoder *d, size_t max_payload,
     if (cb != NULL)
         d->cb = *cb;
     d->first = true;
+    d->max_bytes = EMB_FRAME_WIRE_MAX(max_payload ? max_payload : EMB_FRAME_DEFAULT_MAX_PAYLOAD);
     d->dec = emb_frame_dec_new(max_payload, false, emb__view_frame, emb__view_error, d);
     return d->dec != NULL;
 }
@@ -214,7 +225,9 @@ void emb_frame_decoder_feed(struct emb_frame_decoder *d, const uint8_t *data, si
 
 void emb_frame_decoder_finish(struct emb_frame_decoder *d)
 {
+    d->finishing = true;
     emb_frame_dec_finish(d->dec);
+    d->finishing = false;
 }
 
 long emb_cobs_decode(const uint8_t *in, size_t len, uint8_t *out)

@@ -52,7 +52,7 @@ const char *emb_frame_error_text(enum emb_frame_error err);
  * A frame comes as a view with the stream offsets of its first encoded byte and of its
  * delimiter; a problem as a message. Bytes before the first delimiter that are not a
  * valid frame are a notice (error false: a reader that started mid-stream), anything
- * else dropped is an error. */
+ * else dropped is an error; a stream that ends inside a frame too. */
 struct emb_frame_view {
     uint8_t channel;
     const uint8_t *payload; /* valid during the callback */
@@ -70,8 +70,10 @@ struct emb_frame_callbacks {
 struct emb_frame_decoder {
     struct emb_frame_callbacks cb;
     struct emb_frame_dec *dec;
+    size_t max_bytes;       /* encoded bytes a frame may have */
     bool first;             /* no frame ended yet */
-    uint64_t frames, bad_frames;
+    bool finishing;
+    uint64_t frames, bad_frames;  /* bad_frames counts the skipped leading bytes too */
 };
 
 /* For frames of at most `max_payload` payload bytes; false when out of memory. */

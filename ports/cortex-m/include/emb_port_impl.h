@@ -18,8 +18,10 @@
 #define EMB_PORT_NAME "cortex-m"
 
 struct emb_trace_ring;
+struct emb_log_ring;
 
 extern struct emb_trace_ring *emb_cm_ring;
+extern struct emb_log_ring *emb_cm_log_ring;
 
 /* The 64-bit clock: DWT CYCCNT extended in software (the extension is in cortex_m.c). */
 uint64_t emb_cm_timestamp(void);
@@ -32,6 +34,11 @@ static inline uint64_t emb_port_timestamp(void)
 static inline struct emb_trace_ring *emb_port_trace_ring(void)
 {
     return emb_cm_ring;
+}
+
+static inline struct emb_log_ring *emb_port_log_ring(void)
+{
+    return emb_cm_log_ring;
 }
 
 static inline bool emb_port_local_cas32(uint32_t *p, uint32_t expected, uint32_t desired)

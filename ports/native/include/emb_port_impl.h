@@ -19,6 +19,7 @@
 #endif
 
 struct emb_trace_ring;
+struct emb_log_ring;
 
 /* The calling thread's ring; starts as the placeholder (see emb_port_trace_ring()).
  * Local-exec: one %fs-relative load, because the library is linked into the executable
@@ -27,6 +28,16 @@ struct emb_trace_ring;
 extern "C" thread_local struct emb_trace_ring *emb_native_ring
 #else
 extern _Thread_local struct emb_trace_ring *emb_native_ring
+#endif
+#if defined(__GNUC__)
+    __attribute__((tls_model("local-exec")))
+#endif
+    ;
+/* The calling thread's log ring, likewise (ports/native/native_log.c). */
+#if defined(__cplusplus)
+extern "C" thread_local struct emb_log_ring *emb_native_log_ring
+#else
+extern _Thread_local struct emb_log_ring *emb_native_log_ring
 #endif
 #if defined(__GNUC__)
     __attribute__((tls_model("local-exec")))
@@ -67,6 +78,11 @@ static inline uint32_t emb_port_timestamp_split(uint32_t *high)
 static inline struct emb_trace_ring *emb_port_trace_ring(void)
 {
     return emb_native_ring;
+}
+
+static inline struct emb_log_ring *emb_port_log_ring(void)
+{
+    return emb_native_log_ring;
 }
 
 /* ThreadSanitizer cannot see inside inline assembly, so its builds use the C11-model

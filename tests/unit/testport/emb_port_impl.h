@@ -10,6 +10,7 @@
 #define EMB_PORT_NAME "test"
 
 struct emb_trace_ring;
+struct emb_log_ring;
 
 enum emb_test_point {
     EMB_TEST_AT_CLOCK,    /* the clock was read, before the swap */
@@ -21,6 +22,7 @@ extern uint64_t emb_test_clock;
 extern uint64_t emb_test_clock_step; /* added after each read */
 extern struct emb_trace_ring *emb_test_ring;
 extern struct emb_trace_ring *emb_test_claim_ring;
+extern struct emb_log_ring *emb_test_log_ring; /* defined by tests that log */
 extern void (*emb_test_preempt)(enum emb_test_point point);
 
 static inline void emb_test_fire(enum emb_test_point point)
@@ -43,6 +45,11 @@ static inline uint64_t emb_port_timestamp(void)
 static inline struct emb_trace_ring *emb_port_trace_ring(void)
 {
     return emb_test_ring;
+}
+
+static inline struct emb_log_ring *emb_port_log_ring(void)
+{
+    return emb_test_log_ring;
 }
 
 static inline bool emb_port_local_cas32(uint32_t *p, uint32_t expected, uint32_t desired)

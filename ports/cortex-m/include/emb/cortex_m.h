@@ -17,6 +17,13 @@ emb_status emb_cm_init(uint32_t cpu_hz, const uint8_t uuid[16], enum emb_trace_m
                        uint32_t classes, struct emb_trace_ring *ring, uint8_t *buf,
                        uint32_t *commit, uint32_t packets);
 
+struct emb_log_ring;
+
+/* Makes `ring` (over `buf`, EMB_LOG_RING_BUF_SIZE(size) bytes) the CPU's log ring, after
+ * emb_log_init()'s check of the metadata region. A worker, an idle loop or a transport
+ * drains it with emb_log_drain(). */
+emb_status emb_cm_log_init(struct emb_log_ring *ring, uint8_t *buf, uint32_t size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -115,6 +115,12 @@ void emb_native_retained_unmap(struct emb_retained_ring *ring);
 emb_status emb_native_retained_put_frame(struct emb_retained_ring *ring, uint8_t channel,
                                          const void *payload, size_t len);
 
+/* A frame writer for the deferred log (emb_native_log_config.output) that keeps the log in
+ * the ring: bytes are gathered up to each frame's delimiter and the whole frame goes in
+ * under the ring's lock, so log and trace frames never interleave. One log per process. */
+struct emb_log_output;
+const struct emb_log_output *emb_native_retained_log_output(struct emb_retained_ring *ring);
+
 /* A streaming sink keeping the trace in the ring: the header (repeated every
  * `header_every` packets, so a reader of a wrapped ring finds one) and the packets, as
  * channel 1 frames; the oldest frames make room. */

@@ -1,0 +1,567 @@
+/* `emb log`: decode a deferred log stream against the program's ELF. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <emb/log_format.h>
+
+#include "catalog.h"
+#include "cli.h"
+#include "emb_cmds.h"
+#include "log_decode.h"
+#include "trace_decode.h"
+
+static const char *const CMD = "emb log";
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "Usage: emb log --elf PROGRAM [options] STREAM\n"
+            "\n"
+            "Decodes a deferred log stream (log frames: what emb_native_log_start() or\n"
+            "emb_log_drain() write) against the ELF that produced it, and prints each record:\n"
+            "time, context, level, module, file:line and the message, formatted as printf\n"
+            "formats it. Drops, resynchronisations and unknown ids appear where they\n"
+            "happened. STREAM is a file, - for standard input, or tcp:HOST:PORT.\n"
+            "\n"
+            "Options:\n"
+            "  -e, --elf PROGRAM   the ELF whose call sites the stream's ids name (required);\n"
+            "                      a stream from another build (GNU build id) is refused\n"
+            "  -f, --follow        print each record as it arrives (a pipe, a TCP stream),\n"
+            "                      in arrival order, until the stream ends\n"
+            "      --json          one JSON object per record per line\n"
+            "      --absolute      wall-clock time (UTC) from the stream's clock offset\n"
+            "      --trace FILE    times relative to that trace stream's start: the log and\n"
+            "                      the trace share the clock, so the two line up\n"
+            "      --raw           STREAM holds bare records of one context (no frames)\n"
+            "      --clock-hz HZ   with --raw: the clock frequency, for times in seconds\n"
+            "  -o, --output OUT    write to file OUT instead of standard output\n"
+            "      --color[=WHEN]  colour: auto (default), always, never; NO_COLOR is honoured\n"
+            "  -h, --help          show this help\n"
+            "\n"
+            "Exit status: 0 when the stream decoded cleanly (drops the target counted are not\n"
+            "errors), 2 on bad input or usage, after decoding what could be decoded.\n");
+}
+
+struct args {
+    const char *elf, *stream, *output, *trace;
+    bool follow, json, absolute, raw;
+    uint64_t clock_hz;
+};
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+    enum { OPT_JSON = 256, OPT_ABSOLUTE, OPT_TRACE, OPT_RAW, OPT_CLOCK, OPT_COLOR };
+    static const struct option options[] = {
+        {"elf", required_argument, NULL, 'e'},
+        {"follow", no_argument, NULL, 'f'},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"absolute", no_argument, NULL, OPT_ABSOLUTE},
+        {"trace", required_argument, NULL, OPT_TRACE},
+        {"raw", no_argument, NULL, OPT_RAW},
+        {"clock-hz", required_argument, NULL, OPT_CLOCK},
+        {"output", required_argument, NULL, 'o'},
+        {"color", optional_argument, NULL, OPT_COLOR},
+        {"colour", optional_argument, NULL, OPT_COLOR},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c, mode;
+    char *end;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":e:fo:h", options, NULL)) != -1) {
+        switch (c) {
+        case 'e': a->elf = optarg; break;
+        case 'f': a->follow = true; break;
+        case 'o': a->output = optarg; break;
+        case OPT_JSON: a->json = true; break;
+        case OPT_ABSOLUTE: a->absolute = true; break;
+        case OPT_TRACE: a->trace = optarg; break;
+        case OPT_RAW: a->raw = true; break;
+        case OPT_CLOCK:
+            errno = 0;
+            a->clock_hz = strtoull(optarg, &end, 0);
+            if (errno != 0 || *end != '\0' || a->clock_hz == 0u) {
+                emb_cli_error(CMD, "--clock-hz takes a frequency in Hz, not '%s'", optarg);
+                return EMB_EXIT_BAD;
+            }
+            break;
+        case OPT_COLOR:
+            if ((mode = emb_cli_parse_color(optarg)) < -1) {
+                emb_cli_error(CMD, "--color takes auto, always or never, not '%s'", optarg);
+                return EMB_EXIT_BAD;
+            }
+            emb_cli_set_color(mode);
+            break;
+        case 'h': help(stdout); return -1;
+        case ':':
+            emb_cli_error(CMD, "option '%s' needs a value", argv[optind - 1]);
+            return EMB_EXIT_BAD;
+        default:
+            emb_cli_error(CMD, "unknown option '%s'", argv[optind - 1]);
+            fprintf(stderr, "Try 'emb log --help'.\n");
+            return EMB_EXIT_BAD;
+        }
+    }
+    if (optind + 1 != argc) {
+        emb_cli_error(CMD, optind == argc ? "no log stream given" : "one log stream, please");
+        fprintf(stderr, "Usage: emb log --elf PROGRAM [options] STREAM (emb log --help)\n");
+        return EMB_EXIT_BAD;
+    }
+    a->stream = argv[optind];
+    if (a->elf == NULL) {
+        emb_cli_error(CMD, "--elf PROGRAM is required: the ELF the stream was recorded by");
+        return EMB_EXIT_BAD;
+    }
+    if (a->absolute && a->trace != NULL) {
+        emb_cli_error(CMD, "--absolute and --trace exclude each other");
+        return EMB_EXIT_BAD;
+    }
+    return EMB_EXIT_OK;
+}
+
+/* ---- Output ---- */
+
+struct held {            /* a record kept for sorting (whole-stream mode) */
+    struct emb_logrec rec;
+    size_t seq;
+};
+
+struct state {
+    const struct args *a;
+    const struct emb_logdb *db;
+    struct emb_logdec *dec;
+    FILE *out;
+    bool origin_set;
+    uint64_t origin;     /* ticks printed as time 0 */
+    struct held *held;
+    size_t nheld, cap;
+    bool oom;
+    int ctx_width;
+    uint64_t problems;   /* reported so far; past PROBLEMS_SHOWN they are only counted */
+};
+
+/* Random or badly damaged input can hold thousands of bad frames: the first ones say it. */
+#define PROBLEMS_SHOWN 40u
+
+static const char *const level_names[] = {"---", "ERR", "WRN", "INF", "DBG"};
+
+static uint64_t clock_hz(const struct state *s)
+{
+    if (s->a->raw)
+        return s->a->clock_hz;
+    return emb_logdec_hello(s->dec)->clock_hz;
+}
+
+/* Time column: seconds since the origin, the wall clock, or ticks when no clock is known. */
+static void format_time(const struct state *s, const struct emb_logrec *r, char *buf, size_t size)
+{
+    uint64_t hz = clock_hz(s);
+    if (!r->has_ts) {
+        snprintf(buf, size, "-");
+        return;
+    }
+    if (hz == 0u) {
+        snprintf(buf, size, "%" PRIu64 "t", r->ts);
+        return;
+    }
+    const struct emb_log_hello *h = emb_logdec_hello(s->dec);
+    if (s->a->absolute && !s->a->raw && h->clock_offset_ns != 0) {
+        long double ns = (long double)r->ts * 1e9L / (long double)hz + (long double)h->clock_offset_ns;
+        int64_t wall = (int64_t)ns;
+        time_t secs = (time_t)(wall / 1000000000);
+        struct tm tm;
+        gmtime_r(&secs, &tm);
+        char day[32];
+        strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(buf, size, "%s.%09" PRId64 "Z", day, wall % 1000000000);
+        return;
+    }
+    long double secs = ((long double)r->ts - (long double)s->origin) / (long double)hz;
+    snprintf(buf, size, "%.9Lf", secs);
+}
+
+static void print_hexdump_lines(FILE *out, const uint8_t *p, size_t len)
+{
+    for (size_t off = 0; off < len; off += 16u) {
+        fprintf(out, "    %04zx ", off);
+        for (size_t i = off; i < off + 16u; i++) {
+            if (i < len)
+                fprintf(out, " %02x", p[i]);
+            else
+                fputs("   ", out);
+        }
+        fputs("  |", out);
+        for (size_t i = off; i < off + 16u && i < len; i++)
+            fputc(p[i] >= 0x20u && p[i] < 0x7Fu ? p[i] : '.', out);
+        fputs("|\n", out);
+    }
+}
+
+static void print_text(struct state *s, const struct emb_logrec *r)
+{
+    FILE *out = s->out;
+    char t[64];
+    format_time(s, r, t, sizeof t);
+    const char *dim = emb_cli_color(out, EMB_C_DIM), *reset = emb_cli_color(out, EMB_C_RESET);
+    int tw = s->a->absolute ? 30 : 12;
+    fprintf(out, "%s%*s%s  %-*s  ", dim, tw, t, reset, s->ctx_width, r->ctx_name);
+    if (r->type == EMB_LREC_LOG || r->type == EMB_LREC_HEXDUMP) {
+        const struct emb_log_site *site = r->site;
+        enum emb_color lc = site->level == EMB_LOG_LEVEL_ERR   ? EMB_C_RED
+                            : site->level == EMB_LOG_LEVEL_WRN ? EMB_C_YELLOW
+                            : site->level == EMB_LOG_LEVEL_INF ? EMB_C_GREEN
+                                                               : EMB_C_BLUE;
+        char where[300];
+        snprintf(where, sizeof where, "%s:%u", site->file, site->line);
+        const char *bold = site->level == EMB_LOG_LEVEL_ERR ? emb_cli_color(out, EMB_C_BOLD) : "";
+        fprintf(out, "%s%s%s%s  %-*s  %s%-*s%s  %s", emb_cli_color(out, lc), bold,
+                level_names[site->level <= 4u ? site->level : 0], reset, s->db->module_width,
+                site->module, dim, s->db->where_width, where, reset, bold);
+        fwrite(r->text, 1, r->text_len, out);
+        if (r->type == EMB_LREC_HEXDUMP)
+            fprintf(out, " (%zu bytes%s)", r->data_len, r->clipped ? ", clipped " EMB_LOG_CLIP_MARK : "");
+        fprintf(out, "%s\n", bold[0] ? reset : "");
+        if (r->type == EMB_LREC_HEXDUMP)
+            print_hexdump_lines(out, r->data, r->data_len);
+        return;
+    }
+    fprintf(out, "%s--%s  ", emb_cli_color(out, EMB_C_MAGENTA), reset);
+    switch (r->type) {
+    case EMB_LREC_DROPPED:
+        fprintf(out, "dropped %" PRIu64 " %s\n", r->count, r->count == 1 ? "record" : "records");
+        break;
+    case EMB_LREC_PENDING:
+        fprintf(out, "dropped %" PRIu64 " %s after its last record (never announced)\n", r->count,
+                r->count == 1 ? "record" : "records");
+        break;
+    case EMB_LREC_RESYNC:
+        fprintf(out, "resynchronised at a sync marker after skipping %" PRIu64 " bytes\n", r->count);
+        break;
+    case EMB_LREC_LOST:
+        fprintf(out, "%" PRIu64 " ring bytes missing from the stream\n", r->count);
+        break;
+    case EMB_LREC_UNKNOWN:
+        fprintf(out, "unknown id 0x%" PRIx32 ":", r->id);
+        for (size_t i = 0; i < r->data_len; i++)
+            fprintf(out, " %02x", r->data[i]);
+        fputc('\n', out);
+        break;
+    default: break;
+    }
+}
+
+static void json_hex(struct emb_json *j, const char *key, const uint8_t *p, size_t len)
+{
+    char *hex = malloc(len * 2u + 1u);
+    if (hex == NULL)
+        return;
+    for (size_t i = 0; i < len; i++)
+        sprintf(hex + 2 * i, "%02x", p[i]);
+    hex[len * 2u] = '\0';
+    emb_json_string(j, key, hex);
+    free(hex);
+}
+
+static void print_json(struct state *s, const struct emb_logrec *r)
+{
+    static const char *const types[] = {"log", "hexdump", "dropped", "dropped", "unknown",
+                                        "resync", "lost"};
+    struct emb_json j;
+    emb_json_init(&j, s->out, false);
+    emb_json_begin_object(&j, NULL);
+    emb_json_string(&j, "type", types[r->type]);
+    if (r->has_ts) {
+        emb_json_uint(&j, "ts", r->ts);
+        uint64_t hz = clock_hz(s);
+        if (hz != 0u) {
+            char t[64];
+            format_time(s, r, t, sizeof t);
+            if (s->a->absolute)
+                emb_json_string(&j, "time", t);
+            else
+                emb_json_raw(&j, "time", t);
+        }
+    }
+    emb_json_string(&j, "context", r->ctx_name);
+    emb_json_uint(&j, "context_id", r->ctx);
+    switch (r->type) {
+    case EMB_LREC_LOG:
+    case EMB_LREC_HEXDUMP:
+        emb_json_string(&j, "level", level_names[r->site->level <= 4u ? r->site->level : 0]);
+        emb_json_string(&j, "module", r->site->module);
+        emb_json_string(&j, "file", r->site->file);
+        emb_json_uint(&j, "line", r->site->line);
+        emb_json_string_n(&j, r->type == EMB_LREC_LOG ? "text" : "title", r->text, r->text_len);
+        if (r->type == EMB_LREC_HEXDUMP)
+            json_hex(&j, "data", r->data, r->data_len);
+        emb_json_bool(&j, "clipped", r->clipped);
+        break;
+    case EMB_LREC_DROPPED:
+    case EMB_LREC_PENDING:
+        emb_json_uint(&j, "count", r->count);
+        if (r->type == EMB_LREC_PENDING)
+            emb_json_bool(&j, "after_last", true);
+        break;
+    case EMB_LREC_RESYNC: emb_json_uint(&j, "skipped", r->count); break;
+    case EMB_LREC_LOST: emb_json_uint(&j, "bytes", r->count); break;
+    case EMB_LREC_UNKNOWN:
+        emb_json_uint(&j, "id", r->id);
+        json_hex(&j, "raw", r->data, r->data_len);
+        break;
+    }
+    emb_json_uint(&j, "offset", r->offset);
+    emb_json_end_object(&j);
+    emb_json_end(&j);
+}
+
+static void print_record(struct state *s, const struct emb_logrec *r)
+{
+    if (!s->origin_set && r->has_ts) {
+        s->origin = r->ts;
+        s->origin_set = true;
+    }
+    if (s->a->json)
+        print_json(s, r);
+    else
+        print_text(s, r);
+}
+
+/* A record from the decoder: printed now (--follow) or kept, with its bytes, for sorting. */
+static void on_record(void *arg, const struct emb_logrec *r)
+{
+    struct state *s = arg;
+    int w = (int)strlen(r->ctx_name);
+    if (w > s->ctx_width)
+        s->ctx_width = w;
+    if (s->a->follow) {
+        print_record(s, r);
+        fflush(s->out);
+        return;
+    }
+    if (s->oom)
+        return;
+    if (s->nheld == s->cap) {
+        size_t cap = s->cap ? s->cap * 2u : 256u;
+        struct held *q = realloc(s->held, cap * sizeof *q);
+        if (q == NULL) {
+            s->oom = true;
+            return;
+        }
+        s->held = q;
+        s->cap = cap;
+    }
+    struct held *h = &s->held[s->nheld];
+    h->rec = *r;
+    h->seq = s->nheld;
+    char *text = r->text_len > 0u ? malloc(r->text_len) : NULL;
+    uint8_t *data = r->data_len > 0u ? malloc(r->data_len) : NULL;
+    char *name = strdup(r->ctx_name);
+    if ((r->text_len > 0u && text == NULL) || (r->data_len > 0u && data == NULL) || name == NULL) {
+        free(text);
+        free(data);
+        free(name);
+        s->oom = true;
+        return;
+    }
+    if (text != NULL)
+        memcpy(text, r->text, r->text_len);
+    if (data != NULL)
+        memcpy(data, r->data, r->data_len);
+    h->rec.text = text;
+    h->rec.data = data;
+    h->rec.ctx_name = name;
+    s->nheld++;
+}
+
+static void on_problem(void *arg, uint64_t offset, bool error, const char *message)
+{
+    struct state *s = arg;
+    if (s->problems++ >= PROBLEMS_SHOWN)
+        return;
+    if (error)
+        emb_cli_error_at(CMD, s->a->stream, (long long)offset, "%s", message);
+    else
+        fprintf(stderr, "%s: %s: byte %" PRIu64 ": note: %s\n", CMD, s->a->stream, offset, message);
+}
+
+static int cmp_held(const void *x, const void *y)
+{
+    const struct held *a = x, *b = y;
+    if (a->rec.ts != b->rec.ts)
+        return a->rec.ts < b->rec.ts ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* Merges contexts by time. A record without a timestamp (CONFIG_EMB_LOG_TIMESTAMP=n)
+ * carries its context's last sync time, so order within a context is kept. */
+static void print_held(struct state *s)
+{
+    if (s->nheld > 1u)
+        qsort(s->held, s->nheld, sizeof *s->held, cmp_held);
+    for (size_t i = 0; i < s->nheld; i++) {
+        if (!s->origin_set && s->held[i].rec.has_ts) {
+            s->origin = s->held[i].rec.ts;
+            s->origin_set = true;
+        }
+    }
+    for (size_t i = 0; i < s->nheld; i++) {
+        print_record(s, &s->held[i].rec);
+        free((void *)s->held[i].rec.text);
+        free((void *)s->held[i].rec.data);
+        free((void *)s->held[i].rec.ctx_name);
+    }
+    free(s->held);
+    s->held = NULL;
+    s->nheld = 0;
+}
+
+/* ---- Input ---- */
+
+static int open_stream(const char *spec)
+{
+    if (!strcmp(spec, "-"))
+        return STDIN_FILENO;
+    if (!strncmp(spec, "tcp:", 4)) {
+        char host[256];
+        snprintf(host, sizeof host, "%s", spec + 4);
+        char *colon = strrchr(host, ':');
+        if (colon == NULL || colon[1] == '\0') {
+            emb_cli_error(CMD, "'%s': give tcp:HOST:PORT", spec);
+            return -1;
+        }
+        *colon = '\0';
+        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
+        int rc = getaddrinfo(host, colon + 1, &hints, &res);
+        if (rc != 0) {
+            emb_cli_error(CMD, "'%s': %s", spec, gai_strerror(rc));
+            return -1;
+        }
+        int fd = -1;
+        for (struct addrinfo *ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
+            fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+            if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+                close(fd);
+                fd = -1;
+            }
+        }
+        freeaddrinfo(res);
+        if (fd < 0)
+            emb_cli_error(CMD, "'%s': cannot connect: %s", spec, strerror(errno));
+        return fd;
+    }
+    int fd = open(spec, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        emb_cli_error_at(CMD, spec, -1, "cannot open: %s", strerror(errno));
+    return fd;
+}
+
+static bool trace_origin(struct state *s)
+{
+    const struct emb_catalog *cat = emb_catalog_builtin();
+    struct emb_trace_options topt = {.catalog = cat, .name = s->a->trace};
+    struct emb_trace *t = cat != NULL ? emb_trace_decode_file(s->a->trace, &topt) : NULL;
+    if (t == NULL || emb_trace_summary(t)->fatal || emb_trace_summary(t)->packets == 0u) {
+        emb_cli_error_at(CMD, s->a->trace, -1, "cannot take the time origin: not a decodable trace");
+        emb_trace_free(t);
+        return false;
+    }
+    s->origin = emb_trace_info(t)->start_ts;
+    s->origin_set = true;
+    emb_trace_free(t);
+    return true;
+}
+
+int emb_cmd_log(int argc, char **argv)
+{
+    struct args a = {0};
+    int rc = parse_args(argc, argv, &a);
+    if (rc != EMB_EXIT_OK)
+        return rc < 0 ? EMB_EXIT_OK : rc;
+    char err[512];
+    struct emb_logdb *db = emb_logdb_open(a.elf, err, sizeof err);
+    if (db == NULL) {
+        emb_cli_error(CMD, "%s", err);
+        return EMB_EXIT_BAD;
+    }
+    struct state s = {.a = &a, .db = db, .out = stdout, .ctx_width = 6};
+    if (a.trace != NULL && !trace_origin(&s)) {
+        emb_logdb_free(db);
+        return EMB_EXIT_BAD;
+    }
+    int fd = open_stream(a.stream);
+    if (fd < 0) {
+        emb_logdb_free(db);
+        return EMB_EXIT_BAD;
+    }
+    if (a.output != NULL && strcmp(a.output, "-") && !(s.out = fopen(a.output, "w"))) {
+        emb_cli_error_at(CMD, a.output, -1, "cannot create: %s", strerror(errno));
+        if (fd != STDIN_FILENO)
+            close(fd);
+        emb_logdb_free(db);
+        return EMB_EXIT_BAD;
+    }
+    struct emb_logdec_options opt = {.db = db, .name = a.stream, .raw = a.raw, .record = on_record,
+                                     .problem = on_problem, .arg = &s};
+    s.dec = emb_logdec_new(&opt);
+    if (s.dec == NULL) {
+        emb_cli_error(CMD, "out of memory");
+        return EMB_EXIT_BAD;
+    }
+    static uint8_t buf[65536];
+    uint64_t total = 0;
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            emb_cli_error_at(CMD, a.stream, (long long)total, "read error: %s", strerror(errno));
+            break;
+        }
+        if (n == 0)
+            break;
+        total += (uint64_t)n;
+        emb_logdec_feed(s.dec, buf, (size_t)n);
+        if (emb_logdec_summary(s.dec)->fatal)
+            break;
+    }
+    if (fd != STDIN_FILENO)
+        close(fd);
+    emb_logdec_finish(s.dec);
+    if (!a.follow)
+        print_held(&s);
+    const struct emb_logdec_summary *sum = emb_logdec_summary(s.dec);
+    bool write_failed = fflush(s.out) != 0 || ferror(s.out);
+    if (s.out != stdout && fclose(s.out) != 0)
+        write_failed = true;
+    if (write_failed)
+        emb_cli_error_at(CMD, a.output ? a.output : "stdout", -1, "write error");
+    if (s.problems > PROBLEMS_SHOWN)
+        emb_cli_error_at(CMD, a.stream, -1, "%" PRIu64 " more problems not shown",
+                         s.problems - PROBLEMS_SHOWN);
+    if (s.oom)
+        emb_cli_error(CMD, "out of memory: records were lost from the output");
+    if (total == 0u)
+        emb_cli_error_at(CMD, a.stream, 0, "empty stream: nothing to decode");
+    else if (!sum->fatal && sum->records == 0u && !a.raw && !emb_logdec_hello(s.dec)->seen)
+        emb_cli_error_at(CMD, a.stream, 0, "no log frame found: not a log stream");
+    bool bad = sum->fatal || sum->errors > 0u || total == 0u || s.oom || write_failed ||
+               (!a.raw && !emb_logdec_hello(s.dec)->seen);
+    if (sum->dropped + sum->pending > 0u)
+        fprintf(stderr, "%s: %s: %" PRIu64 " records decoded, %" PRIu64 " dropped on the target\n",
+                CMD, a.stream, sum->records, sum->dropped + sum->pending);
+    emb_logdec_free(s.dec);
+    emb_logdb_free(db);
+    return bad ? EMB_EXIT_BAD : EMB_EXIT_OK;
+}

@@ -1,0 +1,328 @@
+/* The log's metadata from the ELF, with elfutils' libelf: the emb_log region's call
+ * sites, the .note.emb.log note and the GNU build id (docs/formats/log.md). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "log_decode.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <emb/log_format.h>
+
+struct emb__elf {
+    Elf *elf;
+    bool big_endian;
+    const char *path;
+    char *err;
+    size_t errlen;
+};
+
+static void *emb__fail(struct emb__elf *e, const char *fmt, ...)
+{
+    int n = snprintf(e->err, e->errlen, "%s: ", e->path);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n >= 0 && (size_t)n < e->errlen)
+        vsnprintf(e->err + n, e->errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return NULL;
+}
+
+static uint32_t emb__get(const struct emb__elf *e, const uint8_t *p, int bytes)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < bytes; i++)
+        v |= (uint32_t)p[e->big_endian ? bytes - 1 - i : i] << (8 * i);
+    return v;
+}
+
+/* The data of the first section called `name`, or NULL. */
+static Elf_Data *emb__section(struct emb__elf *e, const char *name, GElf_Shdr *shdr_out)
+{
+    size_t shstrndx;
+    if (elf_getshdrstrndx(e->elf, &shstrndx) != 0)
+        return NULL;
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(e->elf, scn)) != NULL) {
+        GElf_Shdr shdr;
+        if (gelf_getshdr(scn, &shdr) == NULL)
+            continue;
+        const char *n = elf_strptr(e->elf, shstrndx, shdr.sh_name);
+        if (n == NULL || strcmp(n, name) != 0)
+            continue;
+        if (shdr_out != NULL)
+            *shdr_out = shdr;
+        if (shdr.sh_type == SHT_NOBITS)
+            return NULL;
+        return elf_rawdata(scn, NULL);
+    }
+    return NULL;
+}
+
+/* The GNU build id from any note section. */
+static void emb__build_id(struct emb__elf *e, struct emb_logdb *db)
+{
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(e->elf, scn)) != NULL) {
+        GElf_Shdr shdr;
+        if (gelf_getshdr(scn, &shdr) == NULL || shdr.sh_type != SHT_NOTE)
+            continue;
+        Elf_Data *data = elf_getdata(scn, NULL);
+        if (data == NULL)
+            continue;
+        size_t off = 0, name_off, desc_off;
+        GElf_Nhdr nh;
+        while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+            if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+                memcmp((const char *)data->d_buf + name_off, "GNU", 4) == 0 &&
+                nh.n_descsz <= sizeof db->build_id) {
+                memcpy(db->build_id, (const uint8_t *)data->d_buf + desc_off, nh.n_descsz);
+                db->build_id_len = nh.n_descsz;
+                return;
+            }
+        }
+    }
+}
+
+/* The note of docs/formats/log.md, read by hand: the Cortex-M fragment keeps it in a
+ * section that is not of type SHT_NOTE (it is in no segment). */
+static bool emb__note(struct emb__elf *e, struct emb_logdb *db)
+{
+    Elf_Data *data = emb__section(e, EMB_LOG_NOTE_SECTION, NULL);
+    if (data == NULL || data->d_size < 12u) {
+        emb__fail(e, "no %s note: not built with the deferred log (emb/log.h)", EMB_LOG_NOTE_SECTION);
+        return false;
+    }
+    const uint8_t *p = data->d_buf;
+    size_t size = data->d_size, off = 0;
+    while (off + 12u <= size) {
+        uint32_t namesz = emb__get(e, p + off, 4), descsz = emb__get(e, p + off + 4, 4);
+        uint32_t type = emb__get(e, p + off + 8, 4);
+        size_t name_at = off + 12u, desc_at = name_at + ((namesz + 3u) & ~3u);
+        if (namesz > size || descsz > size || desc_at + descsz > size)
+            break;
+        if (type == EMB_LOG_NOTE_TYPE && namesz == 4u && memcmp(p + name_at, "EMB", 4) == 0) {
+            const uint8_t *d = p + desc_at;
+            if (descsz < EMB_LOG_NOTE_DESC_SIZE) {
+                emb__fail(e, "%s note too short (%u bytes)", EMB_LOG_NOTE_SECTION, descsz);
+                return false;
+            }
+            uint32_t version = emb__get(e, d + EMB_LOG_NOTE_OFF_VERSION, 2);
+            if (version != EMB_LOG_NOTE_VERSION) {
+                emb__fail(e, "log note version %u; this emb reads version %u", version,
+                          EMB_LOG_NOTE_VERSION);
+                return false;
+            }
+            db->id_bytes = d[EMB_LOG_NOTE_OFF_ID_BYTES];
+            db->ts_bytes = d[EMB_LOG_NOTE_OFF_TS_BYTES];
+            db->ptr_bytes = d[EMB_LOG_NOTE_OFF_PTR_BYTES];
+            db->str_max = d[EMB_LOG_NOTE_OFF_STR_MAX];
+            db->hex_max = (uint16_t)emb__get(e, d + EMB_LOG_NOTE_OFF_HEX_MAX, 2);
+            db->sync_interval = emb__get(e, d + EMB_LOG_NOTE_OFF_SYNC, 4);
+            db->record_max = emb__get(e, d + EMB_LOG_NOTE_OFF_RECORD_MAX, 4);
+            if ((db->id_bytes != 2 && db->id_bytes != 4) || (db->ts_bytes != 0 && db->ts_bytes != 4) ||
+                (db->ptr_bytes != 4 && db->ptr_bytes != 8) || db->str_max == 0 || db->str_max > 127 ||
+                db->hex_max == 0 || db->hex_max > 0x7FFF) {
+                emb__fail(e, "log note holds impossible values (id %u, timestamp %u, pointer %u, "
+                          "string %u, hexdump %u bytes)", db->id_bytes, db->ts_bytes,
+                          db->ptr_bytes, db->str_max, db->hex_max);
+                return false;
+            }
+            return true;
+        }
+        off = desc_at + ((descsz + 3u) & ~3u);
+    }
+    emb__fail(e, "%s holds no EMB note", EMB_LOG_NOTE_SECTION);
+    return false;
+}
+
+/* Whether [addr, addr + size) lies in a PT_LOAD segment's file image. */
+static bool emb__loaded(struct emb__elf *e, uint64_t addr, uint64_t size)
+{
+    size_t n;
+    if (elf_getphdrnum(e->elf, &n) != 0)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        GElf_Phdr ph;
+        if (gelf_getphdr(e->elf, (int)i, &ph) == NULL || ph.p_type != PT_LOAD)
+            continue;
+        if (addr < ph.p_vaddr + ph.p_memsz && addr + size > ph.p_vaddr)
+            return true;
+    }
+    return false;
+}
+
+static int emb__cmp_site(const void *a, const void *b)
+{
+    const struct emb_log_site *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Walks the region: call-site objects back to back, each 4-aligned; zero words between
+ * them are alignment padding. */
+static bool emb__sites(struct emb__elf *e, struct emb_logdb *db, const uint8_t *p, size_t size)
+{
+    size_t cap = 64, nstr = 0;
+    db->sites = malloc(cap * sizeof *db->sites);
+    db->strings = malloc(size + 1u);
+    if (db->sites == NULL || db->strings == NULL) {
+        emb__fail(e, "out of memory");
+        return false;
+    }
+    size_t off = 0;
+    while (off + 4u <= size) {
+        if (p[off] == 0u) {
+            off += 4u;
+            continue;
+        }
+        if (off + EMB_LOG_SITE_HEADER_SIZE > size) {
+            emb__fail(e, "emb_log: call site at offset %zu cut by the section end", off);
+            return false;
+        }
+        const uint8_t *h = p + off;
+        struct emb_log_site s = {0};
+        s.id = (uint32_t)off + EMB_LOG_ID_BIAS;
+        s.kind = h[EMB_LOG_SITE_OFF_KIND];
+        s.level = h[EMB_LOG_SITE_OFF_LEVEL];
+        s.nargs = h[EMB_LOG_SITE_OFF_NARGS];
+        size_t mlen = h[EMB_LOG_SITE_OFF_MODULE_LEN];
+        size_t flen = emb__get(e, h + EMB_LOG_SITE_OFF_FMT_LEN, 2);
+        size_t filelen = emb__get(e, h + EMB_LOG_SITE_OFF_FILE_LEN, 2);
+        s.line = emb__get(e, h + EMB_LOG_SITE_OFF_LINE, 4);
+        size_t body = EMB_LOG_SITE_HEADER_SIZE + (size_t)s.nargs + 1u + mlen + flen + filelen;
+        const uint8_t *sig = h + EMB_LOG_SITE_HEADER_SIZE;
+        const uint8_t *mod = sig + s.nargs + 1u, *fmt = mod + mlen, *file = fmt + flen;
+        if ((s.kind != EMB_LOG_SITE_PRINTF && s.kind != EMB_LOG_SITE_HEXDUMP) ||
+            s.level < 1u || s.level > 4u || off + body > size || mlen == 0 || flen == 0 ||
+            filelen == 0 || sig[s.nargs] != 0u || mod[mlen - 1u] != 0u || fmt[flen - 1u] != 0u ||
+            file[filelen - 1u] != 0u || memchr(sig, 0, s.nargs) != NULL) {
+            emb__fail(e, "emb_log: malformed call site at offset %zu", off);
+            return false;
+        }
+        for (size_t i = 0; i < s.nargs; i++)
+            if (strchr("iuIUfps", sig[i]) == NULL) {
+                emb__fail(e, "emb_log: call site at offset %zu: unknown argument type '%c'", off, sig[i]);
+                return false;
+            }
+        /* The strings stay in the section's copy; one block keeps them together. */
+        memcpy(db->strings + nstr, sig, body - EMB_LOG_SITE_HEADER_SIZE);
+        s.sig = db->strings + nstr;
+        s.module = s.sig + s.nargs + 1u;
+        s.fmt = s.module + mlen;
+        s.file = s.fmt + flen;
+        nstr += body - EMB_LOG_SITE_HEADER_SIZE;
+        if (db->nsites == cap) {
+            cap *= 2;
+            struct emb_log_site *q = realloc(db->sites, cap * sizeof *q);
+            if (q == NULL) {
+                emb__fail(e, "out of memory");
+                return false;
+            }
+            db->sites = q;
+        }
+        db->sites[db->nsites++] = s;
+        int mw = (int)strlen(s.module);
+        char where[300];
+        int ww = snprintf(where, sizeof where, "%s:%u", s.file, s.line);
+        if (mw > db->module_width)
+            db->module_width = mw;
+        if (ww > db->where_width)
+            db->where_width = ww;
+        off += (body + EMB_LOG_SITE_ALIGN - 1u) & ~(size_t)(EMB_LOG_SITE_ALIGN - 1u);
+    }
+    qsort(db->sites, db->nsites, sizeof *db->sites, emb__cmp_site);
+    return true;
+}
+
+struct emb_logdb *emb_logdb_open(const char *path, char *err, size_t errlen)
+{
+    struct emb__elf e = {.path = path, .err = err, .errlen = errlen};
+    if (elf_version(EV_CURRENT) == EV_NONE)
+        return emb__fail(&e, "libelf is unusable: %s", elf_errmsg(-1));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return emb__fail(&e, "cannot open: %s", strerror(errno));
+    e.elf = elf_begin(fd, ELF_C_READ, NULL);
+    struct emb_logdb *db = NULL;
+    if (e.elf == NULL || elf_kind(e.elf) != ELF_K_ELF) {
+        emb__fail(&e, "not an ELF file");
+        goto out;
+    }
+    const char *ident = elf_getident(e.elf, NULL);
+    if (ident == NULL) {
+        emb__fail(&e, "not an ELF file");
+        goto out;
+    }
+    e.big_endian = ident[EI_DATA] == ELFDATA2MSB;
+    db = calloc(1, sizeof *db);
+    if (db == NULL || (db->path = strdup(path)) == NULL) {
+        emb__fail(&e, "out of memory");
+        goto fail;
+    }
+    emb__build_id(&e, db);
+    if (!emb__note(&e, db))
+        goto fail;
+    GElf_Shdr shdr;
+    memset(&shdr, 0, sizeof shdr);
+    Elf_Data *region = emb__section(&e, EMB_LOG_SECTION, &shdr);
+    if (region == NULL && shdr.sh_size == 0u)
+        region = emb__section(&e, "." EMB_LOG_SECTION, &shdr);
+    if (region == NULL) {
+        if (shdr.sh_type == SHT_NOBITS)
+            emb__fail(&e, "section %s has no contents in the file (NOBITS: link it with the "
+                      "INFO type, see ports/cortex-m/emb_log.ld)", EMB_LOG_SECTION);
+        else
+            emb__fail(&e, "no %s section: the program has no log call sites", EMB_LOG_SECTION);
+        goto fail;
+    }
+    db->region_addr = shdr.sh_addr;
+    db->region_size = region->d_size;
+    db->region_loaded = (shdr.sh_flags & SHF_ALLOC) != 0u &&
+                        emb__loaded(&e, shdr.sh_addr, shdr.sh_size);
+    if (!emb__sites(&e, db, region->d_buf, region->d_size))
+        goto fail;
+    if (db->id_bytes == 2 && db->region_size + EMB_LOG_ID_BIAS > 0x10000u) {
+        emb__fail(&e, "the log region (%llu bytes) is too big for 16-bit ids",
+                  (unsigned long long)db->region_size);
+        goto fail;
+    }
+    goto out;
+fail:
+    emb_logdb_free(db);
+    db = NULL;
+out:
+    if (e.elf != NULL)
+        elf_end(e.elf);
+    close(fd);
+    return db;
+}
+
+void emb_logdb_free(struct emb_logdb *db)
+{
+    if (db == NULL)
+        return;
+    free(db->path);
+    free(db->sites);
+    free(db->strings);
+    free(db);
+}
+
+const struct emb_log_site *emb_logdb_site(const struct emb_logdb *db, uint32_t id)
+{
+    size_t lo = 0, hi = db->nsites;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2u;
+        if (db->sites[mid].id == id)
+            return &db->sites[mid];
+        if (db->sites[mid].id < id)
+            lo = mid + 1u;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
