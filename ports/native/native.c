@@ -111,7 +111,8 @@ uint64_t emb_port_timestamp_hz(void)
 
 int64_t emb_port_clock_offset_ns(void)
 {
-    return emb__native.clock_offset_ns;
+    /* Measured again by emb_native_stream_header() while others read it. */
+    return __atomic_load_n(&emb__native.clock_offset_ns, __ATOMIC_RELAXED);
 }
 
 /* ---- Build id ---- */
@@ -560,7 +561,7 @@ static size_t emb__encode_header(uint8_t *out, size_t cap, uint32_t table_entrie
         .catalog_checksum = EMB_TRACE_CATALOG_CHECKSUM,
         .packet_size = EMB__P,
         .clock_hz = emb__native.clock_hz,
-        .clock_offset_ns = emb__native.clock_offset_ns,
+        .clock_offset_ns = __atomic_load_n(&emb__native.clock_offset_ns, __ATOMIC_RELAXED),
         .build_id = emb__native.build_id,
         .build_id_len = (uint8_t)emb__native.build_id_len,
         .pointer_size = (uint8_t)sizeof(void *),
@@ -665,11 +666,11 @@ static void emb__sink_packet(void *arg, const struct emb_trace_ring *ring, const
     (void)ring;
     const struct emb_native_sink *sink = arg;
     if (sink->packet(sink->arg, packet, size) != 0) {
-        emb__native.stream_errors++;
+        __atomic_fetch_add(&emb__native.stream_errors, 1u, __ATOMIC_RELAXED);
         return;
     }
-    emb__native.stream_packets++;
-    emb__native.stream_bytes += size;
+    __atomic_fetch_add(&emb__native.stream_packets, 1u, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&emb__native.stream_bytes, size, __ATOMIC_RELAXED);
 }
 
 static void emb__stream_drain(void)
