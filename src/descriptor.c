@@ -2,6 +2,7 @@
 #include <emb/descriptor.h>
 
 #include <emb/crash.h>
+#include <emb/log.h>
 #include <emb/port.h>
 #include <emb/trace.h>
 #include <emb/trace_events.h>
@@ -114,6 +115,7 @@ static const struct emb_desc_named_field emb__cpu_stats[] = {
 };
 
 #define EMB__RF(member, kind) EMB_DESC_FIELD(struct emb_trace_ring, member, kind)
+#define EMB__LF(member, kind) EMB_DESC_FIELD(struct emb_log_ring, member, kind)
 #define EMB__CI(member, kind) EMB_DESC_FIELD(struct emb_context_info, member, kind)
 #define EMB__OI(member, kind) EMB_DESC_FIELD(struct emb_object_info, member, kind)
 #define EMB__MB(member) EMB_DESC_FIELD(struct emb_monitor_block, member, EMB_DESC_UNSIGNED)
@@ -167,7 +169,7 @@ EMB_USED const struct emb_debug_descriptor emb_debug_descriptor = {
         .stats_field_count = EMB__COUNT(emb__thread_stats),
     },
     .rings = {
-        .s = EMB__SECTION(struct emb_desc_rings, EMB_DESC_RINGS, 1),
+        .s = EMB__SECTION(struct emb_desc_rings, EMB_DESC_RINGS, 2),
         .packet_size = CONFIG_EMB_TRACE_PACKET_SIZE,
         .ring_packets = &emb_debug_registry.ring_packets,
         .class_mask = &emb_trace_class_mask,
@@ -192,9 +194,29 @@ EMB_USED const struct emb_debug_descriptor emb_debug_descriptor = {
         .f_read_pos = EMB__RF(read_pos, EMB_DESC_UNSIGNED),
         .f_name = EMB__RF(name, EMB_DESC_TEXT),
         .unclaimed = &emb_trace_unclaimed_ring,
+        .consumer = &emb_debug_registry.probe_consumer,
     },
     .log = {
-        .s = EMB__SECTION(struct emb_desc_log, EMB_DESC_LOG, 0),
+        .s = EMB__SECTION(struct emb_desc_log, EMB_DESC_LOG, 1),
+        .rings = &emb_debug_registry.log_rings,
+        .count = &emb_debug_registry.log_ring_count,
+        .consumer = &emb_debug_registry.probe_consumer,
+        .id_bytes = CONFIG_EMB_LOG_ID_BYTES,
+        .ts_bytes = CONFIG_EMB_LOG_TIMESTAMP ? 4u : 0u,
+        .slack = EMB_LOG_RESERVE_MAX,
+        .f_write_pos = EMB__LF(write_pos, EMB_DESC_UNSIGNED),
+        .f_committed = EMB__LF(committed, EMB_DESC_UNSIGNED),
+        .f_read_pos = EMB__LF(read_pos, EMB_DESC_UNSIGNED),
+        .f_buf = EMB__LF(buf, EMB_DESC_POINTER),
+        .f_mask = EMB__LF(mask, EMB_DESC_UNSIGNED),
+        .f_spill_pos = EMB__LF(spill_pos, EMB_DESC_UNSIGNED),
+        .f_spill = EMB__LF(spill, EMB_DESC_UNSIGNED),
+        .f_dropped = EMB__LF(dropped, EMB_DESC_UNSIGNED),
+        .f_pending = EMB__LF(pending, EMB_DESC_UNSIGNED),
+        .f_draining = EMB__LF(draining, EMB_DESC_UNSIGNED),
+        .f_context_id = EMB__LF(context_id, EMB_DESC_UNSIGNED),
+        .f_context_kind = EMB__LF(context_kind, EMB_DESC_UNSIGNED),
+        .f_name = EMB__LF(name, EMB_DESC_TEXT),
     },
     .crash = {
         .s = EMB__SECTION(struct emb_desc_crash, EMB_DESC_CRASH, 1),

@@ -40,9 +40,10 @@ extern const uint8_t emb__log_stop[] __asm__("__stop_emb_log") __attribute__((we
 
 emb_status emb_log_init(void)
 {
-    /* Read the note through a volatile pointer so no link step finds it unreferenced. */
-    if (*(const volatile uint32_t *)&emb__log_note.type != EMB_LOG_NOTE_TYPE)
-        return EMB_E_STATE;
+    /* A reference from code every logging program runs, so no link step finds the note
+     * unreferenced. Not a read: on a microcontroller the note is in no memory at all
+     * (ports/cortex-m/emb_log.ld keeps it in the file only). */
+    __asm__ __volatile__("" : : "r"(&emb__log_note));
     uintptr_t size = (uintptr_t)emb__log_stop - (uintptr_t)emb__log_start;
     if (CONFIG_EMB_LOG_ID_BYTES == 2 && size + EMB_LOG_ID_BIAS > 0x10000u)
         return EMB_E_NOSPACE;
@@ -193,16 +194,6 @@ uint8_t *emb_log_reserve_slow(struct emb_log_reservation *res, struct emb_log_ri
 
 /* ---- Frames ---- */
 
-static void emb__put_text(uint8_t *dst, const char *text, uint32_t field)
-{
-    uint32_t i = 0;
-    if (text != NULL)
-        for (; i < field - 1u && text[i] != '\0'; i++)
-            dst[i] = (uint8_t)text[i];
-    for (; i < field; i++)
-        dst[i] = 0u;
-}
-
 static emb_status emb__frame(const struct emb_log_output *out, const uint8_t *payload, uint32_t len)
 {
     struct emb_frame_encoder enc;
@@ -214,22 +205,17 @@ static emb_status emb__frame(const struct emb_log_output *out, const uint8_t *pa
 emb_status emb_log_write_hello(const struct emb_log_output *out, const struct emb_log_identity *id)
 {
     uint8_t p[EMB_LOG_HELLO_SIZE];
-    memset(p, 0, sizeof p);
-    p[0] = EMB_LOG_FRAME_HELLO;
-    p[EMB_LOG_HELLO_OFF_VERSION] = EMB_LOG_HELLO_VERSION;
-    emb_put_le16(p + EMB_LOG_HELLO_OFF_SIZE, EMB_LOG_HELLO_SIZE);
-    emb_put_le32(p + EMB_LOG_HELLO_OFF_MAGIC, EMB_LOG_HELLO_MAGIC);
-    emb_put_le64(p + EMB_LOG_HELLO_OFF_CLOCK_HZ, emb_port_timestamp_hz());
-    emb_put_le64(p + EMB_LOG_HELLO_OFF_CLOCK_OFFSET, (uint64_t)emb_port_clock_offset_ns());
-    p[EMB_LOG_HELLO_OFF_ID_BYTES] = CONFIG_EMB_LOG_ID_BYTES;
-    p[EMB_LOG_HELLO_OFF_TS_BYTES] = CONFIG_EMB_LOG_TIMESTAMP ? 4u : 0u;
-    p[EMB_LOG_HELLO_OFF_PTR_BYTES] = (uint8_t)sizeof(void *);
-    if (id != NULL && id->build_id != NULL) {
-        uint8_t n = id->build_id_len < EMB_LOG_BUILD_ID_MAX ? id->build_id_len : EMB_LOG_BUILD_ID_MAX;
-        p[EMB_LOG_HELLO_OFF_BUILD_ID_LEN] = n;
-        memcpy(p + EMB_LOG_HELLO_OFF_BUILD_ID, id->build_id, n);
-    }
-    emb__put_text(p + EMB_LOG_HELLO_OFF_PORT, EMB_PORT_NAME, EMB_LOG_PORT_MAX);
+    const struct emb_log_hello_info h = {
+        .clock_hz = emb_port_timestamp_hz(),
+        .clock_offset_ns = emb_port_clock_offset_ns(),
+        .id_bytes = CONFIG_EMB_LOG_ID_BYTES,
+        .ts_bytes = CONFIG_EMB_LOG_TIMESTAMP ? 4u : 0u,
+        .ptr_bytes = (uint8_t)sizeof(void *),
+        .build_id = id != NULL ? id->build_id : NULL,
+        .build_id_len = id != NULL ? id->build_id_len : 0u,
+        .port = EMB_PORT_NAME,
+    };
+    emb_log_encode_hello(p, &h);
     __atomic_fetch_add(&emb__log.hello_epoch, 1u, __ATOMIC_RELAXED);
     return emb__frame(out, p, sizeof p);
 }
@@ -237,10 +223,7 @@ emb_status emb_log_write_hello(const struct emb_log_output *out, const struct em
 emb_status emb_log_write_context(const struct emb_log_output *out, struct emb_log_ring *ring)
 {
     uint8_t p[EMB_LOG_CTX_SIZE];
-    p[0] = EMB_LOG_FRAME_CONTEXT;
-    p[EMB_LOG_CTX_OFF_KIND] = (uint8_t)ring->context_kind;
-    emb_put_le16(p + EMB_LOG_CTX_OFF_CONTEXT, ring->context_id);
-    emb__put_text(p + EMB_LOG_CTX_OFF_NAME, ring->name, EMB_LOG_CTX_NAME_MAX);
+    emb_log_encode_context(p, ring->context_id, (uint8_t)ring->context_kind, ring->name);
     /* announced holds the hello epoch plus one, so zero means "never". */
     ring->announced = __atomic_load_n(&emb__log.hello_epoch, __ATOMIC_RELAXED) + 1u;
     return emb__frame(out, p, sizeof p);
@@ -249,38 +232,10 @@ emb_status emb_log_write_context(const struct emb_log_output *out, struct emb_lo
 emb_status emb_log_write_stats(const struct emb_log_output *out, const struct emb_log_ring *ring)
 {
     uint8_t p[EMB_LOG_STATS_SIZE];
-    memset(p, 0, sizeof p);
-    p[0] = EMB_LOG_FRAME_STATS;
-    emb_put_le16(p + EMB_LOG_STATS_OFF_CONTEXT, ring->context_id);
-    emb_put_le32(p + EMB_LOG_STATS_OFF_DROPPED, __atomic_load_n(&ring->dropped, __ATOMIC_RELAXED));
-    emb_put_le32(p + EMB_LOG_STATS_OFF_PENDING, __atomic_load_n(&ring->pending, __ATOMIC_RELAXED));
-    emb_put_le32(p + EMB_LOG_STATS_OFF_POS, emb_port_load32_acquire(&ring->write_pos));
+    emb_log_encode_stats(p, ring->context_id, __atomic_load_n(&ring->dropped, __ATOMIC_RELAXED),
+                         __atomic_load_n(&ring->pending, __ATOMIC_RELAXED),
+                         emb_port_load32_acquire(&ring->write_pos));
     return emb__frame(out, p, sizeof p);
-}
-
-/* Hands ring bytes [from, to) to the encoder. The bytes of the record that crossed the
- * ring's end at spill_pos lie in the slack past the buffer's end, not at its start. */
-static void emb__put_range(struct emb_frame_encoder *enc, const struct emb_log_ring *ring,
-                           uint32_t from, uint32_t to, uint32_t spill_pos, uint32_t spill)
-{
-    while (from != to) {
-        uint32_t off = from & ring->mask;
-        uint32_t n;
-        const uint8_t *src;
-        if (from - spill_pos < spill) {
-            src = ring->buf + ring->mask + 1u + (from - spill_pos);
-            n = spill - (from - spill_pos);
-        } else {
-            src = ring->buf + off;
-            n = ring->mask + 1u - off;
-            if (spill != 0u && spill_pos - from < n)
-                n = spill_pos - from; /* stop where the spill takes over */
-        }
-        if (n > to - from)
-            n = to - from;
-        emb_frame_encode_put(enc, src, n);
-        from += n;
-    }
 }
 
 static emb_status emb__drain(struct emb_log_ring *ring, const struct emb_log_output *out,
@@ -319,23 +274,15 @@ static emb_status emb__drain(struct emb_log_ring *ring, const struct emb_log_out
         if (s != EMB_OK)
             return s;
     }
-    uint32_t spill_pos = ring->spill_pos, spill = ring->spill;
+    const struct emb_log_ring_image img = {ring->buf, ring->mask, ring->spill_pos, ring->spill};
     emb_status status = EMB_OK;
     uint32_t done = 0;
     while (read != write) {
         uint32_t n = write - read;
         if (n > CONFIG_EMB_LOG_FRAME_DATA_MAX)
             n = CONFIG_EMB_LOG_FRAME_DATA_MAX;
-        uint8_t head[EMB_LOG_DATA_HEADER];
-        head[0] = EMB_LOG_FRAME_DATA;
-        head[EMB_LOG_DATA_OFF_FLAGS] = 0u;
-        emb_put_le16(head + EMB_LOG_DATA_OFF_CONTEXT, ring->context_id);
-        emb_put_le32(head + EMB_LOG_DATA_OFF_POS, read);
-        struct emb_frame_encoder enc;
-        emb_frame_encode_begin(&enc, out->write, out->arg, EMB_FRAME_CH_LOG);
-        emb_frame_encode_put(&enc, head, sizeof head);
-        emb__put_range(&enc, ring, read, read + n, spill_pos, spill);
-        status = emb_frame_encode_end(&enc);
+        status = emb_log_write_ring_data(out->write, out->arg, ring->context_id, &img, read,
+                                         read + n, n);
         /* A failed write loses the bytes (the output counts it); the ring moves on. */
         read += n;
         done += n;

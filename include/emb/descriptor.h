@@ -25,6 +25,7 @@ extern "C" {
 #endif
 
 struct emb_trace_ring;
+struct emb_log_ring;
 
 #define EMB_DESC_VERSION 1u
 #define EMB_DESC_LITTLE_ENDIAN 1u
@@ -106,6 +107,12 @@ struct emb_debug_registry {
     uint32_t object_stride;
     uint32_t object_capacity;
     uint32_t object_count;
+    /* Log rings (section 5): an array of log_ring_count ring addresses. */
+    struct emb_log_ring *const *log_rings;
+    uint32_t log_ring_count;
+    /* 1: a debug probe is the consumer of the streaming trace rings and of the log rings
+     * (it frees what it took by writing their read positions); 0: the target is. */
+    uint32_t probe_consumer;
 };
 extern struct emb_debug_registry emb_debug_registry;
 
@@ -182,10 +189,19 @@ struct emb_desc_rings {
     uintptr_t f_buf_mask, f_slot_mask, f_packet_shift, f_slot_shift, f_context_kind;
     uintptr_t f_packet_seq, f_discarded, f_base_pos, f_filled, f_read_pos, f_name;
     const void *unclaimed;       /* the placeholder ring: not a real one */
+    const void *consumer;        /* u32: 1 when a debug probe consumes streaming rings (v2) */
 };
 
 struct emb_desc_log {
-    struct emb_desc_section s;   /* no words yet */
+    struct emb_desc_section s;
+    const void *rings;           /* address of the pointer to the array of ring addresses */
+    const void *count;           /* u32 */
+    const void *consumer;        /* u32: 1 when a debug probe consumes the rings */
+    uintptr_t id_bytes;          /* a record's id bytes, 2 or 4 */
+    uintptr_t ts_bytes;          /* a record's timestamp bytes, 4 or 0 */
+    uintptr_t slack;             /* bytes past a ring's end that a record may spill into */
+    uintptr_t f_write_pos, f_committed, f_read_pos, f_buf, f_mask, f_spill_pos, f_spill;
+    uintptr_t f_dropped, f_pending, f_draining, f_context_id, f_context_kind, f_name;
 };
 
 struct emb_desc_crash {

@@ -6,7 +6,11 @@
 #ifndef EMB_LOG_FORMAT_H
 #define EMB_LOG_FORMAT_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include <emb/frame.h>
+#include <emb/status.h>
 
 /* Levels: a call site is recorded when its level is at most its module's level. */
 #define EMB_LOG_LEVEL_NONE 0
@@ -125,5 +129,47 @@
 #define EMB_LOG_STATS_OFF_PENDING 8u     /* u32 of those, not yet announced by a record */
 #define EMB_LOG_STATS_OFF_POS 12u        /* u32 ring position after the last byte */
 #define EMB_LOG_STATS_SIZE 16u
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Frame payload encoders (src/log_frames.c): the target's drain and a host that
+ * reads a ring out of target memory (`emb capture --gdb`) write the same bytes ---- */
+
+/* What a hello frame says. */
+struct emb_log_hello_info {
+    uint64_t clock_hz;
+    int64_t clock_offset_ns;
+    uint8_t id_bytes, ts_bytes, ptr_bytes;
+    const uint8_t *build_id;  /* may be NULL */
+    uint8_t build_id_len;     /* at most EMB_LOG_BUILD_ID_MAX kept */
+    const char *port;         /* may be NULL */
+};
+
+void emb_log_encode_hello(uint8_t p[EMB_LOG_HELLO_SIZE], const struct emb_log_hello_info *h);
+void emb_log_encode_context(uint8_t p[EMB_LOG_CTX_SIZE], uint16_t context, uint8_t kind,
+                            const char *name);
+void emb_log_encode_stats(uint8_t p[EMB_LOG_STATS_SIZE], uint16_t context, uint32_t dropped,
+                          uint32_t pending, uint32_t pos);
+
+/* A ring's bytes as a reader sees them (docs/formats/log.md, "Ring protocol"): `buf` of
+ * mask + 1 bytes plus the slack, and the end last crossed with the bytes that spilled. */
+struct emb_log_ring_image {
+    const uint8_t *buf;
+    uint32_t mask;
+    uint32_t spill_pos, spill;
+};
+
+/* Writes ring positions [from, to) as data frames of context `context`, each holding at
+ * most `frame_max` ring bytes (a record that crossed the ring's end is read from the
+ * slack). Returns EMB_OK or the first error `write` returned. */
+emb_status emb_log_write_ring_data(emb_frame_write_fn write, void *arg, uint16_t context,
+                                   const struct emb_log_ring_image *img, uint32_t from,
+                                   uint32_t to, uint32_t frame_max);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EMB_LOG_FORMAT_H */

@@ -1,38 +1,30 @@
-/* Cortex-M port: the cycle-counter clock and the CPU's ring. */
+/* Cortex-M port: the clock, the CPU's rings, the registry tools read, monitors, and the
+ * crash record writer the fault handlers (fault.c) and the library's own faults share. */
 #include <emb/cortex_m.h>
 #include <emb/crash.h>
 #include <emb/descriptor.h>
-#include <emb/monitor.h>
 #include <emb/log.h>
+#include <emb/monitor.h>
 #include <emb/port.h>
+
+#include "cortex_m_internal.h"
 
 #define EMB_CM_DEMCR (*(volatile uint32_t *)0xE000EDFCu)
 #define EMB_CM_DWT_CTRL (*(volatile uint32_t *)0xE0001000u)
-#define EMB_CM_DWT_CYCCNT (*(volatile uint32_t *)0xE0001004u)
 #define EMB_CM_DEMCR_TRCENA (1u << 24)
 #define EMB_CM_DWT_CYCCNTENA 1u
+#define EMB_CM_DWT_NOCYCCNT (1u << 25)
+#define EMB_CM_SYST_CSR (*(volatile uint32_t *)0xE000E010u)
+#define EMB_CM_SYST_RVR (*(volatile uint32_t *)0xE000E014u)
 
+char emb_cm_port_name[28] = "cortex-m";
+struct emb_cm_clock emb_cm_clock;
 struct emb_trace_ring *emb_cm_ring = &emb_trace_unclaimed_ring;
 struct emb_log_ring *emb_cm_log_ring = &emb_log_unclaimed_ring;
 
 static uint32_t emb_cm_hz;
-static uint32_t emb_cm_high;
-static uint32_t emb_cm_last;
 
-/* CYCCNT is 32 bits; a read that finds it lower than the previous one has seen a wrap.
- * Masking interrupts makes the compare-and-extend one step for every context. A wrap is
- * seen as long as something reads the clock at least once per 2^32 cycles. */
-uint64_t emb_cm_timestamp(void)
-{
-    emb_port_irq_state s = emb_port_irq_save();
-    uint32_t low = EMB_CM_DWT_CYCCNT;
-    if (low < emb_cm_last)
-        emb_cm_high++;
-    emb_cm_last = low;
-    uint64_t now = ((uint64_t)emb_cm_high << 32) | low;
-    emb_port_irq_restore(s);
-    return now;
-}
+/* ---- The clock ---- */
 
 uint64_t emb_port_timestamp_hz(void)
 {
@@ -44,37 +36,232 @@ int64_t emb_port_clock_offset_ns(void)
     return 0;
 }
 
+uint32_t emb_cm_clock_kind(void)
+{
+    return emb_cm_clock.kind;
+}
+
+const char *emb_cm_clock_name(void)
+{
+    return emb_cm_clock.kind == EMB_CM_CLOCK_DWT       ? "dwt"
+           : emb_cm_clock.kind == EMB_CM_CLOCK_SYSTICK ? "systick"
+                                                       : "none";
+}
+
+void emb_cm_systick_isr(void)
+{
+    /* Only this handler writes the count; readers retry when it changed under them. */
+    if (emb_cm_clock.kind == EMB_CM_CLOCK_SYSTICK)
+        __atomic_store_n(&emb_cm_clock.state, emb_cm_clock.state + 1u, __ATOMIC_RELAXED);
+}
+
+#if CONFIG_EMB_CM_SYSTICK_HANDLER
+void SysTick_Handler(void);
+void SysTick_Handler(void)
+{
+    emb_cm_systick_isr();
+}
+#endif
+
+void emb_cm_clock_poll(void)
+{
+    (void)emb_port_timestamp();
+}
+
+/* DWT CYCCNT when the core has one and it counts (QEMU models the registers but not the
+ * counting, and ARMv6-M has none); else SysTick at the core clock, its interrupt counting
+ * the wraps. */
+static void emb__clock_start(void)
+{
+#if CONFIG_EMB_CM_CLOCK != 2 && !defined(__ARM_ARCH_6M__)
+    EMB_CM_DEMCR |= EMB_CM_DEMCR_TRCENA;
+    if ((EMB_CM_DWT_CTRL & EMB_CM_DWT_NOCYCCNT) == 0u) {
+        EMB_CM_DWT_CYCCNT = 0u;
+        EMB_CM_DWT_CTRL |= EMB_CM_DWT_CYCCNTENA;
+        uint32_t a = EMB_CM_DWT_CYCCNT;
+        for (volatile int i = 0; i < 8; i++) {
+        }
+        if (EMB_CM_DWT_CYCCNT != a) {
+            emb_cm_clock.state = 0u;
+            __atomic_store_n(&emb_cm_clock.kind, EMB_CM_CLOCK_DWT, __ATOMIC_RELEASE);
+            return;
+        }
+    }
+#endif
+#if CONFIG_EMB_CM_CLOCK != 1
+    EMB_CM_SYST_CSR = 0u;
+    EMB_CM_SYST_RVR = 0x00FFFFFFu;
+    EMB_CM_SYST_CVR = 0u;
+    emb_cm_clock.state = 0u;
+    __atomic_store_n(&emb_cm_clock.kind, EMB_CM_CLOCK_SYSTICK, __ATOMIC_RELEASE);
+    EMB_CM_SYST_CSR = 7u; /* processor clock, wrap interrupt, enable */
+#endif
+}
+
+/* "cortex-m3/dwt": the core from CPUID's part number, then the clock. */
+static void emb__name_port(void)
+{
+    static const struct {
+        uint16_t part;
+        char name[6];
+    } cores[] = {{0xC20u, "m0"},  {0xC60u, "m0+"}, {0xC21u, "m1"},  {0xC23u, "m3"},
+                 {0xC24u, "m4"},  {0xC27u, "m7"},  {0xD20u, "m23"}, {0xD21u, "m33"},
+                 {0xD22u, "m55"}, {0xD23u, "m85"}};
+    uint32_t part = (EMB_CM_SCB_CPUID >> 4) & 0xFFFu;
+    const char *core = "";
+    for (unsigned i = 0; i < sizeof cores / sizeof cores[0]; i++)
+        if (cores[i].part == part)
+            core = cores[i].name;
+    const char *clock = emb_cm_clock_name();
+    char *p = emb_cm_port_name;
+    const char *end = emb_cm_port_name + sizeof emb_cm_port_name - 1;
+    for (const char *s = "cortex-"; *s && p < end; s++)
+        *p++ = *s;
+    if (*core == '\0' && p < end)
+        *p++ = 'm';
+    for (const char *s = core; *s && p < end; s++)
+        *p++ = *s;
+    if (p < end)
+        *p++ = '/';
+    for (const char *s = clock; *s && p < end; s++)
+        *p++ = *s;
+    *p = '\0';
+}
+
+/* ---- Build id ---- */
+
+/* Defined by ports/cortex-m/emb_build_id.ld at the note's first byte; weak, so an image
+ * linked without the fragment reports no build id. */
+extern const uint8_t emb_build_id_note[] __attribute__((weak));
+
+uint32_t emb_cm_build_id(const uint8_t **id)
+{
+    const uint8_t *note = emb_build_id_note;
+    /* An undefined weak symbol is address 0; the compiler must not assume otherwise. */
+    __asm__("" : "+r"(note));
+    if (note == NULL)
+        return 0u;
+    uint32_t namesz, descsz, type;
+    memcpy(&namesz, note, 4);
+    memcpy(&descsz, note + 4, 4);
+    memcpy(&type, note + 8, 4);
+    if (namesz != 4u || type != 3u /* NT_GNU_BUILD_ID */ || memcmp(note + 12, "GNU", 4) != 0 ||
+        descsz == 0u || descsz > EMB_TSF_BUILD_ID_MAX)
+        return 0u;
+    *id = note + 16;
+    return descsz;
+}
+
+/* ---- Rings and the registry ---- */
+
 struct emb_trace_ring *emb_port_trace_ring_claim(void)
 {
     return emb_cm_ring == &emb_trace_unclaimed_ring ? (struct emb_trace_ring *)0 : emb_cm_ring;
+}
+
+struct emb_log_ring *emb_port_log_ring_claim(void)
+{
+    return emb_cm_log_ring == &emb_log_unclaimed_ring ? (struct emb_log_ring *)0 : emb_cm_log_ring;
+}
+
+/* One context, the CPU: every thread and interrupt on it. */
+struct emb_context_info emb__cm_cpu;
+
+emb_status emb_cm_log_init(struct emb_log_ring *ring, uint8_t *buf, uint32_t size)
+{
+    emb_status status = emb_log_init();
+    if (status == EMB_OK)
+        status = emb_log_ring_init(ring, 0u, EMB_CONTEXT_CPU, buf, size);
+    if (status != EMB_OK)
+        return status;
+    memcpy(ring->name, "cpu0", 5);
+    emb_cm_log_ring = ring;
+    emb_debug_registry.log_rings = (struct emb_log_ring *const *)&emb_cm_log_ring;
+    __atomic_store_n(&emb_debug_registry.log_ring_count, 1u, __ATOMIC_RELEASE);
+    return EMB_OK;
+}
+
+/* Fills the stack below the caller's frame with the paint byte, for its high-water mark. */
+static uint32_t emb__paint_stack(uintptr_t low, uint32_t size)
+{
+    uintptr_t sp;
+    __asm__ __volatile__("mov %0, sp" : "=r"(sp));
+    /* Leave room under sp for this function's own calls. */
+    if (sp < low + 128u || sp > low + size)
+        return 0u;
+    uint32_t n = (uint32_t)(sp - 128u - low) & ~3u;
+    for (volatile uint32_t *p = (volatile uint32_t *)low; p < (volatile uint32_t *)(low + n); p++)
+        *p = EMB_STACK_PAINT * 0x01010101u;
+    return n;
+}
+
+emb_status emb_cm_start(const struct emb_cm_config *c)
+{
+    if (c == NULL || c->ring == NULL || c->cpu_hz == 0u)
+        return EMB_E_INVALID;
+    emb__clock_start();
+    emb_cm_hz = c->cpu_hz;
+    emb__name_port();
+
+    const uint8_t *build_id = NULL;
+    uint32_t build_id_len = emb_cm_build_id(&build_id);
+    uint8_t uuid[16] = {0};
+    if (c->uuid != NULL)
+        memcpy(uuid, c->uuid, sizeof uuid);
+    else if (build_id_len > 0u)
+        memcpy(uuid, build_id, build_id_len < 16u ? build_id_len : 16u);
+    emb_trace_init(uuid, c->mode, c->classes);
+    emb_status status = emb_trace_ring_init(c->ring, 0u, EMB_CONTEXT_CPU, c->ring_buf,
+                                            c->ring_commit, c->ring_packets);
+    if (status != EMB_OK)
+        return status;
+    memcpy(c->ring->name, "cpu0", 5);
+    emb_cm_ring = c->ring;
+
+    if (c->log_ring != NULL && (status = emb_cm_log_init(c->log_ring, c->log_buf, c->log_size)) != EMB_OK)
+        return status;
+#if CONFIG_EMB_CRASH
+    if (c->retained != NULL)
+        (void)emb_crash_retained_init(c->retained, c->retained_size);
+#endif
+
+    emb__cm_cpu.ring = c->ring;
+    emb__cm_cpu.stack_low = c->stack_low;
+    emb__cm_cpu.stack_size = c->stack_size;
+    if (c->paint_stack && c->stack_size > 0u)
+        emb__cm_cpu.stack_painted = emb__paint_stack(c->stack_low, c->stack_size);
+    emb__cm_cpu.state = EMB_CONTEXT_LIVE;
+    struct emb_debug_registry *r = &emb_debug_registry;
+    r->ring_packets = c->ring_packets;
+    r->contexts = &emb__cm_cpu;
+    r->context_stride = sizeof emb__cm_cpu;
+    r->context_capacity = 1u;
+    r->context_count = 1u;
+    r->probe_consumer = c->probe_consumer ? 1u : 0u;
+    emb_debug_registry_identity(build_id, build_id_len, c->cpu_hz, 0);
+
+#if EMB_CM_HAS_FSR
+    /* Faults of their own rather than all escalating to HardFault: the record then says
+     * which. */
+    EMB_CM_SCB_SHCSR |= (1u << 16) | (1u << 17) | (1u << 18);
+    if (c->trap_div0)
+        EMB_CM_SCB_CCR |= 1u << 4;
+#endif
+    return EMB_OK;
 }
 
 emb_status emb_cm_init(uint32_t cpu_hz, const uint8_t uuid[16], enum emb_trace_mode mode,
                        uint32_t classes, struct emb_trace_ring *ring, uint8_t *buf,
                        uint32_t *commit, uint32_t packets)
 {
-    EMB_CM_DEMCR |= EMB_CM_DEMCR_TRCENA;
-    EMB_CM_DWT_CYCCNT = 0u;
-    EMB_CM_DWT_CTRL |= EMB_CM_DWT_CYCCNTENA;
-    emb_cm_hz = cpu_hz;
-    emb_trace_init(uuid, mode, classes);
-    emb_status status = emb_trace_ring_init(ring, 0u, EMB_CONTEXT_CPU, buf, commit, packets);
-    if (status == EMB_OK)
-        emb_cm_ring = ring;
-    /* One context, the CPU, for tools reading the debug descriptor. */
-    static struct emb_context_info cpu;
-    cpu.ring = ring;
-    cpu.state = EMB_CONTEXT_LIVE;
-    emb_debug_registry.ring_packets = packets;
-    emb_debug_registry.contexts = &cpu;
-    emb_debug_registry.context_stride = sizeof cpu;
-    emb_debug_registry.context_capacity = 1u;
-    emb_debug_registry.context_count = 1u;
-    emb_debug_registry_identity(0, 0u, cpu_hz, 0);
-    return status;
+    const struct emb_cm_config c = {
+        .cpu_hz = cpu_hz, .uuid = uuid, .mode = mode, .classes = classes, .ring = ring,
+        .ring_buf = buf, .ring_commit = commit, .ring_packets = packets,
+    };
+    return emb_cm_start(&c);
 }
 
-/* ---- Monitors, statistics, faults ---- */
+/* ---- Monitors, statistics ---- */
 
 static struct emb_monitor_ctx emb_cm_monitor;
 
@@ -101,75 +288,104 @@ emb_status emb_stats_object_get(emb_handle_t handle, emb_stats_object_t *out)
     return EMB_E_NOTFOUND;
 }
 
-#define EMB_CM_SCB_CFSR (*(volatile uint32_t *)0xE000ED28u)
-#define EMB_CM_SCB_HFSR (*(volatile uint32_t *)0xE000ED2Cu)
-#define EMB_CM_SCB_MMFAR (*(volatile uint32_t *)0xE000ED34u)
-#define EMB_CM_SCB_BFAR (*(volatile uint32_t *)0xE000ED38u)
-#define EMB_CM_SCB_AIRCR (*(volatile uint32_t *)0xE000ED0Cu)
+/* ---- Faults ---- */
 
-/* A fault the library raises (a monitor's FAULT action): a v1 record with the fault
- * registers and the last packets, then a system reset. The exception handlers of a
- * hardware fault fill the stacked frame the same way (emb_crash_write()). */
-void emb_port_fault(uint8_t fault_class, uint8_t code, uintptr_t pc)
+void emb_cm_reset(void)
 {
-    (void)emb_port_irq_save();
-#if CONFIG_EMB_CRASH
-    uint32_t status[EMB_CRASH_CM_COUNT] = {0};
-    uint32_t xpsr, control;
-    __asm__ __volatile__("mrs %0, xpsr" : "=r"(xpsr));
-    __asm__ __volatile__("mrs %0, control" : "=r"(control));
-    status[EMB_CRASH_CM_LAYOUT] = EMB_CRASH_LAYOUT_CORTEX_M;
-    status[EMB_CRASH_CM_XPSR] = xpsr;
-    status[EMB_CRASH_CM_CFSR] = EMB_CM_SCB_CFSR;
-    status[EMB_CRASH_CM_HFSR] = EMB_CM_SCB_HFSR;
-    status[EMB_CRASH_CM_MMFAR] = EMB_CM_SCB_MMFAR;
-    status[EMB_CRASH_CM_BFAR] = EMB_CM_SCB_BFAR;
-    status[EMB_CRASH_CM_CONTROL] = control;
-    uint32_t cap = 0;
-    uint8_t *area = emb_crash_flight_area(EMB_CRASH_CM_COUNT, 0u, &cap);
-    uint16_t packets = 0;
-    uint32_t flight_len = 0;
-    if (area != NULL && emb_cm_ring != &emb_trace_unclaimed_ring) {
-        emb_trace_flush(emb_cm_ring);
-        struct emb_crash_flight_identity id = {.pointer_size = 4u, .port = EMB_PORT_NAME};
-        flight_len = emb_crash_flight_collect(area, cap, emb_cm_ring, 0, 0u, &id, &packets);
-    }
-    struct emb_crash_info info = {
-        .uptime_ticks = emb_cm_timestamp(),
-        .reset_reason = EMB_RESET_FAULT,
-        .fault_class = fault_class,
-        .fault_code = code,
-        .pc = (uint32_t)pc,
-        .lr = (uint32_t)(uintptr_t)__builtin_return_address(0),
-        .sp = (uint32_t)(uintptr_t)__builtin_frame_address(0),
-        .status_regs = status,
-        .status_count = EMB_CRASH_CM_COUNT,
-        .flight = area,
-        .flight_len = flight_len,
-        .flight_packets = packets,
-    };
-    (void)emb_crash_write(&info);
-#else
-    (void)fault_class;
-    (void)code;
-    (void)pc;
-#endif
-    EMB_CM_SCB_AIRCR = 0x05FA0004u; /* SYSRESETREQ */
+    __asm__ __volatile__("dsb" ::: "memory");
+    /* VECTKEY, the priority grouping kept, SYSRESETREQ. */
+    EMB_CM_SCB_AIRCR = 0x05FA0000u | (EMB_CM_SCB_AIRCR & 0x700u) | 0x4u;
+    __asm__ __volatile__("dsb" ::: "memory");
     for (;;) {
     }
 }
 
-struct emb_log_ring *emb_port_log_ring_claim(void)
+/* A fault the library raises (a monitor's FAULT action): the caller's registers are not
+ * a stacked frame, so the record holds the status registers as they are, pc as given,
+ * and this function's return address and frame. */
+void emb_port_fault(uint8_t fault_class, uint8_t code, uintptr_t pc)
 {
-    return emb_cm_log_ring == &emb_log_unclaimed_ring ? (struct emb_log_ring *)0 : emb_cm_log_ring;
+    struct emb__cm_fault f;
+    memset(&f, 0, sizeof f);
+    f.fault_class = fault_class;
+    f.code = code;
+    f.pc = (uint32_t)pc;
+    f.lr = (uint32_t)(uintptr_t)__builtin_return_address(0);
+    f.sp = (uint32_t)(uintptr_t)__builtin_frame_address(0);
+    uint32_t xpsr, control;
+    __asm__ __volatile__("mrs %0, xpsr" : "=r"(xpsr));
+    __asm__ __volatile__("mrs %0, control" : "=r"(control));
+    f.status[EMB_CRASH_CM_XPSR] = xpsr;
+    f.status[EMB_CRASH_CM_CONTROL] = control;
+#if EMB_CM_HAS_FSR
+    f.status[EMB_CRASH_CM_CFSR] = EMB_CM_SCB_CFSR;
+    f.status[EMB_CRASH_CM_HFSR] = EMB_CM_SCB_HFSR;
+    f.status[EMB_CRASH_CM_MMFAR] = EMB_CM_SCB_MMFAR;
+    f.status[EMB_CRASH_CM_BFAR] = EMB_CM_SCB_BFAR;
+#endif
+    emb__cm_fault_finish(&f);
 }
 
-emb_status emb_cm_log_init(struct emb_log_ring *ring, uint8_t *buf, uint32_t size)
+/* ---- ARMv6-M: the atomics the library's slow paths use, by masking interrupts ----
+ * GCC has no inline sequence without LDREX/STREX and calls these (libatomic's names). */
+#if defined(__ARM_ARCH_6M__)
+#define EMB__CM_LIBATOMIC(ret, name, params) ret emb__cm_##name params __asm__("__atomic_" #name "_4"); \
+    ret emb__cm_##name params
+
+EMB__CM_LIBATOMIC(uint32_t, fetch_add, (volatile void *p, uint32_t v, int order))
 {
-    emb_status status = emb_log_init();
-    if (status == EMB_OK)
-        status = emb_log_ring_init(ring, 0u, EMB_CONTEXT_CPU, buf, size);
-    if (status == EMB_OK)
-        emb_cm_log_ring = ring;
-    return status;
+    (void)order;
+    uint32_t s = emb__cm_primask_save();
+    uint32_t old = *(volatile uint32_t *)p;
+    *(volatile uint32_t *)p = old + v;
+    emb__cm_primask_restore(s);
+    return old;
 }
+
+EMB__CM_LIBATOMIC(uint32_t, fetch_sub, (volatile void *p, uint32_t v, int order))
+{
+    (void)order;
+    uint32_t s = emb__cm_primask_save();
+    uint32_t old = *(volatile uint32_t *)p;
+    *(volatile uint32_t *)p = old - v;
+    emb__cm_primask_restore(s);
+    return old;
+}
+
+EMB__CM_LIBATOMIC(uint32_t, add_fetch, (volatile void *p, uint32_t v, int order))
+{
+    return emb__cm_fetch_add(p, v, order) + v;
+}
+
+EMB__CM_LIBATOMIC(uint32_t, sub_fetch, (volatile void *p, uint32_t v, int order))
+{
+    return emb__cm_fetch_sub(p, v, order) - v;
+}
+
+EMB__CM_LIBATOMIC(uint32_t, exchange, (volatile void *p, uint32_t v, int order))
+{
+    (void)order;
+    uint32_t s = emb__cm_primask_save();
+    uint32_t old = *(volatile uint32_t *)p;
+    *(volatile uint32_t *)p = v;
+    emb__cm_primask_restore(s);
+    return old;
+}
+
+EMB__CM_LIBATOMIC(bool, compare_exchange, (volatile void *p, void *expected, uint32_t desired,
+                                           bool weak, int success, int failure))
+{
+    (void)weak;
+    (void)success;
+    (void)failure;
+    uint32_t s = emb__cm_primask_save();
+    uint32_t cur = *(volatile uint32_t *)p;
+    bool ok = cur == *(uint32_t *)expected;
+    if (ok)
+        *(volatile uint32_t *)p = desired;
+    else
+        *(uint32_t *)expected = cur;
+    emb__cm_primask_restore(s);
+    return ok;
+}
+#endif

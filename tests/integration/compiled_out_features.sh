@@ -59,7 +59,7 @@ check_port native "$cc" "" "$src/ports/native/include" \
     "$src"/ports/native/native.c "$src"/ports/native/wrappers.c "$src"/ports/native/fault.c
 if command -v arm-none-eabi-gcc >/dev/null; then
     check_port cortex-m3 arm-none-eabi-gcc "-mcpu=cortex-m3 -mthumb -ffreestanding" \
-        "$src/ports/cortex-m/include" "$src"/ports/cortex-m/cortex_m.c
+        "$src/ports/cortex-m/include" "$src"/ports/cortex-m/cortex_m.c "$src"/ports/cortex-m/fault.c
 fi
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ] && [ $passed -gt 0 ]

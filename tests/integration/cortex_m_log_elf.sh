@@ -7,9 +7,9 @@
 # decodes a record forged for one of its call sites, so the decoder reads a 32-bit ARM
 # ELF's metadata.
 #
-# usage: cortex_m_log_elf.sh SOURCE_DIR EMB WORKDIR [CPU]
+# usage: cortex_m_log_elf.sh SOURCE_DIR EMB WORKDIR CPU GEN_INCLUDE_DIR
 set -euo pipefail
-src=$1 emb=$2 work=$3 cpu=${4:-cortex-m3}
+src=$1 emb=$2 work=$3 cpu=$4 gen=$5
 cc=arm-none-eabi-gcc
 command -v $cc >/dev/null || { echo "arm-none-eabi-gcc not found (scripts/install-deps.sh)"; exit 1; }
 rm -rf "$work"
@@ -17,9 +17,10 @@ mkdir -p "$work"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 flags=(-mcpu="$cpu" -mthumb -std=c11 -Os -ffreestanding -ffunction-sections -fdata-sections
-       -Wall -Wextra -Werror -I"$src/include" -I"$src/ports/cortex-m/include")
+       -Wall -Wextra -Werror -I"$src/include" -I"$src/ports/cortex-m/include" -I"$gen")
 objs=()
-for f in src/log.c src/log_text.c src/printf.c src/frame.c src/status.c src/trace.c \
+for f in src/log.c src/log_frames.c src/log_text.c src/printf.c src/frame.c src/status.c src/trace.c \
+         src/descriptor.c \
          ports/cortex-m/cortex_m.c tests/integration/cm_log/fw.c; do
   o="$work/$(basename "$f" .c).o"
   $cc "${flags[@]}" -c "$src/$f" -o "$o"

@@ -42,16 +42,23 @@ static void help(FILE *out)
             "      --tcp HOST:PORT   the native port's record server\n"
             "      --serial DEV      a serial line carrying frames (--baud N, default 115200)\n"
             "      --swo FILE        a raw SWO capture: ITM stimulus port 1 trace, port 0 log\n"
-            "      --gdb HOST:PORT   a GDB server: the memory channel, polled (--elf FW.elf names\n"
-            "                        where it is, or RAM is searched; --ram START:END)\n"
+            "      --gdb HOST:PORT   a GDB server (--elf FW): the trace rings, log rings and crash\n"
+            "                        record, found through the debug descriptor and read while\n"
+            "                        the target is halted for a moment at each poll; without\n"
+            "                        a duration, count or --until-closed, one snapshot. Or the\n"
+            "                        memory channel, polled (when the ELF has one, with --arm,\n"
+            "                        or --via memchan; RAM is searched without --elf: --ram S:E)\n"
             "      --pid PID         a live process of the native port: its memory channel\n"
             "      --retained IMAGE  a retained ring's memory: the native port's region file,\n"
             "                        or a dump of the target's .noinit region after a reset\n"
             "  A live capture stops at the end of its source, after --count N packets, after\n"
-            "  --duration SEC, once the target's window has closed (--until-closed), or at\n"
-            "  Ctrl-C, and seals what arrived, saying what was lost. --arm sends ARM_WINDOW\n"
-            "  first; --save-trace OUT.embt keeps the assembled trace stream too, --save-log\n"
-            "  OUT.log the log frames (for emb log), even when there is no trace to seal.\n"
+            "  --duration SEC, once the target has stopped recording (--until-closed: its\n"
+            "  window closed, or its class mask dropped to zero), or at Ctrl-C, and seals\n"
+            "  what arrived, saying what was lost. --arm sends ARM_WINDOW first;\n"
+            "  --save-trace OUT.embt keeps the assembled trace stream too, --save-log OUT.log\n"
+            "  the log frames (for emb log), even when there is no trace to seal, and\n"
+            "  --save-crash OUT.bin the crash record read through the descriptor (emb crash).\n"
+            "  --via descriptor|memchan chooses how --gdb reads; --poll-ms N sets its period.\n"
             "\n"
             "Options:\n"
             "  -o, --output OUT      the capture file to write (required)\n"
@@ -73,7 +80,9 @@ struct args {
     const char *log, *crash, *descriptor;
     /* a live source */
     int kind; /* enum emb_source_kind, -1: none */
-    const char *target, *elf, *save_trace, *save_log;
+    const char *target, *elf, *save_trace, *save_log, *save_crash;
+    int via; /* enum emb_gdb_via */
+    int poll_ms;
     uint32_t baud;
     uint64_t count, ram_start, ram_end;
     double duration;
@@ -95,7 +104,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 {
     enum { OPT_REV = 256, OPT_LOG, OPT_CRASH, OPT_DESC, OPT_PID, OPT_CATALOG, OPT_COLOR,
            OPT_FILE, OPT_TCP, OPT_SERIAL, OPT_BAUD, OPT_SWO, OPT_GDB, OPT_ELF, OPT_RAM, OPT_COUNT,
-           OPT_DURATION, OPT_ARM, OPT_UNTIL, OPT_SAVE, OPT_RETAINED, OPT_SAVE_LOG };
+           OPT_DURATION, OPT_ARM, OPT_UNTIL, OPT_SAVE, OPT_RETAINED, OPT_SAVE_LOG, OPT_SAVE_CRASH,
+           OPT_VIA, OPT_POLL };
     static const struct option options[] = {
         {"output", required_argument, NULL, 'o'},   {"label", required_argument, NULL, 'l'},
         {"revision", required_argument, NULL, OPT_REV}, {"log", required_argument, NULL, OPT_LOG},
@@ -113,6 +123,8 @@ static int parse_args(int argc, char **argv, struct args *a)
         {"save-trace", required_argument, NULL, OPT_SAVE},
         {"save-log", required_argument, NULL, OPT_SAVE_LOG},
         {"retained", required_argument, NULL, OPT_RETAINED},
+        {"save-crash", required_argument, NULL, OPT_SAVE_CRASH},
+        {"via", required_argument, NULL, OPT_VIA}, {"poll-ms", required_argument, NULL, OPT_POLL},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     int c, mode;
@@ -135,6 +147,27 @@ static int parse_args(int argc, char **argv, struct args *a)
         case OPT_ELF: a->elf = optarg; break;
         case OPT_SAVE: a->save_trace = optarg; break;
         case OPT_SAVE_LOG: a->save_log = optarg; break;
+        case OPT_SAVE_CRASH: a->save_crash = optarg; break;
+        case OPT_VIA:
+            if (!strcmp(optarg, "descriptor"))
+                a->via = EMB_GDB_VIA_DESCRIPTOR;
+            else if (!strcmp(optarg, "memchan"))
+                a->via = EMB_GDB_VIA_MEMCHAN;
+            else {
+                emb_cli_error(CMD, "--via takes descriptor or memchan, not '%s'", optarg);
+                return EMB_EXIT_BAD;
+            }
+            break;
+        case OPT_POLL: {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || v < 1 || v > 60000) {
+                emb_cli_error(CMD, "--poll-ms takes milliseconds, 1 to 60000, not '%s'", optarg);
+                return EMB_EXIT_BAD;
+            }
+            a->poll_ms = (int)v;
+            break;
+        }
         case OPT_RETAINED: if (set_source(a, EMB_SOURCE_RETAINED, optarg)) return EMB_EXIT_BAD; break;
         case OPT_ARM: a->arm = true; break;
         case OPT_UNTIL: a->until_closed = true; break;
@@ -281,14 +314,25 @@ static void on_source_progress(void *arg, const struct emb_source_stats *st)
     fflush(stderr);
 }
 
+static void save(const char *path, const uint8_t *bytes, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    bool bad = !f || (len > 0 && fwrite(bytes, 1, len, f) != len);
+    if ((f && fclose(f) != 0) || bad)
+        emb_cli_error_at(CMD, path, -1, "cannot write: %s", strerror(errno));
+}
+
 /* Captures from a live source; returns the trace stream (malloc'd) or NULL. */
-static uint8_t *capture_live(const struct args *a, size_t *len, uint8_t **log, size_t *log_len)
+static uint8_t *capture_live(const struct args *a, size_t *len, uint8_t **log, size_t *log_len,
+                             uint8_t **crash, size_t *crash_len)
 {
     struct emb_source_options o = {
         .kind = (enum emb_source_kind)a->kind,
         .target = a->target,
         .baud = a->baud,
         .elf = a->elf,
+        .via = (enum emb_gdb_via)a->via,
+        .poll_ms = a->poll_ms,
         .ram_start = a->ram_start,
         .ram_end = a->ram_end,
         .duration_s = a->duration,
@@ -308,8 +352,15 @@ static uint8_t *capture_live(const struct args *a, size_t *len, uint8_t **log, s
     sigaction(SIGTERM, &old_term, NULL);
     if (isatty(STDERR_FILENO))
         fprintf(stderr, "\n");
+    for (const char *n = r.notes; n && *n;) {
+        const char *nl = strchr(n, '\n');
+        int l = nl ? (int)(nl - n) : (int)strlen(n);
+        if (!(rc != 0 && !strncmp(n, err, (size_t)l) && err[l] == '\0'))
+            emb_cli_error(CMD, "%s: %.*s", a->target, l, n);
+        n += l + (nl != NULL);
+    }
     if (rc != 0) {
-        emb_cli_error(CMD, "%s", err);
+        emb_cli_error(CMD, "%s: %s", a->target, err);
         emb_source_result_free(&r);
         return NULL;
     }
@@ -327,37 +378,52 @@ static uint8_t *capture_live(const struct args *a, size_t *len, uint8_t **log, s
                 "for room, %" PRIu32 " cut by a reset, %" PRIu32 " longer than the ring\n", CMD,
                 a->target, st->retained_starts, st->retained_dropped, st->retained_cut,
                 st->retained_lost);
-    if (a->save_log) {
-        FILE *f = fopen(a->save_log, "wb");
-        bool bad = !f || (r.log_len > 0 && fwrite(r.log, 1, r.log_len, f) != r.log_len);
-        if ((f && fclose(f) != 0) || bad)
-            emb_cli_error_at(CMD, a->save_log, -1, "cannot write: %s", strerror(errno));
-    }
-    if (st->halts)
+    if (a->save_log)
+        save(a->save_log, r.log, r.log_len);
+    if (st->via_descriptor) {
+        fprintf(stderr, "%s: %s: through the descriptor: %" PRIu64 " packets taken, %" PRIu64
+                " overwritten before they were; %" PRIu64 " log bytes taken, %" PRIu64
+                " overwritten; %s\n", CMD, a->target, st->packets, st->packets_lost, st->log_bytes,
+                st->log_lost, st->released ? "the host freed what it took (it is the rings' consumer)"
+                                           : "read only");
+        fprintf(stderr, "%s: %s: held the target %" PRIu64 " times, %.3f ms on average, %.3f ms at "
+                "most (%" PRIu64 " memory packets, %" PRIu64 " bytes)\n", CMD, a->target, st->halts,
+                st->halt_ms_avg, st->halt_ms_max, st->round_trips, st->bytes_read);
+        if (r.crash)
+            fprintf(stderr, "%s: %s: the target holds a crash record of %zu bytes\n", CMD, a->target,
+                    r.crash_len);
+    } else if (st->halts) {
         fprintf(stderr, "%s: %s: %" PRIu64 " polls, the target halted %.3f ms on average, %.3f ms "
                 "at most\n", CMD, a->target, st->polls, st->halt_ms_avg, st->halt_ms_max);
+    }
+    if (a->save_crash) {
+        if (r.crash)
+            save(a->save_crash, r.crash, r.crash_len);
+        else
+            fprintf(stderr, "%s: %s: no crash record: %s not written\n", CMD, a->target, a->save_crash);
+    }
     if (r.trace == NULL) {
         emb_cli_error(CMD, "%s: no trace stream header arrived: nothing to seal", a->target);
         emb_source_result_free(&r);
         return NULL;
     }
-    if (a->save_trace) {
-        FILE *f = fopen(a->save_trace, "wb");
-        bool bad = !f || fwrite(r.trace, 1, r.trace_len, f) != r.trace_len;
-        if ((f && fclose(f) != 0) || bad)
-            emb_cli_error_at(CMD, a->save_trace, -1, "cannot write: %s", strerror(errno));
-    }
+    if (a->save_trace)
+        save(a->save_trace, r.trace, r.trace_len);
     *len = r.trace_len;
     *log = r.log;
     *log_len = r.log_len;
+    *crash = r.crash;
+    *crash_len = r.crash_len;
+    free(r.notes);
     return r.trace;
 }
 
 static int seal(const struct args *a, const struct emb_catalog *cat)
 {
-    size_t trace_len = 0, live_log_len = 0;
-    uint8_t *live_log = NULL;
-    uint8_t *trace_bytes = a->kind >= 0 ? capture_live(a, &trace_len, &live_log, &live_log_len)
+    size_t trace_len = 0, live_log_len = 0, live_crash_len = 0;
+    uint8_t *live_log = NULL, *live_crash = NULL;
+    uint8_t *trace_bytes = a->kind >= 0 ? capture_live(a, &trace_len, &live_log, &live_log_len, &live_crash,
+                                                       &live_crash_len)
                                         : slurp(a->source, &trace_len);
     if (!trace_bytes)
         return EMB_EXIT_BAD;
@@ -402,6 +468,9 @@ static int seal(const struct args *a, const struct emb_catalog *cat)
     if (!a->log && live_log_len > 0)
         parts.opaque[parts.nopaque++] = (struct emb_cap_section){
             .type = EMB_CAP_SEC_LOG, .version = 1, .data = live_log, .length = live_log_len};
+    if (!a->crash && live_crash_len > 0)
+        parts.opaque[parts.nopaque++] = (struct emb_cap_section){
+            .type = EMB_CAP_SEC_CRASH, .version = 1, .data = live_crash, .length = live_crash_len};
     for (int i = 0; i < 3; i++) {
         if (!paths[i])
             continue;
@@ -443,6 +512,7 @@ out:
     emb_trace_free(t);
     free(trace_bytes);
     free(live_log);
+    free(live_crash);
     return rc;
 }
 

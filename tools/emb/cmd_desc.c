@@ -16,6 +16,7 @@
 #include "desc_read.h"
 #include "elf_image.h"
 #include "emb_cmds.h"
+#include "probe.h"
 
 static const char *const CMD = "emb desc";
 #define SCAN_MAX (256ull << 20)
@@ -24,6 +25,7 @@ static void help(FILE *out)
 {
     fprintf(out,
             "Usage: emb desc --elf FW --pid PID [options]\n"
+            "       emb desc --elf FW --gdb HOST:PORT [options]\n"
             "       emb desc --elf FW --core FILE [options]\n"
             "       emb desc [--elf FW] --dump FILE --base ADDR [options]\n"
             "\n"
@@ -31,10 +33,14 @@ static void help(FILE *out)
             "docs/formats/descriptor.md), found at the ELF's emb_debug_descriptor symbol or by\n"
             "scanning for its magic, and lists the contexts with their state and statistics,\n"
             "the rings with fill and discard counts, the monitors with their openers, the\n"
-            "objects and the crash record. A live process is read while it runs.\n"
+            "objects, the log rings and the crash record. A live process is read while it runs;\n"
+            "a target behind a GDB server is halted while it is read (interrupt, read,\n"
+            "continue), and stderr says for how long.\n"
             "\n"
             "Sources:\n"
             "      --pid PID       a running native process (process_vm_readv or /proc/PID/mem)\n"
+            "      --gdb HOST:PORT a target behind a GDB server (QEMU, OpenOCD, a probe); its RAM\n"
+            "                      is the ELF's writable sections, and nothing else is read\n"
             "      --core FILE     an ELF core file\n"
             "      --dump FILE     raw memory, with --base ADDR its first byte's address\n"
             "Options:\n"
@@ -50,7 +56,7 @@ static void help(FILE *out)
 }
 
 struct args {
-    const char *elf, *dump, *core, *dump_trace, *catalog;
+    const char *elf, *dump, *core, *dump_trace, *catalog, *gdb;
     long pid;
     uint64_t base;
     bool has_base, json;
@@ -58,14 +64,16 @@ struct args {
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    enum { OPT_ELF = 256, OPT_PID, OPT_CORE, OPT_DUMP, OPT_BASE, OPT_TRACE, OPT_JSON, OPT_CATALOG, OPT_COLOR };
+    enum { OPT_ELF = 256, OPT_PID, OPT_CORE, OPT_DUMP, OPT_BASE, OPT_TRACE, OPT_JSON, OPT_CATALOG, OPT_COLOR,
+           OPT_GDB };
     static const struct option options[] = {
         {"elf", required_argument, NULL, OPT_ELF},     {"pid", required_argument, NULL, OPT_PID},
         {"core", required_argument, NULL, OPT_CORE},   {"dump", required_argument, NULL, OPT_DUMP},
         {"base", required_argument, NULL, OPT_BASE},   {"dump-trace", required_argument, NULL, OPT_TRACE},
         {"json", no_argument, NULL, OPT_JSON},         {"catalog", required_argument, NULL, OPT_CATALOG},
         {"color", optional_argument, NULL, OPT_COLOR}, {"colour", optional_argument, NULL, OPT_COLOR},
-        {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
+        {"gdb", required_argument, NULL, OPT_GDB},     {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     int c, mode;
     char *end;
@@ -82,6 +90,7 @@ static int parse_args(int argc, char **argv, struct args *a)
             }
             break;
         case OPT_CORE: a->core = optarg; break;
+        case OPT_GDB: a->gdb = optarg; break;
         case OPT_DUMP: a->dump = optarg; break;
         case OPT_BASE:
             errno = 0;
@@ -112,13 +121,13 @@ static int parse_args(int argc, char **argv, struct args *a)
             return EMB_EXIT_BAD;
         }
     }
-    int sources = (a->pid > 0) + (a->core != NULL) + (a->dump != NULL);
+    int sources = (a->pid > 0) + (a->core != NULL) + (a->dump != NULL) + (a->gdb != NULL);
     if (optind != argc) {
         emb_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
         return EMB_EXIT_BAD;
     }
     if (sources != 1) {
-        emb_cli_error(CMD, "one source, please: --pid PID, --core FILE or --dump FILE --base ADDR");
+        emb_cli_error(CMD, "one source, please: --pid PID, --gdb HOST:PORT, --core FILE or --dump FILE --base ADDR");
         return EMB_EXIT_BAD;
     }
     if (a->dump && !a->has_base) {
@@ -126,13 +135,15 @@ static int parse_args(int argc, char **argv, struct args *a)
         return EMB_EXIT_BAD;
     }
     if (!a->dump && !a->elf) {
-        emb_cli_error(CMD, "--elf FW is needed with --pid and --core");
+        emb_cli_error(CMD, "--elf FW is needed with --pid, --gdb and --core");
         return EMB_EXIT_BAD;
     }
     return EMB_EXIT_OK;
 }
 
 struct desc {
+    struct emb_probe *probe; /* --gdb: owns mem */
+    bool released;
     struct emb_mem *mem;
     struct emb_elf *elf;
     uint64_t bias;
@@ -243,9 +254,8 @@ static void print_text(struct desc *d, const char *source)
     printf("  trace: clock %.6f GHz, mode %s, classes 0x%08x, %u-byte packets, %u per ring\n",
            (double)m->clock_hz / 1e9, mode_name(m->trace_mode), m->class_mask, m->packet_size,
            m->ring_packets);
-    if (m->has_log)
-        printf("  log rings: section v%u, %u words%s\n", m->log_version, m->log_words,
-               m->log_words ? "" : " (none in this build)");
+    if (m->probe_consumer)
+        printf("  a debug probe is the consumer of the streaming rings and the log rings\n");
 
     printf("\n%sContexts%s (%zu of %u)\n", color(EMB_C_BOLD), color(EMB_C_RESET), m->ncontexts,
            m->context_capacity);
@@ -266,6 +276,20 @@ static void print_text(struct desc *d, const char *source)
                to_us(d, stat_of(c->stats, c->nstats, "run_cycles", NULL)) / 1000.0,
                stat_of(c->stats, c->nstats, "switches", NULL),
                to_us(d, stat_of(c->stats, c->nstats, "blocked_cycles", NULL)) / 1000.0, stack);
+    }
+    if (m->nlogrings) {
+        printf("\n%sLog rings%s (%zu)\n", color(EMB_C_BOLD), color(EMB_C_RESET), m->nlogrings);
+        printf("  %-4s %-14s %10s %10s %10s %9s %8s\n", "id", "name", "bytes", "unread", "written", "dropped",
+               "pending");
+        for (size_t i = 0; i < m->nlogrings; i++) {
+            const struct emb_dr_logring *l = &m->logrings[i];
+            if (!l->ok)
+                continue;
+            printf("  %-4u %-14s %10u %10u %10u %9u %8u\n", l->context_id, l->name[0] ? l->name : "-",
+                   l->mask + 1u, l->write_pos - l->read_pos, l->write_pos, l->dropped, l->pending);
+        }
+    } else if (m->has_log && m->log_version == 0) {
+        printf("  log rings: none described (log section v0)\n");
     }
     printf("\n%sMonitors%s (the ones that saw an interval)\n", color(EMB_C_BOLD), color(EMB_C_RESET));
     printf("  %-14s %12s %6s %12s  %s\n", "category", "worst us", "over", "threshold us", "opener");
@@ -413,6 +437,32 @@ static void print_json(struct desc *d, const char *source)
         emb_json_end_object(&j);
     }
     emb_json_end_array(&j);
+    emb_json_bool(&j, "probe_consumer", m->probe_consumer);
+    emb_json_begin_array(&j, "log_rings");
+    for (size_t i = 0; i < m->nlogrings; i++) {
+        const struct emb_dr_logring *l = &m->logrings[i];
+        if (!l->ok)
+            continue;
+        emb_json_begin_object(&j, NULL);
+        json_hexv(&j, "address", l->addr);
+        emb_json_uint(&j, "context_id", l->context_id);
+        emb_json_string(&j, "name", l->name);
+        emb_json_uint(&j, "bytes", l->mask + 1u);
+        emb_json_uint(&j, "write_pos", l->write_pos);
+        emb_json_uint(&j, "read_pos", l->read_pos);
+        emb_json_uint(&j, "dropped", l->dropped);
+        emb_json_uint(&j, "pending", l->pending);
+        emb_json_end_object(&j);
+    }
+    emb_json_end_array(&j);
+    if (d->probe) {
+        const struct emb_probe_stats *ps = emb_probe_stats(d->probe);
+        emb_json_begin_object(&j, "probe");
+        emb_json_double(&j, "held_ms", ps->hold_ms_total);
+        emb_json_uint(&j, "round_trips", ps->round_trips);
+        emb_json_uint(&j, "bytes_read", ps->bytes_read);
+        emb_json_end_object(&j);
+    }
     json_stats(&j, "cpu", m->cpu, m->ncpu);
     emb_json_begin_object(&j, "crash");
     emb_json_bool(&j, "region", m->has_crash);
@@ -448,7 +498,13 @@ static int open_source(struct desc *d, const struct args *a, char *source, size_
         emb_cli_error(CMD, "%s", err);
         return -1;
     }
-    if (a->pid > 0)
+    if (a->gdb) {
+        if (!(d->probe = emb_probe_open(a->gdb, d->elf, err, sizeof err))) {
+            emb_cli_error(CMD, "%s: %s", a->gdb, err);
+            return -1;
+        }
+        d->mem = emb_probe_mem(d->probe);
+    } else if (a->pid > 0)
         d->mem = emb_mem_open_pid((pid_t)a->pid, err, sizeof err);
     else if (a->core)
         d->mem = emb_mem_open_core(a->core, err, sizeof err);
@@ -500,6 +556,42 @@ static int check_identity(struct desc *d)
     return 0;
 }
 
+/* --dump-trace: the rings as a trace stream file. Returns the packets written, or -1. */
+static long dump_trace(struct desc *d, const struct args *a)
+{
+    struct emb_catalog *own = NULL;
+    const struct emb_catalog *cat = emb_catalog_builtin();
+    char err[512];
+    if (a->catalog && !(cat = own = emb_catalog_load(a->catalog, err, sizeof err))) {
+        emb_cli_error(CMD, "%s", err);
+        return -1;
+    }
+    FILE *f = fopen(a->dump_trace, "wb");
+    long n = -1;
+    if (!f)
+        emb_cli_error_at(CMD, a->dump_trace, -1, "cannot create: %s", strerror(errno));
+    else
+        n = emb_dr_dump_trace(d->mem, &d->image, &d->model, cat, f, &d->issues);
+    if (f && fclose(f) != 0)
+        n = -1;
+    if (own)
+        emb_catalog_free(own);
+    return n;
+}
+
+/* A probe's target runs on: how long it was held, on stderr (stdout may be JSON). */
+static void release_target(struct desc *d, const char *source)
+{
+    if (!d->probe)
+        return;
+    d->released = true;
+    if (emb_probe_detach(d->probe) != 0)
+        emb_cli_error(CMD, "%s: detach: %s", source, emb_probe_error(d->probe));
+    const struct emb_probe_stats *ps = emb_probe_stats(d->probe);
+    fprintf(stderr, "%s: %s: held the target %.3f ms (connect, %" PRIu64 " memory packets, %" PRIu64
+            " bytes, detach)\n", CMD, source, ps->hold_ms_total, ps->round_trips, ps->bytes_read);
+}
+
 int emb_cmd_desc(int argc, char **argv)
 {
     struct args a = {0};
@@ -518,35 +610,16 @@ int emb_cmd_desc(int argc, char **argv)
     emb_dr_read(d->mem, &d->image, &d->model, &d->issues);
     if (check_identity(d) != 0)
         goto out;
+    /* Everything is read before a probe's target goes on: one halt, one image. */
+    long packets = a.dump_trace ? dump_trace(d, &a) : 0;
+    release_target(d, source);
     if (a.json)
         print_json(d, source);
     else
         print_text(d, source);
-    rc = EMB_EXIT_OK;
-    if (a.dump_trace) {
-        struct emb_catalog *own = NULL;
-        const struct emb_catalog *cat = emb_catalog_builtin();
-        char err[512];
-        if (a.catalog && !(cat = own = emb_catalog_load(a.catalog, err, sizeof err))) {
-            emb_cli_error(CMD, "%s", err);
-            rc = EMB_EXIT_BAD;
-            goto out;
-        }
-        FILE *f = fopen(a.dump_trace, "wb");
-        long n = -1;
-        if (!f)
-            emb_cli_error_at(CMD, a.dump_trace, -1, "cannot create: %s", strerror(errno));
-        else
-            n = emb_dr_dump_trace(d->mem, &d->image, &d->model, cat, f, &d->issues);
-        if (f && fclose(f) != 0)
-            n = -1;
-        if (n < 0)
-            rc = EMB_EXIT_BAD;
-        else if (!a.json)
-            printf("\nTrace: %ld packets written to %s\n", n, a.dump_trace);
-        if (own)
-            emb_catalog_free(own);
-    }
+    rc = packets < 0 ? EMB_EXIT_BAD : EMB_EXIT_OK;
+    if (a.dump_trace && packets >= 0 && !a.json)
+        printf("\nTrace: %ld packets written to %s\n", packets, a.dump_trace);
     fflush(stdout);
     for (size_t i = 0; i < d->issues.n; i++)
         emb_cli_error(CMD, "%s: %s", source, d->issues.msg[i]);
@@ -555,8 +628,13 @@ int emb_cmd_desc(int argc, char **argv)
     if (d->issues.total)
         rc = EMB_EXIT_BAD;
 out:
+    if (d->probe && !d->released)
+        emb_probe_detach(d->probe); /* the target runs on whatever went wrong */
     emb_dr_model_free(&d->model);
-    emb_mem_close(d->mem);
+    if (d->probe)
+        emb_probe_close(d->probe); /* owns the memory source */
+    else
+        emb_mem_close(d->mem);
     emb_elf_close(d->elf);
     free(d);
     return rc;

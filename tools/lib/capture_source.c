@@ -17,12 +17,16 @@
 #include <emb/trace_format.h>
 #include <emb/wire.h>
 
+#include "crash_decode.h"
+#include "desc_read.h"
+#include "elf_image.h"
 #include "elf_sym.h"
 #include "frame_decode.h"
 #include "gdb_rsp.h"
 #include "hostio.h"
 #include "memaccess.h"
 #include "memchan_host.h"
+#include "probe.h"
 #include "retained_host.h"
 #include "swo.h"
 #include "trace_assemble.h"
@@ -71,6 +75,7 @@ struct emb__cap {
     uint64_t start_ms, last_progress_ms, last_ping_ms, last_packet_ms, closed_ms;
     uint64_t last_packets;
     uint32_t cookie;
+    bool direct;                /* the trace and log arrive whole, not as frames */
 };
 
 static uint64_t emb__now(void)
@@ -199,12 +204,14 @@ static void emb__stats(struct emb__cap *c)
     struct emb_source_stats *st = c->st;
     const struct emb_frame_stats *fs = emb_frame_dec_stats(c->dec);
     const struct emb_tasm_stats *ts = emb_tasm_stats(c->tasm);
-    st->frames = fs->frames;
-    st->bad_frames = fs->dropped;
-    st->packets = ts->packets;
-    st->headers = ts->headers;
-    st->foreign = ts->foreign;
-    st->log_bytes = c->log.n;
+    if (!c->direct) {
+        st->frames = fs->frames;
+        st->bad_frames = fs->dropped;
+        st->packets = ts->packets;
+        st->headers = ts->headers;
+        st->foreign = ts->foreign;
+        st->log_bytes = c->log.n;
+    }
     uint64_t now = emb__now();
     st->elapsed_ms = now - c->start_ms;
     if (ts->packets != c->last_packets) {
@@ -507,6 +514,221 @@ static int emb__gdb(struct emb__cap *c, char *err, size_t errlen)
     return rc;
 }
 
+/* ---- Through the descriptor: gdb ---- */
+
+struct emb__desc {
+    struct emb_elf *elf;
+    struct emb_probe *probe;
+    struct emb_mem *mem;
+    struct emb_dr_image image;
+    struct emb_dr_model model;
+    struct emb_dr_issues issues;
+    struct emb__bytes notes;
+};
+
+static void emb__note(struct emb__desc *d, const char *msg)
+{
+    emb__append(&d->notes, msg, strlen(msg));
+    emb__append(&d->notes, "\n", 1);
+}
+
+/* Finds the descriptor by the ELF's symbol and reads what it says, while halted; checks
+ * that the target runs this ELF. 1 when the registry is not filled in yet. */
+static int emb__desc_load(struct emb__desc *d, char *err, size_t errlen)
+{
+    uint64_t sym;
+    emb_dr_model_free(&d->model);
+    memset(&d->issues, 0, sizeof d->issues);
+    if (emb_elf_symbol(d->elf, "emb_debug_descriptor", &sym, NULL) != 0) {
+        snprintf(err, errlen, "%s has no emb_debug_descriptor symbol", emb_elf_path(d->elf));
+        return -1;
+    }
+    if (emb_dr_find(d->mem, sym, 0, &d->image, err, errlen) != 0)
+        return -1;
+    emb_dr_read(d->mem, &d->image, &d->model, &d->issues);
+    if (!d->model.ready)
+        return 1;
+    const uint8_t *id;
+    size_t n = emb_elf_build_id(d->elf, &id);
+    if (n && d->model.build_id_len && (n != d->model.build_id_len || memcmp(id, d->model.build_id, n))) {
+        char a[80] = "", b[80] = "";
+        for (size_t i = 0; i < d->model.build_id_len && i < 32; i++)
+            snprintf(a + 2 * i, 3, "%02x", d->model.build_id[i]);
+        for (size_t i = 0; i < n && i < 32; i++)
+            snprintf(b + 2 * i, 3, "%02x", id[i]);
+        snprintf(err, errlen, "the target runs another build: its build id is %s, %s has %s", a,
+                 emb_elf_path(d->elf), b);
+        return -1;
+    }
+    if (d->issues.total) {
+        snprintf(err, errlen, "%s", d->issues.msg[0]);
+        for (size_t i = 1; i < d->issues.n; i++)
+            emb__note(d, d->issues.msg[i]);
+        return -1;
+    }
+    return 0;
+}
+
+/* The run-time class mask as the target has it now. */
+static bool emb__class_mask(struct emb__desc *d, uint32_t *mask)
+{
+    uint64_t p;
+    uint8_t b[4];
+    if (!emb_dr_word(&d->image, EMB_DESC_RINGS, 2, &p) || emb_mem_read(d->mem, p, b, 4) != 4)
+        return false;
+    *mask = d->image.little ? emb_get_le32(b) : ((uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]);
+    return true;
+}
+
+static int emb__gdb_desc(struct emb__cap *c, struct emb_source_result *res, char *err, size_t errlen)
+{
+    const struct emb_source_options *o = c->o;
+    struct emb__desc d = {0};
+    int rc = -1;
+    c->direct = true;
+    c->st->via_descriptor = true;
+    if (!(d.elf = emb_elf_open(o->elf, err, errlen)))
+        return -1;
+    if (!(d.probe = emb_probe_open(o->target, d.elf, err, errlen))) {
+        emb_elf_close(d.elf);
+        return -1;
+    }
+    d.mem = emb_probe_mem(d.probe);
+    int poll = o->poll_ms > 0 ? o->poll_ms : 10;
+    bool once = o->duration_s <= 0 && o->max_packets == 0 && !o->until_window_closed;
+    /* A target that has not started its library yet: wait for it, a few seconds at most. */
+    int loaded;
+    uint64_t waited_from = emb__now();
+    while ((loaded = emb__desc_load(&d, err, errlen)) == 1) {
+        if ((o->stop && *o->stop) || emb__now() - waited_from > 5000u) {
+            snprintf(err, errlen, "the target's registry is not filled in: its library has not started");
+            loaded = -1;
+            break;
+        }
+        if (emb_probe_resume(d.probe) != 0)
+            break;
+        emb__sleep_ms(poll);
+        if (emb_probe_halt(d.probe) != 0)
+            break;
+    }
+    struct emb_dr_follow *f = NULL;
+    if (loaded == 0) {
+        const struct emb_dr_follow_options fo = {.consume = d.model.probe_consumer};
+        f = emb_dr_follow_new(&d.image, &d.model, &fo);
+        if (!f)
+            snprintf(err, errlen, "out of memory");
+    }
+    bool seen_on = false;
+    uint64_t zero_since = 0;
+    while (f) {
+        const char *why = emb__should_stop(c);
+        uint32_t mask = 0;
+        bool have_mask = emb__class_mask(&d, &mask);
+        if (!why && once)
+            why = "snapshot";
+        if (!why && o->until_window_closed && have_mask) {
+            /* Recording has stopped: the mask dropped to zero (a window closed, the firmware
+             * turned tracing off), or stayed at zero while nothing new arrived. */
+            uint64_t now = emb__now();
+            if (mask != 0) {
+                seen_on = true;
+                zero_since = 0;
+            } else if (seen_on) {
+                why = "tracing stopped";
+            } else if (zero_since == 0) {
+                zero_since = now;
+            } else if (now - zero_since >= EMB__IDLE_AFTER_CLOSE_MS) {
+                why = "tracing off";
+            }
+        }
+        if (why) {
+            emb_dr_follow_finish(f, d.mem, &d.issues);
+            snprintf(c->st->stop_reason, sizeof c->st->stop_reason, "%s", why);
+            break;
+        }
+        if (emb_dr_follow_poll(f, d.mem, &d.issues) != 0)
+            break;
+        c->st->packets = emb_dr_follow_stats(f)->packets;
+        if (emb_probe_resume(d.probe) != 0) {
+            snprintf(c->st->stop_reason, sizeof c->st->stop_reason, "target lost");
+            break;
+        }
+        emb__sleep_ms(poll);
+        if (emb_probe_halt(d.probe) != 0) {
+            snprintf(c->st->stop_reason, sizeof c->st->stop_reason, "target lost");
+            break;
+        }
+    }
+    if (f) {
+        /* The crash record the target holds now, if any. */
+        if (d.model.has_crash && d.model.crash_cap > 0) {
+            uint8_t *area = malloc(d.model.crash_cap);
+            struct emb_crash_record r;
+            if (area && emb_mem_read(d.mem, d.model.crash_area, area, d.model.crash_cap) == d.model.crash_cap &&
+                emb_crash_decode(area, d.model.crash_cap, &r, NULL) == 0) {
+                res->crash = area;
+                res->crash_len = r.length;
+                area = NULL;
+            }
+            free(area);
+        }
+        const struct emb_dr_follow_stats *fs = emb_dr_follow_stats(f);
+        size_t len = 0;
+        const uint8_t *log = emb_dr_follow_log(f, &len);
+        if (log)
+            emb__append(&c->log, log, len);
+        res->trace = emb_dr_follow_trace(f, &res->trace_len);
+        c->st->packets = fs->packets;
+        c->st->packets_lost = fs->packets_lost;
+        c->st->log_bytes = fs->log_bytes;
+        c->st->log_lost = fs->log_lost;
+        c->st->log_busy = fs->log_busy;
+        c->st->released = fs->released;
+        c->st->polls = fs->polls;
+        c->st->headers = 1;
+        for (size_t i = 0; i < d.issues.n; i++)
+            emb__note(&d, d.issues.msg[i]);
+        if (d.issues.total)
+            snprintf(err, errlen, "%s", d.issues.msg[0]);
+        else
+            rc = 0;
+        emb_dr_follow_free(f);
+    }
+    if (emb_probe_detach(d.probe) != 0 && rc == 0) {
+        snprintf(err, errlen, "detach: %s", emb_probe_error(d.probe));
+        rc = -1;
+    }
+    const struct emb_probe_stats *ps = emb_probe_stats(d.probe);
+    c->st->halts = ps->holds;
+    c->st->halt_ms_avg = ps->holds ? ps->hold_ms_total / (double)ps->holds : 0.0;
+    c->st->halt_ms_max = ps->hold_ms_max;
+    c->st->round_trips = ps->round_trips;
+    c->st->bytes_read = ps->bytes_read;
+    c->st->bytes = ps->bytes_read;
+    if (d.notes.n) {
+        emb__append(&d.notes, "", 1);
+        res->notes = (char *)d.notes.p;
+    }
+    emb_dr_model_free(&d.model);
+    emb_probe_close(d.probe);
+    emb_elf_close(d.elf);
+    return rc;
+}
+
+/* Which way a GDB source reads: the descriptor when the ELF has one and no memory channel
+ * (and no window is to be armed through the shell). */
+static bool emb__via_descriptor(const struct emb_source_options *o)
+{
+    if (o->via != EMB_GDB_VIA_AUTO)
+        return o->via == EMB_GDB_VIA_DESCRIPTOR;
+    if (o->elf == NULL || o->arm)
+        return false;
+    uint64_t a;
+    char err[256];
+    return emb_elf_file_symbol(o->elf, "emb_debug_descriptor", &a, NULL, err, sizeof err) == 0 &&
+           emb_elf_file_symbol(o->elf, "emb_memchan", &a, NULL, err, sizeof err) != 0;
+}
+
 static int emb__pid(struct emb__cap *c, char *err, size_t errlen)
 {
     const struct emb_source_options *o = c->o;
@@ -593,7 +815,14 @@ int emb_source_capture(const struct emb_source_options *opt, struct emb_source_r
     case EMB_SOURCE_TCP: rc = emb__tcp(&c, err, errlen); break;
     case EMB_SOURCE_SERIAL: rc = emb__serial(&c, err, errlen); break;
     case EMB_SOURCE_SWO: rc = emb__swo(&c, err, errlen); break;
-    case EMB_SOURCE_GDB: rc = emb__gdb(&c, err, errlen); break;
+    case EMB_SOURCE_GDB:
+        if (emb__via_descriptor(opt) && opt->elf == NULL) {
+            snprintf(err, errlen, "reading through the descriptor needs the firmware: --elf FW");
+            rc = -1;
+        } else {
+            rc = emb__via_descriptor(opt) ? emb__gdb_desc(&c, res, err, errlen) : emb__gdb(&c, err, errlen);
+        }
+        break;
     case EMB_SOURCE_PID: rc = emb__pid(&c, err, errlen); break;
     case EMB_SOURCE_RETAINED: rc = emb__retained(&c, err, errlen); break;
     default:
@@ -623,5 +852,7 @@ void emb_source_result_free(struct emb_source_result *res)
 {
     free(res->trace);
     free(res->log);
+    free(res->crash);
+    free(res->notes);
     memset(res, 0, sizeof *res);
 }

@@ -5,8 +5,9 @@
  *   tcp      HOST:PORT: the native port's record server (frames)
  *   serial   a serial line (raw, 8N1, at a baud rate), frames; joined mid-stream
  *   swo      a raw SWO capture (ITM packets): stimulus port 1 trace, port 0 log
- *   gdb      HOST:PORT of a GDB server: the memory channel, polled while the target is
- *            halted for a moment each time
+ *   gdb      HOST:PORT of a GDB server, the target halted for a moment at each poll:
+ *            its rings read through the debug descriptor (the firmware's ELF names
+ *            it), or its memory channel
  *   pid      a live process of the native port: its memory channel, read without
  *            stopping it
  *   retained a memory image holding a retained ring (the native port's region file, a
@@ -36,6 +37,13 @@ enum emb_source_kind {
     EMB_SOURCE_RETAINED,
 };
 
+/* How a GDB source reads the target. */
+enum emb_gdb_via {
+    EMB_GDB_VIA_AUTO,        /* the descriptor when the ELF has one and no memory channel */
+    EMB_GDB_VIA_DESCRIPTOR,  /* the rings, log rings and crash record, through the descriptor */
+    EMB_GDB_VIA_MEMCHAN,     /* the frames the firmware writes to its memory channel */
+};
+
 struct emb_source_stats {
     uint64_t bytes;          /* read from the source */
     uint64_t frames;         /* good frames */
@@ -52,6 +60,13 @@ struct emb_source_stats {
     uint32_t retained_starts;
     uint64_t halts;
     double halt_ms_avg, halt_ms_max;
+    /* gdb through the descriptor */
+    bool via_descriptor;
+    uint64_t packets_lost;   /* overwritten before a poll took them */
+    uint64_t log_lost;       /* log ring bytes overwritten before a poll took them */
+    uint64_t log_busy;       /* polls that found a log record half-written (taken later) */
+    uint64_t released;       /* read positions written back: the host consumed */
+    uint64_t round_trips, bytes_read;
     uint64_t elapsed_ms;
     bool window_closed;      /* the target said its window closed */
     char stop_reason[48];    /* "end of source", "duration", "count", "window closed", ... */
@@ -61,7 +76,8 @@ struct emb_source_options {
     enum emb_source_kind kind;
     const char *target;          /* path, HOST:PORT, device or PID */
     uint32_t baud;               /* serial; 0: 115200 */
-    const char *elf;             /* gdb: the firmware, for the emb_memchan symbol */
+    const char *elf;             /* gdb: the firmware (its descriptor, or emb_memchan) */
+    enum emb_gdb_via via;        /* gdb */
     uint64_t memchan_addr;       /* gdb, pid: the control block, when known */
     uint64_t ram_start, ram_end; /* gdb: where rings may lie; 0, 0: 0x20000000..+4 MB */
     unsigned pointer_size;       /* gdb: for an RTT-layout block; 0: 4 */
@@ -80,6 +96,9 @@ struct emb_source_result {
     size_t trace_len;
     uint8_t *log;    /* the log stream: channel-0 frames in order (SWO: port 0 bytes), or NULL */
     size_t log_len;
+    uint8_t *crash;  /* gdb through the descriptor: the crash record the target holds, or NULL */
+    size_t crash_len;
+    char *notes;     /* what the reader noticed, a line each (malloc'd), or NULL */
     struct emb_source_stats stats;
 };
 

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 
 #include "desc_read.h"
+#include "desc_read_internal.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -11,30 +12,9 @@
 #include <emb/trace_format.h>
 #include <emb/wire.h>
 
-/* Word indices of each section's body (the descriptor format, version 1 of each). */
-enum { ID_HASH, ID_LIBVER, ID_PORT, ID_PROFILE, ID_BUILD_ID, ID_BUILD_ID_LEN, ID_READY, ID_CLOCK_HZ,
-       ID_CLOCK_OFFSET, ID_CATALOG };
-enum { TY_OBJ_COUNT, TY_OBJ_NAMES, TY_STATE_COUNT, TY_STATE_NAMES };
-enum { CX_TABLE, CX_STRIDE, CX_CAPACITY, CX_COUNT, CX_F_RING, CX_F_STATE, CX_F_OS_ID, CX_F_STACK_LOW,
-       CX_F_STACK_SIZE, CX_F_STACK_PAINTED, CX_PAINT, CX_F_ENTRY, CX_F_STATS, CX_STATS_FIELDS,
-       CX_STATS_COUNT };
-enum { RG_PACKET_SIZE, RG_RING_PACKETS, RG_CLASS_MASK, RG_MODE, RG_UUID, RG_F_WRITE_POS, RG_F_PACKET_END,
-       RG_F_TS_HIGH, RG_F_FLAGS, RG_F_CONTEXT_ID, RG_F_BUF, RG_F_COMMIT, RG_F_BUF_MASK, RG_F_SLOT_MASK,
-       RG_F_PACKET_SHIFT, RG_F_SLOT_SHIFT, RG_F_CONTEXT_KIND, RG_F_PACKET_SEQ, RG_F_DISCARDED,
-       RG_F_BASE_POS, RG_F_FILLED, RG_F_READ_POS, RG_F_NAME, RG_UNCLAIMED };
-enum { CR_RECORD, CR_CAP, CR_VERSION, CR_FOUND, CR_FOUND_LENGTH };
-enum { MI_RING, MI_ENTRIES, MI_ENTRY_SIZE };
-enum { MO_BLOCKS, MO_COUNT, MO_STRIDE, MO_F_WORST, MO_F_PC, MO_F_THRESHOLD, MO_F_OVER, MO_F_ACTION,
-       MO_NAMES, MO_NAME_COUNT, MO_ISR_FIRST };
-enum { ST_CPU, ST_CPU_FIELDS, ST_CPU_COUNT, ST_OBJECTS, ST_OBJ_STRIDE, ST_OBJ_CAPACITY, ST_OBJ_COUNT,
-       ST_F_HANDLE, ST_F_TYPE, ST_F_NAME, ST_F_STATE, ST_F_STATS, ST_OBJ_FIELDS, ST_OBJ_FIELD_COUNT };
-enum { AR_MACHINE, AR_LAYOUT, AR_STATUS, AR_GPRS };
-
 #define HEADER_FIXED 16u
 
-static void issue(struct emb_dr_issues *is, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void issue(struct emb_dr_issues *is, const char *fmt, ...)
+void emb__dr_issue(struct emb_dr_issues *is, const char *fmt, ...)
 {
     if (!is)
         return;
@@ -45,14 +25,6 @@ static void issue(struct emb_dr_issues *is, const char *fmt, ...)
         va_end(ap);
     }
     is->total++;
-}
-
-static uint64_t get_uint(const uint8_t *p, unsigned size, bool little)
-{
-    uint64_t v = 0;
-    for (unsigned i = 0; i < size; i++)
-        v |= (uint64_t)p[little ? i : size - 1 - i] << (8 * i);
-    return v;
 }
 
 /* ---- The descriptor ---- */
@@ -195,6 +167,18 @@ struct rd {
     struct emb_dr_issues *is;
 };
 
+/* A structure a pointer read from the target leads to must lie in the image's RAM (when
+ * the source knows it: a probe). Anything else is refused, said once per pointer. */
+static bool in_ram(struct rd *r, uint64_t addr, uint64_t len, const char *what)
+{
+    if (emb_mem_in_ram(r->m, addr, len))
+        return true;
+    char regions[512];
+    emb__dr_issue(r->is, "%s at 0x%" PRIx64 " (%" PRIu64 " bytes) lies outside the image's RAM (%s): refused",
+                  what, addr, len, emb_mem_ram_text(r->m, regions, sizeof regions));
+    return false;
+}
+
 static bool read_full(struct rd *r, uint64_t addr, void *buf, size_t len)
 {
     return addr != 0 && emb_mem_read(r->m, addr, buf, len) == len;
@@ -237,15 +221,6 @@ static void read_string(struct rd *r, uint64_t ptr, char *out, size_t cap)
     for (size_t i = 0; i < got; i++)
         if ((unsigned char)out[i] < 0x20 || (unsigned char)out[i] >= 0x7F)
             out[i] = out[i] == '\0' ? '\0' : '?';
-}
-
-struct field {
-    uint32_t off, size, type;
-};
-
-static struct field field_of(uint64_t w)
-{
-    return (struct field){(uint32_t)(w & 0xFFFFu), (uint32_t)((w >> 16) & 0xFFu), (uint32_t)((w >> 24) & 0xFFu)};
 }
 
 /* Value of a field inside a structure read into buf[0..len); false when it does not fit. */
@@ -304,7 +279,7 @@ static size_t read_named_fields(struct rd *r, uint64_t table, uint64_t count, co
 {
     size_t n = 0;
     if (count > EMB_DR_MAX_FIELDS) {
-        issue(r->is, "%s: %" PRIu64 " statistics fields, reading the first %u", what, count,
+        emb__dr_issue(r->is, "%s: %" PRIu64 " statistics fields, reading the first %u", what, count,
               EMB_DR_MAX_FIELDS);
         count = EMB_DR_MAX_FIELDS;
     }
@@ -314,7 +289,7 @@ static size_t read_named_fields(struct rd *r, uint64_t table, uint64_t count, co
             !read_word(r, table + (i * 2u + 1u) * r->d->ptr_size, &w))
             break;
         if (field_of(w).off + field_of(w).size > block_len) {
-            issue(r->is, "%s: field %" PRIu64 " lies outside its block", what, i);
+            emb__dr_issue(r->is, "%s: field %" PRIu64 " lies outside its block", what, i);
             continue;
         }
         read_string(r, name, out[n].name, sizeof out[n].name);
@@ -349,6 +324,8 @@ static void read_identity(struct rd *r, struct emb_dr_model *md)
         md->trace_mode = (uint32_t)v;
     read_full(r, word_or(r->d, EMB_DESC_RINGS, RG_UUID, 0), md->uuid, sizeof md->uuid);
     md->unclaimed = word_or(r->d, EMB_DESC_RINGS, RG_UNCLAIMED, 0);
+    if (deref(r, EMB_DESC_RINGS, RG_CONSUMER, 4, &v))
+        md->probe_consumer = v == 1;
     md->elf_machine = (uint32_t)word_or(r->d, EMB_DESC_ARCH, AR_MACHINE, 0);
     md->fault_layout = (uint32_t)word_or(r->d, EMB_DESC_ARCH, AR_LAYOUT, 0);
     md->status_count = (uint32_t)word_or(r->d, EMB_DESC_ARCH, AR_STATUS, 0);
@@ -384,11 +361,17 @@ static void read_ring(struct rd *r, struct emb_dr_model *md, struct emb_dr_conte
     uint32_t size = extent(f, RG_F_NAME - RG_F_WRITE_POS + 1);
     uint8_t buf[4096];
     if (size > sizeof buf) {
-        issue(r->is, "ring fields span %u bytes: not a ring layout", size);
+        emb__dr_issue(r->is, "ring fields span %u bytes: not a ring layout", size);
+        return;
+    }
+    char what[48];
+    snprintf(what, sizeof what, "context %u: its ring", c->index);
+    if (!in_ram(r, c->ring, size, what)) {
+        c->ring = 0;
         return;
     }
     if (!read_full(r, c->ring, buf, size)) {
-        issue(r->is, "context %u: ring at 0x%" PRIx64 " unreadable", c->index, c->ring);
+        emb__dr_issue(r->is, "context %u: ring at 0x%" PRIx64 " unreadable", c->index, c->ring);
         return;
     }
     c->write_pos = (uint32_t)fv(r, buf, size, s->w[RG_F_WRITE_POS]);
@@ -412,11 +395,17 @@ static void read_ring(struct rd *r, struct emb_dr_model *md, struct emb_dr_conte
                  (uint64_t)c->slot_mask + 1u == bytes / p && c->slot_shift < 32 &&
                  (1ull << c->slot_shift) == (uint64_t)c->slot_mask + 1u && c->buf && c->commit;
     if (!c->ring_ok) {
-        issue(r->is, "context %u: ring at 0x%" PRIx64 " is inconsistent (%" PRIu64
+        emb__dr_issue(r->is, "context %u: ring at 0x%" PRIx64 " is inconsistent (%" PRIu64
               " bytes, packet shift %u, %u slots): not read", c->index, c->ring, bytes,
               c->packet_shift, c->slot_mask + 1u);
         return;
     }
+    snprintf(what, sizeof what, "context %u: its ring's buffer", c->index);
+    c->ring_ok = in_ram(r, c->buf, bytes, what);
+    snprintf(what, sizeof what, "context %u: its ring's commit counts", c->index);
+    c->ring_ok = c->ring_ok && in_ram(r, c->commit, 4ull * (c->slot_mask + 1u), what);
+    if (!c->ring_ok)
+        return;
     uint32_t open_start = c->write_pos & ~(p - 1u);
     uint32_t slots = c->slot_mask + 1u;
     c->open_bytes = c->write_pos & (p - 1u);
@@ -430,11 +419,15 @@ static void read_ring(struct rd *r, struct emb_dr_model *md, struct emb_dr_conte
 static void read_stack(struct rd *r, struct emb_dr_context *c)
 {
     if (c->stack_painted > c->stack_size || c->stack_painted > (64u << 20)) {
-        issue(r->is, "context %u: %u painted stack bytes of %u (at most 64 MiB): not read", c->index,
+        emb__dr_issue(r->is, "context %u: %u painted stack bytes of %u (at most 64 MiB): not read", c->index,
               c->stack_painted, c->stack_size);
         return;
     }
     if (c->stack_painted == 0 || c->state != EMB_CONTEXT_LIVE)
+        return;
+    char what[48];
+    snprintf(what, sizeof what, "context %u: its painted stack", c->index);
+    if (!in_ram(r, c->stack_low, c->stack_painted, what))
         return;
     uint8_t *buf = malloc(c->stack_painted);
     if (!buf)
@@ -465,13 +458,13 @@ static bool read_table(struct rd *r, unsigned kind, unsigned i_table, unsigned i
     if (!emb_dr_word(r->d, kind, i_table, &table_ptr) || !table_ptr)
         return false;
     if (!read_word(r, table_ptr, &t->base)) {
-        issue(r->is, "%s: the table pointer at 0x%" PRIx64 " is unreadable", what, table_ptr);
+        emb__dr_issue(r->is, "%s: the table pointer at 0x%" PRIx64 " is unreadable", what, table_ptr);
         return false;
     }
     if (t->base == 0)
         return false; /* not set up yet */
     if (!deref(r, kind, i_stride, 4, &v) || v < need || v > 65536) {
-        issue(r->is, "%s: entry stride %" PRIu64 " is out of range (%u to 65536)", what, v, need);
+        emb__dr_issue(r->is, "%s: entry stride %" PRIu64 " is out of range (%u to 65536)", what, v, need);
         return false;
     }
     t->stride = (uint32_t)v;
@@ -480,20 +473,22 @@ static bool read_table(struct rd *r, unsigned kind, unsigned i_table, unsigned i
         return false;
     t->capacity = (uint32_t)(v > max ? max : v);
     if (v > max)
-        issue(r->is, "%s: capacity %" PRIu64 " is absurd, reading at most %u", what, v, max);
+        emb__dr_issue(r->is, "%s: capacity %" PRIu64 " is absurd, reading at most %u", what, v, max);
     if (!deref(r, kind, i_count, 4, &v))
         return false;
     if (v > t->capacity) {
-        issue(r->is, "%s: %" PRIu64 " entries in a table of %u, reading %u", what, v, t->capacity,
+        emb__dr_issue(r->is, "%s: %" PRIu64 " entries in a table of %u, reading %u", what, v, t->capacity,
               t->capacity);
         v = t->capacity;
     }
     t->count = (uint32_t)v;
     if (t->base + (uint64_t)t->stride * t->count < t->base) {
-        issue(r->is, "%s: table at 0x%" PRIx64 " wraps around the address space", what, t->base);
+        emb__dr_issue(r->is, "%s: table at 0x%" PRIx64 " wraps around the address space", what, t->base);
         return false;
     }
-    return true;
+    char table[48];
+    snprintf(table, sizeof table, "%s: the table", what);
+    return in_ram(r, t->base, (uint64_t)t->stride * (t->count ? t->count : 1u), table);
 }
 
 static void read_contexts(struct rd *r, struct emb_dr_model *md)
@@ -520,7 +515,7 @@ static void read_contexts(struct rd *r, struct emb_dr_model *md)
     for (uint32_t i = 0; i < t.count && !emb_mem_budget_spent(r->m); i++) {
         uint64_t at = t.base + (uint64_t)i * t.stride;
         if (!read_full(r, at, entry, t.need)) {
-            issue(r->is, "context %u: entry at 0x%" PRIx64 " unreadable", i, at);
+            emb__dr_issue(r->is, "context %u: entry at 0x%" PRIx64 " unreadable", i, at);
             continue;
         }
         struct emb_dr_context *c = &md->contexts[md->ncontexts];
@@ -562,14 +557,16 @@ static void read_monitors(struct rd *r, struct emb_dr_model *md)
     uint64_t count = s->w[MO_COUNT], stride = s->w[MO_STRIDE];
     uint32_t need = extent(&s->w[MO_F_WORST], MO_F_ACTION - MO_F_WORST + 1);
     if (count > EMB_DR_MAX_MONITORS || stride < need || stride > 1024) {
-        issue(r->is, "monitors: %" PRIu64 " blocks of %" PRIu64 " bytes: out of range", count, stride);
+        emb__dr_issue(r->is, "monitors: %" PRIu64 " blocks of %" PRIu64 " bytes: out of range", count, stride);
         return;
     }
+    if (!in_ram(r, s->w[MO_BLOCKS], count * stride, "the monitor blocks"))
+        return;
     uint8_t *blocks = malloc(count * stride + 1);
     md->monitors = calloc(count + 1, sizeof *md->monitors);
     if (!blocks || !md->monitors || !read_full(r, s->w[MO_BLOCKS], blocks, count * stride)) {
         if (blocks && md->monitors)
-            issue(r->is, "monitors: blocks at 0x%" PRIx64 " unreadable", s->w[MO_BLOCKS]);
+            emb__dr_issue(r->is, "monitors: blocks at 0x%" PRIx64 " unreadable", s->w[MO_BLOCKS]);
         free(blocks);
         return;
     }
@@ -646,9 +643,11 @@ static void read_crash(struct rd *r, struct emb_dr_model *md)
     uint64_t v, area;
     if (deref(r, EMB_DESC_CRASH, CR_RECORD, r->d->ptr_size, &area) && area &&
         deref(r, EMB_DESC_CRASH, CR_CAP, 4, &v)) {
+        md->crash_cap = (uint32_t)(v > 65535 ? 65535 : v);
+        if (!in_ram(r, area, md->crash_cap, "the crash record area"))
+            return;
         md->has_crash = true;
         md->crash_area = area;
-        md->crash_cap = (uint32_t)(v > 65535 ? 65535 : v);
         md->crash_version = (uint32_t)word_or(r->d, EMB_DESC_CRASH, CR_VERSION, 0);
         if (deref(r, EMB_DESC_CRASH, CR_FOUND, 4, &v))
             md->crash_found = (uint32_t)v;
@@ -668,7 +667,7 @@ static void read_crash(struct rd *r, struct emb_dr_model *md)
         md->mini_entries = (uint32_t)word_or(r->d, EMB_DESC_MINI, MI_ENTRIES, 0);
         md->mini_entry_size = (uint32_t)word_or(r->d, EMB_DESC_MINI, MI_ENTRY_SIZE, 0);
         if (md->mini_entries > 1024 || md->mini_entry_size != 32) {
-            issue(r->is, "mini-record ring: %u entries of %u bytes: out of range", md->mini_entries,
+            emb__dr_issue(r->is, "mini-record ring: %u entries of %u bytes: out of range", md->mini_entries,
                   md->mini_entry_size);
             md->mini_entries = 0;
             return;
@@ -681,6 +680,91 @@ static void read_crash(struct rd *r, struct emb_dr_model *md)
     }
 }
 
+/* The log rings (section 5, version 1): an array of ring addresses, each a struct whose
+ * fields the section describes. */
+static void read_logring(struct rd *r, const struct emb_dr_section *s, struct emb_dr_model *md,
+                         struct emb_dr_logring *l)
+{
+    const uint64_t *f = &s->w[LG_F_WRITE_POS];
+    uint32_t size = extent(f, LG_F_NAME - LG_F_WRITE_POS + 1);
+    uint8_t buf[4096];
+    char what[48];
+    snprintf(what, sizeof what, "log ring %u", l->index);
+    if (size > sizeof buf) {
+        emb__dr_issue(r->is, "log ring fields span %u bytes: not a ring layout", size);
+        return;
+    }
+    if (!in_ram(r, l->addr, size, what))
+        return;
+    if (!read_full(r, l->addr, buf, size)) {
+        emb__dr_issue(r->is, "log ring %u at 0x%" PRIx64 " unreadable", l->index, l->addr);
+        return;
+    }
+    l->write_pos = (uint32_t)fv(r, buf, size, s->w[LG_F_WRITE_POS]);
+    l->committed = (uint32_t)fv(r, buf, size, s->w[LG_F_COMMITTED]);
+    l->read_pos = (uint32_t)fv(r, buf, size, s->w[LG_F_READ_POS]);
+    l->buf = fv(r, buf, size, s->w[LG_F_BUF]);
+    l->mask = (uint32_t)fv(r, buf, size, s->w[LG_F_MASK]);
+    l->spill_pos = (uint32_t)fv(r, buf, size, s->w[LG_F_SPILL_POS]);
+    l->spill = (uint32_t)fv(r, buf, size, s->w[LG_F_SPILL]);
+    l->dropped = (uint32_t)fv(r, buf, size, s->w[LG_F_DROPPED]);
+    l->pending = (uint32_t)fv(r, buf, size, s->w[LG_F_PENDING]);
+    l->draining = (uint32_t)fv(r, buf, size, s->w[LG_F_DRAINING]);
+    l->context_id = (uint16_t)fv(r, buf, size, s->w[LG_F_CONTEXT_ID]);
+    l->context_kind = (uint16_t)fv(r, buf, size, s->w[LG_F_CONTEXT_KIND]);
+    field_text(buf, size, s->w[LG_F_NAME], l->name, sizeof l->name);
+    uint64_t bytes = (uint64_t)l->mask + 1u;
+    l->ok = is_pow2(bytes) && bytes >= 256u && bytes <= EMB_DR_MAX_RING_BYTES && l->buf &&
+            l->spill <= md->log_slack && (uint32_t)(l->write_pos - l->read_pos) <= bytes &&
+            (uint32_t)(l->committed - l->read_pos) <= (uint32_t)(l->write_pos - l->read_pos);
+    if (!l->ok) {
+        emb__dr_issue(r->is, "log ring %u at 0x%" PRIx64 " is inconsistent (%" PRIu64 " bytes, positions %u"
+                      " written, %u committed, %u read, %u spilled): not read", l->index, l->addr,
+                      bytes, l->write_pos, l->committed, l->read_pos, l->spill);
+        return;
+    }
+    snprintf(what, sizeof what, "log ring %u: its buffer", l->index);
+    l->ok = in_ram(r, l->buf, bytes + md->log_slack, what);
+}
+
+static void read_log(struct rd *r, struct emb_dr_model *md)
+{
+    const struct emb_dr_section *s = emb_dr_section(r->d, EMB_DESC_LOG);
+    uint64_t array, count;
+    if (!s || s->version < 1 || s->words <= LG_F_NAME)
+        return;
+    md->log_id_bytes = (uint32_t)s->w[LG_ID_BYTES];
+    md->log_ts_bytes = (uint32_t)s->w[LG_TS_BYTES];
+    md->log_slack = (uint32_t)s->w[LG_SLACK];
+    if ((md->log_id_bytes != 2 && md->log_id_bytes != 4) || (md->log_ts_bytes != 0 && md->log_ts_bytes != 4) ||
+        md->log_slack > EMB_DR_MAX_LOG_SLACK) {
+        emb__dr_issue(r->is, "log section: %u-byte ids, %u-byte timestamps, %u bytes of slack: not a log layout",
+                      md->log_id_bytes, md->log_ts_bytes, md->log_slack);
+        return;
+    }
+    if (!read_word(r, s->w[LG_RINGS], &array) || !deref(r, EMB_DESC_LOG, LG_COUNT, 4, &count) || !array ||
+        !count)
+        return; /* no log ring (yet) */
+    if (count > EMB_DR_MAX_LOG_RINGS) {
+        emb__dr_issue(r->is, "log section: %" PRIu64 " rings, reading %u", count, EMB_DR_MAX_LOG_RINGS);
+        count = EMB_DR_MAX_LOG_RINGS;
+    }
+    if (!in_ram(r, array, count * r->d->ptr_size, "the log ring array"))
+        return;
+    md->logrings = calloc(count, sizeof *md->logrings);
+    if (!md->logrings)
+        return;
+    for (uint64_t i = 0; i < count && !emb_mem_budget_spent(r->m); i++) {
+        struct emb_dr_logring *l = &md->logrings[md->nlogrings];
+        memset(l, 0, sizeof *l);
+        l->index = (uint32_t)i;
+        if (!read_word(r, array + i * r->d->ptr_size, &l->addr) || !l->addr)
+            continue;
+        read_logring(r, s, md, l);
+        md->nlogrings++;
+    }
+}
+
 int emb_dr_read(struct emb_mem *m, const struct emb_dr_image *d, struct emb_dr_model *md,
                 struct emb_dr_issues *issues)
 {
@@ -688,14 +772,15 @@ int emb_dr_read(struct emb_mem *m, const struct emb_dr_image *d, struct emb_dr_m
     struct rd r = {m, d, issues};
     read_identity(&r, md);
     if (!md->ready)
-        issue(issues, "the registry is not filled in: the library has not started (or the image is not live)");
+        emb__dr_issue(issues, "the registry is not filled in: the library has not started (or the image is not live)");
     read_contexts(&r, md);
     read_monitors(&r, md);
     read_objects(&r, md);
     read_cpu(&r, md);
     read_crash(&r, md);
+    read_log(&r, md);
     if (emb_mem_budget_spent(m))
-        issue(issues, "stopped: the read budget is spent (a hostile or huge image)");
+        emb__dr_issue(issues, "stopped: the read budget is spent (a hostile or huge image)");
     return 0;
 }
 
@@ -706,142 +791,30 @@ void emb_dr_model_free(struct emb_dr_model *md)
     free(md->objects);
     free(md->crash_bytes);
     free(md->mini_bytes);
+    free(md->logrings);
     memset(md, 0, sizeof *md);
 }
 
 /* ---- Pulling the rings out ---- */
 
-struct outbuf {
-    uint8_t *data;
-    size_t len, cap;
-};
-
-static uint8_t *out_grow(struct outbuf *o, size_t n)
-{
-    if (o->len + n > o->cap) {
-        size_t cap = o->cap ? o->cap : 65536;
-        while (cap < o->len + n)
-            cap *= 2;
-        uint8_t *p = realloc(o->data, cap);
-        if (!p)
-            return NULL;
-        o->data = p;
-        o->cap = cap;
-    }
-    uint8_t *at = o->data + o->len;
-    o->len += n;
-    return at;
-}
-
-/* The committed bytes of the use of a slot that starts at `start` (docs/formats/trace.md). */
-static uint32_t committed(const struct emb_dr_context *c, const uint8_t *commits, bool little, uint32_t start)
-{
-    uint32_t round = (start - c->base_pos) >> (c->packet_shift + c->slot_shift);
-    uint32_t mask = 0xFFFFFFFFu >> c->slot_shift;
-    uint32_t slot = (start >> c->packet_shift) & c->slot_mask;
-    uint32_t v = (uint32_t)get_uint(commits + 4u * slot, 4, little);
-    return (v - (round << c->packet_shift)) & mask;
-}
-
-/* timestamp_end of an open packet: its last event's time, walking the events with the
- * catalogue's sizes (all events share the high word of the packet's timestamp_begin). */
-static uint64_t last_event_ts(const uint8_t *pkt, uint32_t used, const struct emb_catalog *cat)
-{
-    uint64_t begin = emb_get_le64(pkt + EMB_PKT_OFF_TS_BEGIN), last = begin;
-    for (uint32_t off = EMB_PKT_HEADER_SIZE; off + EMB_EVT_HEADER_SIZE <= used;) {
-        const struct emb_cat_event *ev = cat ? emb_catalog_event(cat, emb_get_le16(pkt + off + EMB_EVT_OFF_ID)) : NULL;
-        if (!ev || ev->size == 0 || off + ev->size > used)
-            return used == off ? last : (begin | 0xFFFFFFFFu);
-        last = (begin & ~0xFFFFFFFFull) | emb_get_le32(pkt + off + EMB_EVT_OFF_TS);
-        off += ev->size;
-    }
-    return last;
-}
-
 long emb_dr_dump_trace(struct emb_mem *m, const struct emb_dr_image *d, const struct emb_dr_model *md,
                        const struct emb_catalog *cat, FILE *out, struct emb_dr_issues *issues)
 {
-    struct rd r = {m, d, issues};
-    const struct emb_dr_section *s = emb_dr_section(d, EMB_DESC_RINGS);
-    struct emb_tsf_context table[EMB_TSF_MAX_CONTEXTS];
-    uint16_t ntable = 0;
-    struct outbuf packets = {0};
-    long count = 0;
-    uint32_t p = md->packet_size;
-    for (size_t i = 0; i < md->ncontexts && ntable < EMB_TSF_MAX_CONTEXTS; i++) {
-        const struct emb_dr_context *c = &md->contexts[i];
-        if (!c->ring || !c->ring_ok || !s)
-            continue;
-        uint32_t ring_bytes = c->buf_mask + 1u, slots = c->slot_mask + 1u;
-        uint8_t *buf = malloc(ring_bytes), *commits = malloc(4u * slots);
-        uint64_t w1, w2;
-        struct field wp = field_of(s->w[RG_F_WRITE_POS]);
-        /* Positions, then commits, then bytes, then the position again: a packet complete
-         * in the commits whose slot the position has not reached again was copied whole. */
-        bool okread = buf && commits && read_uint(&r, c->ring + wp.off, 4, &w1) &&
-                      read_full(&r, c->commit, commits, 4u * slots) && read_full(&r, c->buf, buf, ring_bytes) &&
-                      read_uint(&r, c->ring + wp.off, 4, &w2);
-        if (!okread) {
-            issue(issues, "context %u (%s): ring contents unreadable", c->index, c->name);
-            free(buf);
-            free(commits);
-            continue;
-        }
-        /* The discard count now: at least what every packet taken so far carries. */
-        struct field df = field_of(s->w[RG_F_DISCARDED]);
-        uint64_t discarded = c->discarded;
-        read_uint(&r, c->ring + df.off, 4, &discarded);
-        uint32_t pos = (uint32_t)w1, after = (uint32_t)w2;
-        uint32_t open_start = pos & ~(p - 1u), off = pos & (p - 1u);
-        uint32_t keep = off ? slots - 1u : slots;
-        uint32_t held = c->filled ? keep : (open_start - c->base_pos) >> c->packet_shift;
-        if (held > keep)
-            held = keep;
-        for (uint32_t start = open_start - held * p; start != open_start; start += p) {
-            if (committed(c, commits, d->little, start) != p || (uint32_t)(after - start) > ring_bytes)
-                continue;
-            uint8_t *dst = out_grow(&packets, p);
-            if (!dst)
-                break;
-            memcpy(dst, buf + (start & c->buf_mask), p);
-            count++;
-        }
-        if (off > EMB_PKT_HEADER_SIZE && committed(c, commits, d->little, open_start) == off &&
-            (uint32_t)(after - open_start) <= ring_bytes) {
-            uint8_t *dst = out_grow(&packets, p);
-            if (dst) {
-                memcpy(dst, buf + (open_start & c->buf_mask), off);
-                memset(dst + off, 0, p - off);
-                emb_put_le64(dst + EMB_PKT_OFF_TS_END, last_event_ts(dst, off, cat));
-                emb_put_le32(dst + EMB_PKT_OFF_CONTENT_SIZE, off * 8u);
-                emb_put_le32(dst + EMB_PKT_OFF_DISCARDED, (uint32_t)discarded);
-                count++;
-            }
-        }
-        table[ntable++] = (struct emb_tsf_context){
-            .id = c->context_id, .kind = c->context_kind, .discarded = (uint32_t)discarded,
-            .packets = (after - c->base_pos + p - 1u) >> c->packet_shift, .name = c->name};
-        free(buf);
-        free(commits);
+    const struct emb_dr_follow_options o = {.cat = cat};
+    struct emb_dr_follow *f = emb_dr_follow_new(d, md, &o);
+    if (!f) {
+        emb__dr_issue(issues, "out of memory");
+        return -1;
     }
-    struct emb_tsf_info info = {
-        .catalog_checksum = md->catalog_checksum,
-        .packet_size = p,
-        .clock_hz = md->clock_hz,
-        .clock_offset_ns = md->clock_offset_ns,
-        .build_id = md->build_id,
-        .build_id_len = (uint8_t)(md->build_id_len > EMB_TSF_BUILD_ID_MAX ? EMB_TSF_BUILD_ID_MAX : md->build_id_len),
-        .pointer_size = (uint8_t)d->ptr_size,
-        .port = md->port,
-    };
-    memcpy(info.uuid, md->uuid, 16);
-    static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS)];
-    size_t hlen = emb_tsf_encode_header(header, sizeof header, &info, table, ntable);
-    if (hlen == 0 || fwrite(header, 1, hlen, out) != hlen ||
-        (packets.len && fwrite(packets.data, 1, packets.len, out) != packets.len)) {
-        issue(issues, "cannot write the trace");
+    emb_dr_follow_finish(f, m, issues);
+    size_t len = 0;
+    uint8_t *trace = emb_dr_follow_trace(f, &len);
+    long count = (long)emb_dr_follow_stats(f)->packets;
+    if (!trace || fwrite(trace, 1, len, out) != len) {
+        emb__dr_issue(issues, "cannot write the trace");
         count = -1;
     }
-    free(packets.data);
+    free(trace);
+    emb_dr_follow_free(f);
     return count;
 }

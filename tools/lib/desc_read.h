@@ -29,6 +29,8 @@
 #define EMB_DR_MAX_OBJECTS 4096u
 #define EMB_DR_MAX_FIELDS 32u
 #define EMB_DR_MAX_RING_BYTES (64u << 20)
+#define EMB_DR_MAX_LOG_RINGS 4096u
+#define EMB_DR_MAX_LOG_SLACK (64u << 10)
 
 /* The descriptor itself: header and section words. */
 struct emb_dr_section {
@@ -76,6 +78,18 @@ struct emb_dr_context {
     uint32_t packets_held;     /* complete packets the ring still holds */
     uint32_t open_bytes;       /* bytes in the open packet (0: none) */
     bool ring_ok;              /* the ring's fields are consistent */
+};
+
+/* A log ring (descriptor section 5, docs/formats/log.md "Ring protocol"). */
+struct emb_dr_logring {
+    uint32_t index;
+    uint64_t addr;
+    char name[24];
+    uint16_t context_id, context_kind;
+    uint32_t write_pos, committed, read_pos, mask, spill_pos, spill;
+    uint32_t dropped, pending, draining;
+    uint64_t buf;
+    bool ok;                   /* its fields are consistent */
 };
 
 struct emb_dr_monitor {
@@ -130,6 +144,11 @@ struct emb_dr_model {
     bool has_log;
     unsigned log_version;
     uint32_t log_words;
+    struct emb_dr_logring *logrings;
+    size_t nlogrings;
+    uint32_t log_id_bytes, log_ts_bytes, log_slack;
+    /* A debug probe is the consumer of the streaming rings and the log rings. */
+    bool probe_consumer;
 };
 
 /* Problems found while reading, kept in order. */
@@ -164,5 +183,45 @@ void emb_dr_model_free(struct emb_dr_model *model);
 long emb_dr_dump_trace(struct emb_mem *m, const struct emb_dr_image *d,
                        const struct emb_dr_model *model, const struct emb_catalog *cat, FILE *out,
                        struct emb_dr_issues *issues);
+
+/* ---- Following the rings of a live target ----
+ *
+ * Takes what the rings hold, poll after poll, without the target's help: the trace
+ * packets completed since the last poll (the snapshot reader's rules of
+ * docs/formats/trace.md), and the log bytes committed since (docs/formats/log.md), as
+ * data frames. With `consume` (the descriptor says a debug probe is the consumer) it also
+ * frees what it took by writing the rings' read positions, so streaming rings never fill
+ * while it keeps up. A poll reads the target through the memory source: halt the target
+ * around it (a probe) or let it run (a process, read as the snapshot reader allows). */
+struct emb_dr_follow;
+
+struct emb_dr_follow_options {
+    const struct emb_catalog *cat; /* event sizes, to end an open packet; NULL: built-in */
+    bool consume;
+};
+
+struct emb_dr_follow_stats {
+    uint64_t polls;
+    uint64_t packets;          /* trace packets taken */
+    uint64_t packets_lost;     /* overwritten before they were taken */
+    uint64_t log_bytes;        /* log ring bytes taken */
+    uint64_t log_lost;         /* log ring bytes overwritten before they were taken */
+    uint64_t log_busy;         /* polls that found a log ring in the middle of a record */
+    uint64_t released;         /* read positions written (consume) */
+};
+
+struct emb_dr_follow *emb_dr_follow_new(const struct emb_dr_image *d, const struct emb_dr_model *md,
+                                        const struct emb_dr_follow_options *o);
+/* One poll. Returns 0, or -1 when nothing could be read (issues say why). */
+int emb_dr_follow_poll(struct emb_dr_follow *f, struct emb_mem *m, struct emb_dr_issues *issues);
+/* The last poll: also the committed part of each open packet, and a stats frame per log
+ * ring. Call once, last. */
+int emb_dr_follow_finish(struct emb_dr_follow *f, struct emb_mem *m, struct emb_dr_issues *issues);
+/* The trace stream file (header and packets taken, malloc'd; NULL when out of memory), and
+ * the log stream (frames: hello, context, data, stats; NULL when there is no log ring). */
+uint8_t *emb_dr_follow_trace(struct emb_dr_follow *f, size_t *len);
+const uint8_t *emb_dr_follow_log(const struct emb_dr_follow *f, size_t *len);
+const struct emb_dr_follow_stats *emb_dr_follow_stats(const struct emb_dr_follow *f);
+void emb_dr_follow_free(struct emb_dr_follow *f);
 
 #endif /* EMB_HOST_DESC_READ_H */

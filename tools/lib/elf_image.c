@@ -206,6 +206,27 @@ size_t emb_elf_read(const struct emb_elf *e, uint64_t addr, void *buf, size_t le
     return done;
 }
 
+size_t emb_elf_ram_regions(const struct emb_elf *e, struct emb_elf_region *out, size_t max)
+{
+    size_t shstrndx, n = 0;
+    if (elf_getshdrstrndx(e->elf, &shstrndx) != 0)
+        return 0;
+    for (Elf_Scn *scn = elf_nextscn(e->elf, NULL); scn; scn = elf_nextscn(e->elf, scn)) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_WRITE) || sh.sh_addr == 0 || sh.sh_size == 0 ||
+            (sh.sh_flags & SHF_TLS))
+            continue;
+        if (n < max) {
+            const char *name = elf_strptr(e->elf, shstrndx, sh.sh_name);
+            out[n].addr = sh.sh_addr;
+            out[n].size = sh.sh_size;
+            snprintf(out[n].name, sizeof out[n].name, "%s", name ? name : "?");
+        }
+        n++;
+    }
+    return n;
+}
+
 bool emb_elf_contains(const struct emb_elf *e, uint64_t addr)
 {
     for (size_t i = 0; i < e->nsegs; i++)

@@ -35,6 +35,18 @@ bool emb_elf_contains(const struct emb_elf *e, uint64_t addr);
 /* Whether an address is inside an executable loadable segment. */
 bool emb_elf_in_text(const struct emb_elf *e, uint64_t addr);
 
+/* A region of RAM the image places data in: a writable section with an address (.data,
+ * .bss, a stack section, and a retained region such as the Cortex-M fragment's .noinit,
+ * which is writable but belongs to no segment). */
+struct emb_elf_region {
+    uint64_t addr, size;
+    char name[24];
+};
+
+/* The image's RAM regions, in section order, at most `max`; returns how many there are
+ * (which may exceed max). */
+size_t emb_elf_ram_regions(const struct emb_elf *e, struct emb_elf_region *out, size_t max);
+
 /* One frame of a symbolised address: innermost (inlined) first, the function that
  * contains it out of line last. */
 struct emb_elf_frame {

@@ -21,7 +21,7 @@
 #define AT_ENTRY_TYPE 9u
 #define NT_AUXV_TYPE 6u
 
-enum kind { SRC_PID, SRC_DUMP, SRC_CORE, SRC_BUFFER };
+enum kind { SRC_PID, SRC_DUMP, SRC_CORE, SRC_BUFFER, SRC_OPS };
 
 struct region {
     uint64_t addr, size;  /* what the source holds */
@@ -41,6 +41,11 @@ struct emb_mem {
     uint64_t bias;
     uint64_t at_entry;
     bool has_entry;
+    /* SRC_OPS: the functions, and the RAM regions (which are also m->regions) */
+    struct emb_mem_ops ops;
+    void *ops_arg;
+    struct emb_mem_region *ram;
+    size_t nram;
 };
 
 static struct emb_mem *new_mem(enum kind kind)
@@ -195,6 +200,31 @@ struct emb_mem *emb_mem_open_buffer(const uint8_t *data, size_t size, uint64_t b
     return m;
 }
 
+struct emb_mem *emb_mem_open_ops(const char *name, const struct emb_mem_ops *ops, void *arg,
+                                 const struct emb_mem_region *ram, size_t nram)
+{
+    struct emb_mem *m = new_mem(SRC_OPS);
+    if (!m)
+        return NULL;
+    snprintf(m->name, sizeof m->name, "%s", name);
+    m->ops = *ops;
+    m->ops_arg = arg;
+    if (nram > MAX_REGIONS)
+        nram = MAX_REGIONS;
+    m->ram = calloc(nram ? nram : 1, sizeof *m->ram);
+    if (!m->ram) {
+        emb_mem_close(m);
+        return NULL;
+    }
+    for (size_t i = 0; i < nram; i++) {
+        if (ram[i].size == 0 || ram[i].addr + ram[i].size < ram[i].addr)
+            continue;
+        m->ram[m->nram++] = ram[i];
+        add_region(m, ram[i].addr, ram[i].size, 0);
+    }
+    return m;
+}
+
 void emb_mem_close(struct emb_mem *m)
 {
     if (!m)
@@ -202,7 +232,44 @@ void emb_mem_close(struct emb_mem *m)
     if (m->fd >= 0)
         close(m->fd);
     free(m->regions);
+    free(m->ram);
     free(m);
+}
+
+bool emb_mem_in_ram(const struct emb_mem *m, uint64_t addr, uint64_t len)
+{
+    if (m->kind != SRC_OPS)
+        return true;
+    if (addr + len < addr)
+        return false;
+    for (size_t i = 0; i < m->nram; i++)
+        if (addr >= m->ram[i].addr && addr + len <= m->ram[i].addr + m->ram[i].size)
+            return true;
+    return false;
+}
+
+const char *emb_mem_ram_text(const struct emb_mem *m, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < m->nram && used + 1 < len; i++) {
+        int n = snprintf(buf + used, len - used, "%s0x%llx-0x%llx (%s)", i ? ", " : "",
+                         (unsigned long long)m->ram[i].addr,
+                         (unsigned long long)(m->ram[i].addr + m->ram[i].size), m->ram[i].name);
+        if (n < 0)
+            break;
+        used += (size_t)n < len - used ? (size_t)n : len - used - 1;
+    }
+    if (m->kind == SRC_OPS && m->nram == 0)
+        snprintf(buf, len, "none");
+    return buf;
+}
+
+int emb_mem_write(struct emb_mem *m, uint64_t addr, const void *buf, size_t len)
+{
+    if (m->kind != SRC_OPS || !m->ops.write || !emb_mem_in_ram(m, addr, len))
+        return -1;
+    return m->ops.write(m->ops_arg, addr, buf, len);
 }
 
 const char *emb_mem_name(const struct emb_mem *m)
@@ -255,7 +322,12 @@ static size_t source_read(struct emb_mem *m, uint64_t addr, uint8_t *buf, size_t
             break;
         uint64_t in = addr + done - r->addr;
         size_t chunk = (size_t)(r->size - in < len - done ? r->size - in : len - done);
-        if (m->kind == SRC_BUFFER) {
+        if (m->kind == SRC_OPS) {
+            size_t n = m->ops.read(m->ops_arg, addr + done, buf + done, chunk);
+            if (n == 0)
+                break;
+            chunk = n;
+        } else if (m->kind == SRC_BUFFER) {
             memcpy(buf + done, m->buf + in, chunk);
         } else {
             ssize_t n = pread(m->fd, buf + done, chunk, (off_t)(r->file_off + in));
@@ -279,7 +351,10 @@ size_t emb_mem_read(struct emb_mem *m, uint64_t addr, void *buf, size_t len)
     size_t done = 0;
     while (done < len) {
         size_t got = source_read(m, addr + done, out + done, len - done);
-        if (got == 0 && m->elf && addr + done >= m->bias)
+        /* The image's bytes stand in for what the source lacks, never for its RAM: the
+         * file holds RAM's initial values, not what the target has there now. */
+        if (got == 0 && m->elf && addr + done >= m->bias &&
+            !(m->kind == SRC_OPS && emb_mem_in_ram(m, addr + done, 1)))
             got = emb_elf_read(m->elf, addr + done - m->bias, out + done, len - done);
         if (got == 0)
             break;

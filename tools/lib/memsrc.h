@@ -19,6 +19,21 @@ struct emb_mem *emb_mem_open_dump(const char *path, uint64_t base, char *err, si
 struct emb_mem *emb_mem_open_core(const char *path, char *err, size_t errlen);
 /* Bytes the caller keeps alive, at `base`. */
 struct emb_mem *emb_mem_open_buffer(const uint8_t *data, size_t size, uint64_t base);
+
+/* A target reached through functions (a debug probe): its RAM is the regions given (the
+ * image's, emb_elf_ram_regions()); reads and writes outside them are refused, and read-only
+ * data is served from the image set with emb_mem_set_image(). `read` returns the bytes
+ * read (0 on failure), `write` 0 or -1; `write` may be NULL. */
+struct emb_mem_region {
+    uint64_t addr, size;
+    char name[24];
+};
+struct emb_mem_ops {
+    size_t (*read)(void *arg, uint64_t addr, void *buf, size_t len);
+    int (*write)(void *arg, uint64_t addr, const void *buf, size_t len);
+};
+struct emb_mem *emb_mem_open_ops(const char *name, const struct emb_mem_ops *ops, void *arg,
+                                 const struct emb_mem_region *ram, size_t nram);
 void emb_mem_close(struct emb_mem *m);
 
 /* "pid 1234", "dump FILE", "core FILE". */
@@ -31,6 +46,16 @@ void emb_mem_set_image(struct emb_mem *m, struct emb_elf *elf, uint64_t bias);
 /* Copies up to len bytes at addr; returns how many were read (short when the range leaves
  * what the source holds or the budget is spent). */
 size_t emb_mem_read(struct emb_mem *m, uint64_t addr, void *buf, size_t len);
+
+/* Writes len bytes at addr: 0, or -1 when the source cannot write or the range is not
+ * wholly inside its RAM. */
+int emb_mem_write(struct emb_mem *m, uint64_t addr, const void *buf, size_t len);
+
+/* Whether [addr, addr + len) lies inside one of the source's RAM regions; true for a
+ * source that knows no regions of RAM (a process, a dump, a core). */
+bool emb_mem_in_ram(const struct emb_mem *m, uint64_t addr, uint64_t len);
+/* "0x20000000-0x20000148 (.data), ...": the RAM regions, for messages. */
+const char *emb_mem_ram_text(const struct emb_mem *m, char *buf, size_t len);
 
 /* Total bytes the source may still read (default 512 MiB). */
 void emb_mem_set_budget(struct emb_mem *m, uint64_t bytes);

@@ -2,8 +2,12 @@
  *
  * One CPU, one context: every thread and interrupt records into the same ring, and an
  * interrupt that preempts a producer mid-record is the nested producer the ring protocol
- * is built for. ARMv7-M gives context-local atomics with LDREX/STREX: taking an exception
- * clears the exclusive monitor, so a preempted store-exclusive fails and retries.
+ * is built for (docs/formats/trace.md, "On Cortex-M"). Context-local atomics are
+ * LDREX/STREX on ARMv7-M and ARMv8-M Mainline (taking an exception clears the exclusive
+ * monitor, so a preempted store-exclusive fails and retries) and interrupt masking on
+ * ARMv6-M, which has no exclusives. The clock is the DWT cycle counter where the core has
+ * one, else SysTick, chosen at start (emb_cm_start()). Build options below; the porting
+ * guide is docs/porting.md.
  */
 #ifndef EMB_PORT_IMPL_H
 #define EMB_PORT_IMPL_H
@@ -11,11 +15,72 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#if !defined(__ARM_ARCH_7M__) && !defined(__ARM_ARCH_7EM__) && !defined(__ARM_ARCH_8M_MAIN__)
-#error "the cortex-m port needs ARMv7-M or ARMv8-M Mainline (LDREX/STREX)"
+#include <emb/config.h>
+
+#if !defined(__ARM_ARCH_6M__) && !defined(__ARM_ARCH_7M__) && !defined(__ARM_ARCH_7EM__) && \
+    !defined(__ARM_ARCH_8M_MAIN__) && !defined(__ARM_ARCH_8M_BASE__)
+#error "the cortex-m port is for ARMv6-M, ARMv7-M, ARMv7E-M and ARMv8-M"
 #endif
 
-#define EMB_PORT_NAME "cortex-m"
+/* Context-local atomics by masking interrupts (PRIMASK) instead of LDREX/STREX. Forced
+ * on ARMv6-M (Cortex-M0, M0+, M1); on other cores a measurement aid. Cost on ARMv7-M:
+ * about the same instruction count, but interrupts wait a few cycles at each ring update. */
+#ifndef CONFIG_EMB_CM_ATOMICS_IRQ
+#if defined(__ARM_ARCH_6M__)
+#define CONFIG_EMB_CM_ATOMICS_IRQ 1
+#else
+#define CONFIG_EMB_CM_ATOMICS_IRQ 0
+#endif
+#endif
+
+/* Critical sections (emb_port_irq_save(), emb_irq_lock()): 0 masks every interrupt with
+ * PRIMASK; a nonzero value raises BASEPRI to it instead, so interrupts of a higher
+ * priority (numerically lower, e.g. a motor control loop) keep running. Such interrupts
+ * may still record: the ring reservation takes no lock. ARMv7-M and ARMv8-M Mainline. */
+#ifndef CONFIG_EMB_CM_BASEPRI
+#define CONFIG_EMB_CM_BASEPRI 0
+#endif
+
+/* The trace clock: 0 chosen at start (DWT CYCCNT when it counts, else SysTick), 1 DWT
+ * only, 2 SysTick only. A fixed choice saves a load and a branch per event. */
+#ifndef CONFIG_EMB_CM_CLOCK
+#define CONFIG_EMB_CM_CLOCK 0
+#endif
+
+/* 1: rings may be consumed by another CPU (a dual-core part): publications get a DMB.
+ * 0: one CPU; every observer (an interrupt, a debugger that halts the core) sees this
+ * core's stores in program order, so a compiler barrier is enough. */
+#ifndef CONFIG_EMB_CM_SMP
+#define CONFIG_EMB_CM_SMP 0
+#endif
+
+/* The port defines SysTick_Handler (calling emb_cm_systick_isr()) for the SysTick clock.
+ * 0: the application has its own handler and calls emb_cm_systick_isr() from it. */
+#ifndef CONFIG_EMB_CM_SYSTICK_HANDLER
+#define CONFIG_EMB_CM_SYSTICK_HANDLER 1
+#endif
+
+/* The port defines the CMSIS fault handler names (HardFault_Handler, MemManage_Handler,
+ * BusFault_Handler, UsageFault_Handler) as emb_cm_fault_entry. 0: the vector table names
+ * emb_cm_fault_entry itself, or the application handles faults and calls nothing here. */
+#ifndef CONFIG_EMB_CM_CMSIS_HANDLERS
+#define CONFIG_EMB_CM_CMSIS_HANDLERS 1
+#endif
+
+#if CONFIG_EMB_CM_ATOMICS_IRQ == 0 && defined(__ARM_ARCH_6M__)
+#error "ARMv6-M has no LDREX/STREX: CONFIG_EMB_CM_ATOMICS_IRQ must be 1"
+#endif
+#if CONFIG_EMB_CM_BASEPRI != 0 && (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__))
+#error "CONFIG_EMB_CM_BASEPRI needs BASEPRI (ARMv7-M or ARMv8-M Mainline)"
+#endif
+#if CONFIG_EMB_CM_BASEPRI < 0 || CONFIG_EMB_CM_BASEPRI > 255
+#error "CONFIG_EMB_CM_BASEPRI is a priority byte, 1 to 255 (0: PRIMASK)"
+#endif
+
+/* "cortex-m3/dwt", "cortex-m4/systick": the core and the clock the trace declares, set
+ * by emb_cm_start() (a RAM array, so the descriptor and the stream headers say it). */
+extern char emb_cm_port_name[28];
+#define EMB_PORT_NAME ((const char *)emb_cm_port_name)
 
 struct emb_trace_ring;
 struct emb_log_ring;
@@ -23,12 +88,89 @@ struct emb_log_ring;
 extern struct emb_trace_ring *emb_cm_ring;
 extern struct emb_log_ring *emb_cm_log_ring;
 
-/* The 64-bit clock: DWT CYCCNT extended in software (the extension is in cortex_m.c). */
-uint64_t emb_cm_timestamp(void);
+/* ---- The clock ---- */
+
+enum emb_cm_clock_kind {
+    EMB_CM_CLOCK_NONE = 0,    /* not started: reads 0 */
+    EMB_CM_CLOCK_DWT = 1,     /* DWT CYCCNT at the core clock */
+    EMB_CM_CLOCK_SYSTICK = 2, /* SysTick at the core clock, wraps counted by its interrupt */
+};
+
+/* kind; and the state the 64-bit extension keeps: DWT, bits 62..31 of the last time read;
+ * SysTick, the wraps counted by emb_cm_systick_isr(). */
+struct emb_cm_clock {
+    uint32_t kind;
+    uint32_t state;
+};
+extern struct emb_cm_clock emb_cm_clock;
+
+#define EMB_CM_DWT_CYCCNT (*(volatile uint32_t *)0xE0001004u)
+#define EMB_CM_SYST_CVR (*(volatile uint32_t *)0xE000E018u)
+#define EMB_CM_SCB_ICSR (*(volatile uint32_t *)0xE000ED04u)
+#define EMB_CM_ICSR_PENDSTSET (1u << 26)
+
+static inline bool emb__cm_cas(uint32_t *p, uint32_t expected, uint32_t desired);
+
+/* DWT: CYCCNT is the low word. The high word comes from the half of the 32-bit range the
+ * last reading was in: when the counter's top bit differs from the state's low bit, the
+ * counter has entered the next half, and the state moves on by one (a compare-and-swap,
+ * so a preempting reader that moved it first is seen). No lock, and a store only twice
+ * per 2^32 cycles. Holds while something reads the clock at least once per 2^31 cycles
+ * (5.3 s at 400 MHz): a tick or idle hook calling emb_cm_clock_poll() guarantees it. */
+static inline uint32_t emb__cm_dwt_split(uint32_t *high)
+{
+    for (;;) {
+        uint32_t s = __atomic_load_n(&emb_cm_clock.state, __ATOMIC_RELAXED);
+        uint32_t low = EMB_CM_DWT_CYCCNT;
+        uint32_t next = s + ((low >> 31) ^ (s & 1u));
+        if (__builtin_expect(next == s, 1) || emb__cm_cas(&emb_cm_clock.state, s, next)) {
+            *high = next >> 1;
+            return low;
+        }
+    }
+}
+
+/* SysTick counts down from 0xFFFFFF at the core clock; its interrupt counts wraps. A wrap
+ * the interrupt has not counted yet (it is masked, or preempted by us) is pending in
+ * ICSR: then the counter is read again, after the wrap, and the wrap counted here. The
+ * period starts when the counter reaches 0, which is when the wrap pends. The loop
+ * retries when the interrupt ran in between. */
+static inline uint32_t emb__cm_systick_split(uint32_t *high)
+{
+    uint32_t w, v, pend;
+    do {
+        w = __atomic_load_n(&emb_cm_clock.state, __ATOMIC_RELAXED);
+        v = EMB_CM_SYST_CVR;
+        pend = EMB_CM_SCB_ICSR & EMB_CM_ICSR_PENDSTSET;
+        if (pend != 0u)
+            v = EMB_CM_SYST_CVR;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    } while (w != __atomic_load_n(&emb_cm_clock.state, __ATOMIC_RELAXED));
+    w += pend >> 26;
+    *high = w >> 8;
+    return (w << 24) | ((0x1000000u - v) & 0xFFFFFFu);
+}
+
+/* The clock split in halves for the trace fast path (emb/trace.h). */
+#define EMB_PORT_TIMESTAMP_SPLIT 1
+static inline uint32_t emb_port_timestamp_split(uint32_t *high)
+{
+#if CONFIG_EMB_CM_CLOCK == 1
+    return emb__cm_dwt_split(high);
+#elif CONFIG_EMB_CM_CLOCK == 2
+    return emb__cm_systick_split(high);
+#else
+    if (__builtin_expect(emb_cm_clock.kind == EMB_CM_CLOCK_DWT, 1))
+        return emb__cm_dwt_split(high);
+    return emb__cm_systick_split(high);
+#endif
+}
 
 static inline uint64_t emb_port_timestamp(void)
 {
-    return emb_cm_timestamp();
+    uint32_t high;
+    uint32_t low = emb_port_timestamp_split(&high);
+    return ((uint64_t)high << 32) | low;
 }
 
 static inline struct emb_trace_ring *emb_port_trace_ring(void)
@@ -41,39 +183,99 @@ static inline struct emb_log_ring *emb_port_log_ring(void)
     return emb_cm_log_ring;
 }
 
-static inline bool emb_port_local_cas32(uint32_t *p, uint32_t expected, uint32_t desired)
-{
-    return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_RELAXED,
-                                       __ATOMIC_RELAXED);
-}
-
-static inline void emb_port_local_add32_release(uint32_t *p, uint32_t v)
-{
-    __atomic_fetch_add(p, v, __ATOMIC_RELEASE);
-}
-
-static inline uint32_t emb_port_load32_acquire(const uint32_t *p)
-{
-    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-
-static inline void emb_port_store32_release(uint32_t *p, uint32_t v)
-{
-    __atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
+/* ---- Critical sections ---- */
 
 typedef uint32_t emb_port_irq_state;
 
-static inline emb_port_irq_state emb_port_irq_save(void)
+static inline uint32_t emb__cm_primask_save(void)
 {
     uint32_t primask;
     __asm__ __volatile__("mrs %0, primask\n\tcpsid i" : "=r"(primask)::"memory");
     return primask;
 }
 
+static inline void emb__cm_primask_restore(uint32_t primask)
+{
+    __asm__ __volatile__("msr primask, %0" ::"r"(primask) : "memory");
+}
+
+static inline emb_port_irq_state emb_port_irq_save(void)
+{
+#if CONFIG_EMB_CM_BASEPRI != 0
+    uint32_t old;
+    __asm__ __volatile__("mrs %0, basepri" : "=r"(old));
+    /* basepri_max only ever raises the mask: nesting keeps the outermost level. */
+    __asm__ __volatile__("msr basepri_max, %0" ::"r"((uint32_t)CONFIG_EMB_CM_BASEPRI) : "memory");
+    return old;
+#else
+    return emb__cm_primask_save();
+#endif
+}
+
 static inline void emb_port_irq_restore(emb_port_irq_state state)
 {
-    __asm__ __volatile__("msr primask, %0" ::"r"(state) : "memory");
+#if CONFIG_EMB_CM_BASEPRI != 0
+    __asm__ __volatile__("msr basepri, %0" ::"r"(state) : "memory");
+#else
+    emb__cm_primask_restore(state);
+#endif
+}
+
+/* ---- Context-local atomics ---- */
+
+#if CONFIG_EMB_CM_SMP
+#define EMB__CM_RELEASE() __atomic_thread_fence(__ATOMIC_RELEASE)
+#define EMB__CM_ACQUIRE() __atomic_thread_fence(__ATOMIC_ACQUIRE)
+#else
+#define EMB__CM_RELEASE() __atomic_signal_fence(__ATOMIC_RELEASE)
+#define EMB__CM_ACQUIRE() __atomic_signal_fence(__ATOMIC_ACQUIRE)
+#endif
+
+static inline bool emb__cm_cas(uint32_t *p, uint32_t expected, uint32_t desired)
+{
+#if CONFIG_EMB_CM_ATOMICS_IRQ
+    /* Always PRIMASK: a BASEPRI section would let a higher-priority producer in. */
+    uint32_t s = emb__cm_primask_save();
+    bool ok = *(volatile uint32_t *)p == expected;
+    if (ok)
+        *(volatile uint32_t *)p = desired;
+    emb__cm_primask_restore(s);
+    return ok;
+#else
+    /* Weak: one LDREX/STREX attempt; every caller loops on failure anyway. */
+    return __atomic_compare_exchange_n(p, &expected, desired, true, __ATOMIC_RELAXED,
+                                       __ATOMIC_RELAXED);
+#endif
+}
+
+static inline bool emb_port_local_cas32(uint32_t *p, uint32_t expected, uint32_t desired)
+{
+    return emb__cm_cas(p, expected, desired);
+}
+
+static inline void emb_port_local_add32_release(uint32_t *p, uint32_t v)
+{
+    EMB__CM_RELEASE();
+#if CONFIG_EMB_CM_ATOMICS_IRQ
+    uint32_t s = emb__cm_primask_save();
+    *(volatile uint32_t *)p += v;
+    emb__cm_primask_restore(s);
+#else
+    __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+static inline uint32_t emb_port_load32_acquire(const uint32_t *p)
+{
+    uint32_t v = __atomic_load_n(p, __ATOMIC_RELAXED);
+    EMB__CM_ACQUIRE();
+    return v;
+}
+
+static inline void emb_port_store32_release(uint32_t *p, uint32_t v)
+{
+    EMB__CM_RELEASE();
+    __atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
 
 #endif /* EMB_PORT_IMPL_H */

@@ -1,21 +1,43 @@
 /* Start-up for the MPS2 boards: the vector table, the reset handler that copies .data
- * and zeroes .bss before main(), a fault handler that reports and exits, UART0, SysTick
+ * and zeroes .bss before main(), weak default handlers, UART0, the CMSDK timers, SysTick
  * and semihosting exit. */
 #include "mps2.h"
 
 #include <string.h>
 
-extern uint32_t __data_start, __data_end, __data_load, __bss_start, __bss_end, __stack_top;
+extern uint32_t __data_start, __data_end, __data_load, __bss_start, __bss_end;
+extern uint32_t __stack_low, __stack_top;
 
 void mps2_reset(void) __attribute__((noreturn));
 void mps2_fault(void);
 void mps2_default(void);
 
-/* Exceptions 1..15 and 32 external interrupts; unused ones spin in mps2_default. */
+/* Weak defaults: a fault without the Cortex-M port's handlers reports and exits; any other
+ * exception or interrupt nobody handles spins, where a debugger finds it. */
+#define MPS2_WEAK(name, fallback) void name(void) __attribute__((weak, alias(#fallback)))
+MPS2_WEAK(NMI_Handler, mps2_default);
+MPS2_WEAK(HardFault_Handler, mps2_fault);
+MPS2_WEAK(MemManage_Handler, mps2_fault);
+MPS2_WEAK(BusFault_Handler, mps2_fault);
+MPS2_WEAK(UsageFault_Handler, mps2_fault);
+MPS2_WEAK(SVC_Handler, mps2_default);
+MPS2_WEAK(DebugMon_Handler, mps2_default);
+MPS2_WEAK(PendSV_Handler, mps2_default);
+MPS2_WEAK(SysTick_Handler, mps2_default);
+MPS2_WEAK(TIMER0_Handler, mps2_default);
+MPS2_WEAK(TIMER1_Handler, mps2_default);
+MPS2_WEAK(DUALTIMER_Handler, mps2_default);
+
+/* Exceptions 1..15 and 32 external interrupts. */
 __attribute__((section(".vectors"), used)) static void (*const mps2_vectors[48])(void) = {
-    (void (*)(void))&__stack_top, mps2_reset, mps2_fault, mps2_fault, mps2_fault, mps2_fault,
-    mps2_fault, 0, 0, 0, 0, mps2_default, mps2_default, 0, mps2_default, mps2_default,
-    [16 ... 47] = mps2_default,
+    (void (*)(void))&__stack_top, mps2_reset, NMI_Handler, HardFault_Handler, MemManage_Handler,
+    BusFault_Handler, UsageFault_Handler, 0, 0, 0, 0, SVC_Handler, DebugMon_Handler, 0,
+    PendSV_Handler, SysTick_Handler,
+    [16 ... 23] = mps2_default,
+    [16 + 8] = TIMER0_Handler,
+    [16 + 9] = TIMER1_Handler,
+    [16 + 10] = DUALTIMER_Handler,
+    [27 ... 47] = mps2_default,
 };
 
 void mps2_reset(void)
@@ -35,6 +57,16 @@ void mps2_default(void)
 {
     for (;;)
         ;
+}
+
+uintptr_t mps2_stack_low(void)
+{
+    return (uintptr_t)&__stack_low;
+}
+
+uint32_t mps2_stack_size(void)
+{
+    return (uint32_t)((uintptr_t)&__stack_top - (uintptr_t)&__stack_low);
 }
 
 /* ---- CMSDK UART0 ---- */
@@ -67,6 +99,49 @@ void mps2_uart_hex32(uint32_t v)
     static const char hex[] = "0123456789abcdef";
     for (int i = 28; i >= 0; i -= 4)
         mps2_uart_putc(hex[(v >> i) & 0xFu]);
+}
+
+void mps2_uart_dec(uint32_t v)
+{
+    char buf[11];
+    int n = 0;
+    do {
+        buf[n++] = (char)('0' + v % 10u);
+        v /= 10u;
+    } while (v != 0u);
+    while (n > 0)
+        mps2_uart_putc(buf[--n]);
+}
+
+/* ---- CMSDK APB timers ---- */
+#define TIMER_BASE(t) (0x40000000u + 0x1000u * (t))
+#define TIMER_CTRL(t) (*(volatile uint32_t *)(TIMER_BASE(t) + 0x00u))
+#define TIMER_VALUE(t) (*(volatile uint32_t *)(TIMER_BASE(t) + 0x04u))
+#define TIMER_RELOAD(t) (*(volatile uint32_t *)(TIMER_BASE(t) + 0x08u))
+#define TIMER_INTCLEAR(t) (*(volatile uint32_t *)(TIMER_BASE(t) + 0x0Cu))
+#define NVIC_ISER0 (*(volatile uint32_t *)0xE000E100u)
+#define NVIC_ICER0 (*(volatile uint32_t *)0xE000E180u)
+
+void mps2_timer_start(unsigned timer, uint32_t reload)
+{
+    TIMER_CTRL(timer) = 0u;
+    TIMER_RELOAD(timer) = reload;
+    TIMER_VALUE(timer) = reload;
+    TIMER_INTCLEAR(timer) = 1u;
+    NVIC_ISER0 = 1u << (MPS2_TIMER0_IRQ + timer);
+    TIMER_CTRL(timer) = 1u | 8u; /* enable, interrupt enable */
+}
+
+void mps2_timer_stop(unsigned timer)
+{
+    TIMER_CTRL(timer) = 0u;
+    NVIC_ICER0 = 1u << (MPS2_TIMER0_IRQ + timer);
+    TIMER_INTCLEAR(timer) = 1u;
+}
+
+void mps2_timer_clear(unsigned timer)
+{
+    TIMER_INTCLEAR(timer) = 1u;
 }
 
 /* ---- SysTick ---- */

@@ -1,0 +1,54 @@
+/* The MPS2 example firmware's interface to the host: what it counts, and the command
+ * word a host writes over the GDB protocol. Tests read `fw_stats` by symbol and compare
+ * it with what they captured; docs/porting.md describes the firmware. */
+#ifndef FW_H
+#define FW_H
+
+#include <stdint.h>
+
+/* Trace user_event ids (field `id`); field `a` carries a per-id sequence number from 0. */
+#define FW_EV_FRAME 1u  /* the main loop, once per frame; b = frame */
+#define FW_EV_TICK 2u   /* the timer interrupt, each tick */
+#define FW_EV_BURST 3u  /* the burst at frame FW_BURST_AT: more than the ring holds */
+#define FW_EV_SENSOR 4u /* the sensor driver, before it faults */
+
+#define FW_FRAMES 2500u     /* frames in a run */
+#define FW_BURST_AT 500u    /* the frame of the burst */
+#define FW_BURST_EVENTS 3000u
+#define FW_BURST_LOGS 600u
+#define FW_TICK_HZ 10000u   /* the timer interrupt's rate */
+#define FW_TICKS_PER_FRAME 4u
+#define FW_LOG_TICK_EVERY 8u /* the interrupt logs every 8th tick */
+
+enum fw_state {
+    FW_STARTING = 0,
+    FW_RUNNING = 1,
+    FW_DONE = 2, /* the run is over: tracing is off (class mask 0), nothing more is recorded */
+};
+
+/* Commands (fw_command): the firmware acts on one and clears it. */
+enum fw_command {
+    FW_CMD_NONE = 0,
+    FW_CMD_FAULT_BUS = 1,   /* the sensor driver reads a register of an absent device */
+    FW_CMD_FAULT_DIV0 = 2,  /* the sensor driver divides by a zero sample count */
+    FW_CMD_RUN_AGAIN = 3,   /* another run of FW_FRAMES frames (counts go on) */
+};
+
+/* What the firmware emitted, for the host to compare with what it captured. */
+struct fw_stats {
+    uint32_t state;          /* enum fw_state */
+    uint32_t boots;          /* starts since power-on (kept in the retained region) */
+    uint32_t frames;         /* frames run: frame_start and frame_end, user_event FRAME */
+    uint32_t ticks;          /* timer interrupts: irq_enter, user_event TICK, irq_exit */
+    uint32_t burst_events;   /* user_event BURST */
+    uint32_t sensor_events;  /* user_event SENSOR */
+    uint32_t logs_frame;     /* EMB_LOG_INF "frame %u ..." (seq = frame) */
+    uint32_t logs_tick;      /* EMB_LOG_DBG "tick %u" (seq counts these) */
+    uint32_t logs_burst;     /* EMB_LOG_INF "burst %u of %u" */
+    uint32_t logs_sensor;    /* the driver's logs */
+    uint32_t crash_status;   /* emb_crash_record_get() at start (0 a record, 5 none, 7 torn) */
+    uint32_t crash_length;   /* its length */
+    uint32_t lock_worst;     /* the longest interrupt lock, cycles (the monitor's) */
+};
+
+#endif /* FW_H */

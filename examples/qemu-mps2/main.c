@@ -1,0 +1,209 @@
+/* The MPS2 example firmware: the Cortex-M port on QEMU's mps2-an385 (Cortex-M3),
+ * mps2-an386 (Cortex-M4) and mps2-an500 (Cortex-M7), read by a host over the GDB protocol
+ * through the debug descriptor (docs/porting.md, "The MPS2 example").
+ *
+ * A run is FW_FRAMES frames of the main loop, paced by a timer interrupt at FW_TICK_HZ
+ * that records into the same ring (the nested producer: it preempts the main loop in the
+ * middle of its records). Each frame records frame_start, a user_event and frame_end, logs
+ * a line, and updates a queue under the interrupt lock (the IRQ_LOCK monitor keeps the
+ * longest). At frame FW_BURST_AT the main loop records and logs more than the rings hold,
+ * so some of it is dropped, and counted. Every event and log line carries a sequence
+ * number, and fw_stats counts what was emitted: a host that captured the run checks that
+ * nothing is missing, nothing duplicated and every drop counted. At the end tracing is
+ * turned off (the class mask is zero: `emb capture --until-closed` stops there).
+ *
+ * The trace ring streams with the debug probe as its consumer: `emb capture --gdb` frees
+ * what it took. A host command (fw_command) makes the sensor driver fault; the crash
+ * record, with the last trace packets, survives the reset in the retained region, and the
+ * next start validates it (fw_stats.crash_status). */
+#include <emb/cortex_m.h>
+#include <emb/crash.h>
+#include <emb/hooks.h>
+#include <emb/log.h>
+#include <emb/monitor.h>
+#include <emb/trace_events.h>
+
+#include "fw.h"
+#include "mps2.h"
+#include "sensor.h"
+
+EMB_LOG_MODULE_DEFINE(app, EMB_LOG_LEVEL_INF);
+EMB_LOG_MODULE_DEFINE(timer, EMB_LOG_LEVEL_DBG);
+
+#define RING_PACKETS 32u
+#define LOG_SIZE 4096u
+
+static _Alignas(CONFIG_EMB_TRACE_PACKET_SIZE) uint8_t ring_buf[RING_PACKETS * CONFIG_EMB_TRACE_PACKET_SIZE];
+static uint32_t ring_commit[RING_PACKETS];
+static struct emb_trace_ring ring;
+static uint8_t log_buf[EMB_LOG_RING_BUF_SIZE(LOG_SIZE)];
+static struct emb_log_ring log_ring;
+
+/* The retained region (ports/cortex-m/emb_retained.ld): the crash record area, and the
+ * boot count. */
+static __attribute__((section(".noinit"), aligned(8))) uint8_t crash_region[6144];
+static __attribute__((section(".noinit"))) uint32_t boot_count[2]; /* magic, count */
+#define BOOT_MAGIC 0xB007C0DEu
+
+__attribute__((used)) volatile struct fw_stats fw_stats;
+/* Written by the host (enum fw_command). */
+__attribute__((used)) volatile uint32_t fw_command;
+
+static volatile uint32_t ticks_now;
+static volatile uint32_t running;
+
+/* A device that is there (the sensor's registers as RAM: never ready) and one that is not. */
+static struct sensor_regs present_regs;
+#define ABSENT_REGS ((volatile struct sensor_regs *)0x60000000u)
+
+void TIMER0_Handler(void)
+{
+    mps2_timer_clear(0);
+    ticks_now++;
+    if (!running)
+        return;
+    emb_isr_enter(MPS2_TIMER0_IRQ);
+    uint32_t tick = fw_stats.ticks++;
+    EMB_TRACE_user_event(FW_EV_TICK, tick, ticks_now);
+    if (tick % FW_LOG_TICK_EVERY == 0u) {
+        EMB_LOG_DBG(timer, "tick %u", (unsigned)fw_stats.logs_tick);
+        fw_stats.logs_tick++;
+    }
+    emb_isr_exit(MPS2_TIMER0_IRQ, false);
+}
+
+/* Wakes the idle loop to look at fw_command. */
+void TIMER1_Handler(void)
+{
+    mps2_timer_clear(1);
+}
+
+/* A queue shared with interrupt handlers, updated under the interrupt lock; how long it
+ * holds the lock varies with the frame, and the IRQ_LOCK monitor keeps the worst. */
+static uint32_t queue[16];
+
+__attribute__((noinline)) static void queue_update(uint32_t frame)
+{
+    emb_port_irq_state s = emb_irq_lock();
+    for (uint32_t i = 0; i < 1u + frame % 23u; i++)
+        queue[(frame + i) & 15u] += i;
+    emb_irq_unlock(s);
+}
+
+static void burst(void)
+{
+    for (uint32_t i = 0; i < FW_BURST_EVENTS; i++)
+        EMB_TRACE_user_event(FW_EV_BURST, fw_stats.burst_events++, i);
+    for (uint32_t i = 0; i < FW_BURST_LOGS; i++) {
+        EMB_LOG_INF(app, "burst %u of %u", (unsigned)fw_stats.logs_burst, FW_BURST_LOGS);
+        fw_stats.logs_burst++;
+    }
+}
+
+static void run(void)
+{
+    fw_stats.state = FW_RUNNING;
+    emb_trace_set_classes(EMB_TRACE_CLASSES_ALL);
+    uint32_t first = fw_stats.frames;
+    ticks_now = 0;
+    running = 1;
+    mps2_timer_start(0, MPS2_CPU_HZ / FW_TICK_HZ - 1u);
+    for (uint32_t n = 0; n < FW_FRAMES; n++) {
+        uint32_t frame = fw_stats.frames;
+        emb_frame_start(frame);
+        EMB_TRACE_user_event(FW_EV_FRAME, frame, frame);
+        EMB_LOG_INF(app, "frame %u: %u timer ticks", (unsigned)frame, (unsigned)ticks_now);
+        fw_stats.logs_frame++;
+        queue_update(frame);
+        if (frame - first == FW_BURST_AT)
+            burst();
+        emb_frame_end(frame);
+        fw_stats.frames = frame + 1u;
+        while (ticks_now < (n + 1u) * FW_TICKS_PER_FRAME)
+            __asm__ __volatile__("wfi");
+    }
+    running = 0;
+    mps2_timer_stop(0);
+    emb_monitor_t lock;
+    if (emb_monitor_get(EMB_MONITOR_IRQ_LOCK, &lock) == EMB_OK)
+        fw_stats.lock_worst = lock.worst_cycles;
+    fw_stats.state = FW_DONE;
+    /* Last: a host that sees the mask at zero has everything before it. */
+    emb_trace_set_classes(0u);
+    mps2_uart_puts("qemu-mps2: run done: ");
+    mps2_uart_dec(fw_stats.frames);
+    mps2_uart_puts(" frames, ");
+    mps2_uart_dec(fw_stats.ticks);
+    mps2_uart_puts(" ticks\n");
+}
+
+static void fault(uint32_t command)
+{
+    static struct sensor sensor = {.id = 3};
+    sensor.regs = command == FW_CMD_FAULT_BUS ? ABSENT_REGS : &present_regs;
+    emb_trace_set_classes(EMB_TRACE_CLASSES_ALL);
+    mps2_uart_puts("qemu-mps2: polling the sensor\n");
+    (void)sensor_driver_poll(&sensor);
+    mps2_uart_puts("qemu-mps2: the sensor driver did not fault\n");
+}
+
+int main(void)
+{
+    mps2_uart_init();
+    if (boot_count[0] != BOOT_MAGIC) {
+        boot_count[0] = BOOT_MAGIC;
+        boot_count[1] = 0;
+    }
+    fw_stats.boots = ++boot_count[1];
+    const struct emb_cm_config cfg = {
+        .cpu_hz = MPS2_CPU_HZ,
+        .mode = EMB_TRACE_MODE_STREAMING,
+        .classes = 0u,
+        .ring = &ring,
+        .ring_buf = ring_buf,
+        .ring_commit = ring_commit,
+        .ring_packets = RING_PACKETS,
+        .log_ring = &log_ring,
+        .log_buf = log_buf,
+        .log_size = LOG_SIZE,
+        .retained = crash_region,
+        .retained_size = sizeof crash_region,
+        .stack_low = mps2_stack_low(),
+        .stack_size = mps2_stack_size(),
+        .paint_stack = true,
+        .probe_consumer = true,
+        .trap_div0 = true,
+    };
+    if (emb_cm_start(&cfg) != EMB_OK) {
+        mps2_uart_puts("qemu-mps2: emb_cm_start failed\n");
+        return 1;
+    }
+    const uint8_t *record;
+    uint32_t length = 0;
+    fw_stats.crash_status = (uint32_t)emb_crash_record_get(&record, &length);
+    fw_stats.crash_length = length;
+    mps2_uart_puts("qemu-mps2: boot ");
+    mps2_uart_dec(fw_stats.boots);
+    mps2_uart_puts(", ");
+    mps2_uart_puts(emb_cm_port_name);
+    if (fw_stats.crash_status == EMB_OK) {
+        mps2_uart_puts(", a crash record of ");
+        mps2_uart_dec(length);
+        mps2_uart_puts(" bytes from the previous run");
+    }
+    mps2_uart_puts("\n");
+
+    run();
+    mps2_timer_start(1, MPS2_CPU_HZ / 100u - 1u);
+    for (;;) {
+        uint32_t command = fw_command;
+        if (command != FW_CMD_NONE) {
+            fw_command = FW_CMD_NONE;
+            if (command == FW_CMD_RUN_AGAIN)
+                run();
+            else if (command == FW_CMD_FAULT_BUS || command == FW_CMD_FAULT_DIV0)
+                fault(command);
+        }
+        __asm__ __volatile__("wfi");
+    }
+}

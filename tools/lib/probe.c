@@ -1,0 +1,263 @@
+/* A target behind a GDB server as a memory source (probe.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "probe.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gdb_rsp.h"
+
+#define EMB__MAX_REGIONS 64u
+#define EMB__BLOCK 1024u                  /* cache granule, aligned */
+#define EMB__MAX_CACHED (16u << 20)       /* bytes kept per halt */
+
+/* A block of one region: two regions may share an aligned block (.bss ending where the
+ * stack section starts), and the bytes between them are no region's. */
+struct emb__block {
+    uint64_t addr;                        /* aligned to EMB__BLOCK */
+    const struct emb_mem_region *region;
+    uint32_t lo, hi;                      /* bytes [addr + lo, addr + hi) held */
+    uint8_t data[EMB__BLOCK];
+};
+
+struct emb_probe {
+    struct emb_gdb *g;
+    struct emb_mem *mem;
+    struct emb_mem_region ram[EMB__MAX_REGIONS];
+    size_t nram;
+    bool halted;
+    uint64_t hold_start_ns;
+    struct emb__block **blocks;
+    size_t nblocks, cap;
+    struct emb_probe_stats st;
+    char error[256];
+};
+
+static uint64_t emb__ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void emb__hold_end(struct emb_probe *p)
+{
+    double ms = (double)(emb__ns() - p->hold_start_ns) / 1e6;
+    p->st.holds++;
+    p->st.hold_ms_total += ms;
+    p->st.hold_ms_last = ms;
+    if (ms > p->st.hold_ms_max)
+        p->st.hold_ms_max = ms;
+}
+
+static void emb__forget(struct emb_probe *p)
+{
+    for (size_t i = 0; i < p->nblocks; i++)
+        free(p->blocks[i]);
+    p->nblocks = 0;
+}
+
+static const struct emb_mem_region *emb__region(const struct emb_probe *p, uint64_t addr)
+{
+    for (size_t i = 0; i < p->nram; i++)
+        if (addr >= p->ram[i].addr && addr - p->ram[i].addr < p->ram[i].size)
+            return &p->ram[i];
+    return NULL;
+}
+
+static struct emb__block *emb__find(const struct emb_probe *p, uint64_t block,
+                                    const struct emb_mem_region *r)
+{
+    for (size_t i = p->nblocks; i-- > 0;)
+        if (p->blocks[i]->addr == block && p->blocks[i]->region == r)
+            return p->blocks[i];
+    return NULL;
+}
+
+/* Fetches the block at `block` (one round trip per packet), clipped to its region. */
+static struct emb__block *emb__fetch(struct emb_probe *p, uint64_t block, const struct emb_mem_region *r)
+{
+    if ((p->nblocks + 1) * sizeof(struct emb__block) > EMB__MAX_CACHED)
+        emb__forget(p);
+    if (p->nblocks == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 64;
+        struct emb__block **b = realloc(p->blocks, cap * sizeof *b);
+        if (!b)
+            return NULL;
+        p->blocks = b;
+        p->cap = cap;
+    }
+    struct emb__block *b = malloc(sizeof *b);
+    if (!b)
+        return NULL;
+    uint64_t start = block < r->addr ? r->addr : block;
+    uint64_t end = block + EMB__BLOCK < r->addr + r->size ? block + EMB__BLOCK : r->addr + r->size;
+    b->addr = block;
+    b->region = r;
+    b->lo = (uint32_t)(start - block);
+    b->hi = (uint32_t)(end - block);
+    size_t n = (size_t)(end - start);
+    if (emb_gdb_read(p->g, start, b->data + (start - block), n) != 0) {
+        snprintf(p->error, sizeof p->error, "%s", emb_gdb_error(p->g));
+        free(b);
+        return NULL;
+    }
+    p->st.round_trips += (n + emb_gdb_block(p->g) - 1) / emb_gdb_block(p->g);
+    p->st.bytes_read += n;
+    p->blocks[p->nblocks++] = b;
+    return b;
+}
+
+static size_t emb__read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+    struct emb_probe *p = arg;
+    size_t done = 0;
+    if (!p->halted)
+        return 0;
+    while (done < len) {
+        uint64_t a = addr + done;
+        const struct emb_mem_region *r = emb__region(p, a);
+        if (!r)
+            break;
+        uint64_t block = a & ~(uint64_t)(EMB__BLOCK - 1u);
+        struct emb__block *b = emb__find(p, block, r);
+        if (!b && !(b = emb__fetch(p, block, r)))
+            break;
+        size_t n = (size_t)(b->hi - (a - block));
+        if (n > len - done)
+            n = len - done;
+        memcpy((uint8_t *)buf + done, b->data + (a - block), n);
+        done += n;
+    }
+    return done;
+}
+
+static int emb__write(void *arg, uint64_t addr, const void *buf, size_t len)
+{
+    struct emb_probe *p = arg;
+    if (!p->halted || emb_gdb_write(p->g, addr, buf, len) != 0) {
+        snprintf(p->error, sizeof p->error, "%s", p->halted ? emb_gdb_error(p->g) : "the target is running");
+        return -1;
+    }
+    p->st.bytes_written += len;
+    p->st.round_trips++;
+    /* Keep the cached copy what the target now holds. */
+    for (size_t i = 0; i < len; i++) {
+        uint64_t a = addr + i;
+        const struct emb_mem_region *r = emb__region(p, a);
+        struct emb__block *b = r ? emb__find(p, a & ~(uint64_t)(EMB__BLOCK - 1u), r) : NULL;
+        if (b && a - b->addr >= b->lo && a - b->addr < b->hi)
+            b->data[a - b->addr] = ((const uint8_t *)buf)[i];
+    }
+    return 0;
+}
+
+struct emb_probe *emb_probe_open(const char *host_port, struct emb_elf *elf, char *err, size_t errlen)
+{
+    struct emb_probe *p = calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    struct emb_elf_region regions[EMB__MAX_REGIONS];
+    size_t n = emb_elf_ram_regions(elf, regions, EMB__MAX_REGIONS);
+    for (size_t i = 0; i < n && i < EMB__MAX_REGIONS; i++) {
+        p->ram[p->nram].addr = regions[i].addr;
+        p->ram[p->nram].size = regions[i].size;
+        snprintf(p->ram[p->nram].name, sizeof p->ram[p->nram].name, "%s", regions[i].name);
+        p->nram++;
+    }
+    if (p->nram == 0) {
+        snprintf(err, errlen, "%s: no writable section: nothing of it is RAM to read", emb_elf_path(elf));
+        free(p);
+        return NULL;
+    }
+    /* Connecting halts an all-stop target: the first hold starts here. */
+    p->hold_start_ns = emb__ns();
+    p->g = emb_gdb_connect(host_port, 2000, err, errlen);
+    if (!p->g) {
+        free(p);
+        return NULL;
+    }
+    p->halted = true;
+    char name[300];
+    snprintf(name, sizeof name, "gdb %s", host_port);
+    const struct emb_mem_ops ops = {emb__read, emb__write};
+    p->mem = emb_mem_open_ops(name, &ops, p, p->ram, p->nram);
+    if (!p->mem) {
+        snprintf(err, errlen, "out of memory");
+        emb_probe_close(p);
+        return NULL;
+    }
+    emb_mem_set_image(p->mem, elf, 0);
+    return p;
+}
+
+struct emb_mem *emb_probe_mem(struct emb_probe *p)
+{
+    return p->mem;
+}
+
+int emb_probe_halt(struct emb_probe *p)
+{
+    if (p->halted)
+        return 0;
+    p->hold_start_ns = emb__ns();
+    if (emb_gdb_halt(p->g) != 0) {
+        snprintf(p->error, sizeof p->error, "%s", emb_gdb_error(p->g));
+        return -1;
+    }
+    p->halted = true;
+    return 0;
+}
+
+int emb_probe_resume(struct emb_probe *p)
+{
+    if (!p->halted)
+        return 0;
+    emb__forget(p);
+    if (emb_gdb_resume(p->g) != 0) {
+        snprintf(p->error, sizeof p->error, "%s", emb_gdb_error(p->g));
+        return -1;
+    }
+    p->halted = false;
+    emb__hold_end(p);
+    return 0;
+}
+
+int emb_probe_detach(struct emb_probe *p)
+{
+    if (!p->halted && emb_probe_halt(p) != 0)
+        return -1;
+    emb__forget(p);
+    int rc = emb_gdb_detach(p->g);
+    if (rc != 0)
+        snprintf(p->error, sizeof p->error, "%s", emb_gdb_error(p->g));
+    p->halted = false;
+    emb__hold_end(p);
+    return rc;
+}
+
+const char *emb_probe_error(const struct emb_probe *p)
+{
+    return p->error[0] ? p->error : emb_gdb_error(p->g);
+}
+
+const struct emb_probe_stats *emb_probe_stats(const struct emb_probe *p)
+{
+    return &p->st;
+}
+
+void emb_probe_close(struct emb_probe *p)
+{
+    if (!p)
+        return;
+    emb__forget(p);
+    free(p->blocks);
+    emb_mem_close(p->mem);
+    emb_gdb_close(p->g);
+    free(p);
+}
