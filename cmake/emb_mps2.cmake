@@ -8,7 +8,7 @@
 # builds `elf` (a custom target TARGET, part of ALL) with arm-none-eabi-gcc, -O2 unless
 # OPTIONS says otherwise, -Wall -Wextra -Werror. EMB_MPS2_MACHINE_<cpu> names the QEMU
 # machine of each core.
-include_guard(GLOBAL)
+
 find_program(EMB_ARM_GCC arm-none-eabi-gcc)
 find_program(EMB_QEMU_ARM qemu-system-arm)
 set(EMB_MPS2_DIR ${PROJECT_SOURCE_DIR}/ports/cortex-m/mps2)

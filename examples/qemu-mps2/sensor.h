@@ -14,6 +14,8 @@ struct sensor {
     volatile struct sensor_regs *regs;
     uint32_t sum;
     uint32_t samples;
+    uint32_t average;  /* sum / samples, kept up to date by each poll */
+    uint32_t updates;
 };
 
 /* Reads a sample if one is ready and returns the running average. */

@@ -174,8 +174,8 @@ static bool in_ram(struct rd *r, uint64_t addr, uint64_t len, const char *what)
     if (emb_mem_in_ram(r->m, addr, len))
         return true;
     char regions[512];
-    emb__dr_issue(r->is, "%s at 0x%" PRIx64 " (%" PRIu64 " bytes) lies outside the image's RAM (%s): refused",
-                  what, addr, len, emb_mem_ram_text(r->m, regions, sizeof regions));
+    emb__dr_issue(r->is, "%s at 0x%" PRIx64 " (%" PRIu64 " bytes) lies outside the image's RAM: refused "
+                  "(RAM: %s)", what, addr, len, emb_mem_ram_text(r->m, regions, sizeof regions));
     return false;
 }
 

@@ -153,7 +153,7 @@ struct emb_dr_model {
 
 /* Problems found while reading, kept in order. */
 struct emb_dr_issues {
-    char msg[32][200];
+    char msg[32][400];
     size_t n, total;
 };
 
