@@ -42,9 +42,9 @@ check-tsan: deps
 	@$(CMAKE) --build $(BUILD)/tsan -j$(JOBS)
 	$(CTEST) --test-dir $(BUILD)/tsan --output-on-failure -j$(JOBS) -L 'tsan'
 
-# The target library, freestanding, for Cortex-M3 and Cortex-M4.
+# The target library, freestanding, for Cortex-M0 (ARMv6-M), M3, M4 and M7.
 check-arm: build
-	@for cpu in cortex-m3 cortex-m4; do \
+	@for cpu in cortex-m0 cortex-m3 cortex-m4 cortex-m7; do \
 	  $(CMAKE) -S . -B $(BUILD)/arm-$$cpu -DEMB_TARGET_ONLY=ON -DEMB_PORT=cortex-m \
 	    -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/cmake/arm-none-eabi.cmake -DEMB_ARM_CPU=$$cpu \
 	    -DCMAKE_BUILD_TYPE=MinSizeRel -DEMB_GEN_EXECUTABLE=$(abspath $(BUILD))/bin/embgen \

@@ -18,9 +18,7 @@
 #define EMB_CM_SYST_RVR (*(volatile uint32_t *)0xE000E014u)
 
 char emb_cm_port_name[28] = "cortex-m";
-struct emb_cm_clock emb_cm_clock;
-struct emb_trace_ring *emb_cm_ring = &emb_trace_unclaimed_ring;
-struct emb_log_ring *emb_cm_log_ring = &emb_log_unclaimed_ring;
+struct emb_cm_core emb_cm = {.ring = &emb_trace_unclaimed_ring, .log_ring = &emb_log_unclaimed_ring};
 
 static uint32_t emb_cm_hz;
 
@@ -38,21 +36,21 @@ int64_t emb_port_clock_offset_ns(void)
 
 uint32_t emb_cm_clock_kind(void)
 {
-    return emb_cm_clock.kind;
+    return emb_cm.clock_kind;
 }
 
 const char *emb_cm_clock_name(void)
 {
-    return emb_cm_clock.kind == EMB_CM_CLOCK_DWT       ? "dwt"
-           : emb_cm_clock.kind == EMB_CM_CLOCK_SYSTICK ? "systick"
+    return emb_cm.clock_kind == EMB_CM_CLOCK_DWT       ? "dwt"
+           : emb_cm.clock_kind == EMB_CM_CLOCK_SYSTICK ? "systick"
                                                        : "none";
 }
 
 void emb_cm_systick_isr(void)
 {
     /* Only this handler writes the count; readers retry when it changed under them. */
-    if (emb_cm_clock.kind == EMB_CM_CLOCK_SYSTICK)
-        __atomic_store_n(&emb_cm_clock.state, emb_cm_clock.state + 1u, __ATOMIC_RELAXED);
+    if (emb_cm.clock_kind == EMB_CM_CLOCK_SYSTICK)
+        __atomic_store_n(&emb_cm.clock_state, emb_cm.clock_state + 1u, __ATOMIC_RELAXED);
 }
 
 #if CONFIG_EMB_CM_SYSTICK_HANDLER
@@ -62,6 +60,21 @@ void SysTick_Handler(void)
     emb_cm_systick_isr();
 }
 #endif
+
+/* The one copy of the clock reads in a build that optimises for size. */
+#define EMB_CM_CLOCK_INLINE 1
+uint32_t emb_cm_clock_split(uint32_t *high)
+{
+#if CONFIG_EMB_CM_CLOCK == 1
+    return emb__cm_dwt_split(high);
+#elif CONFIG_EMB_CM_CLOCK == 2
+    return emb__cm_systick_split(high);
+#else
+    if (emb_cm.clock_kind == EMB_CM_CLOCK_DWT)
+        return emb__cm_dwt_split(high);
+    return emb__cm_systick_split(high);
+#endif
+}
 
 void emb_cm_clock_poll(void)
 {
@@ -82,8 +95,8 @@ static void emb__clock_start(void)
         for (volatile int i = 0; i < 8; i++) {
         }
         if (EMB_CM_DWT_CYCCNT != a) {
-            emb_cm_clock.state = 0u;
-            __atomic_store_n(&emb_cm_clock.kind, EMB_CM_CLOCK_DWT, __ATOMIC_RELEASE);
+            emb_cm.clock_state = 0u;
+            __atomic_store_n(&emb_cm.clock_kind, EMB_CM_CLOCK_DWT, __ATOMIC_RELEASE);
             return;
         }
     }
@@ -92,8 +105,8 @@ static void emb__clock_start(void)
     EMB_CM_SYST_CSR = 0u;
     EMB_CM_SYST_RVR = 0x00FFFFFFu;
     EMB_CM_SYST_CVR = 0u;
-    emb_cm_clock.state = 0u;
-    __atomic_store_n(&emb_cm_clock.kind, EMB_CM_CLOCK_SYSTICK, __ATOMIC_RELEASE);
+    emb_cm.clock_state = 0u;
+    __atomic_store_n(&emb_cm.clock_kind, EMB_CM_CLOCK_SYSTICK, __ATOMIC_RELEASE);
     EMB_CM_SYST_CSR = 7u; /* processor clock, wrap interrupt, enable */
 #endif
 }
@@ -156,12 +169,12 @@ uint32_t emb_cm_build_id(const uint8_t **id)
 
 struct emb_trace_ring *emb_port_trace_ring_claim(void)
 {
-    return emb_cm_ring == &emb_trace_unclaimed_ring ? (struct emb_trace_ring *)0 : emb_cm_ring;
+    return emb_cm.ring == &emb_trace_unclaimed_ring ? (struct emb_trace_ring *)0 : emb_cm.ring;
 }
 
 struct emb_log_ring *emb_port_log_ring_claim(void)
 {
-    return emb_cm_log_ring == &emb_log_unclaimed_ring ? (struct emb_log_ring *)0 : emb_cm_log_ring;
+    return emb_cm.log_ring == &emb_log_unclaimed_ring ? (struct emb_log_ring *)0 : emb_cm.log_ring;
 }
 
 /* One context, the CPU: every thread and interrupt on it. */
@@ -175,8 +188,8 @@ emb_status emb_cm_log_init(struct emb_log_ring *ring, uint8_t *buf, uint32_t siz
     if (status != EMB_OK)
         return status;
     memcpy(ring->name, "cpu0", 5);
-    emb_cm_log_ring = ring;
-    emb_debug_registry.log_rings = (struct emb_log_ring *const *)&emb_cm_log_ring;
+    emb_cm.log_ring = ring;
+    emb_debug_registry.log_rings = (struct emb_log_ring *const *)&emb_cm.log_ring;
     __atomic_store_n(&emb_debug_registry.log_ring_count, 1u, __ATOMIC_RELEASE);
     return EMB_OK;
 }
@@ -216,10 +229,12 @@ emb_status emb_cm_start(const struct emb_cm_config *c)
     if (status != EMB_OK)
         return status;
     memcpy(c->ring->name, "cpu0", 5);
-    emb_cm_ring = c->ring;
+    emb_cm.ring = c->ring;
 
+#if CONFIG_EMB_LOG
     if (c->log_ring != NULL && (status = emb_cm_log_init(c->log_ring, c->log_buf, c->log_size)) != EMB_OK)
         return status;
+#endif
 #if CONFIG_EMB_CRASH
     if (c->retained != NULL)
         (void)emb_crash_retained_init(c->retained, c->retained_size);

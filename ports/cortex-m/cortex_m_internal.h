@@ -17,10 +17,13 @@
 #define EMB_CM_SCB_MMFAR (*(volatile uint32_t *)0xE000ED34u)
 #define EMB_CM_SCB_BFAR (*(volatile uint32_t *)0xE000ED38u)
 
-/* ARMv6-M has none of the configurable fault status registers. */
-#if defined(__ARM_ARCH_6M__)
+/* ARMv6-M and ARMv8-M Baseline: the Thumb instructions of ARMv6-M only (no IT blocks,
+ * no push of high registers), and none of the configurable fault status registers. */
+#if defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)
+#define EMB_CM_THUMB1 1
 #define EMB_CM_HAS_FSR 0
 #else
+#define EMB_CM_THUMB1 0
 #define EMB_CM_HAS_FSR 1
 #endif
 

@@ -10,9 +10,10 @@
 
 #include "cortex_m_internal.h"
 
-/* r4-r11 as the entry pushed them: ARMv7-M pushes r4-r11 in order; ARMv6-M (no high
- * registers in push) pushes r4-r7, then r8-r11 through r4-r7, so r8-r11 come first. */
-#if defined(__ARM_ARCH_6M__)
+/* r4-r11 as the entry pushed them: ARMv7-M pushes r4-r11 in order; ARMv6-M and ARMv8-M
+ * Baseline (no high registers in push) push r4-r7, then r8-r11 through r4-r7, so r8-r11
+ * come first. */
+#if EMB_CM_THUMB1
 #define EMB__CALLEE(saved, r) ((r) < 8 ? (saved)[(r)-4 + 4] : (saved)[(r)-8])
 #else
 #define EMB__CALLEE(saved, r) ((saved)[(r)-4])
@@ -23,7 +24,7 @@ void emb__cm_fault(const uint32_t *frame, uint32_t exc_return, const uint32_t *s
 
 __attribute__((naked)) void emb_cm_fault_entry(void)
 {
-#if defined(__ARM_ARCH_6M__)
+#if EMB_CM_THUMB1
     __asm__ __volatile__("movs r0, #4\n\t"
                          "mov r1, lr\n\t"
                          "tst r0, r1\n\t"

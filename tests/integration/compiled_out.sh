@@ -29,6 +29,10 @@ done
 [ ${#defines[@]} -gt 0 ] || defines=(-DCONFIG_EMB_TRACE_CLASSES=0u)
 cc=$1 source=$2 libs=$3
 shift 3
+# binutils of the compiler's target: arm-none-eabi-gcc goes with arm-none-eabi-objdump.
+tools=
+case $(basename "$cc") in *-gcc) tools=${cc%gcc} ;; esac
+objdump=${tools}objdump size=${tools}size
 [ "$1" = "--" ] && shift
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -52,15 +56,15 @@ for v in instrumented stripped; do
   # Deleting call sites leaves variables that only fed them unused: warnings, not code.
   (cd "$work/$v" && "$cc" "$@" -Wno-error -w -g0 "${defines[@]}" -c "$name" -o "$work/$v.o")
   if [ "$all_sections" -eq 1 ]; then
-    objdump -d --no-show-raw-insn "$work/$v.o" | tail -n +4 > "$work/$v.dis" # every code section
+    "$objdump" -d --no-show-raw-insn "$work/$v.o" | tail -n +4 > "$work/$v.dis" # every code section
   else
-    objdump -d --no-show-raw-insn -j .text "$work/$v.o" | tail -n +4 > "$work/$v.dis"
+    "$objdump" -d --no-show-raw-insn -j .text "$work/$v.o" | tail -n +4 > "$work/$v.dis"
   fi
   "$cc" "$work/$v.o" $libs -o "$work/$v.elf"
   if [ "$all_sections" -eq 1 ]; then
-    size -A "$work/$v.elf" | awk 'NR > 2 && NF == 3 { print $1, $2 }' > "$work/$v.size"
+    "$size" -A "$work/$v.elf" | awk 'NR > 2 && NF == 3 { print $1, $2 }' > "$work/$v.size"
   else
-    size -A "$work/$v.elf" | awk '$1 == ".text" { print $2 }' > "$work/$v.size"
+    "$size" -A "$work/$v.elf" | awk '$1 == ".text" { print $2 }' > "$work/$v.size"
   fi
 done
 

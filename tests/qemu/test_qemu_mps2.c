@@ -445,8 +445,8 @@ static void check_hostile(struct run *r)
 {
     char cmd[2048], out[16384], err[256];
     uint64_t registry, cpu, ctx_off = 0, log_off = 0;
-    /* The registry's pointers found by their values (the CPU's context entry, the port's
-     * log ring variable), so the test does not depend on the registry's layout. */
+    /* The registry's pointers found by their values (the CPU's context entry, the address
+     * of the port's log ring pointer), so the test does not depend on the registry's layout. */
     if (emb_elf_file_symbol(r->fw, "emb_debug_registry", &registry, NULL, err, sizeof err) ||
         emb_elf_file_symbol(r->fw, "emb__cm_cpu", &cpu, NULL, err, sizeof err)) {
         ok(0, "symbols: %s", err);
@@ -460,8 +460,8 @@ static void check_hostile(struct run *r)
         if (v == (uint32_t)cpu && !ctx_off)
             ctx_off = off;
     }
-    uint64_t log_ring_ptr;
-    if (!emb_elf_file_symbol(r->fw, "emb_cm_log_ring", &log_ring_ptr, NULL, err, sizeof err))
+    uint64_t log_ring_ptr; /* the port keeps its log ring's address in emb_cm.log_ring, word 1 */
+    if (!emb_elf_file_symbol(r->fw, "emb_cm", &log_ring_ptr, NULL, err, sizeof err) && (log_ring_ptr += 4))
         for (size_t off = 0; read && off + 4 <= sizeof reg; off += 4)
             if (emb_get_le32(reg + off) == (uint32_t)log_ring_ptr)
                 log_off = off;
@@ -556,7 +556,7 @@ static void check_image_over_gdb(struct run *r)
 
     /* The structures the descriptor leads to, by symbol. */
     static const char *const targets[] = {"emb_debug_registry", "emb__cm_cpu", "ring", "log_ring",
-                                          "emb_cm_log_ring", "ring_commit", "crash_region"};
+                                          "emb_cm", "ring_commit", "crash_region"};
     uint64_t at[8] = {0}, size[8] = {0}, sym = 0;
     for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
         emb_elf_symbol(elf, targets[i], &at[i], &size[i]);

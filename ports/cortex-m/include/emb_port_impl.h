@@ -85,9 +85,6 @@ extern char emb_cm_port_name[28];
 struct emb_trace_ring;
 struct emb_log_ring;
 
-extern struct emb_trace_ring *emb_cm_ring;
-extern struct emb_log_ring *emb_cm_log_ring;
-
 /* ---- The clock ---- */
 
 enum emb_cm_clock_kind {
@@ -96,17 +93,24 @@ enum emb_cm_clock_kind {
     EMB_CM_CLOCK_SYSTICK = 2, /* SysTick at the core clock, wraps counted by its interrupt */
 };
 
-/* kind; and the state the 64-bit extension keeps: DWT, bits 62..31 of the last time read;
- * SysTick, the wraps counted by emb_cm_systick_isr(). */
-struct emb_cm_clock {
-    uint32_t kind;
-    uint32_t state;
+/* What the hot paths read, in one object so that a call site needs one address for all
+ * of it: the CPU's rings, the clock chosen (enum emb_cm_clock_kind) and the state its
+ * 64-bit extension keeps (DWT: bits 62..31 of the last time read; SysTick: the wraps
+ * counted by emb_cm_systick_isr()). */
+struct emb_cm_core {
+    struct emb_trace_ring *ring;
+    struct emb_log_ring *log_ring;
+    uint32_t clock_kind;
+    uint32_t clock_state;
 };
-extern struct emb_cm_clock emb_cm_clock;
+extern struct emb_cm_core emb_cm;
 
 #define EMB_CM_DWT_CYCCNT (*(volatile uint32_t *)0xE0001004u)
-#define EMB_CM_SYST_CVR (*(volatile uint32_t *)0xE000E018u)
-#define EMB_CM_SCB_ICSR (*(volatile uint32_t *)0xE000ED04u)
+/* SysTick and ICSR through one base (the system control space), so a read of the clock
+ * needs one address constant. */
+#define EMB__CM_SCS ((volatile uint32_t *)0xE000E000u)
+#define EMB_CM_SYST_CVR (EMB__CM_SCS[0x018u / 4u])
+#define EMB_CM_SCB_ICSR (EMB__CM_SCS[0xD04u / 4u])
 #define EMB_CM_ICSR_PENDSTSET (1u << 26)
 
 static inline bool emb__cm_cas(uint32_t *p, uint32_t expected, uint32_t desired);
@@ -120,11 +124,14 @@ static inline bool emb__cm_cas(uint32_t *p, uint32_t expected, uint32_t desired)
 static inline uint32_t emb__cm_dwt_split(uint32_t *high)
 {
     for (;;) {
-        uint32_t s = __atomic_load_n(&emb_cm_clock.state, __ATOMIC_RELAXED);
+        uint32_t s = __atomic_load_n(&emb_cm.clock_state, __ATOMIC_RELAXED);
         uint32_t low = EMB_CM_DWT_CYCCNT;
-        uint32_t next = s + ((low >> 31) ^ (s & 1u));
-        if (__builtin_expect(next == s, 1) || emb__cm_cas(&emb_cm_clock.state, s, next)) {
-            *high = next >> 1;
+        if (__builtin_expect(((s ^ (low >> 31)) & 1u) == 0u, 1)) {
+            *high = s >> 1;
+            return low;
+        }
+        if (emb__cm_cas(&emb_cm.clock_state, s, s + 1u)) {
+            *high = (s + 1u) >> 1;
             return low;
         }
     }
@@ -137,30 +144,37 @@ static inline uint32_t emb__cm_dwt_split(uint32_t *high)
  * retries when the interrupt ran in between. */
 static inline uint32_t emb__cm_systick_split(uint32_t *high)
 {
+    volatile uint32_t *scs = EMB__CM_SCS;
     uint32_t w, v, pend;
     do {
-        w = __atomic_load_n(&emb_cm_clock.state, __ATOMIC_RELAXED);
-        v = EMB_CM_SYST_CVR;
-        pend = EMB_CM_SCB_ICSR & EMB_CM_ICSR_PENDSTSET;
+        w = __atomic_load_n(&emb_cm.clock_state, __ATOMIC_RELAXED);
+        v = scs[0x018u / 4u];
+        pend = scs[0xD04u / 4u] & EMB_CM_ICSR_PENDSTSET;
         if (pend != 0u)
-            v = EMB_CM_SYST_CVR;
+            v = scs[0x018u / 4u];
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    } while (w != __atomic_load_n(&emb_cm_clock.state, __ATOMIC_RELAXED));
+    } while (w != __atomic_load_n(&emb_cm.clock_state, __ATOMIC_RELAXED));
     w += pend >> 26;
     *high = w >> 8;
     return (w << 24) | ((0x1000000u - v) & 0xFFFFFFu);
 }
 
+/* The clock out of line (cortex_m.c): what an -Os build calls instead of inlining its
+ * copy of the reads at every call site. */
+uint32_t emb_cm_clock_split(uint32_t *high);
+
 /* The clock split in halves for the trace fast path (emb/trace.h). */
 #define EMB_PORT_TIMESTAMP_SPLIT 1
 static inline uint32_t emb_port_timestamp_split(uint32_t *high)
 {
-#if CONFIG_EMB_CM_CLOCK == 1
+#if defined(__OPTIMIZE_SIZE__) && !defined(EMB_CM_CLOCK_INLINE)
+    return emb_cm_clock_split(high);
+#elif CONFIG_EMB_CM_CLOCK == 1
     return emb__cm_dwt_split(high);
 #elif CONFIG_EMB_CM_CLOCK == 2
     return emb__cm_systick_split(high);
 #else
-    if (__builtin_expect(emb_cm_clock.kind == EMB_CM_CLOCK_DWT, 1))
+    if (__builtin_expect(emb_cm.clock_kind == EMB_CM_CLOCK_DWT, 1))
         return emb__cm_dwt_split(high);
     return emb__cm_systick_split(high);
 #endif
@@ -175,12 +189,12 @@ static inline uint64_t emb_port_timestamp(void)
 
 static inline struct emb_trace_ring *emb_port_trace_ring(void)
 {
-    return emb_cm_ring;
+    return emb_cm.ring;
 }
 
 static inline struct emb_log_ring *emb_port_log_ring(void)
 {
-    return emb_cm_log_ring;
+    return emb_cm.log_ring;
 }
 
 /* ---- Critical sections ---- */

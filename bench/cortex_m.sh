@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# The Cortex-M port on QEMU's MPS2 boards, measured (docs/benchmarks.md, "Cortex-M").
+# Usage: bench/cortex_m.sh BUILD_DIR
+#
+#  1. Instructions per call: bench/cortex_m/bench_fw.c runs each loop under
+#     `qemu-system-arm -icount shift=0` (one instruction per virtual nanosecond; the CMSDK
+#     timer at 25 MHz ticks once per 40 instructions), best of 5 rounds; the empty loop is
+#     subtracted. Built at -O2 per core (M3, M4, M7) and, on the M3, with the clock fixed
+#     to DWT CYCCNT (the code real silicon runs: QEMU has no DWT, so the default build
+#     picks SysTick) and with interrupt masking for the ring's atomics (ARMv6-M's way).
+#  2. Flash and RAM: the library built at -Os for the M3 (arm-none-eabi-size per object and
+#     per feature set), and what its objects add to a minimal firmware
+#     (bench/cortex_m/size_fw.c), read from the link map, per configuration.
+#  3. Compiled out: size_fw.c with its call sites compiled out, and with them deleted from
+#     the text: the two images' code must be byte-identical (tests/integration/compiled_out.sh).
+#
+# Prints the tables; writes BUILD_DIR/bench/cortex_m.json and BUILD_DIR/bench/cortex_m/*.
+set -euo pipefail
+[ $# -eq 1 ] || { echo "usage: bench/cortex_m.sh BUILD_DIR" >&2; exit 2; }
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=$(cd "$1" && pwd)
+OUT=$BUILD/bench/cortex_m
+CC=arm-none-eabi-gcc
+QEMU=qemu-system-arm
+for tool in $CC $QEMU arm-none-eabi-size; do
+    command -v $tool >/dev/null || { echo "bench: $tool not found (scripts/install-deps.sh)" >&2; exit 1; }
+done
+GEN=$BUILD/gen
+[ -f "$GEN/trace_events.c" ] || { echo "bench: $GEN/trace_events.c missing: build first (make build)" >&2; exit 1; }
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+PORT=$SRC/ports/cortex-m
+MPS2=$PORT/mps2
+LIB_SOURCES=("$SRC"/src/*.c "$GEN/trace_events.c" "$PORT/cortex_m.c" "$PORT/fault.c")
+INCLUDES=(-I"$SRC/include" -I"$PORT/include" -I"$GEN/include" -I"$MPS2" -I"$SRC/bench/cortex_m")
+WARN=(-std=c11 -Wall -Wextra -Werror -ffreestanding -ffunction-sections -fdata-sections)
+LINK=(-nostartfiles -Wl,--gc-sections -Wl,--build-id -L"$PORT" -T "$MPS2/mps2.ld" --specs=nano.specs)
+
+# ---- 1. Instructions per call ----
+
+# name cpu machine defines...
+run_bench() {
+    local name=$1 cpu=$2 machine=$3
+    shift 3
+    local elf=$OUT/bench-$name.elf
+    $CC -mcpu="$cpu" -mthumb -O2 -g "${WARN[@]}" "$@" "${INCLUDES[@]}" "${LINK[@]}" \
+        "$SRC/bench/cortex_m/bench_fw.c" "$SRC/bench/cortex_m/loops.c" "$SRC/bench/cortex_m/loops_out.c" \
+        "${LIB_SOURCES[@]}" "$MPS2/startup.c" -o "$elf"
+    # Never a pipe into head: a closed stdout leaves the firmware spinning on the UART.
+    timeout 300 $QEMU -M "$machine" -icount shift=0 -nographic -monitor none \
+        -semihosting-config enable=on,target=native -kernel "$elf" > "$OUT/bench-$name.txt" 2>&1 || {
+        echo "bench: $name: QEMU failed:" >&2
+        cat "$OUT/bench-$name.txt" >&2
+        return 1
+    }
+    grep -q "^check trace_discarded 0" "$OUT/bench-$name.txt" && grep -q "^check log_dropped 0" "$OUT/bench-$name.txt" ||
+        { echo "bench: $name: events were dropped, the figures would flatter" >&2; return 1; }
+    arm-none-eabi-objdump -d --no-show-raw-insn "$elf" |
+        awk '/^[0-9a-f]+ <bench_cm_(trace|log)_on>:/ {p = 1} /^$/ {p = 0} p' > "$OUT/bench-$name.s"
+}
+
+run_bench m3 cortex-m3 mps2-an385
+run_bench m3-dwt cortex-m3 mps2-an385 -DCONFIG_EMB_CM_CLOCK=1
+run_bench m3-irq cortex-m3 mps2-an385 -DCONFIG_EMB_CM_CLOCK=1 -DCONFIG_EMB_CM_ATOMICS_IRQ=1
+run_bench m4 cortex-m4 mps2-an386
+run_bench m7 cortex-m7 mps2-an500
+
+# Instructions per iteration: ticks * 40 / n, minus the empty loop of the same n.
+instr_table() {
+    awk '
+    FNR == 1 { split(FILENAME, a, "bench-"); name = a[2]; sub(/\.txt$/, "", name); names[++nn] = name }
+    $1 == "port" { port[name] = $2 }
+    $1 == "bench" { v[name, $2] = $3 * 40.0 / $4 }
+    END {
+        printf "| build | clock | empty loop | bare stores | clock read | trace event | disabled | compiled out | log call | disabled | compiled out |\n"
+        printf "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        for (i = 1; i <= nn; i++) {
+            n = names[i]; e = v[n, "empty"]; el = v[n, "empty_log"]
+            printf "| %s | %s | %.1f | %.1f | %.1f | **%.1f** | %.1f | %.1f | **%.1f** | %.1f | %.1f |\n", n, port[n], e,
+                v[n, "bare"] - e, v[n, "clock"] - e, v[n, "trace"] - e, v[n, "trace_off"] - e,
+                v[n, "trace_out"] - e, v[n, "log"] - el, v[n, "log_off"] - el, v[n, "log_out"] - el
+        }
+    }' "$OUT"/bench-m3.txt "$OUT"/bench-m3-dwt.txt "$OUT"/bench-m3-irq.txt "$OUT"/bench-m4.txt "$OUT"/bench-m7.txt
+}
+echo "== Instructions per call (qemu-system-arm -icount shift=0, -O2; empty loop subtracted)"
+instr_table | tee "$OUT/instructions.md"
+
+# ---- 2. Flash and RAM ----
+
+# Objects of the library for the M3 at -Os into DIR, with extra defines.
+build_lib() {
+    local dir=$1
+    shift
+    mkdir -p "$dir"
+    for f in "${LIB_SOURCES[@]}"; do
+        $CC -mcpu=cortex-m3 -mthumb -Os "${WARN[@]}" "$@" "${INCLUDES[@]}" -c "$f" \
+            -o "$dir/$(basename "$f" .c).o"
+    done
+}
+
+# What the library's objects add to the minimal firmware: flash (.text, .rodata, .data's
+# load image) and RAM (.data, .bss), from the link map's input sections.
+linked_size() { # label defines...
+    local label=$1
+    shift
+    local dir=$OUT/size-$label
+    build_lib "$dir/lib" "$@"
+    mkdir -p "$dir/app"
+    $CC -mcpu=cortex-m3 -mthumb -Os "${WARN[@]}" "$@" "${INCLUDES[@]}" -c "$SRC/bench/cortex_m/size_fw.c" -o "$dir/app/size_fw.o"
+    $CC -mcpu=cortex-m3 -mthumb -Os "${WARN[@]}" "${INCLUDES[@]}" -c "$MPS2/startup.c" -o "$dir/app/startup.o"
+    $CC -mcpu=cortex-m3 -mthumb "${LINK[@]}" -Wl,-Map="$dir/fw.map" "$dir"/app/*.o "$dir"/lib/*.o -o "$dir/fw.elf"
+    awk -v label="$label" '
+    function hex(s,   i, v) {
+        v = 0; s = tolower(s); sub(/^0x/, "", s)
+        for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+        return v
+    }
+    /^Linker script and memory map/ { on = 1 }
+    !on { next }
+    /^ \.[A-Za-z_.]/ || /^ COMMON/ { sec = $1; if (NF >= 4) { size = $3; file = $4 } else next }
+    /^                0x/ && NF >= 3 && sec != "" { size = $2; file = $3 }
+    file ~ /\/lib\/[^\/]+\.o$/ && size != "" {
+        s = hex(size)
+        if (sec ~ /^\.(text|rodata)/) flash += s
+        else if (sec ~ /^\.data/) { flash += s; ram += s }
+        else if (sec ~ /^\.bss/ || sec ~ /^COMMON/) ram += s
+        split(file, p, "/"); obj[p[length(p)]] += (sec ~ /^\.(bss|COMMON)/ ? 0 : s)
+        size = ""; file = ""
+    }
+    END {
+        printf "%s %d %d", label, flash, ram
+        for (o in obj) if (obj[o] > 0) printf " %s=%d", o, obj[o]
+        printf "\n"
+    }' "$dir/fw.map"
+}
+
+echo
+echo "== Flash and RAM the library adds to a minimal firmware (M3, -Os; link map)"
+{
+    linked_size core -DCONFIG_EMB_DESCRIPTOR=0 -DCONFIG_EMB_MONITOR=0 -DCONFIG_EMB_STATS=0
+    linked_size core_dwt -DCONFIG_EMB_DESCRIPTOR=0 -DCONFIG_EMB_MONITOR=0 -DCONFIG_EMB_STATS=0 \
+        -DCONFIG_EMB_CM_CLOCK=1
+    linked_size trace_only -DCONFIG_EMB_DESCRIPTOR=0 -DCONFIG_EMB_MONITOR=0 -DCONFIG_EMB_STATS=0 \
+        -DCONFIG_EMB_CRASH=0 -DCONFIG_EMB_LOG=0
+    linked_size all
+} > "$OUT/linked.txt"
+awk '{printf "| %s | %d | %d | %s |\n", $1, $2, $3, substr($0, index($0, $4))}' "$OUT/linked.txt" |
+    sed '1i | configuration | flash bytes | RAM bytes (beyond the buffers) | by object (flash) |\n|---|---:|---:|---|' |
+    tee "$OUT/linked.md"
+
+echo
+echo "== The library's objects at -Os (M3), arm-none-eabi-size: every function, used or not"
+build_lib "$OUT/objs"
+(cd "$OUT/objs" && arm-none-eabi-size -t *.o) | tee "$OUT/objects.txt"
+
+# Bytes one call site adds to the code that calls it (-Os): the loop with the call site,
+# less the loop without (the compiled-out copy is the loop alone).
+$CC -mcpu=cortex-m3 -mthumb -Os "${WARN[@]}" "${INCLUDES[@]}" -c "$SRC/bench/cortex_m/loops.c" -o "$OUT/loops_on.o"
+$CC -mcpu=cortex-m3 -mthumb -Os "${WARN[@]}" "${INCLUDES[@]}" -c "$SRC/bench/cortex_m/loops_out.c" -o "$OUT/loops_out.o"
+site() { echo $((16#$(arm-none-eabi-nm -S "$1" | awk -v f="$2" '$4 == f { print $2 }'))); }
+trace_site=$(($(site "$OUT/loops_on.o" bench_cm_trace_on) - $(site "$OUT/loops_out.o" bench_cm_trace_out)))
+log_site=$(($(site "$OUT/loops_on.o" bench_cm_log_on) - $(site "$OUT/loops_out.o" bench_cm_log_out)))
+echo
+echo "call site bytes at -Os (M3): trace event $trace_site, log call $log_site"
+
+# ---- 3. Compiled out ----
+
+echo
+echo "== Compiled out: size_fw.c with its call sites compiled out, against the same with them deleted"
+build_lib "$OUT/lib-out" -DCONFIG_EMB_TRACE_CLASSES=0u -DCONFIG_EMB_LOG=0
+$CC -mcpu=cortex-m3 -mthumb -Os "${WARN[@]}" "${INCLUDES[@]}" -c "$MPS2/startup.c" -o "$OUT/lib-out/startup.o"
+compiled_out=ok
+bash "$SRC/tests/integration/compiled_out.sh" --all-sections \
+    --sites 'EMB_TRACE_\w+|EMB_LOG_(?:ERR|WRN|INF|DBG)' \
+    --define -DCONFIG_EMB_TRACE_CLASSES=0u --define -DCONFIG_EMB_LOG=0 \
+    $CC "$SRC/bench/cortex_m/size_fw.c" "$(echo "$OUT"/lib-out/*.o) ${LINK[*]}" -- \
+    -mcpu=cortex-m3 -mthumb -Os "${WARN[@]}" "${INCLUDES[@]}" | tee "$OUT/compiled_out.txt" || compiled_out=FAILED
+echo "compiled out: $compiled_out"
+
+# ---- JSON ----
+awk -v trace_site="$trace_site" -v log_site="$log_site" -v co="$compiled_out" '
+FILENAME ~ /bench-/ {
+    split(FILENAME, a, "bench-"); n = a[2]; sub(/\.txt$/, "", n)
+    if ($1 == "bench") v[n, $2] = $3 * 40.0 / $4
+    if ($1 == "port") { port[n] = $2; names[++nn] = n }
+    next
+}
+{ linked[++nl] = $0 }
+END {
+    printf "{\n  \"instructions\": {\n"
+    for (i = 1; i <= nn; i++) {
+        n = names[i]; e = v[n, "empty"]; el = v[n, "empty_log"]
+        printf "    \"%s\": {\"port\": \"%s\", \"empty\": %.2f, \"bare\": %.2f, \"clock\": %.2f, \"trace\": %.2f, \"trace_disabled\": %.2f, \"trace_compiled_out\": %.2f, \"log\": %.2f, \"log_disabled\": %.2f, \"log_compiled_out\": %.2f}%s\n",
+            n, port[n], e, v[n, "bare"] - e, v[n, "clock"] - e, v[n, "trace"] - e, v[n, "trace_off"] - e,
+            v[n, "trace_out"] - e, v[n, "log"] - el, v[n, "log_off"] - el, v[n, "log_out"] - el, i < nn ? "," : ""
+    }
+    printf "  },\n  \"linked\": {\n"
+    for (i = 1; i <= nl; i++) {
+        split(linked[i], f, " ")
+        printf "    \"%s\": {\"flash\": %d, \"ram\": %d}%s\n", f[1], f[2], f[3], i < nl ? "," : ""
+    }
+    printf "  },\n  \"call_site_bytes\": {\"trace\": %d, \"log\": %d},\n  \"compiled_out_identical\": %s\n}\n",
+        trace_site, log_site, co == "ok" ? "true" : "false"
+}' "$OUT"/bench-*.txt "$OUT/linked.txt" > "$BUILD/bench/cortex_m.json"
+echo "bench: results in $BUILD/bench/cortex_m.json and $OUT/"
+[ "$compiled_out" = ok ]

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The target library and the Cortex-M port build, with -Wall -Wextra -Werror, for every
+# core family and port option: ARMv6-M (interrupt masking for the ring's atomics, no
+# fault status registers), ARMv7-M and ARMv7E-M (LDREX/STREX; the BASEPRI critical
+# section; interrupt masking forced; each fixed clock), ARMv8-M Baseline and Mainline.
+# Then a firmware per variant is linked with the MPS2 board support, the port's linker
+# fragments and -Wl,--gc-sections, so nothing the port needs is missing (on ARMv6-M: the
+# atomics GCC calls instead of inlining). Last, the MPS2 example's call sites compiled
+# out leave its Cortex-M3 image unchanged (tests/integration/compiled_out.sh).
+#
+# usage: cortex_m_variants.sh SOURCE_DIR GEN_INCLUDE_DIR WORKDIR
+set -euo pipefail
+src=$1 gen=$2 work=$3
+cc=arm-none-eabi-gcc
+command -v $cc >/dev/null || { echo "arm-none-eabi-gcc not found (scripts/install-deps.sh)"; exit 1; }
+rm -rf "$work"
+mkdir -p "$work"
+passed=0 failed=0 n=0
+ok() {
+    n=$((n + 1))
+    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; passed=$((passed + 1))
+    else echo "not ok $n - $2"; failed=$((failed + 1)); fi
+}
+port=$src/ports/cortex-m
+all=("$src"/src/*.c "$gen/../trace_events.c" "$port/cortex_m.c" "$port/fault.c" "$port/mps2/startup.c")
+app=$src/bench/cortex_m/size_fw.c
+flags=(-mthumb -Os -std=c11 -Wall -Wextra -Werror -ffreestanding -ffunction-sections -fdata-sections
+       -I"$src/include" -I"$port/include" -I"$gen" -I"$port/mps2")
+link=(-nostartfiles -Wl,--gc-sections -Wl,--build-id -L"$port" -T "$port/mps2/mps2.ld" --specs=nano.specs)
+# What a port option changes: the port, the rings' two halves, the hooks.
+some=("$port/cortex_m.c" "$port/fault.c" "$src/src/trace.c" "$src/src/log.c" "$src/src/hooks.c")
+variant() { # all|some name cpu flags...
+    local which=$1 name=$2 cpu=$3
+    shift 3
+    local sources
+    if [ "$which" = all ]; then sources=("${all[@]}"); else sources=("${some[@]}"); fi
+    local dir=$work/$name
+    mkdir -p "$dir"
+    local rc=0
+    for f in "${sources[@]}"; do
+        $cc -mcpu="$cpu" "${flags[@]}" "$@" -c "$f" -o "$dir/$(basename "$f" .c).o" 2> "$dir/errors.txt" ||
+            { rc=1; cat "$dir/errors.txt"; break; }
+    done
+    [ $rc -eq 0 ] && [ "$which" = all ] && { $cc -mcpu="$cpu" "${flags[@]}" "$@" -c "$app" -o "$dir/app.o" &&
+        $cc -mcpu="$cpu" -mthumb "${link[@]}" "$dir"/*.o -o "$dir/fw.elf" 2> "$dir/errors.txt" ||
+        { rc=1; cat "$dir/errors.txt"; }; }
+    ok $rc "$name: $cpu $* $([ "$which" = all ] && echo "builds and links" || echo "builds")"
+}
+variant all m0 cortex-m0
+variant some m0plus cortex-m0plus
+variant all m3 cortex-m3
+variant some m3-basepri cortex-m3 -DCONFIG_EMB_CM_BASEPRI=0x40
+variant some m3-irq-atomics cortex-m3 -DCONFIG_EMB_CM_ATOMICS_IRQ=1
+variant some m3-dwt cortex-m3 -DCONFIG_EMB_CM_CLOCK=1
+variant some m3-systick cortex-m3 -DCONFIG_EMB_CM_CLOCK=2
+variant some m3-no-handlers cortex-m3 -DCONFIG_EMB_CM_CMSIS_HANDLERS=0 -DCONFIG_EMB_CM_SYSTICK_HANDLER=0
+variant some m4 cortex-m4
+variant all m7 cortex-m7
+variant some m7-smp cortex-m7 -DCONFIG_EMB_CM_SMP=1
+variant all m23 cortex-m23
+variant some m33 cortex-m33 -DCONFIG_EMB_CM_BASEPRI=0x20
+# ARMv6-M without LDREX/STREX: the port refuses LDREX/STREX atomics.
+dir=$work/m0-ldrex
+mkdir -p "$dir"
+if $cc -mcpu=cortex-m0 -mthumb -std=c11 -DCONFIG_EMB_CM_ATOMICS_IRQ=0 -I"$src/include" -I"$port/include" -I"$gen" \
+    -c "$port/cortex_m.c" -o "$dir/x.o" 2> "$dir/errors.txt"; then rc=1; else
+    grep -q "ARMv6-M has no LDREX/STREX" "$dir/errors.txt"; rc=$?; fi
+ok $rc "ARMv6-M with LDREX/STREX atomics is refused with a message"
+# ARMv6-M: the atomics the library's slow paths need are the port's, not missing.
+arm-none-eabi-nm "$work/m0/fw.elf" | grep -q " __atomic_compare_exchange_4$"
+ok $? "m0: the port provides __atomic_compare_exchange_4 (interrupt masking)"
+# Compiled out: the example's main.c, its call sites compiled out against deleted.
+ex=$src/examples/qemu-mps2
+$cc -mcpu=cortex-m3 "${flags[@]}" -I"$ex" -c "$ex/driver.c" -o "$work/driver.o"
+libs="$(ls "$work"/m3/*.o | grep -v '/app.o$' | tr '\n' ' ') $work/driver.o ${link[*]}"
+bash "$src/tests/integration/compiled_out.sh" --all-sections --sites 'EMB_TRACE_\w+|EMB_LOG_(?:ERR|WRN|INF|DBG)' \
+    --define -DCONFIG_EMB_TRACE_CLASSES=0u --define -DCONFIG_EMB_LOG=0 \
+    $cc "$ex/main.c" "$libs" -- -mcpu=cortex-m3 "${flags[@]}" -I"$ex" > "$work/compiled_out.txt" 2>&1
+ok $? "the MPS2 example's call sites compiled out: $(grep -E "call sites|identical|FAIL" "$work/compiled_out.txt" | tr '\n' ' ')"
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ] && [ $passed -gt 0 ]
