@@ -96,7 +96,9 @@ int main(void)
     const struct emb_memchan_buffer up[2] = {{"frames", up0, sizeof up0}, {"spare", up1, sizeof up1}};
     const struct emb_memchan_buffer down[1] = {{"shell", down0, sizeof down0}};
     ok(emb_memchan_init(up, 2, down, 1) == EMB_OK, "init: 2 up rings, 1 down ring");
-    rc = emb_mch_find(&ops, ranges, (size_t)nr, &addr, err, sizeof err);
+    struct emb_mch_range scan[256];
+    size_t ns = emb_memaccess_scan_ranges(ranges, (size_t)nr, scan);
+    rc = emb_mch_find(&ops, scan, ns, &addr, err, sizeof err);
     ok(rc == 0 && addr == (uint64_t)(uintptr_t)&emb_memchan, "found by scanning memory at 0x%llx",
        (unsigned long long)addr);
     rc = emb_mch_open(&m, &ops, addr, sizeof(void *), ranges, (size_t)nr, err, sizeof err);
