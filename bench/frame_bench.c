@@ -1,4 +1,4 @@
-/* Frame and SWO codec figures for docs/benchmarks-transport.md (bench/transport.sh):
+/* Frame and SWO codec figures for docs/benchmarks.md ("Transports") (bench/transport.sh):
  *
  *   - wire bytes per payload byte of frames (emb/frame.h) for trace packets (256 B to
  *     4 KiB) and small log records (4 to 64 bytes), over random payloads (worst case for

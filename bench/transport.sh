@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Transport benchmarks (docs/benchmarks-transport.md):
+# Transport benchmarks (docs/benchmarks.md ("Transports")):
 #   1. the TCP record server of the native port under a paced load: for 1 and 2 producer
 #      threads, rings of 256 KiB and 4 MiB per thread, and a ladder of rates, 3 runs of 3 s
 #      each, read by an in-process client

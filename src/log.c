@@ -160,12 +160,13 @@ uint8_t *emb_log_reserve_slow(struct emb_log_reservation *res, struct emb_log_ri
         uint32_t lap_end = (pos | ring->mask) + 1u;
         if (total > lap_end - pos) {
             /* Crossing the ring's end: the bytes past it go into the slack. */
-            ring->spill_pos = lap_end;
-            ring->spill = end - lap_end;
+            __atomic_store_n(&ring->spill_pos, lap_end, __ATOMIC_RELAXED);
+            __atomic_store_n(&ring->spill, end - lap_end, __ATOMIC_RELAXED);
         } else if ((pos & ring->mask) == 0u || (end & ring->mask) == 0u) {
             /* At an end, without crossing it: a reader must not use a stale spill. */
-            ring->spill_pos = (pos & ring->mask) == 0u ? pos : end;
-            ring->spill = 0u;
+            __atomic_store_n(&ring->spill_pos, (pos & ring->mask) == 0u ? pos : end,
+                             __ATOMIC_RELAXED);
+            __atomic_store_n(&ring->spill, 0u, __ATOMIC_RELAXED);
         }
         uint32_t left = __atomic_load_n(&ring->sync_countdown, __ATOMIC_RELAXED);
         if (sync) {
@@ -274,7 +275,13 @@ static emb_status emb__drain(struct emb_log_ring *ring, const struct emb_log_out
         if (s != EMB_OK)
             return s;
     }
-    const struct emb_log_ring_image img = {ring->buf, ring->mask, ring->spill_pos, ring->spill};
+    /* The spill a crossing in [read, write) left is stable here: a producer can set a new
+     * one only at a ring end a whole ring later, which it cannot reserve up to until the
+     * reader has passed this one. A newer one read by chance lies past `write` and is
+     * ignored when the range is encoded. */
+    const struct emb_log_ring_image img = {ring->buf, ring->mask,
+                                           __atomic_load_n(&ring->spill_pos, __ATOMIC_RELAXED),
+                                           __atomic_load_n(&ring->spill, __ATOMIC_RELAXED)};
     emb_status status = EMB_OK;
     uint32_t done = 0;
     while (read != write) {

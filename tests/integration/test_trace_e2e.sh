@@ -130,6 +130,19 @@ print("# main keeps frames %s..%d, worker writes %s..%d" % (main[:1], frames - 1
 sys.exit(0 if ok else 1)
 PY
 ok $? "a wrapped snapshot keeps the newest events, contiguous, to the last one recorded"
+"$emb" trace --json --summary "$tmp/wrap.embt" > "$tmp/wrap.summary.json"
+python3 - "$tmp/wrap.summary.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+ctx = {c["name"]: c for c in doc["contexts"]}
+held = {n: (c["first_seq"], c["packets"], c["lost_packets"]) for n, c in ctx.items()}
+print("# (first packet held, packets held, gaps): %s" % held)
+# Four slots: the newest 3 or 4 packets held, and as many packets before them overwritten
+# as the first one's number says; no gap between the ones held.
+sys.exit(0 if all(c["first_seq"] > 0 and 3 <= c["packets"] <= 4 and c["lost_packets"] == 0
+                  for c in ctx.values()) else 1)
+PY
+ok $? "the summary counts the packets the snapshot overwrote (first packet held > 0)"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

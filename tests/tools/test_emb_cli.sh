@@ -84,7 +84,7 @@ has out "2023-11-14 22:13:20.123457789Z" "--absolute: wall clock from the header
 run 0 "text, -o FILE" "$emb" trace -o "$tmp/good.txt" "$files/good.embt"
 [ "$(wc -l <"$tmp/good.txt")" -eq 28 ] && [ ! -s "$tmp/out" ]; ok $? "-o writes the file, not stdout"
 run 0 "--summary" "$emb" trace --summary "$files/good.embt"
-grep -q "^audio  *1  *thread  *10  *2  *12  *2$" "$tmp/out"; ok $? "--summary: per-context counts"
+grep -q "^audio  *1  *thread  *10  *2  *12  *2  *0$" "$tmp/out"; ok $? "--summary: per-context counts"
 
 run 0 "ndjson" "$emb" trace -f ndjson "$files/good.embt"
 lines out 28 "one line per record"

@@ -310,7 +310,7 @@ static bool check_header(struct emb_capture *c)
     if (magic != EMB_CAP_MAGIC) {
         if (magic == EMB_TSF_MAGIC)
             return fail(c, 0, "a trace stream file, not a capture: seal it with 'emb capture'");
-        return fail(c, 0, "not a capture file: magic 0x%08" PRIx32 ", expected 0x%08x (\"EMBC\")",
+        return fail(c, 0, "not a capture file: magic 0x%08" PRIx32 ", expected 0x%08x (\"EMBS\")",
                     magic, EMB_CAP_MAGIC);
     }
     if (c->size < EMB_CAP_HEADER_SIZE + EMB_CAP_CRC_SIZE)

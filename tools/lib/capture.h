@@ -1,4 +1,4 @@
-/* Sealed capture files ("EMBC", docs/formats/capture.md): one run of the firmware, with
+/* Sealed capture files ("EMBS", docs/formats/capture.md): one run of the firmware, with
  * what it says it is, the window it recorded, the CTF metadata, its trace stream, and
  * optional log, crash-record and descriptor sections, under a CRC-32 over every byte.
  *
@@ -19,7 +19,7 @@
 #include "trace_decode.h"
 
 /* ---- File layout ---- */
-#define EMB_CAP_MAGIC 0x43424D45u     /* "EMBC" read as a little-endian u32 */
+#define EMB_CAP_MAGIC 0x53424D45u     /* "EMBS" (sealed) read as a little-endian u32 */
 #define EMB_CAP_VERSION 1u
 #define EMB_CAP_OFF_MAGIC 0u          /* u32 */
 #define EMB_CAP_OFF_VERSION 4u        /* u16 */

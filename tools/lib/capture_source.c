@@ -749,8 +749,10 @@ static int emb__pid(struct emb__cap *c, char *err, size_t errlen)
         return -1;
     struct emb_mch_ops ops = emb_memaccess_pid(&pid);
     uint64_t addr = o->memchan_addr;
+    struct emb_mch_range scan[256];
+    size_t ns = emb_memaccess_scan_ranges(ranges, (size_t)nr, scan);
     if (addr == 0 && emb_proc_symbol(pid, "emb_memchan", &addr, err, errlen) != 0 &&
-        emb_mch_find(&ops, ranges, (size_t)nr, &addr, err, errlen) != 0)
+        emb_mch_find(&ops, scan, ns, &addr, err, errlen) != 0)
         return -1;
     struct emb_mch m;
     /* The heap holds the native port's ring buffers: every writable mapping is RAM here. */

@@ -1,6 +1,7 @@
 /* Catalogue lookup by checksum across the built-in catalogue and the imported formats'. */
 #define _POSIX_C_SOURCE 200809L
 #include "catalog_known.h"
+#include "capture.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -47,7 +48,7 @@ const struct emb_catalog *emb_catalog_for_capture(const char *path)
     uint8_t h[32];
     uint32_t checksum = 0;
     bool found = false;
-    if (f != NULL && fread(h, 1, sizeof h, f) == sizeof h && emb_get_le32(h) == 0x43424D45u) {
+    if (f != NULL && fread(h, 1, sizeof h, f) == sizeof h && emb_get_le32(h) == EMB_CAP_MAGIC) {
         uint32_t sections = emb_get_le32(h + 16);
         long off = emb_get_le16(h + 6);
         for (uint32_t i = 0; i < sections && i < 64 && !found; i++) {

@@ -15,7 +15,7 @@ const struct emb_catalog *emb_catalog_known(uint32_t checksum);
  * unknown one (the decoder then reports the mismatch). */
 const struct emb_catalog *emb_catalog_for_file(const char *path);
 
-/* The same for a capture file ("EMBC"): the checksum its identity section carries. */
+/* The same for a capture file ("EMBS"): the checksum its identity section carries. */
 const struct emb_catalog *emb_catalog_for_capture(const char *path);
 
 #endif /* EMB_HOST_CATALOG_KNOWN_H */

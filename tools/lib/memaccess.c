@@ -79,10 +79,26 @@ int emb_memaccess_pid_ranges(pid_t pid, struct emb_mch_range *ranges, size_t max
     while (n < max && fgets(line, sizeof line, f) != NULL) {
         unsigned long long start, end;
         char perms[8];
-        if (sscanf(line, "%llx-%llx %7s", &start, &end, perms) == 3 && perms[0] == 'r' &&
-            perms[1] == 'w' && perms[3] == 'p')
+        if (sscanf(line, "%llx-%llx %7s", &start, &end, perms) != 3 || perms[0] != 'r' ||
+            perms[1] != 'w' || perms[3] != 'p')
+            continue;
+        /* Adjacent mappings (a .data then a .bss, split by the kernel) are one range: a
+         * buffer may straddle them. */
+        if (n > 0 && ranges[n - 1].end == start)
+            ranges[n - 1].end = end;
+        else
             ranges[n++] = (struct emb_mch_range){start, end};
     }
     fclose(f);
     return (int)n;
+}
+
+size_t emb_memaccess_scan_ranges(const struct emb_mch_range *ranges, size_t n,
+                                 struct emb_mch_range *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ranges[i].end - ranges[i].start <= (UINT64_C(1) << 30))
+            out[k++] = ranges[i];
+    return k;
 }

@@ -18,6 +18,11 @@ struct emb_mch_ops emb_memaccess_pid(pid_t *pid);
 
 /* The writable private mappings of `pid` (its data, bss and heap), at most `max`, where a
  * control block can live. Returns how many, or -1 with a message. */
+/* Of those, the ranges worth scanning for a control block: mappings up to 1 GiB (a
+ * sanitizer's shadow memory is terabytes of mostly untouched reservations). Returns the
+ * count copied to `out`. */
+size_t emb_memaccess_scan_ranges(const struct emb_mch_range *ranges, size_t n,
+                                 struct emb_mch_range *out);
 int emb_memaccess_pid_ranges(pid_t pid, struct emb_mch_range *ranges, size_t max, char *err,
                              size_t errlen);
 

@@ -502,6 +502,8 @@ static bool take_packet(struct emb_trace *t, size_t off)
             t->sum.lost_packets += gap;
         }
     }
+    if (!c->have_prev)
+        c->pub.first_seq = pk.seq;
     c->have_prev = true;
     c->prev_seq = pk.seq;
     c->prev_ts_end = pk.ts_end;

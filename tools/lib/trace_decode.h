@@ -61,6 +61,9 @@ struct emb_trace_context {
     uint64_t unknown;         /* UNKNOWN records */
     uint64_t packets;         /* packets whose header was valid */
     uint64_t lost_packets;    /* packet_seq_num gaps, summed */
+    uint32_t first_seq;       /* packet_seq_num of the first packet held: as many earlier
+                               * packets were overwritten (a snapshot ring) or never received
+                               * (a stream joined late) */
     uint64_t discarded;       /* events dropped: the largest running total seen */
     const struct emb_trace_event *recs; /* this context's records in ring order */
     size_t nrecs;

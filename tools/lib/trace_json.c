@@ -135,6 +135,7 @@ void emb_trace_json_contexts(struct emb_json *j, const struct emb_trace *t)
         emb_json_uint(j, "packets_opened", c->table_packets);
         emb_json_uint(j, "discarded", c->discarded);
         emb_json_uint(j, "lost_packets", c->lost_packets);
+        emb_json_uint(j, "first_seq", c->first_seq);
         emb_json_end_object(j);
     }
     emb_json_end_array(j);

@@ -150,14 +150,18 @@ int emb_trace_write_summary(const struct emb_trace *t, FILE *out)
         int l = (int)strlen(emb_trace_context(t, i)->name);
         w = l > w ? l : w;
     }
-    fprintf(out, "%s%-*s  %5s  %-6s  %10s  %8s  %9s  %12s%s\n", bold, w, "context", "id", "kind",
-            "events", "packets", "discarded", "packets lost", reset);
+    fprintf(out, "%s%-*s  %5s  %-6s  %10s  %8s  %9s  %12s  %8s%s\n", bold, w, "context", "id",
+            "kind", "events", "packets", "discarded", "packets lost", "earlier", reset);
     for (size_t i = 0; i < emb_trace_context_count(t); i++) {
         const struct emb_trace_context *c = emb_trace_context(t, i);
-        fprintf(out, "%-*s  %5u  %-6s  %10" PRIu64 "  %8" PRIu64 "  %9" PRIu64 "  %12" PRIu64 "\n",
+        fprintf(out, "%-*s  %5u  %-6s  %10" PRIu64 "  %8" PRIu64 "  %9" PRIu64 "  %12" PRIu64
+                     "  %8" PRIu32 "\n",
                 w, c->name, c->id, emb_trace_context_kind_name(c->kind), c->events, c->packets,
-                c->discarded, c->lost_packets);
+                c->discarded, c->lost_packets, c->first_seq);
     }
+    fprintf(out, "%searlier: packets before the first one held (overwritten in a snapshot ring,"
+                 " or sent before a stream was joined)%s\n",
+            emb_cli_color(out, EMB_C_DIM), reset);
     if (s->lost_no_context)
         fprintf(out, "%" PRIu64 " events lost: no context had a free ring\n", s->lost_no_context);
     if (s->unknown)
