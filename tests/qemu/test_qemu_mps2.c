@@ -253,8 +253,12 @@ static void check_trace(const char *path, const struct fw_stats *st)
         }
     }
     uint64_t missing = 0;
-    bool ordered = seq_ok(&frames_s, &missing) & seq_ok(&frames_e, &missing) & seq_ok(&frame, &missing) &
-                   seq_ok(&tick, &missing) & seq_ok(&burst, &missing);
+    /* Every sequence is checked, even after one fails, so that `missing` counts them all. */
+    bool ordered = seq_ok(&frames_s, &missing);
+    ordered = seq_ok(&frames_e, &missing) && ordered;
+    ordered = seq_ok(&frame, &missing) && ordered;
+    ordered = seq_ok(&tick, &missing) && ordered;
+    ordered = seq_ok(&burst, &missing) && ordered;
     missing += (st->ticks - enters) + (st->ticks - exits);
     diag("  irq_enter    emitted %6u, received %6llu; irq_exit received %6llu; discarded %llu",
          st->ticks, (unsigned long long)enters, (unsigned long long)exits, (unsigned long long)sum->discarded);
@@ -331,7 +335,9 @@ static void check_log(const char *path, const char *fw, const struct fw_stats *s
        "the captured log decodes cleanly: hello with the build id, %llu records, no resync",
        (unsigned long long)sum->records);
     uint64_t missing = 0;
-    bool ordered = seq_ok(&lc.frame, &missing) & seq_ok(&lc.tick, &missing) & seq_ok(&lc.burst, &missing);
+    bool ordered = seq_ok(&lc.frame, &missing);
+    ordered = seq_ok(&lc.tick, &missing) && ordered;
+    ordered = seq_ok(&lc.burst, &missing) && ordered;
     diag("  dropped: %llu announced, %llu in all (stats frame)", (unsigned long long)sum->dropped,
          (unsigned long long)sum->dropped_total);
     ok(ordered && lc.other == 0, "per call site, the sequence numbers rise strictly");
@@ -496,7 +502,7 @@ static void check_hostile(struct run *r)
         write_word(r, cases[i].addr, keep);
     }
     /* The ring pointer of the context: into flash. */
-    uint32_t ring;
+    uint32_t ring = 0;
     g = attach(r);
     read = g && emb_gdb_read(g, cpu, &ring, 4) == 0 && emb_gdb_write(g, cpu, &(uint32_t){0x400u}, 4) == 0;
     if (g)
