@@ -167,7 +167,12 @@ enum {
     EMB_CRASH_CM_BFAR = 5,
     EMB_CRASH_CM_EXC_RETURN = 6,
     EMB_CRASH_CM_CONTROL = 7,
-    EMB_CRASH_CM_COUNT = 8
+    EMB_CRASH_CM_COUNT = 8,
+    /* Words 8 to S-1, when present: the stack from sp upward, as the handler found it, so
+     * a host can unwind the faulting function's frame with the image's call frame
+     * information (the link register at a fault is often not the caller: a function that
+     * saved it may reuse it). */
+    EMB_CRASH_CM_STACK = 8
 };
 /* Cortex-M general registers: r0-r12, sp, lr, pc (16). */
 #define EMB_CRASH_CORTEX_M_GPRS 16u

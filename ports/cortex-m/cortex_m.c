@@ -332,6 +332,7 @@ void emb_port_fault(uint8_t fault_class, uint8_t code, uintptr_t pc)
     __asm__ __volatile__("mrs %0, control" : "=r"(control));
     f.status[EMB_CRASH_CM_XPSR] = xpsr;
     f.status[EMB_CRASH_CM_CONTROL] = control;
+    f.status_count = EMB_CRASH_CM_COUNT;
 #if EMB_CM_HAS_FSR
     f.status[EMB_CRASH_CM_CFSR] = EMB_CM_SCB_CFSR;
     f.status[EMB_CRASH_CM_HFSR] = EMB_CM_SCB_HFSR;

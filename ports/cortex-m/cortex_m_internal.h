@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include <emb/crash_format.h>
+#include <emb_port_impl.h>
 
 /* System control block registers. */
 #define EMB_CM_SCB_CPUID (*(volatile uint32_t *)0xE000ED00u)
@@ -34,7 +35,8 @@ struct emb__cm_fault {
     uint8_t code;
     uint32_t fault_address;
     uint32_t pc, lr, sp;
-    uint32_t status[EMB_CRASH_CM_COUNT];
+    uint32_t status[EMB_CRASH_CM_COUNT + CONFIG_EMB_CM_FAULT_STACK_WORDS];
+    uint8_t status_count; /* EMB_CRASH_CM_COUNT and the stack words copied */
     uint32_t gprs[EMB_CRASH_CORTEX_M_GPRS];
     uint8_t gpr_count;
 };

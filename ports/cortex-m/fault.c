@@ -89,6 +89,26 @@ static uint8_t emb__classify(uint32_t exception, uint32_t cfsr)
                              : EMB_FAULT_HARD;
 }
 
+/* Copies the stack from `sp` up into the record's status words (EMB_CRASH_CM_STACK on),
+ * within the registered stack only, so that nothing here reads outside RAM. */
+static uint8_t emb__cm_stack_words(uint32_t sp, uint32_t *out)
+{
+    uint32_t n = 0;
+#if CONFIG_EMB_CM_FAULT_STACK_WORDS
+    uint32_t low = (uint32_t)emb__cm_cpu.stack_low;
+    uint32_t top = low + emb__cm_cpu.stack_size;
+    if (emb__cm_cpu.stack_size != 0u && sp >= low && sp < top && (sp & 3u) == 0u) {
+        const uint32_t *stack = (const uint32_t *)(uintptr_t)sp;
+        for (; n < CONFIG_EMB_CM_FAULT_STACK_WORDS && sp + 4u * n < top; n++)
+            out[n] = stack[n];
+    }
+#else
+    (void)sp;
+    (void)out;
+#endif
+    return (uint8_t)(EMB_CRASH_CM_COUNT + n);
+}
+
 void emb__cm_fault(const uint32_t *frame, uint32_t exc_return, const uint32_t *saved)
 {
     struct emb__cm_fault f;
@@ -124,6 +144,7 @@ void emb__cm_fault(const uint32_t *frame, uint32_t exc_return, const uint32_t *s
         f.gprs[r] = frame[r];
     for (unsigned r = 4; r < 12; r++)
         f.gprs[r] = EMB__CALLEE(saved, r);
+    f.status_count = emb__cm_stack_words(f.sp, f.status + EMB_CRASH_CM_STACK);
     f.gprs[12] = frame[4];
     f.gprs[13] = f.sp;
     f.gprs[14] = f.lr;
@@ -146,7 +167,7 @@ void emb__cm_fault_finish(struct emb__cm_fault *f)
     const uint8_t *build_id = NULL;
     uint32_t build_id_len = emb_cm_build_id(&build_id);
     uint32_t cap = 0;
-    uint8_t *area = emb_crash_flight_area(EMB_CRASH_CM_COUNT, f->gpr_count, &cap);
+    uint8_t *area = emb_crash_flight_area(f->status_count, f->gpr_count, &cap);
     uint16_t packets = 0;
     uint32_t flight_len = 0;
     if (area != NULL && ring != NULL) {
@@ -173,7 +194,7 @@ void emb__cm_fault_finish(struct emb__cm_fault *f)
         .stack_base = (uint32_t)emb__cm_cpu.stack_low,
         .stack_size = emb__cm_cpu.stack_size,
         .status_regs = f->status,
-        .status_count = EMB_CRASH_CM_COUNT,
+        .status_count = f->status_count,
         .gprs = f->gprs,
         .gpr_count = f->gpr_count,
         .flight = area,

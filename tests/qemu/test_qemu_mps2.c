@@ -419,7 +419,8 @@ static int line_of(const char *path, const char *needle)
 }
 
 static void check_fault(struct run *r, uint32_t command, uint32_t boot, const char *kind,
-                        const char *function, const char *needle, const char *status)
+                        const char *function, const char *needle, const char *status,
+                        const char *caller)
 {
     char cmd[2048], out[16384], bin[512];
     ok(write_word(r, r->command_addr, command), "%s: the host sets the command word", kind);
@@ -440,6 +441,13 @@ static void check_fault(struct run *r, uint32_t command, uint32_t boot, const ch
     snprintf(where, sizeof where, "driver.c:%d", line_of(r->driver, needle));
     ok(rc == 0 && strstr(out, function) && strstr(out, where) && strstr(out, status),
        "%s: emb crash names %s at %s (%s)", kind, function, where, status);
+    /* The caller, unwound from the stack words the record keeps: the link register at the
+     * fault is not it (the faulting function saved it and may have reused it). */
+    const char *line = strstr(out, "\ncaller");
+    const char *end = line ? strstr(line + 1, "\nstack") : NULL;
+    ok(line && end && strstr(line, caller) && strstr(line, caller) < end &&
+           strstr(line, "call frame information") < end,
+       "%s: emb crash unwinds the caller, %s, from the record's stack words", kind, caller);
     ok(strstr(out, "id=4") && strstr(out, "partition_fault"),
        "%s: the flight recorder ends with the driver's event and the fault", kind);
     diag("%s", out);
@@ -660,8 +668,9 @@ int main(int argc, char **argv)
     check_desc(&r);
     check_image_over_gdb(&r);
     check_fault(&r, FW_CMD_FAULT_BUS, 2, "bus", "sensor_driver_poll", "s->regs->status",
-                "BFARVALID");
-    check_fault(&r, FW_CMD_FAULT_DIV0, 3, "div0", "sensor_average", "s->average = s->sum / s->samples", "DIVBYZERO");
+                "BFARVALID", "  fault  ");
+    check_fault(&r, FW_CMD_FAULT_DIV0, 3, "div0", "sensor_average", "s->average = s->sum / s->samples", "DIVBYZERO",
+                "sensor_driver_poll");
     check_hostile(&r);
     qemu_stop(&r.q);
     FILE *u = fopen(log, "r");

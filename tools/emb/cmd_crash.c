@@ -26,6 +26,7 @@ static const char *const CMD = "emb crash";
 
 #define MAX_INPUT (16u << 20)
 #define MAX_FRAMES 16
+#define MAX_CALLS 16 /* return addresses unwound */
 #define MAX_MINI 256
 
 static void help(FILE *out)
@@ -148,6 +149,9 @@ struct crash {
     const struct emb_trace_event *irq_enter, *irq_exit;
     struct held held[32];
     size_t nheld;
+    /* the call chain a Cortex-M record's stack words let the host unwind */
+    uint64_t calls[MAX_CALLS];
+    size_t ncalls;
 };
 
 static char *hex_bytes(const uint8_t *b, size_t n, char *buf, size_t len)
@@ -227,6 +231,79 @@ static uint64_t elf_address(const struct crash *c, uint64_t runtime)
 static bool in_image(const struct crash *c, uint64_t runtime)
 {
     return emb_elf_in_text(c->elf, elf_address(c, runtime));
+}
+
+/* The outermost function holding `addr` (inlined frames unwrapped); "" when unknown. */
+static void function_of(struct crash *c, uint64_t addr, char *out, size_t len)
+{
+    struct emb_elf_frame f[MAX_FRAMES];
+    uint64_t off;
+    size_t n = in_image(c, addr) ? emb_elf_symbolize(c->elf, elf_address(c, addr), f, MAX_FRAMES, &off) : 0;
+    snprintf(out, len, "%s", n ? f[n - 1].function : "");
+}
+
+/* A word of the stack the Cortex-M record kept, from its sp up. */
+static int cm_stack_word(void *arg, uint64_t addr, uint64_t *value)
+{
+    const struct crash *c = arg;
+    uint64_t sp = c->view.sp;
+    if (addr < sp || (addr - sp) % 4u != 0 || (addr - sp) / 4u >= c->view.stack_words)
+        return -1;
+    *value = emb_crash_status_reg(&c->rec, EMB_CRASH_CM_STACK + (unsigned)((addr - sp) / 4u));
+    return 0;
+}
+
+/* The call chain of a Cortex-M fault, unwound with the image's call frame information over
+ * the registers and the stack words the record kept. */
+static void cm_unwind(struct crash *c)
+{
+    struct emb_elf_unwind_regs r = {.known = 0};
+    struct emb_crash_reg regs[EMB_CRASH_CORTEX_M_GPRS];
+    size_t n = emb_crash_registers(&c->rec, &c->view, regs, EMB_CRASH_CORTEX_M_GPRS);
+    for (size_t i = 0; i < n; i++) {
+        r.value[i] = regs[i].value;
+        r.known |= 1ull << i;
+    }
+    uint64_t pc = c->view.pc, sp = c->view.sp;
+    while (c->ncalls < MAX_CALLS && in_image(c, pc)) {
+        if (emb_elf_unwind_step(c->elf, pc, &r, 13, 14, cm_stack_word, c) != 0)
+            break;
+        uint64_t ra = r.value[14] & ~(uint64_t)1;
+        /* A caller's frame lies above its callee's (full descending stack); a leaf's
+         * does not move sp, so equal is allowed once, for the first step only. */
+        if (ra == 0 || !in_image(c, ra) || r.value[13] < sp || (c->ncalls > 0 && r.value[13] == sp))
+            break;
+        sp = r.value[13];
+        c->calls[c->ncalls++] = ra;
+        pc = ra - 1u; /* inside the call instruction: its frame rules, its line */
+        r.value[15] = ra;
+    }
+}
+
+/* The link register at a fault is the caller only in a function that has not reused it.
+ * The call frame information says where the faulting function saved the return address,
+ * so the unwound chain is believed first; without one, the link register only when it
+ * points into another function's code. */
+static void choose_caller(struct crash *c)
+{
+    struct emb_crash_view *v = &c->view;
+    if (v->arch != EMB_CRASH_ARCH_CORTEX_M)
+        return;
+    cm_unwind(c);
+    if (c->ncalls > 0) {
+        v->ra = c->calls[0];
+        v->ra_source = EMB_CRASH_RA_CFI;
+        return;
+    }
+    char pc_fn[128], lr_fn[128];
+    function_of(c, v->pc, pc_fn, sizeof pc_fn);
+    function_of(c, v->lr & ~(uint64_t)1, lr_fn, sizeof lr_fn);
+    if (v->lr != 0 && lr_fn[0] != '\0' && strcmp(lr_fn, pc_fn) != 0) {
+        v->ra = v->lr & ~(uint64_t)1;
+        v->ra_source = EMB_CRASH_RA_REGISTER;
+    } else {
+        v->ra_source = EMB_CRASH_RA_NONE;
+    }
 }
 
 static uint16_t field_u16(const struct emb_trace_event *e, size_t i)
@@ -506,9 +583,16 @@ static void print_text(struct crash *c)
         char note[96];
         if (v->ra_source == EMB_CRASH_RA_STACK_SCAN)
             snprintf(note, sizeof note, "(return address found on the stack, sp+%u)", v->ra_offset);
+        else if (v->ra_source == EMB_CRASH_RA_CFI)
+            snprintf(note, sizeof note, "(unwound with the image's call frame information)");
         else
             snprintf(note, sizeof note, "(link register)");
         print_frames(c, "caller", v->ra, note);
+        for (size_t i = 1; v->ra_source == EMB_CRASH_RA_CFI && i < c->ncalls; i++)
+            print_frames(c, "called by", c->calls[i], NULL);
+    } else if (v->arch == EMB_CRASH_ARCH_CORTEX_M) {
+        printf("%s%-10s%s unknown: lr 0x%08" PRIx64 " is no return address into a caller, and the "
+               "record keeps no stack to unwind\n", color(EMB_C_BOLD), "caller", color(EMB_C_RESET), v->lr);
     }
     printf("%-10s sp 0x%" PRIx64, "stack", v->sp);
     if (v->stack_low && v->stack_size) {
@@ -687,7 +771,13 @@ static void print_json(struct crash *c)
         if (v->ra_source != EMB_CRASH_RA_NONE) {
             json_address(&j, c, "caller", v->ra);
             emb_json_string(&j, "caller_source",
-                            v->ra_source == EMB_CRASH_RA_STACK_SCAN ? "stack_scan" : "link_register");
+                            v->ra_source == EMB_CRASH_RA_STACK_SCAN ? "stack_scan"
+                            : v->ra_source == EMB_CRASH_RA_CFI      ? "call_frame_information"
+                                                                    : "link_register");
+            emb_json_begin_array(&j, "backtrace");
+            for (size_t i = 0; v->ra_source == EMB_CRASH_RA_CFI && i < c->ncalls; i++)
+                json_address(&j, c, NULL, c->calls[i]);
+            emb_json_end_array(&j);
         } else {
             emb_json_null(&j, "caller");
         }
@@ -817,6 +907,7 @@ int emb_cmd_crash(int argc, char **argv)
     bool show = rc == EMB_EXIT_OK;
     if (show && c.has_record) {
         emb_crash_view(&c.rec, &c.view);
+        choose_caller(&c);
         if (check_identity(&c) != 0) {
             rc = EMB_EXIT_BAD; /* refused: nothing of another build's record is shown */
             show = false;

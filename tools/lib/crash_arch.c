@@ -45,6 +45,9 @@ void emb_crash_view(const struct emb_crash_record *r, struct emb_crash_view *v)
     } else if (v->layout == EMB_CRASH_LAYOUT_CORTEX_M && version == 1) {
         v->arch = EMB_CRASH_ARCH_CORTEX_M;
         v->name = "cortex-m";
+        v->lr = r->lr;
+        if (r->status_count > EMB_CRASH_CM_STACK)
+            v->stack_words = r->status_count - EMB_CRASH_CM_STACK;
     }
 }
 

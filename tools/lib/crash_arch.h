@@ -19,6 +19,10 @@ enum emb_crash_arch {
 
 /* The record seen through its layout. Native layouts carry 64-bit runtime values; for
  * the others the runtime values are the record's 32-bit fields and the bias is 0. */
+/* ra_source beyond the record's values: the host unwound the caller with the image's call
+ * frame information over the stack words the record kept. */
+#define EMB_CRASH_RA_CFI 3u
+
 struct emb_crash_view {
     enum emb_crash_arch arch;
     uint32_t layout;        /* status_regs[0] */
@@ -30,6 +34,8 @@ struct emb_crash_view {
     uint32_t stack_size;
     unsigned ra_source;     /* enum emb_crash_ra_source */
     uint32_t ra_offset;
+    uint64_t lr;            /* the link register at the fault, where the layout has one */
+    unsigned stack_words;   /* Cortex-M: stack words from sp kept in the status words */
     int signo, si_code;     /* native only; 0 otherwise */
 };
 

@@ -361,3 +361,96 @@ const char *emb_elf_describe(struct emb_elf *e, uint64_t addr, char *buf, size_t
         snprintf(buf, len, "%s+0x%" PRIx64, f[n - 1].function, off);
     return buf;
 }
+
+/* ---- Call frame information ---- */
+
+/* Evaluates the simple DWARF expressions CFI rules are made of. `cfa` is pushed by
+ * DW_OP_call_frame_cfa. Returns 0 with the result in *out and *is_value (1: the value
+ * itself, DW_OP_stack_value; 0: the address where it is saved). */
+static int cfi_eval(const Dwarf_Op *ops, size_t nops, const struct emb_elf_unwind_regs *r,
+                    uint64_t cfa, uint64_t *out, bool *is_value)
+{
+    uint64_t stack[8];
+    size_t depth = 0;
+    *is_value = false;
+    for (size_t i = 0; i < nops; i++) {
+        uint8_t op = ops[i].atom;
+        if (depth == sizeof stack / sizeof stack[0])
+            return -1;
+        if (op == DW_OP_call_frame_cfa) {
+            stack[depth++] = cfa;
+        } else if (op >= DW_OP_breg0 && op <= DW_OP_breg31) {
+            unsigned reg = op - DW_OP_breg0;
+            if (reg >= EMB_ELF_UNWIND_REGS || !(r->known >> reg & 1u))
+                return -1;
+            stack[depth++] = r->value[reg] + (uint64_t)(int64_t)ops[i].number;
+        } else if (op == DW_OP_bregx) {
+            if (ops[i].number >= EMB_ELF_UNWIND_REGS || !(r->known >> ops[i].number & 1u))
+                return -1;
+            stack[depth++] = r->value[ops[i].number] + (uint64_t)(int64_t)ops[i].number2;
+        } else if (op == DW_OP_consts || op == DW_OP_constu || (op >= DW_OP_lit0 && op <= DW_OP_lit31)) {
+            stack[depth++] = op >= DW_OP_lit0 ? (uint64_t)(op - DW_OP_lit0) : ops[i].number;
+        } else if (op == DW_OP_plus_uconst && depth >= 1) {
+            stack[depth - 1] += ops[i].number;
+        } else if ((op == DW_OP_plus || op == DW_OP_minus) && depth >= 2) {
+            depth--;
+            stack[depth - 1] = op == DW_OP_plus ? stack[depth - 1] + stack[depth] : stack[depth - 1] - stack[depth];
+        } else if (op == DW_OP_stack_value && i + 1 == nops) {
+            *is_value = true;
+        } else {
+            return -1; /* an operation CFI rules of these targets do not use */
+        }
+    }
+    if (depth != 1)
+        return -1;
+    *out = stack[0];
+    return 0;
+}
+
+int emb_elf_unwind_step(struct emb_elf *e, uint64_t pc, struct emb_elf_unwind_regs *r, unsigned sp_reg,
+                        unsigned ra_reg, emb_elf_read_word_fn read, void *arg)
+{
+    if (!e->mod || sp_reg >= EMB_ELF_UNWIND_REGS || ra_reg >= EMB_ELF_UNWIND_REGS)
+        return -1;
+    Dwarf_Addr bias = 0;
+    Dwarf_CFI *cfi = dwfl_module_dwarf_cfi(e->mod, &bias);
+    if (!cfi)
+        cfi = dwfl_module_eh_cfi(e->mod, &bias);
+    Dwarf_Frame *frame = NULL;
+    if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0)
+        return -1;
+    int rc = -1;
+    Dwarf_Op *ops, ops_mem[3];
+    size_t nops;
+    uint64_t cfa;
+    bool is_value;
+    struct emb_elf_unwind_regs caller = {.known = 0};
+    if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || cfi_eval(ops, nops, r, 0, &cfa, &is_value) != 0)
+        goto out;
+    for (unsigned reg = 0; reg < EMB_ELF_UNWIND_REGS; reg++) {
+        if (dwarf_frame_register(frame, (int)reg, ops_mem, &ops, &nops) != 0)
+            continue;
+        uint64_t v;
+        if (nops == 0 && ops == NULL) { /* same value: this frame left it alone */
+            if (r->known >> reg & 1u) {
+                caller.value[reg] = r->value[reg];
+                caller.known |= 1ull << reg;
+            }
+        } else if (nops > 0 && cfi_eval(ops, nops, r, cfa, &v, &is_value) == 0) {
+            if (is_value || read(arg, v, &v) == 0) {
+                caller.value[reg] = v;
+                caller.known |= 1ull << reg;
+            }
+        }
+    }
+    /* The caller's stack pointer is the canonical frame address, by definition. */
+    caller.value[sp_reg] = cfa;
+    caller.known |= 1ull << sp_reg;
+    if (caller.known >> ra_reg & 1u) {
+        *r = caller;
+        rc = 0;
+    }
+out:
+    free(frame);
+    return rc;
+}

@@ -66,4 +66,24 @@ size_t emb_elf_symbolize(struct emb_elf *e, uint64_t addr, struct emb_elf_frame 
 /* "function+0x12 (file:line)" of the outermost frame, or "0x..." when unknown. */
 const char *emb_elf_describe(struct emb_elf *e, uint64_t addr, char *buf, size_t len);
 
+/* Register values of one frame, in the architecture's DWARF numbering (ARM: r0-r15;
+ * 13 sp, 14 lr, 15 pc), with a bit per register that is known. */
+#define EMB_ELF_UNWIND_REGS 32u
+struct emb_elf_unwind_regs {
+    uint64_t value[EMB_ELF_UNWIND_REGS];
+    uint64_t known;
+};
+
+/* Reads one word of the target's memory at `addr` (the stack a record kept); 0 when it
+ * can, -1 when that memory was not kept. */
+typedef int (*emb_elf_read_word_fn)(void *arg, uint64_t addr, uint64_t *value);
+
+/* One frame up with the image's call frame information (.debug_frame, else .eh_frame):
+ * `r`, the registers at `pc`, becomes the caller's registers (its sp the frame's canonical
+ * frame address; ra_reg then holds the return address). -1, leaving `r` alone, when the
+ * CFI has no entry for pc, uses a rule this evaluator does not know, or needs memory
+ * that was not kept. */
+int emb_elf_unwind_step(struct emb_elf *e, uint64_t pc, struct emb_elf_unwind_regs *r, unsigned sp_reg,
+                        unsigned ra_reg, emb_elf_read_word_fn read, void *arg);
+
 #endif /* EMB_HOST_ELF_IMAGE_H */

@@ -67,11 +67,21 @@
 #define CONFIG_EMB_CM_CMSIS_HANDLERS 1
 #endif
 
+/* Stack words above the faulting sp the fault handler copies into the crash record (status
+ * words 8 on), for the host to unwind the call chain; only within the registered main
+ * stack (emb_cm_config.stack_low, stack_size). 0: none. At most 240. */
+#ifndef CONFIG_EMB_CM_FAULT_STACK_WORDS
+#define CONFIG_EMB_CM_FAULT_STACK_WORDS 64
+#endif
+
 #if CONFIG_EMB_CM_ATOMICS_IRQ == 0 && defined(__ARM_ARCH_6M__)
 #error "ARMv6-M has no LDREX/STREX: CONFIG_EMB_CM_ATOMICS_IRQ must be 1"
 #endif
 #if CONFIG_EMB_CM_BASEPRI != 0 && (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__))
 #error "CONFIG_EMB_CM_BASEPRI needs BASEPRI (ARMv7-M or ARMv8-M Mainline)"
+#endif
+#if CONFIG_EMB_CM_FAULT_STACK_WORDS < 0 || CONFIG_EMB_CM_FAULT_STACK_WORDS > 240
+#error "CONFIG_EMB_CM_FAULT_STACK_WORDS is 0 to 240 (the record holds at most 255 status words)"
 #endif
 #if CONFIG_EMB_CM_BASEPRI < 0 || CONFIG_EMB_CM_BASEPRI > 255
 #error "CONFIG_EMB_CM_BASEPRI is a priority byte, 1 to 255 (0: PRIMASK)"
