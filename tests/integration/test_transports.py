@@ -6,6 +6,9 @@ must hold every event of both threads, in order, with nothing discarded.
   serial   a pseudo-terminal pair stands in for the UART: the target writes frames to the
            master, emb capture --serial opens the slave and sets the line with termios;
            and a late joiner that opens the line mid-frame recovers at the next header
+  one-link log and trace on one pty: the deferred log's frames (channel 0) between the
+           trace's (channel 1); the capture splits them, emb trace decodes every event and
+           emb log every record, from --save-log and from the sealed capture itself
   tcp      the native port's TCP record server, one client, headers repeated
   pipe     frames through a pipe into emb capture --file -
   file     frames to a file, emb capture --file FILE
@@ -24,6 +27,7 @@ import json
 import struct
 import os
 import pty
+import re
 import shutil
 import subprocess
 import sys
@@ -104,6 +108,39 @@ def finish(name, p, out, embt, complete=True):
     return se
 
 
+def crc16(data):
+    crc = 0xFFFF
+    for b in data:
+        crc ^= b << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) & 0xFFFF if crc & 0x8000 else (crc << 1) & 0xFFFF
+    return crc
+
+
+def frames_of(data):
+    """COBS frames, independently of the C decoder: [(channel, payload)], damaged count."""
+    out, bad = [], 0
+    for raw in data.split(b"\0")[:-1]:
+        if not raw:
+            continue  # an empty frame: a writer's leading delimiter
+        dec, i = bytearray(), 0
+        try:
+            while i < len(raw):
+                code = raw[i]
+                dec += raw[i + 1:i + code]
+                i += code
+                if code < 255 and i < len(raw):
+                    dec.append(0)
+        except IndexError:
+            bad += 1
+            continue
+        if len(dec) < 3 or crc16(dec[:-2]) != dec[-2] | dec[-1] << 8:
+            bad += 1
+            continue
+        out.append((dec[0], bytes(dec[1:-2])))
+    return out, bad
+
+
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
 
@@ -131,6 +168,49 @@ for late in (False, True):
     se = finish(name, p, out, embt, complete=not late)
     ok("end of source" in se, "%s: the capture ends when the line hangs up" % name)
     os.close(slave)
+
+# ---- one link: log and trace over the same pty ----
+master, slave = os.openpty()
+tty.setraw(slave)
+slave_path = os.ttyname(slave)
+tgt = subprocess.Popen([TARGET, "--wait-stdin", "--linger", "500", "--log", "--log-every", "25",
+                        "--log-tail", "300", "fd", str(master), str(COUNT)],
+                       stdin=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=[master])
+os.close(master)
+onelog = os.path.join(WORK, "one-link.log")
+p, out, embt = capture("one-link", ["--serial", slave_path, "--baud", "921600", "--save-log", onelog])
+time.sleep(0.5)
+tgt.stdin.write(b"g")
+tgt.stdin.flush()
+tgt.stdin.close()
+tgt_err = tgt.stderr.read().decode()
+tgt.wait(timeout=60)
+se = finish("one-link", p, out, embt)
+os.close(slave)
+ok(" 0 dropped, " in tgt_err and " 0 log frames dropped" in tgt_err,
+   "one-link: the target wrote every trace and log frame (%s)" % tgt_err.strip())
+sent = re.search(r"(\d+) frames, ", tgt_err)
+got = re.search(r"(\d+) frames, ", se.split("stopped")[-1])
+ok(sent and got and sent.group(1) == got.group(1),
+   "one-link: the capture received every frame the target sent (%s of %s)"
+   % (got and got.group(1), sent and sent.group(1)))
+expect_main = list(range(0, COUNT, 25)) + list(range(COUNT, COUNT + 300))
+expect_worker = list(range(0, COUNT, 25))
+for what, path in (("--save-log", onelog), ("the sealed capture", out)):
+    r = subprocess.run([EMB, "log", "--json", "--elf", TARGET, path], capture_output=True, text=True)
+    recs = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+    recs = [x for x in recs if x.get("type") == "log"]
+    main = [int(x["text"].split()[1]) for x in recs if x["text"].startswith("log ")]
+    worker = [int(x["text"].split()[1]) for x in recs if x["text"].startswith("log2 ")]
+    ok(r.returncode == 0 and main == expect_main and worker == expect_worker
+       and all(x["text"] == "log2 %d from worker" % n for x, n in
+               zip([x for x in recs if x["text"].startswith("log2 ")], worker))
+       and len(recs) == len(expect_main) + len(expect_worker),
+       "one-link: emb log decodes every record of both threads from %s (%d + %d of %d + %d) %s"
+       % (what, len(main), len(worker), len(expect_main), len(expect_worker), r.stderr.strip()[:200]))
+fr, bad = frames_of(open(onelog, "rb").read())
+ok(bad == 0 and fr and all(ch == 0 for ch, _ in fr),
+   "one-link: the log section holds log frames only (%d frames, %d damaged)" % (len(fr), bad))
 
 # ---- tcp: the record server ----
 portfile = os.path.join(WORK, "port")
@@ -242,39 +322,6 @@ for name, drop in (("swo", None), ("swo-overflow", middle_packet_cut(stream))):
            "swo-overflow: the packet cut by the overflow is counted lost (%s)" % summary)
 
 # ---- retained: frames kept across a "reset" (SIGKILL) in a mapped file ----
-def crc16(data):
-    crc = 0xFFFF
-    for b in data:
-        crc ^= b << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) & 0xFFFF if crc & 0x8000 else (crc << 1) & 0xFFFF
-    return crc
-
-
-def frames_of(data):
-    """COBS frames, independently of the C decoder: [(channel, payload)], damaged count."""
-    out, bad = [], 0
-    for raw in data.split(b"\0")[:-1]:
-        if not raw:
-            continue  # an empty frame: a writer's leading delimiter
-        dec, i = bytearray(), 0
-        try:
-            while i < len(raw):
-                code = raw[i]
-                dec += raw[i + 1:i + code]
-                i += code
-                if code < 255 and i < len(raw):
-                    dec.append(0)
-        except IndexError:
-            bad += 1
-            continue
-        if len(dec) < 3 or crc16(dec[:-2]) != dec[-2] | dec[-1] << 8:
-            bad += 1
-            continue
-        out.append((dec[0], bytes(dec[1:-2])))
-    return out, bad
-
-
 def emb_log(path):
     """`emb log` on a frame stream: the numbers of the "log N" records, its exit status and
     its stderr."""

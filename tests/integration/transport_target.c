@@ -23,7 +23,10 @@
  * retained ring's file (default 1 MiB); `--log-every N` (default 50, 0: none); `--log-tail N`:
  * N more log lines once the trace has ended (COUNT, COUNT + 1, ...); `--die`: after the
  * last frame, starts a log frame longer than a COBS block and dies (SIGKILL) in its
- * middle, as a reset would strike. */
+ * middle, as a reset would strike; `--log` (fd and file modes): the deferred log shares
+ * the descriptor with the trace (emb_native_framed_log_output): a log line every
+ * LOG_EVERY events of each thread ("log N" from thread 1, "log2 N" from thread 2) and
+ * the --log-tail lines, as channel 0 frames between the trace's. */
 #define _GNU_SOURCE
 #include <emb/native.h>
 #include <emb/native_link.h>
@@ -46,6 +49,7 @@
 static unsigned long count;
 static unsigned long log_every = 50, log_tail;
 static struct emb_retained_ring *retained;
+static int shared_log; /* --log: log frames on the framed descriptor too */
 
 EMB_LOG_MODULE_DEFINE(tt, EMB_LOG_LEVEL_INF);
 
@@ -54,6 +58,11 @@ EMB_LOG_MODULE_DEFINE(tt, EMB_LOG_LEVEL_INF);
 static void log_line(unsigned long i)
 {
     EMB_LOG_INF(tt, "log %u", (unsigned)i);
+}
+
+static int logging(void)
+{
+    return retained != NULL || shared_log;
 }
 
 /* Waits until the streaming worker has taken every flushed packet. */
@@ -83,6 +92,8 @@ static void *worker(void *arg)
     (void)arg;
     for (unsigned long i = 0; i < count; i++) {
         EMB_TRACE_user_event((uint16_t)i, 2u, (uint32_t)i);
+        if (shared_log && log_every != 0u && i % log_every == 0u)
+            EMB_LOG_WRN(tt, "log2 %u from %s", (unsigned)i, "worker");
         pace(i);
     }
     return NULL;
@@ -94,7 +105,7 @@ static void record(void)
     emb_native_thread_create(&t, "worker", worker, NULL);
     for (unsigned long i = 0; i < count; i++) {
         EMB_TRACE_user_event((uint16_t)i, 1u, (uint32_t)i);
-        if (retained != NULL && log_every != 0u && i % log_every == 0u)
+        if (logging() && log_every != 0u && i % log_every == 0u)
             log_line(i);
         pace(i);
     }
@@ -155,6 +166,9 @@ int main(int argc, char **argv)
     for (;;) {
         if (a < argc && !strcmp(argv[a], "--wait-stdin")) {
             wait = 1;
+            a++;
+        } else if (a < argc && !strcmp(argv[a], "--log")) {
+            shared_log = 1;
             a++;
         } else if (a < argc && !strcmp(argv[a], "--die")) {
             die = 1;
@@ -236,10 +250,16 @@ int main(int argc, char **argv)
             emb_native_server_stats(server, &st);
         } while (st.clients == 0);
     }
-    if (retained != NULL) {
+    if (shared_log && framed == NULL) {
+        fprintf(stderr, "transport_target: --log is for the fd and file modes\n");
+        return 2;
+    }
+    if (logging()) {
         /* A hello often: a reader of a wrapped ring needs one after the oldest kept frame. */
-        struct emb_native_log_config lc = {.fd = -1, .hello_period_ms = 1,
-                                           .output = emb_native_retained_log_output(retained)};
+        struct emb_native_log_config lc = {
+            .fd = -1, .hello_period_ms = retained != NULL ? 1 : 100,
+            .output = retained != NULL ? emb_native_retained_log_output(retained)
+                                       : emb_native_framed_log_output(framed)};
         if (emb_native_log_start(&lc) != EMB_OK) {
             fprintf(stderr, "transport_target: emb_native_log_start failed\n");
             return 1;
@@ -257,7 +277,7 @@ int main(int argc, char **argv)
     emb_native_flush();
     if (!strcmp(mode, "memchan"))
         wait_stdin(); /* until the reader is done */
-    if (retained != NULL) {
+    if (logging()) {
         /* The trace first, then the log tail: the newest frames are log lines. */
         wait_drained();
         for (unsigned long i = 0; i < log_tail; i++) {
@@ -282,9 +302,13 @@ int main(int argc, char **argv)
         emb_native_server_stop(server);
     }
     if (framed != NULL) {
-        fprintf(stderr, "transport_target: %llu frames, %llu headers, %llu dropped\n",
-                (unsigned long long)framed->stats.frames, (unsigned long long)framed->stats.headers,
-                (unsigned long long)framed->stats.dropped);
+        struct emb_native_link_stats st;
+        emb_native_framed_stats(framed, &st);
+        fprintf(stderr, "transport_target: %llu frames, %llu headers, %llu dropped, %llu log frames, "
+                        "%llu log frames dropped\n",
+                (unsigned long long)st.frames, (unsigned long long)st.headers,
+                (unsigned long long)st.dropped, (unsigned long long)st.log_frames,
+                (unsigned long long)st.log_dropped);
         emb_native_framed_free(framed);
     }
     if (linger_ms > 0) {

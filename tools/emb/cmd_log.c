@@ -15,7 +15,11 @@
 
 #include <emb/log_format.h>
 
+#include <emb/wire.h>
+
+#include "capture.h"
 #include "catalog.h"
+#include "catalog_known.h"
 #include "cli.h"
 #include "emb_cmds.h"
 #include "log_decode.h"
@@ -32,7 +36,8 @@ static void help(FILE *out)
             "emb_log_drain() write) against the ELF that produced it, and prints each record:\n"
             "time, context, level, module, file:line and the message, formatted as printf\n"
             "formats it. Drops, resynchronisations and unknown ids appear where they\n"
-            "happened. STREAM is a file, - for standard input, or tcp:HOST:PORT.\n"
+            "happened. STREAM is a file, - for standard input, or tcp:HOST:PORT; a sealed\n"
+            "capture (emb capture) gives its log section.\n"
             "\n"
             "Options:\n"
             "  -e, --elf PROGRAM   the ELF whose call sites the stream's ids name (required);\n"
@@ -150,6 +155,7 @@ struct state {
     bool oom;
     int ctx_width;
     uint64_t problems;   /* reported so far; past PROBLEMS_SHOWN they are only counted */
+    uint64_t base;       /* where the bytes fed start in the file (a capture's log section) */
 };
 
 /* Random or badly damaged input can hold thousands of bad frames: the first ones say it. */
@@ -390,6 +396,7 @@ static void on_problem(void *arg, uint64_t offset, bool error, const char *messa
     struct state *s = arg;
     if (s->problems++ >= PROBLEMS_SHOWN)
         return;
+    offset += s->base;
     if (error)
         emb_cli_error_at(CMD, s->a->stream, (long long)offset, "%s", message);
     else
@@ -467,6 +474,48 @@ static int open_stream(const char *spec)
     return fd;
 }
 
+/* A sealed capture ("EMBS"): its log section is the stream. Returns the bytes fed, or -1
+ * (said) when the capture is refused or holds no log. */
+static long long feed_capture(struct state *s, const char *path)
+{
+    const struct emb_catalog *cat = emb_catalog_for_capture(path);
+    if (cat == NULL) {
+        emb_cli_error(CMD, "the built-in catalogue does not parse");
+        return -1;
+    }
+    struct emb_capture_options opt = {.catalog = cat, .ignore_checksum = true, .skip_trace = true};
+    struct emb_capture *cap = emb_capture_decode_file(path, &opt);
+    long long off, rc = -1;
+    const char *msg;
+    const struct emb_cap_section *sec;
+    if (cap == NULL)
+        emb_cli_error_at(CMD, path, -1, "out of memory");
+    else if (emb_capture_failed(cap, &off, &msg))
+        emb_cli_error_at(CMD, path, off, "%s", msg);
+    else if ((sec = emb_capture_section(cap, EMB_CAP_SEC_LOG)) == NULL || sec->length == 0u)
+        emb_cli_error_at(CMD, path, -1, "the capture holds no log section");
+    else {
+        s->base = sec->offset;
+        emb_logdec_feed(s->dec, sec->data, (size_t)sec->length);
+        rc = (long long)sec->length;
+    }
+    emb_capture_free(cap);
+    return rc;
+}
+
+static bool is_capture(const char *spec)
+{
+    if (!strcmp(spec, "-") || !strncmp(spec, "tcp:", 4))
+        return false;
+    uint8_t head[4];
+    FILE *f = fopen(spec, "rb");
+    bool yes = f != NULL && fread(head, 1, sizeof head, f) == sizeof head &&
+               emb_get_le32(head) == EMB_CAP_MAGIC;
+    if (f != NULL)
+        fclose(f);
+    return yes;
+}
+
 static bool trace_origin(struct state *s)
 {
     const struct emb_catalog *cat = emb_catalog_builtin();
@@ -500,14 +549,15 @@ int emb_cmd_log(int argc, char **argv)
         emb_logdb_free(db);
         return EMB_EXIT_BAD;
     }
-    int fd = open_stream(a.stream);
-    if (fd < 0) {
+    bool capture = !a.raw && is_capture(a.stream);
+    int fd = capture ? -2 : open_stream(a.stream);
+    if (fd == -1) {
         emb_logdb_free(db);
         return EMB_EXIT_BAD;
     }
     if (a.output != NULL && strcmp(a.output, "-") && !(s.out = fopen(a.output, "w"))) {
         emb_cli_error_at(CMD, a.output, -1, "cannot create: %s", strerror(errno));
-        if (fd != STDIN_FILENO)
+        if (fd >= 0 && fd != STDIN_FILENO)
             close(fd);
         emb_logdb_free(db);
         return EMB_EXIT_BAD;
@@ -521,7 +571,13 @@ int emb_cmd_log(int argc, char **argv)
     }
     static uint8_t buf[65536];
     uint64_t total = 0;
-    for (;;) {
+    bool refused = false;
+    if (capture) {
+        long long n = feed_capture(&s, a.stream);
+        refused = n < 0;
+        total = n > 0 ? (uint64_t)n : 0u;
+    }
+    for (; fd >= 0;) {
         ssize_t n = read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR)
             continue;
@@ -536,7 +592,7 @@ int emb_cmd_log(int argc, char **argv)
         if (emb_logdec_summary(s.dec)->fatal)
             break;
     }
-    if (fd != STDIN_FILENO)
+    if (fd >= 0 && fd != STDIN_FILENO)
         close(fd);
     emb_logdec_finish(s.dec);
     if (!a.follow)
@@ -552,9 +608,9 @@ int emb_cmd_log(int argc, char **argv)
                          s.problems - PROBLEMS_SHOWN);
     if (s.oom)
         emb_cli_error(CMD, "out of memory: records were lost from the output");
-    if (total == 0u)
+    if (total == 0u && !refused)
         emb_cli_error_at(CMD, a.stream, 0, "empty stream: nothing to decode");
-    else if (!sum->fatal && sum->records == 0u && !a.raw && !emb_logdec_hello(s.dec)->seen)
+    else if (!refused && !sum->fatal && sum->records == 0u && !a.raw && !emb_logdec_hello(s.dec)->seen)
         emb_cli_error_at(CMD, a.stream, 0, "no log frame found: not a log stream");
     bool bad = sum->fatal || sum->errors > 0u || total == 0u || s.oom || write_failed ||
                (!a.raw && !emb_logdec_hello(s.dec)->seen);

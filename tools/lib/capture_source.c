@@ -118,6 +118,27 @@ static void emb__on_frame(void *arg, uint8_t ch, const uint8_t *p, size_t len, u
     }
 }
 
+/* Where, inside the packet starting at `b`, another packet or a header starts: the one at
+ * `b` was cut short (the ITM switched off on its way, with no overflow packet to say so).
+ * The target writes words, so a cut falls on a multiple of 4 bytes from the packet's
+ * start. 0 when the packet is whole. */
+static size_t emb__cut_at(const uint8_t *b, size_t avail, uint32_t packet_size)
+{
+    for (size_t k = 4; k < packet_size && k + 4u <= avail; k += 4u) {
+        uint32_t magic = emb_get_le32(b + k);
+        if (magic == EMB_PKT_MAGIC) {
+            if (k + EMB_PKT_OFF_PACKET_SIZE + 4u > avail ||
+                emb_get_le32(b + k + EMB_PKT_OFF_PACKET_SIZE) == 8u * packet_size)
+                return k;
+        } else if (magic == EMB_TSF_MAGIC) {
+            if (k + EMB_TSF_OFF_PACKET_SIZE + 4u > avail ||
+                emb_get_le32(b + k + EMB_TSF_OFF_PACKET_SIZE) == packet_size)
+                return k;
+        }
+    }
+    return 0;
+}
+
 static void emb__split(struct emb__cap *c, const uint8_t *p, size_t n, bool lost)
 {
     struct emb__splitter *s = &c->sp;
@@ -152,6 +173,12 @@ static void emb__split(struct emb__cap *c, const uint8_t *p, size_t n, bool lost
         }
         if (avail < 4u)
             break;
+        if (emb_get_le32(b) == EMB_TSF_MAGIC) {
+            /* A repeated header (for readers that attach late): the splitter looks for
+             * the next one as it looked for the first. */
+            s->have_header = false;
+            continue;
+        }
         if (emb_get_le32(b) != EMB_PKT_MAGIC) {
             pos++;
             c->st->resyncs++;
@@ -162,6 +189,12 @@ static void emb__split(struct emb__cap *c, const uint8_t *p, size_t n, bool lost
         if (emb_get_le32(b + EMB_PKT_OFF_PACKET_SIZE) != 8u * s->packet_size) {
             pos++;
             c->st->resyncs++;
+            continue;
+        }
+        size_t cut = emb__cut_at(b, avail, s->packet_size);
+        if (cut != 0u) {
+            pos += cut;
+            c->st->resyncs += cut;
             continue;
         }
         emb_tasm_frame(c->tasm, b, s->packet_size);

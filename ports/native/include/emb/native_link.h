@@ -3,7 +3,8 @@
  * repeated, and each packet) over
  *
  *   - a descriptor: a serial line (a pseudo-terminal stands in for the UART), a pipe, a
- *     file, a connected socket (emb_native_framed_*);
+ *     file, a connected socket (emb_native_framed_*); the deferred log's frames
+ *     (channel 0) may share it (emb_native_framed_log_output), one whole frame at a time;
  *   - a TCP record server: one client at a time gets a fresh header, then the packets as
  *     they complete, the header again every `header_period_ms` with the clock offset
  *     measured anew, and may send shell commands (channel 3) back (emb_native_server_*);
@@ -49,23 +50,42 @@ struct emb_native_link_stats {
     uint64_t commands;     /* server: shell commands received and answered */
     uint64_t garbage;      /* server: bytes from clients that were no command frame */
     uint64_t stalls;       /* server: clients dropped for not reading */
+    uint64_t log_frames;   /* framed: log frames written */
+    uint64_t log_dropped;  /* framed: log frames not written (a write failed) */
 };
 
 /* ---- Frames to a descriptor ---- */
+
+struct emb_native_framed_log;
 
 struct emb_native_framed {
     struct emb_native_sink sink;
     int fd;
     uint32_t header_every;  /* packets between header repeats; 0: only at the start */
     uint32_t since_header;
-    struct emb_native_link_stats stats;
+    struct emb_native_link_stats stats;  /* read with emb_native_framed_stats() */
+    pthread_mutex_t lock;   /* one whole frame at a time on fd, and the stats */
+    struct emb_native_framed_log *log;   /* the log's frame gatherer, when asked for */
     uint8_t buf[];          /* sized by emb_native_framed_new */
 };
 
 /* A sink writing frames to `fd` (not closed by it), the header repeated every
  * `header_every` packets. Writes block the streaming worker, never the producers. */
 struct emb_native_framed *emb_native_framed_new(int fd, uint32_t header_every);
+/* Call after emb_native_log_stop() and emb_native_shutdown(). */
 void emb_native_framed_free(struct emb_native_framed *f);
+
+/* A frame writer for the deferred log (emb_native_log_config.output) on the same
+ * descriptor: log frames (channel 0) go out between the trace's frames (channel 1), so
+ * a product with one UART sends both. Bytes are gathered up to each frame's delimiter and
+ * the whole frame is written under the link's lock: frames never interleave mid-frame.
+ * `emb capture --serial/--file` splits them again (docs/capture-sources.md). NULL when out
+ * of memory; the same writer on a second call. */
+struct emb_log_output;
+const struct emb_log_output *emb_native_framed_log_output(struct emb_native_framed *f);
+
+/* A consistent copy of the link's counts. */
+void emb_native_framed_stats(struct emb_native_framed *f, struct emb_native_link_stats *out);
 
 /* Opens a serial line (or a pseudo-terminal's slave) raw, 8N1, at `baud` (a standard
  * rate); returns the descriptor or -1 with errno. */
