@@ -242,44 +242,6 @@ static void function_of(struct crash *c, uint64_t addr, char *out, size_t len)
     snprintf(out, len, "%s", n ? f[n - 1].function : "");
 }
 
-/* A word of the stack the Cortex-M record kept, from its sp up. */
-static int cm_stack_word(void *arg, uint64_t addr, uint64_t *value)
-{
-    const struct crash *c = arg;
-    uint64_t sp = c->view.sp;
-    if (addr < sp || (addr - sp) % 4u != 0 || (addr - sp) / 4u >= c->view.stack_words)
-        return -1;
-    *value = emb_crash_status_reg(&c->rec, EMB_CRASH_CM_STACK + (unsigned)((addr - sp) / 4u));
-    return 0;
-}
-
-/* The call chain of a Cortex-M fault, unwound with the image's call frame information over
- * the registers and the stack words the record kept. */
-static void cm_unwind(struct crash *c)
-{
-    struct emb_elf_unwind_regs r = {.known = 0};
-    struct emb_crash_reg regs[EMB_CRASH_CORTEX_M_GPRS];
-    size_t n = emb_crash_registers(&c->rec, &c->view, regs, EMB_CRASH_CORTEX_M_GPRS);
-    for (size_t i = 0; i < n; i++) {
-        r.value[i] = regs[i].value;
-        r.known |= 1ull << i;
-    }
-    uint64_t pc = c->view.pc, sp = c->view.sp;
-    while (c->ncalls < MAX_CALLS && in_image(c, pc)) {
-        if (emb_elf_unwind_step(c->elf, pc, &r, 13, 14, cm_stack_word, c) != 0)
-            break;
-        uint64_t ra = r.value[14] & ~(uint64_t)1;
-        /* A caller's frame lies above its callee's (full descending stack); a leaf's
-         * does not move sp, so equal is allowed once, for the first step only. */
-        if (ra == 0 || !in_image(c, ra) || r.value[13] < sp || (c->ncalls > 0 && r.value[13] == sp))
-            break;
-        sp = r.value[13];
-        c->calls[c->ncalls++] = ra;
-        pc = ra - 1u; /* inside the call instruction: its frame rules, its line */
-        r.value[15] = ra;
-    }
-}
-
 /* The link register at a fault is the caller only in a function that has not reused it.
  * The call frame information says where the faulting function saved the return address,
  * so the unwound chain is believed first; without one, the link register only when it
@@ -289,7 +251,7 @@ static void choose_caller(struct crash *c)
     struct emb_crash_view *v = &c->view;
     if (v->arch != EMB_CRASH_ARCH_CORTEX_M)
         return;
-    cm_unwind(c);
+    c->ncalls = emb_crash_unwind(&c->rec, v, c->elf, c->calls, MAX_CALLS);
     if (c->ncalls > 0) {
         v->ra = c->calls[0];
         v->ra_source = EMB_CRASH_RA_CFI;

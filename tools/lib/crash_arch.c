@@ -2,6 +2,8 @@
  * native port's), written down here so the host decodes a record from any machine. */
 #include "crash_arch.h"
 
+#include "elf_image.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -309,4 +311,51 @@ const char *emb_crash_si_code_text(int signo, int code)
                             : "";
     default: return "";
     }
+}
+
+/* ---- Unwinding ---- */
+
+struct stack_kept {
+    const struct emb_crash_record *r;
+    uint64_t sp;
+    unsigned words;
+};
+
+static int stack_word(void *arg, uint64_t addr, uint64_t *value)
+{
+    const struct stack_kept *k = arg;
+    if (addr < k->sp || (addr - k->sp) % 4u != 0 || (addr - k->sp) / 4u >= k->words)
+        return -1;
+    *value = emb_crash_status_reg(k->r, EMB_CRASH_CM_STACK + (unsigned)((addr - k->sp) / 4u));
+    return 0;
+}
+
+size_t emb_crash_unwind(const struct emb_crash_record *r, const struct emb_crash_view *v,
+                        struct emb_elf *elf, uint64_t *calls, size_t max)
+{
+    if (v->arch != EMB_CRASH_ARCH_CORTEX_M || elf == NULL)
+        return 0;
+    struct emb_elf_unwind_regs regs = {.known = 0};
+    for (unsigned i = 0; i < r->gpr_count && i < EMB_CRASH_CORTEX_M_GPRS; i++) {
+        regs.value[i] = emb_crash_gpr(r, i);
+        regs.known |= 1ull << i;
+    }
+    struct stack_kept kept = {r, v->sp, v->stack_words};
+    uint64_t pc = v->pc, sp = v->sp;
+    size_t n = 0;
+    while (n < max && emb_elf_in_text(elf, pc)) {
+        if (emb_elf_unwind_step(elf, pc, &regs, 13, 14, stack_word, &kept) != 0)
+            break;
+        uint64_t ra = regs.value[14] & ~(uint64_t)1;
+        /* A caller's frame lies above its callee's (full descending stack); only the
+         * first step may leave sp where it was (a leaf that pushed nothing). */
+        if (ra == 0 || !emb_elf_in_text(elf, ra) || regs.value[13] < sp ||
+            (n > 0 && regs.value[13] == sp))
+            break;
+        sp = regs.value[13];
+        calls[n++] = ra;
+        pc = ra - 1u; /* inside the call instruction: its frame rules, its line */
+        regs.value[15] = ra;
+    }
+    return n;
 }

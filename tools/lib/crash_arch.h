@@ -62,4 +62,13 @@ size_t emb_crash_status_decode(const struct emb_crash_record *r, const struct em
 const char *emb_crash_signal_name(int signo);
 const char *emb_crash_si_code_text(int signo, int code);
 
+struct emb_elf;
+
+/* The call chain of a Cortex-M fault, unwound with the image's call frame information over
+ * the registers and the stack words the record kept (EMB_CRASH_CM_STACK on): return
+ * addresses, the faulting function's caller first; at most max. 0 for other layouts, or
+ * when the first step already needs memory the record did not keep. */
+size_t emb_crash_unwind(const struct emb_crash_record *r, const struct emb_crash_view *v,
+                        struct emb_elf *elf, uint64_t *calls, size_t max);
+
 #endif /* EMB_HOST_CRASH_ARCH_H */
