@@ -13,7 +13,11 @@ struct emb_trace_ring emb_trace_unclaimed_ring = {
 };
 
 static struct {
-    uint8_t uuid[16];
+    /* In words, so that opening a packet copies it with four stores, not a memcpy call. */
+    union {
+        uint8_t bytes[16];
+        uint32_t words[4];
+    } uuid;
     uint8_t mode;
     uint32_t window_state;  /* enum emb_trace_window_state */
     uint32_t window_frame;  /* frame that arms a waiting window; UINT32_MAX: by call only */
@@ -25,7 +29,7 @@ static struct {
 
 void emb_trace_init(const uint8_t uuid[16], enum emb_trace_mode mode, uint32_t classes)
 {
-    memcpy(emb__trace.uuid, uuid, sizeof emb__trace.uuid);
+    memcpy(emb__trace.uuid.bytes, uuid, sizeof emb__trace.uuid.bytes);
     emb__trace.mode = (uint8_t)mode;
     emb__trace.window_frame = UINT32_MAX;
     emb__trace.armed_classes = classes;
@@ -40,7 +44,7 @@ void emb_trace_init(const uint8_t uuid[16], enum emb_trace_mode mode, uint32_t c
 
 const uint8_t *emb_trace_uuid(void)
 {
-    return emb__trace.uuid;
+    return emb__trace.uuid.bytes;
 }
 
 enum emb_trace_mode emb_trace_mode(void)
@@ -172,7 +176,8 @@ static void emb__packet_open(struct emb_trace_ring *ring, uint32_t start, uint64
 {
     uint8_t *pkt = ring->buf + (start & ring->buf_mask);
     emb_put_le32(pkt + EMB_PKT_OFF_MAGIC, EMB_PKT_MAGIC);
-    memcpy(pkt + EMB_PKT_OFF_UUID, emb__trace.uuid, 16);
+    for (unsigned i = 0; i < 4u; i++)
+        EMB_WIRE_COPY(pkt + EMB_PKT_OFF_UUID + 4u * i, &emb__trace.uuid.words[i], 4);
     emb_put_le32(pkt + EMB_PKT_OFF_STREAM_ID, 0u);
     emb_put_le32(pkt + EMB_PKT_OFF_INSTANCE, ring->context_id);
     emb_put_le32(pkt + EMB_PKT_OFF_SEQ, (start - ring->base_pos) >> ring->packet_shift);

@@ -218,6 +218,23 @@ static inline uint8_t *emb_log_try_reserve(struct emb_log_reservation *res, uint
     struct emb_log_ring *ring = emb_port_log_ring();
     uint32_t pos;
     uint64_t now = 0;
+#if defined(EMB_PORT_LOCAL_RESERVE)
+    /* The port's reservation section: a preemption inside it makes the end fail, and the
+     * slow path tries again with everything read anew (emb/port.h). */
+    emb_port_reserve_state state;
+    uint32_t low = 0;
+    pos = emb_port_local_reserve_begin(&ring->write_pos, &state);
+    if (EMB_UNLIKELY((int32_t)(__atomic_load_n(&ring->limit, __ATOMIC_RELAXED) - (pos + size)) < 0 ||
+                     (CONFIG_EMB_LOG_TIMESTAMP &&
+                      !emb_port_timestamp_low_in(state, __atomic_load_n(&ring->ts_high, __ATOMIC_RELAXED),
+                                                 &low)))) {
+        emb_port_local_reserve_abort(state);
+        return emb__log_reserve_slow_copy(res, ring, id, size);
+    }
+    if (EMB_UNLIKELY(!emb_port_local_reserve_end(&ring->write_pos, pos + size, state)))
+        return emb__log_reserve_slow_copy(res, ring, id, size);
+    now = low;
+#else
     do {
         pos = __atomic_load_n(&ring->write_pos, __ATOMIC_RELAXED);
         if (CONFIG_EMB_LOG_TIMESTAMP)
@@ -227,6 +244,7 @@ static inline uint8_t *emb_log_try_reserve(struct emb_log_reservation *res, uint
                           (uint32_t)(now >> 32) != __atomic_load_n(&ring->ts_high, __ATOMIC_RELAXED))))
             return emb__log_reserve_slow_copy(res, ring, id, size);
     } while (!emb_port_local_cas32(&ring->write_pos, pos, pos + size));
+#endif
     uint8_t *rec = ring->buf + (pos & ring->mask);
     emb__log_put_header(rec, id, now);
     res->ring = ring;
