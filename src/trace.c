@@ -5,12 +5,9 @@
 
 uint32_t emb_trace_class_mask;
 
-/* packet_end = 0 and ts_high that no clock reaches send every event to the slow path. */
-struct emb_trace_ring emb_trace_unclaimed_ring = {
-    .packet_end = 0u,
-    .ts_high = 0xFFFFFFFFu,
-    .context_id = 0xFFFFu,
-};
+/* packet_end = 0 sends every event to the slow path (no position is below it). All
+ * zeros, so it takes no flash for an initialiser. */
+struct emb_trace_ring emb_trace_unclaimed_ring;
 
 static struct {
     /* In words, so that opening a packet copies it with four stores, not a memcpy call. */

@@ -257,6 +257,16 @@ static inline uint8_t *emb_log_try_reserve(struct emb_log_reservation *res, uint
     return rec + EMB_LOG_RECORD_HEADER;
 }
 
+/* emb_log_try_reserve() out of line (log.c): what call sites use when
+ * CONFIG_EMB_LOG_INLINE is 0 (builds that optimise for size). */
+uint8_t *emb_log_reserve(struct emb_log_reservation *res, uint32_t id, uint32_t size);
+
+#if CONFIG_EMB_LOG_INLINE
+#define EMB__LOG_RESERVE emb_log_try_reserve
+#else
+#define EMB__LOG_RESERVE emb_log_reserve
+#endif
+
 /* Publishes a reserved record to the consumer. */
 static inline void emb_log_commit(const struct emb_log_reservation *res)
 {
@@ -498,7 +508,7 @@ void emb_log_text_hexdump(uint8_t level, const char *module, const char *file, u
                                CONFIG_EMB_LOG_RECORD_MAX,                                     \
                            "log record may exceed CONFIG_EMB_LOG_RECORD_MAX");                \
             struct emb_log_reservation emb__res;                                              \
-            uint8_t *emb__p = emb_log_try_reserve(                                            \
+            uint8_t *emb__p = EMB__LOG_RESERVE(                                               \
                 &emb__res, EMB__LOG_ID(emb__site),                                            \
                 EMB_LOG_RECORD_HEADER + 0u EMB__LOG_MAP(EMB__LOG_SIZE, __VA_ARGS__));         \
             if (emb__p != NULL) {                                                             \
@@ -517,7 +527,7 @@ void emb_log_text_hexdump(uint8_t level, const char *module, const char *file, u
             uint32_t emb__n = (uint32_t)(len);                                                \
             uint32_t emb__c = emb__n > CONFIG_EMB_LOG_HEXDUMP_MAX ? CONFIG_EMB_LOG_HEXDUMP_MAX : emb__n; \
             struct emb_log_reservation emb__res;                                              \
-            uint8_t *emb__p = emb_log_try_reserve(&emb__res, EMB__LOG_ID(emb__site),          \
+            uint8_t *emb__p = EMB__LOG_RESERVE(&emb__res, EMB__LOG_ID(emb__site),             \
                                                   EMB_LOG_RECORD_HEADER + 2u + emb__c);       \
             if (emb__p != NULL) {                                                             \
                 emb_put_le16(emb__p, (uint16_t)(emb__c | (emb__n > emb__c ? EMB_LOG_HEX_CLIPPED : 0u))); \

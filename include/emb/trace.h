@@ -255,6 +255,18 @@ static inline struct emb_trace_slot emb_trace_try_reserve(uint32_t id, uint32_t 
                : emb_trace_reserve_slow(emb_port_trace_ring(), id, size);
 }
 
+/* The reservation of the generated out-of-line emitters (emb_trace_emit_slow_*): the
+ * slow path alone when call sites try the fast path inline, both when they do not
+ * (CONFIG_EMB_TRACE_INLINE 0). */
+static inline struct emb_trace_slot emb__trace_reserve_out(uint32_t id, uint32_t size)
+{
+#if CONFIG_EMB_TRACE_INLINE
+    return emb_trace_reserve_slow(emb_port_trace_ring(), id, size);
+#else
+    return emb_trace_try_reserve(id, size);
+#endif
+}
+
 /* Publishes a reserved event of `size` bytes to readers. */
 static inline void emb_trace_commit(struct emb_trace_slot slot, uint32_t size)
 {
