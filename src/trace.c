@@ -30,7 +30,7 @@ void emb_trace_init(const uint8_t uuid[16], enum emb_trace_mode mode, uint32_t c
     emb__trace.mode = (uint8_t)mode;
     emb__trace.window_frame = UINT32_MAX;
     emb__trace.armed_classes = classes;
-    if (mode == EMB_TRACE_MODE_WINDOW) {
+    if (CONFIG_EMB_TRACE_WINDOW && mode == EMB_TRACE_MODE_WINDOW) {
         __atomic_store_n(&emb__trace.window_state, EMB_TRACE_WINDOW_WAITING, __ATOMIC_RELAXED);
         __atomic_store_n(&emb_trace_class_mask, 0u, __ATOMIC_RELEASE);
     } else {
@@ -89,7 +89,7 @@ emb_status emb_trace_ring_init(struct emb_trace_ring *ring, uint16_t context_id,
 
 uint32_t emb_trace_set_classes(uint32_t mask)
 {
-    if (emb__trace.mode == EMB_TRACE_MODE_WINDOW) {
+    if (CONFIG_EMB_TRACE_WINDOW && emb__trace.mode == EMB_TRACE_MODE_WINDOW) {
         /* The mask is the window's switch: remember it, apply it only while armed. */
         uint32_t old = emb__trace.armed_classes;
         emb__trace.armed_classes = mask;
@@ -136,6 +136,7 @@ static void emb__drop(struct emb_trace_ring *ring)
     emb_port_local_add32_release(&ring->discarded, 1u);
 }
 
+#if CONFIG_EMB_TRACE_WINDOW
 static void emb__window_close(void)
 {
     uint32_t armed = EMB_TRACE_WINDOW_ARMED;
@@ -143,6 +144,7 @@ static void emb__window_close(void)
                                     false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
         __atomic_store_n(&emb_trace_class_mask, 0u, __ATOMIC_RELEASE);
 }
+#endif
 
 /* Can the packet starting at `start` be opened now? */
 static bool emb__may_open(struct emb_trace_ring *ring, uint32_t start)
@@ -150,16 +152,21 @@ static bool emb__may_open(struct emb_trace_ring *ring, uint32_t start)
     const uint32_t ring_bytes = ring->buf_mask + 1u;
     if (!emb__slot_reusable(ring, start))
         return false; /* a preempted producer is still writing a whole ring ago */
+    (void)ring_bytes;
     switch ((enum emb_trace_mode)emb__trace.mode) {
+#if CONFIG_EMB_TRACE_STREAMING
     case EMB_TRACE_MODE_STREAMING:
         /* The slot's previous packet must have been handed to the sink. */
         return start + EMB__PACKET_SIZE - emb_port_load32_acquire(&ring->read_pos) <= ring_bytes;
+#endif
+#if CONFIG_EMB_TRACE_WINDOW
     case EMB_TRACE_MODE_WINDOW:
         if (start - ring->base_pos >= ring_bytes) {
             emb__window_close();
             return false;
         }
         return true;
+#endif
     case EMB_TRACE_MODE_SNAPSHOT:
     default:
         return true;

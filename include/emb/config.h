@@ -41,6 +41,16 @@
 #endif
 #endif
 
+/* Trace modes beyond snapshot (always there): streaming (a consumer hands packets to a
+ * sink; with it the trace stream header's identity and ring blocks) and window. 0
+ * compiles a mode out; a ring started in it then records as in snapshot mode. */
+#ifndef CONFIG_EMB_TRACE_STREAMING
+#define CONFIG_EMB_TRACE_STREAMING 1
+#endif
+#ifndef CONFIG_EMB_TRACE_WINDOW
+#define CONFIG_EMB_TRACE_WINDOW 1
+#endif
+
 /* Bytes per trace packet (a CTF packet). Power of two, at least 256. */
 #ifndef CONFIG_EMB_TRACE_PACKET_SIZE
 #define CONFIG_EMB_TRACE_PACKET_SIZE 1024u

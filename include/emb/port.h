@@ -54,6 +54,9 @@
  *       or blocking signals on the native port). Only used off the hot path.
  *
  *   EMB_PORT_NAME        a string naming the port and variant, e.g. "native-x86_64".
+ *   EMB_PORT_CONTEXTS_MAX (optional) the most contexts the port ever has, when it is
+ *                        a constant (1 on a single-CPU microcontroller): code for the
+ *                        others compiles out.
  *
  * Out of line, in the port's sources:
  */

@@ -85,6 +85,9 @@ extern char emb_cm_port_name[28];
 struct emb_trace_ring;
 struct emb_log_ring;
 
+/* One context, the CPU (emb/port.h). */
+#define EMB_PORT_CONTEXTS_MAX 1u
+
 /* ---- The clock ---- */
 
 enum emb_cm_clock_kind {
