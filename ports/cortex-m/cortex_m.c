@@ -18,7 +18,11 @@
 #define EMB_CM_SYST_RVR (*(volatile uint32_t *)0xE000E014u)
 
 char emb_cm_port_name[28] = "cortex-m";
-struct emb_cm_core emb_cm = {.ring = &emb_trace_unclaimed_ring, .log_ring = &emb_log_unclaimed_ring};
+struct emb_cm_core emb_cm = {
+    .ring = &emb_trace_unclaimed_ring,
+    .dwt_state = EMB_CM_DWT_OFF,
+    .log_ring = &emb_log_unclaimed_ring,
+};
 
 static uint32_t emb_cm_hz;
 
@@ -50,7 +54,7 @@ void emb_cm_systick_isr(void)
 {
     /* Only this handler writes the count; readers retry when it changed under them. */
     if (emb_cm.clock_kind == EMB_CM_CLOCK_SYSTICK)
-        __atomic_store_n(&emb_cm.clock_state, emb_cm.clock_state + 1u, __ATOMIC_RELAXED);
+        __atomic_store_n(&emb_cm.systick_wraps, emb_cm.systick_wraps + 1u, __ATOMIC_RELAXED);
 }
 
 #if CONFIG_EMB_CM_SYSTICK_HANDLER
@@ -95,7 +99,7 @@ static void emb__clock_start(void)
         for (volatile int i = 0; i < 8; i++) {
         }
         if (EMB_CM_DWT_CYCCNT != a) {
-            emb_cm.clock_state = 0u;
+            emb_cm.dwt_state = 0u;
             __atomic_store_n(&emb_cm.clock_kind, EMB_CM_CLOCK_DWT, __ATOMIC_RELEASE);
             return;
         }
@@ -105,7 +109,8 @@ static void emb__clock_start(void)
     EMB_CM_SYST_CSR = 0u;
     EMB_CM_SYST_RVR = 0x00FFFFFFu;
     EMB_CM_SYST_CVR = 0u;
-    emb_cm.clock_state = 0u;
+    emb_cm.dwt_state = EMB_CM_DWT_OFF;
+    emb_cm.systick_wraps = 0u;
     __atomic_store_n(&emb_cm.clock_kind, EMB_CM_CLOCK_SYSTICK, __ATOMIC_RELEASE);
     EMB_CM_SYST_CSR = 7u; /* processor clock, wrap interrupt, enable */
 #endif

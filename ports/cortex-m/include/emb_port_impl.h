@@ -98,13 +98,17 @@ enum emb_cm_clock_kind {
 
 /* What the hot paths read, in one object so that a call site needs one address for all
  * of it: the CPU's rings, the clock chosen (enum emb_cm_clock_kind) and the state its
- * 64-bit extension keeps (DWT: bits 62..31 of the last time read; SysTick: the wraps
- * counted by emb_cm_systick_isr()). */
+ * 64-bit extension keeps. DWT: bits 62..31 of the last time read, or EMB_CM_DWT_OFF
+ * while DWT is not the clock (a value the count reaches after 2^63 cycles), so that the
+ * fast path tells the clocks apart by the word it loads anyway; SysTick: the wraps
+ * counted by emb_cm_systick_isr(). */
+#define EMB_CM_DWT_OFF 0xFFFFFFFFu
 struct emb_cm_core {
     struct emb_trace_ring *ring;
-    uint32_t clock_state; /* beside both rings: one LDRD loads a ring and the state */
+    uint32_t dwt_state; /* beside both rings: one LDRD loads a ring and the state */
     struct emb_log_ring *log_ring;
     uint32_t clock_kind;
+    uint32_t systick_wraps;
 };
 extern struct emb_cm_core emb_cm;
 
@@ -127,13 +131,13 @@ static inline bool emb__cm_cas(uint32_t *p, uint32_t expected, uint32_t desired)
 static inline uint32_t emb__cm_dwt_split(uint32_t *high)
 {
     for (;;) {
-        uint32_t s = __atomic_load_n(&emb_cm.clock_state, __ATOMIC_RELAXED);
+        uint32_t s = __atomic_load_n(&emb_cm.dwt_state, __ATOMIC_RELAXED);
         uint32_t low = EMB_CM_DWT_CYCCNT;
         if (__builtin_expect(((s ^ (low >> 31)) & 1u) == 0u, 1)) {
             *high = s >> 1;
             return low;
         }
-        if (emb__cm_cas(&emb_cm.clock_state, s, s + 1u)) {
+        if (emb__cm_cas(&emb_cm.dwt_state, s, s + 1u)) {
             *high = (s + 1u) >> 1;
             return low;
         }
@@ -150,13 +154,13 @@ static inline uint32_t emb__cm_systick_split(uint32_t *high)
     volatile uint32_t *scs = EMB__CM_SCS;
     uint32_t w, v, pend;
     do {
-        w = __atomic_load_n(&emb_cm.clock_state, __ATOMIC_RELAXED);
+        w = __atomic_load_n(&emb_cm.systick_wraps, __ATOMIC_RELAXED);
         v = scs[0x018u / 4u];
         pend = scs[0xD04u / 4u] & EMB_CM_ICSR_PENDSTSET;
         if (pend != 0u)
             v = scs[0x018u / 4u];
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    } while (w != __atomic_load_n(&emb_cm.clock_state, __ATOMIC_RELAXED));
+    } while (w != __atomic_load_n(&emb_cm.systick_wraps, __ATOMIC_RELAXED));
     w += pend >> 26;
     *high = w >> 8;
     return (w << 24) | ((0x1000000u - v) & 0xFFFFFFu);
@@ -308,7 +312,7 @@ static inline uint32_t emb_port_local_reserve_begin(uint32_t *p, emb_port_reserv
      * preempts here is behind by one and fails the check below (its low bit no longer
      * matches the counter's top bit), never passes it wrongly. Read here, it shares an
      * LDRD with the ring pointer. SysTick's state is read inside the section. */
-    state->clock = emb_cm.clock_state;
+    state->clock = emb_cm.dwt_state;
 #if CONFIG_EMB_CM_ATOMICS_IRQ
     state->primask = emb__cm_primask_save();
     v = *(volatile uint32_t *)p;
@@ -362,7 +366,7 @@ static inline bool emb__cm_dwt_low_in(uint32_t s, uint32_t high, uint32_t *low)
 static inline bool emb__cm_systick_low_in(uint32_t high, uint32_t *low)
 {
     volatile uint32_t *scs = EMB__CM_SCS;
-    uint32_t w = __atomic_load_n(&emb_cm.clock_state, __ATOMIC_RELAXED);
+    uint32_t w = __atomic_load_n(&emb_cm.systick_wraps, __ATOMIC_RELAXED);
     uint32_t v = scs[0x018u / 4u];
     uint32_t pend = scs[0xD04u / 4u] & EMB_CM_ICSR_PENDSTSET;
     *low = (w << 24) | ((0x1000000u - v) & 0xFFFFFFu);
@@ -374,11 +378,12 @@ static inline bool emb_port_timestamp_low_in(emb_port_reserve_state state, uint3
 {
 #if CONFIG_EMB_CM_CLOCK == 1
     return emb__cm_dwt_low_in(state.clock, high, low);
-#elif CONFIG_EMB_CM_CLOCK == 2
+#elif CONFIG_EMB_CM_CLOCK == 2 || defined(__ARM_ARCH_6M__)
     (void)state;
     return emb__cm_systick_low_in(high, low);
 #else
-    if (__builtin_expect(emb_cm.clock_kind == EMB_CM_CLOCK_DWT, 1))
+    /* Chosen at start: the DWT state already loaded says which, one compare. */
+    if (__builtin_expect(state.clock != EMB_CM_DWT_OFF, 1))
         return emb__cm_dwt_low_in(state.clock, high, low);
     return emb__cm_systick_low_in(high, low);
 #endif
