@@ -196,6 +196,11 @@ uint8_t *emb_log_reserve(struct emb_log_reservation *res, uint32_t id, uint32_t 
     return emb_log_try_reserve(res, id, size);
 }
 
+void emb_log_commit_out(const struct emb_log_reservation *res)
+{
+    emb_log_commit(res);
+}
+
 /* ---- Frames ---- */
 
 static emb_status emb__frame(const struct emb_log_output *out, const uint8_t *payload, uint32_t len)

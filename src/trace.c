@@ -10,10 +10,11 @@ uint32_t emb_trace_class_mask;
 struct emb_trace_ring emb_trace_unclaimed_ring;
 
 static struct {
-    /* In words, so that opening a packet copies it with four stores, not a memcpy call. */
+    /* Aligned, so that opening a packet copies it in register-sized stores, not a
+     * memcpy call. */
     union {
         uint8_t bytes[16];
-        uint32_t words[4];
+        uintptr_t words[16 / sizeof(uintptr_t)];
     } uuid;
     uint8_t mode;
     uint32_t window_state;  /* enum emb_trace_window_state */
@@ -180,8 +181,9 @@ static void emb__packet_open(struct emb_trace_ring *ring, uint32_t start, uint64
 {
     uint8_t *pkt = ring->buf + (start & ring->buf_mask);
     emb_put_le32(pkt + EMB_PKT_OFF_MAGIC, EMB_PKT_MAGIC);
-    for (unsigned i = 0; i < 4u; i++)
-        EMB_WIRE_COPY(pkt + EMB_PKT_OFF_UUID + 4u * i, &emb__trace.uuid.words[i], 4);
+    for (unsigned i = 0; i < 16u / sizeof(uintptr_t); i++)
+        EMB_WIRE_COPY(pkt + EMB_PKT_OFF_UUID + sizeof(uintptr_t) * i, &emb__trace.uuid.words[i],
+                      sizeof(uintptr_t));
     emb_put_le32(pkt + EMB_PKT_OFF_STREAM_ID, 0u);
     emb_put_le32(pkt + EMB_PKT_OFF_INSTANCE, ring->context_id);
     emb_put_le32(pkt + EMB_PKT_OFF_SEQ, (start - ring->base_pos) >> ring->packet_shift);

@@ -257,15 +257,6 @@ static inline uint8_t *emb_log_try_reserve(struct emb_log_reservation *res, uint
     return rec + EMB_LOG_RECORD_HEADER;
 }
 
-/* emb_log_try_reserve() out of line (log.c): what call sites use when
- * CONFIG_EMB_LOG_INLINE is 0 (builds that optimise for size). */
-uint8_t *emb_log_reserve(struct emb_log_reservation *res, uint32_t id, uint32_t size);
-
-#if CONFIG_EMB_LOG_INLINE
-#define EMB__LOG_RESERVE emb_log_try_reserve
-#else
-#define EMB__LOG_RESERVE emb_log_reserve
-#endif
 
 /* Publishes a reserved record to the consumer. */
 static inline void emb_log_commit(const struct emb_log_reservation *res)
@@ -274,6 +265,19 @@ static inline void emb_log_commit(const struct emb_log_reservation *res)
     if (CONFIG_EMB_LOG_IMMEDIATE)
         emb_log_immediate_flush(res->ring);
 }
+
+/* emb_log_try_reserve() and emb_log_commit() out of line (log.c): what call sites use
+ * when CONFIG_EMB_LOG_INLINE is 0 (builds that optimise for size). */
+uint8_t *emb_log_reserve(struct emb_log_reservation *res, uint32_t id, uint32_t size);
+void emb_log_commit_out(const struct emb_log_reservation *res);
+
+#if CONFIG_EMB_LOG_INLINE
+#define EMB__LOG_RESERVE emb_log_try_reserve
+#define EMB__LOG_COMMIT emb_log_commit
+#else
+#define EMB__LOG_RESERVE emb_log_reserve
+#define EMB__LOG_COMMIT emb_log_commit_out
+#endif
 
 /* ---- Argument capture (internal) ---- */
 
@@ -514,7 +518,7 @@ void emb_log_text_hexdump(uint8_t level, const char *module, const char *file, u
             if (emb__p != NULL) {                                                             \
                 EMB__LOG_MAP(EMB__LOG_PUT, __VA_ARGS__)                                       \
                 (void)emb__p;                                                                 \
-                emb_log_commit(&emb__res);                                                    \
+                EMB__LOG_COMMIT(&emb__res);                                                   \
             }                                                                                 \
         }                                                                                     \
     } while (0)
@@ -533,7 +537,7 @@ void emb_log_text_hexdump(uint8_t level, const char *module, const char *file, u
                 emb_put_le16(emb__p, (uint16_t)(emb__c | (emb__n > emb__c ? EMB_LOG_HEX_CLIPPED : 0u))); \
                 if (emb__c > 0u)                                                              \
                     EMB_WIRE_COPY(emb__p + 2, emb__b, emb__c);                                \
-                emb_log_commit(&emb__res);                                                    \
+                EMB__LOG_COMMIT(&emb__res);                                                   \
             }                                                                                 \
         }                                                                                     \
     } while (0)
