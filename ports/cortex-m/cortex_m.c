@@ -65,8 +65,14 @@ void SysTick_Handler(void)
 }
 #endif
 
-/* The one copy of the clock reads in a build that optimises for size. */
+/* The one copy of the clock reads and of the add in a build that optimises for size. */
 #define EMB_CM_CLOCK_INLINE 1
+
+void emb_cm_add32_release(uint32_t *p, uint32_t v)
+{
+    emb__cm_add32_release(p, v);
+}
+
 uint32_t emb_cm_clock_split(uint32_t *high)
 {
 #if CONFIG_EMB_CM_CLOCK == 1

@@ -274,7 +274,7 @@ static inline bool emb_port_local_cas32(uint32_t *p, uint32_t expected, uint32_t
     return emb__cm_cas(p, expected, desired);
 }
 
-static inline void emb_port_local_add32_release(uint32_t *p, uint32_t v)
+static inline void emb__cm_add32_release(uint32_t *p, uint32_t v)
 {
     EMB__CM_RELEASE();
 #if CONFIG_EMB_CM_ATOMICS_IRQ
@@ -386,6 +386,18 @@ static inline bool emb_port_timestamp_low_in(emb_port_reserve_state state, uint3
     if (__builtin_expect(state.clock != EMB_CM_DWT_OFF, 1))
         return emb__cm_dwt_low_in(state.clock, high, low);
     return emb__cm_systick_low_in(high, low);
+#endif
+}
+
+/* The add out of line (cortex_m.c): the one copy a build that optimises for size calls. */
+void emb_cm_add32_release(uint32_t *p, uint32_t v);
+
+static inline void emb_port_local_add32_release(uint32_t *p, uint32_t v)
+{
+#if defined(__OPTIMIZE_SIZE__)
+    emb_cm_add32_release(p, v);
+#else
+    emb__cm_add32_release(p, v);
 #endif
 }
 
