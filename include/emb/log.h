@@ -257,7 +257,6 @@ static inline uint8_t *emb_log_try_reserve(struct emb_log_reservation *res, uint
     return rec + EMB_LOG_RECORD_HEADER;
 }
 
-
 /* Publishes a reserved record to the consumer. */
 static inline void emb_log_commit(const struct emb_log_reservation *res)
 {
