@@ -7,7 +7,9 @@
 #     timer at 25 MHz ticks once per 40 instructions), best of 5 rounds; the empty loop is
 #     subtracted. Built at -O2 per core (M3, M4, M7) and, on the M3, with the clock fixed
 #     to DWT CYCCNT (the code real silicon runs: QEMU has no DWT, so the default build
-#     picks SysTick) and with interrupt masking for the ring's atomics (ARMv6-M's way).
+#     picks SysTick), the default build made to take its DWT path (m3-auto-dwt: what it
+#     runs on a core whose counter counts), and with interrupt masking for the ring's
+#     atomics (ARMv6-M's way).
 #  2. Flash and RAM: the library built at -Os for the M3 (arm-none-eabi-size per object and
 #     per feature set), and what its objects add to a minimal firmware
 #     (bench/cortex_m/size_fw.c), read from the link map, per configuration.
@@ -62,6 +64,7 @@ run_bench() {
 
 run_bench m3 cortex-m3 mps2-an385
 run_bench m3-dwt cortex-m3 mps2-an385 -DCONFIG_EMB_CM_CLOCK=1
+run_bench m3-auto-dwt cortex-m3 mps2-an385 -DBENCH_CM_AUTO_AS_DWT=1
 run_bench m3-irq cortex-m3 mps2-an385 -DCONFIG_EMB_CM_CLOCK=1 -DCONFIG_EMB_CM_ATOMICS_IRQ=1
 run_bench m4 cortex-m4 mps2-an386
 run_bench m7 cortex-m7 mps2-an500
@@ -81,7 +84,8 @@ instr_table() {
                 v[n, "bare"] - e, v[n, "clock"] - e, v[n, "trace"] - e, v[n, "trace_off"] - e,
                 v[n, "trace_out"] - e, v[n, "log"] - el, v[n, "log_off"] - el, v[n, "log_out"] - el
         }
-    }' "$OUT"/bench-m3.txt "$OUT"/bench-m3-dwt.txt "$OUT"/bench-m3-irq.txt "$OUT"/bench-m4.txt "$OUT"/bench-m7.txt
+    }' "$OUT"/bench-m3.txt "$OUT"/bench-m3-dwt.txt "$OUT"/bench-m3-auto-dwt.txt "$OUT"/bench-m3-irq.txt \
+        "$OUT"/bench-m4.txt "$OUT"/bench-m7.txt
 }
 echo "== Instructions per call (qemu-system-arm -icount shift=0, -O2; empty loop subtracted)"
 instr_table | tee "$OUT/instructions.md"
@@ -128,20 +132,29 @@ linked_size() { # label defines...
         split(file, p, "/"); obj[p[length(p)]] += (sec ~ /^\.(bss|COMMON)/ ? 0 : s)
         size = ""; file = ""
     }
+    # The C library functions the image links (memcpy, memset): counted apart, an
+    # application usually has them already.
+    file ~ /lib(c_nano|c|gcc)\.a\(/ && size != "" && sec ~ /^\.text/ { libc += hex(size); size = ""; file = "" }
     END {
         printf "%s %d %d", label, flash, ram
         for (o in obj) if (obj[o] > 0) printf " %s=%d", o, obj[o]
-        printf "\n"
+        printf " (libc=%d)\n", libc
     }' "$dir/fw.map"
 }
 
 echo
 echo "== Flash and RAM the library adds to a minimal firmware (M3, -Os; link map)"
+# The core a firmware engineer needs: snapshot trace rings, the deferred log, the v1 crash
+# record the fault handlers write, the debug descriptor; the clock fixed to DWT (a core
+# that has it). Each further row adds back or takes away one option.
+BASE=(-DCONFIG_EMB_MONITOR=0 -DCONFIG_EMB_STATS=0)
+MODES=(-DCONFIG_EMB_TRACE_STREAMING=0 -DCONFIG_EMB_TRACE_WINDOW=0)
 {
-    linked_size core -DCONFIG_EMB_DESCRIPTOR=0 -DCONFIG_EMB_MONITOR=0 -DCONFIG_EMB_STATS=0
-    linked_size core_dwt -DCONFIG_EMB_DESCRIPTOR=0 -DCONFIG_EMB_MONITOR=0 -DCONFIG_EMB_STATS=0 \
-        -DCONFIG_EMB_CM_CLOCK=1
-    linked_size trace_only -DCONFIG_EMB_DESCRIPTOR=0 -DCONFIG_EMB_MONITOR=0 -DCONFIG_EMB_STATS=0 \
+    linked_size core "${BASE[@]}" "${MODES[@]}" -DCONFIG_EMB_CM_CLOCK=1
+    linked_size core_no_descriptor "${BASE[@]}" "${MODES[@]}" -DCONFIG_EMB_CM_CLOCK=1 -DCONFIG_EMB_DESCRIPTOR=0
+    linked_size core_systick_fallback "${BASE[@]}" "${MODES[@]}"
+    linked_size core_streaming_window "${BASE[@]}" -DCONFIG_EMB_CM_CLOCK=1
+    linked_size trace_only "${BASE[@]}" "${MODES[@]}" -DCONFIG_EMB_CM_CLOCK=1 -DCONFIG_EMB_DESCRIPTOR=0 \
         -DCONFIG_EMB_CRASH=0 -DCONFIG_EMB_LOG=0
     linked_size all
 } > "$OUT/linked.txt"

@@ -302,8 +302,9 @@ static void embgen_signature(char *line, size_t len, const char *prefix,
         snprintf(line + n, len - n, ")");
 }
 
-/* The payload stores and the commit, once the slot is known (emb__slot, emb__p). */
-static void embgen_emit_body(FILE *out, const struct emb_cat_event *ev, const char *up)
+/* The payload stores and the commit, once the slot is known (emb__slot, emb__p); the
+ * function's closing brace is the caller's. */
+static void embgen_emit_body_open(FILE *out, const struct emb_cat_event *ev, const char *up)
 {
     for (size_t i = 0; i < ev->nfields; i++) {
         if (ev->fields[i].type == EMB_CAT_CHARS) {
@@ -312,7 +313,13 @@ static void embgen_emit_body(FILE *out, const struct emb_cat_event *ev, const ch
         }
     }
     embgen_payload(out, ev);
-    fprintf(out, "    emb_trace_commit(emb__slot, EMB_TRACE_SIZE_%s);\n}\n", up);
+    fprintf(out, "    emb_trace_commit(emb__slot, EMB_TRACE_SIZE_%s);\n", up);
+}
+
+static void embgen_emit_body(FILE *out, const struct emb_cat_event *ev, const char *up)
+{
+    embgen_emit_body_open(out, ev, up);
+    fputs("}\n", out);
 }
 
 static void embgen_event(FILE *out, const struct emb_cat_event *ev)
@@ -369,6 +376,19 @@ static void embgen_event(FILE *out, const struct emb_cat_event *ev)
             "                    (1u << EMB_TRACE_CLASS_%s)) == 0u))\n"
             "        return;\n",
             cls_up);
+    /* Out of line (CONFIG_EMB_TRACE_INLINE 0): the call site is the class test and a call. */
+    FILE *ool = fmemopen(line, sizeof line, "w");
+    if (ool == NULL)
+        return;
+    fprintf(ool, "    emb_trace_emit_slow_%s(", ev->name);
+    embgen_params(ool, ev, "%s");
+    fputs(");", ool);
+    fputc('\0', ool);
+    fclose(ool);
+    line[sizeof line - 1] = '\0';
+    fputs("#if !CONFIG_EMB_TRACE_INLINE\n", out);
+    embgen_wrap(out, line, 4 + (int)strlen("emb_trace_emit_slow_") + (int)strlen(ev->name) + 1, false);
+    fputs("#else\n", out);
     snprintf(line, sizeof line,
              "    struct emb_trace_slot emb__slot = emb_trace_reserve_fast(EMB_TRACE_ID_%s, "
              "EMB_TRACE_SIZE_%s);",
@@ -388,7 +408,9 @@ static void embgen_event(FILE *out, const struct emb_cat_event *ev)
     embgen_wrap(out, line, 8 + (int)strlen("emb_trace_emit_slow_") + (int)strlen(ev->name) + 1, false);
     fputs("        return;\n"
           "    }\n", out);
-    embgen_emit_body(out, ev, up);
+    embgen_emit_body_open(out, ev, up);
+    fputs("#endif\n"
+          "}\n", out);
     FILE *m = fmemopen(line, sizeof line, "w");
     if (m == NULL)
         return;
@@ -603,7 +625,7 @@ static int embgen_source_file(FILE *out, const struct emb_catalog *cat)
             const char *paren = strchr(line, '(');
             embgen_wrap(out, line, paren - line < 60 ? (int)(paren - line) + 1 : 8, false);
             snprintf(line, sizeof line,
-                     "    struct emb_trace_slot emb__slot = emb_trace_reserve_slow(emb_port_trace_ring(), "
+                     "    struct emb_trace_slot emb__slot = emb__trace_reserve_out("
                      "EMB_TRACE_ID_%s, EMB_TRACE_SIZE_%s);",
                      up, up);
             fputs("{\n", out);

@@ -280,8 +280,13 @@ static uint32_t emb__room(uint32_t cap, uint32_t contexts)
     return cap > header ? (cap - header) / EMB__P : 0u;
 }
 
-/* Contexts a flight recorder names: its table lives on the fault handler's stack. */
+/* Contexts a flight recorder names: its table lives on the fault handler's stack. A
+ * port with one context only (EMB_PORT_CONTEXTS_MAX 1) loses the code for the others. */
+#if defined(EMB_PORT_CONTEXTS_MAX)
+#define EMB__FLIGHT_MAX_CONTEXTS EMB_PORT_CONTEXTS_MAX
+#else
 #define EMB__FLIGHT_MAX_CONTEXTS (sizeof(void *) == 8u ? 64u : 8u)
+#endif
 
 uint32_t emb_crash_flight_collect(uint8_t *out, uint32_t cap, struct emb_trace_ring *faulting,
                                   struct emb_trace_ring *const *others, uint32_t other_count,
@@ -296,7 +301,7 @@ uint32_t emb_crash_flight_collect(uint8_t *out, uint32_t cap, struct emb_trace_r
     /* Other contexts get one packet each from at most half of the room. */
     const struct emb_trace_ring *chosen[EMB__FLIGHT_MAX_CONTEXTS];
     uint32_t n = 0;
-    for (uint32_t i = 0; i < other_count && n < EMB__FLIGHT_MAX_CONTEXTS - 1u; i++)
+    for (uint32_t i = 0; i < other_count && n + 1u < EMB__FLIGHT_MAX_CONTEXTS; i++)
         if (emb__ring_usable(others[i]) && others[i] != faulting)
             chosen[n++] = others[i];
     while (n > emb__room(cap, 1u + n) / 2u)

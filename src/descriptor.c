@@ -92,7 +92,9 @@ static const char *const emb__object_types[] = {
     "thread", "mutex", "sem", "queue", "pipe", "pool", "timer", "event", "cond", "workq", "work", "irq",
 };
 static const char *const emb__context_states[] = {"free", "live", "exited"};
+#if CONFIG_EMB_MONITOR
 static const char *const emb__monitor_names[] = {"irq_lock", "sched_lock", "thread_run", "work_handler"};
+#endif
 
 #define EMB__TF(member, kind) {#member, EMB_DESC_FIELD(emb_stats_thread_t, member, kind)}
 static const struct emb_desc_named_field emb__thread_stats[] = {
@@ -106,6 +108,7 @@ static const struct emb_desc_named_field emb__object_stats[] = {
     EMB__OF(acquisitions), EMB__OF(contentions), EMB__OF(max_wait_cycles), EMB__OF(wait_cycles),
     EMB__OF(max_queue),
 };
+#if CONFIG_EMB_STATS
 #define EMB__CF(name, member, kind) {name, EMB_DESC_FIELD(struct emb_stats_cpu_block, member, kind)}
 static const struct emb_desc_named_field emb__cpu_stats[] = {
     EMB__CF("reset_ts", reset_ts, EMB_DESC_U64_PAIR),
@@ -113,6 +116,7 @@ static const struct emb_desc_named_field emb__cpu_stats[] = {
     EMB__CF("idle_cycles", idle_cycles, EMB_DESC_U64_PAIR),
     EMB__CF("irq_count", irq_count, EMB_DESC_UNSIGNED),
 };
+#endif
 
 #define EMB__RF(member, kind) EMB_DESC_FIELD(struct emb_trace_ring, member, kind)
 #define EMB__LF(member, kind) EMB_DESC_FIELD(struct emb_log_ring, member, kind)

@@ -4,11 +4,9 @@
  * in emb/log.h. */
 #include <emb/log.h>
 
-/* limit 0 with write_pos 0 sends every record to the slow path, which claims a ring. */
-struct emb_log_ring emb_log_unclaimed_ring = {
-    .ts_high = 0xFFFFFFFFu,
-    .context_id = 0xFFFFu,
-};
+/* limit 0 with write_pos 0 sends every record to the slow path, which claims a ring.
+ * All zeros, so it takes no flash for an initialiser. */
+struct emb_log_ring emb_log_unclaimed_ring;
 
 static struct {
     uint32_t lost_no_ring;
@@ -191,6 +189,16 @@ uint8_t *emb_log_reserve_slow(struct emb_log_reservation *res, struct emb_log_ri
         res->size = total;
         return rec + EMB_LOG_RECORD_HEADER;
     }
+}
+
+uint8_t *emb_log_reserve(struct emb_log_reservation *res, uint32_t id, uint32_t size)
+{
+    return emb_log_try_reserve(res, id, size);
+}
+
+void emb_log_commit_out(const struct emb_log_reservation *res)
+{
+    emb_log_commit(res);
 }
 
 /* ---- Frames ---- */

@@ -5,15 +5,17 @@
 
 uint32_t emb_trace_class_mask;
 
-/* packet_end = 0 and ts_high that no clock reaches send every event to the slow path. */
-struct emb_trace_ring emb_trace_unclaimed_ring = {
-    .packet_end = 0u,
-    .ts_high = 0xFFFFFFFFu,
-    .context_id = 0xFFFFu,
-};
+/* packet_end = 0 sends every event to the slow path (no position is below it). All
+ * zeros, so it takes no flash for an initialiser. */
+struct emb_trace_ring emb_trace_unclaimed_ring;
 
 static struct {
-    uint8_t uuid[16];
+    /* Aligned, so that opening a packet copies it in register-sized stores, not a
+     * memcpy call. */
+    union {
+        uint8_t bytes[16];
+        uintptr_t words[16 / sizeof(uintptr_t)];
+    } uuid;
     uint8_t mode;
     uint32_t window_state;  /* enum emb_trace_window_state */
     uint32_t window_frame;  /* frame that arms a waiting window; UINT32_MAX: by call only */
@@ -25,11 +27,11 @@ static struct {
 
 void emb_trace_init(const uint8_t uuid[16], enum emb_trace_mode mode, uint32_t classes)
 {
-    memcpy(emb__trace.uuid, uuid, sizeof emb__trace.uuid);
+    memcpy(emb__trace.uuid.bytes, uuid, sizeof emb__trace.uuid.bytes);
     emb__trace.mode = (uint8_t)mode;
     emb__trace.window_frame = UINT32_MAX;
     emb__trace.armed_classes = classes;
-    if (mode == EMB_TRACE_MODE_WINDOW) {
+    if (CONFIG_EMB_TRACE_WINDOW && mode == EMB_TRACE_MODE_WINDOW) {
         __atomic_store_n(&emb__trace.window_state, EMB_TRACE_WINDOW_WAITING, __ATOMIC_RELAXED);
         __atomic_store_n(&emb_trace_class_mask, 0u, __ATOMIC_RELEASE);
     } else {
@@ -40,7 +42,7 @@ void emb_trace_init(const uint8_t uuid[16], enum emb_trace_mode mode, uint32_t c
 
 const uint8_t *emb_trace_uuid(void)
 {
-    return emb__trace.uuid;
+    return emb__trace.uuid.bytes;
 }
 
 enum emb_trace_mode emb_trace_mode(void)
@@ -88,7 +90,7 @@ emb_status emb_trace_ring_init(struct emb_trace_ring *ring, uint16_t context_id,
 
 uint32_t emb_trace_set_classes(uint32_t mask)
 {
-    if (emb__trace.mode == EMB_TRACE_MODE_WINDOW) {
+    if (CONFIG_EMB_TRACE_WINDOW && emb__trace.mode == EMB_TRACE_MODE_WINDOW) {
         /* The mask is the window's switch: remember it, apply it only while armed. */
         uint32_t old = emb__trace.armed_classes;
         emb__trace.armed_classes = mask;
@@ -135,6 +137,7 @@ static void emb__drop(struct emb_trace_ring *ring)
     emb_port_local_add32_release(&ring->discarded, 1u);
 }
 
+#if CONFIG_EMB_TRACE_WINDOW
 static void emb__window_close(void)
 {
     uint32_t armed = EMB_TRACE_WINDOW_ARMED;
@@ -142,6 +145,7 @@ static void emb__window_close(void)
                                     false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
         __atomic_store_n(&emb_trace_class_mask, 0u, __ATOMIC_RELEASE);
 }
+#endif
 
 /* Can the packet starting at `start` be opened now? */
 static bool emb__may_open(struct emb_trace_ring *ring, uint32_t start)
@@ -149,16 +153,21 @@ static bool emb__may_open(struct emb_trace_ring *ring, uint32_t start)
     const uint32_t ring_bytes = ring->buf_mask + 1u;
     if (!emb__slot_reusable(ring, start))
         return false; /* a preempted producer is still writing a whole ring ago */
+    (void)ring_bytes;
     switch ((enum emb_trace_mode)emb__trace.mode) {
+#if CONFIG_EMB_TRACE_STREAMING
     case EMB_TRACE_MODE_STREAMING:
         /* The slot's previous packet must have been handed to the sink. */
         return start + EMB__PACKET_SIZE - emb_port_load32_acquire(&ring->read_pos) <= ring_bytes;
+#endif
+#if CONFIG_EMB_TRACE_WINDOW
     case EMB_TRACE_MODE_WINDOW:
         if (start - ring->base_pos >= ring_bytes) {
             emb__window_close();
             return false;
         }
         return true;
+#endif
     case EMB_TRACE_MODE_SNAPSHOT:
     default:
         return true;
@@ -172,7 +181,9 @@ static void emb__packet_open(struct emb_trace_ring *ring, uint32_t start, uint64
 {
     uint8_t *pkt = ring->buf + (start & ring->buf_mask);
     emb_put_le32(pkt + EMB_PKT_OFF_MAGIC, EMB_PKT_MAGIC);
-    memcpy(pkt + EMB_PKT_OFF_UUID, emb__trace.uuid, 16);
+    for (unsigned i = 0; i < 16u / sizeof(uintptr_t); i++)
+        EMB_WIRE_COPY(pkt + EMB_PKT_OFF_UUID + sizeof(uintptr_t) * i, &emb__trace.uuid.words[i],
+                      sizeof(uintptr_t));
     emb_put_le32(pkt + EMB_PKT_OFF_STREAM_ID, 0u);
     emb_put_le32(pkt + EMB_PKT_OFF_INSTANCE, ring->context_id);
     emb_put_le32(pkt + EMB_PKT_OFF_SEQ, (start - ring->base_pos) >> ring->packet_shift);

@@ -1,5 +1,8 @@
 /* The trace stream file header (docs/formats/trace.md, "Trace stream file"), with its
  * context table and the optional identity block. */
+#include <stdbool.h>
+
+#include <emb/config.h>
 #include <emb/trace_format.h>
 #include <emb/wire.h>
 
@@ -17,8 +20,11 @@ size_t emb_tsf_encode_header(uint8_t *out, size_t cap, const struct emb_tsf_info
                              const struct emb_tsf_context *contexts, uint16_t count)
 {
     size_t table_end = EMB_TSF_HEADER_BYTES((size_t)count);
-    size_t size = table_end + (info != NULL && info->identity != NULL ? EMB_TSF_IDENTITY_SIZE : 0u) +
-                  (info != NULL && info->ring_packets != 0u ? EMB_TSF_RING_SIZE : 0u);
+    /* The identity and ring blocks are for stream and capture writers: without streaming
+     * (the flight recorder's header alone), they compile out. */
+    const bool ext = CONFIG_EMB_TRACE_STREAMING && info != NULL;
+    size_t size = table_end + (ext && info->identity != NULL ? EMB_TSF_IDENTITY_SIZE : 0u) +
+                  (ext && info->ring_packets != 0u ? EMB_TSF_RING_SIZE : 0u);
     if (out == NULL || info == NULL || size > cap || size > 0xFFFFu ||
         count > EMB_TSF_MAX_CONTEXTS || info->build_id_len > EMB_TSF_BUILD_ID_MAX ||
         (count > 0u && contexts == NULL) || (info->build_id_len > 0u && info->build_id == NULL))
@@ -46,7 +52,7 @@ size_t emb_tsf_encode_header(uint8_t *out, size_t cap, const struct emb_tsf_info
         emb_put_le32(e + EMB_TSF_CTX_OFF_PACKETS, contexts[i].packets);
         emb__put_text(e + EMB_TSF_CTX_OFF_NAME, contexts[i].name, EMB_TSF_NAME_MAX);
     }
-    if (info->identity != NULL) {
+    if (ext && info->identity != NULL) {
         uint8_t *b = out + table_end;
         emb_put_le32(b + EMB_TSF_EXT_OFF_TAG, EMB_TSF_EXT_IDENTITY);
         emb_put_le32(b + EMB_TSF_EXT_OFF_SIZE, EMB_TSF_IDENTITY_SIZE);
@@ -55,7 +61,7 @@ size_t emb_tsf_encode_header(uint8_t *out, size_t cap, const struct emb_tsf_info
                       EMB_TSF_FIRMWARE_MAX);
         emb__put_text(b + EMB_TSF_ID_OFF_CONFIG, info->identity->config, EMB_TSF_CONFIG_MAX);
     }
-    if (info->ring_packets != 0u) {
+    if (ext && info->ring_packets != 0u) {
         uint8_t *b = out + size - EMB_TSF_RING_SIZE;
         emb_put_le32(b + EMB_TSF_EXT_OFF_TAG, EMB_TSF_EXT_RING);
         emb_put_le32(b + EMB_TSF_EXT_OFF_SIZE, EMB_TSF_RING_SIZE);

@@ -28,6 +28,29 @@
 #define CONFIG_EMB_TRACE_CLASSES 0xFFFFFFFFu
 #endif
 
+/* Trace emitters: 1, each call site inlines the fast path (fastest); 0, a call site is
+ * the class test and a call to the event's one out-of-line emitter (about 16 bytes of
+ * code per call site instead of about 130 on Cortex-M, for a call and a return per
+ * event). Default: 0 when the build optimises for size (-Os), else 1. Mixing the two in
+ * one image is allowed. */
+#ifndef CONFIG_EMB_TRACE_INLINE
+#if defined(__OPTIMIZE_SIZE__)
+#define CONFIG_EMB_TRACE_INLINE 0
+#else
+#define CONFIG_EMB_TRACE_INLINE 1
+#endif
+#endif
+
+/* Trace modes beyond snapshot (always there): streaming (a consumer hands packets to a
+ * sink; with it the trace stream header's identity and ring blocks) and window. 0
+ * compiles a mode out; a ring started in it then records as in snapshot mode. */
+#ifndef CONFIG_EMB_TRACE_STREAMING
+#define CONFIG_EMB_TRACE_STREAMING 1
+#endif
+#ifndef CONFIG_EMB_TRACE_WINDOW
+#define CONFIG_EMB_TRACE_WINDOW 1
+#endif
+
 /* Bytes per trace packet (a CTF packet). Power of two, at least 256. */
 #ifndef CONFIG_EMB_TRACE_PACKET_SIZE
 #define CONFIG_EMB_TRACE_PACKET_SIZE 1024u
@@ -167,6 +190,17 @@
 
 /* 1: the call site writes its record to the output itself (early boot, debugging);
  * 0: a worker drains the rings (emb_log_drain()). */
+/* Log call sites: 1, each inlines the reservation's fast path; 0, each calls
+ * emb_log_reserve() (smaller code, a call per record). Default: 0 when the build
+ * optimises for size (-Os), else 1. */
+#ifndef CONFIG_EMB_LOG_INLINE
+#if defined(__OPTIMIZE_SIZE__)
+#define CONFIG_EMB_LOG_INLINE 0
+#else
+#define CONFIG_EMB_LOG_INLINE 1
+#endif
+#endif
+
 #ifndef CONFIG_EMB_LOG_IMMEDIATE
 #define CONFIG_EMB_LOG_IMMEDIATE 0
 #endif

@@ -218,6 +218,23 @@ static inline uint8_t *emb_log_try_reserve(struct emb_log_reservation *res, uint
     struct emb_log_ring *ring = emb_port_log_ring();
     uint32_t pos;
     uint64_t now = 0;
+#if defined(EMB_PORT_LOCAL_RESERVE)
+    /* The port's reservation section: a preemption inside it makes the end fail, and the
+     * slow path tries again with everything read anew (emb/port.h). */
+    emb_port_reserve_state state;
+    uint32_t low = 0;
+    pos = emb_port_local_reserve_begin(&ring->write_pos, &state);
+    if (EMB_UNLIKELY((int32_t)(__atomic_load_n(&ring->limit, __ATOMIC_RELAXED) - (pos + size)) < 0 ||
+                     (CONFIG_EMB_LOG_TIMESTAMP &&
+                      !emb_port_timestamp_low_in(state, __atomic_load_n(&ring->ts_high, __ATOMIC_RELAXED),
+                                                 &low)))) {
+        emb_port_local_reserve_abort(state);
+        return emb__log_reserve_slow_copy(res, ring, id, size);
+    }
+    if (EMB_UNLIKELY(!emb_port_local_reserve_end(&ring->write_pos, pos + size, state)))
+        return emb__log_reserve_slow_copy(res, ring, id, size);
+    now = low;
+#else
     do {
         pos = __atomic_load_n(&ring->write_pos, __ATOMIC_RELAXED);
         if (CONFIG_EMB_LOG_TIMESTAMP)
@@ -227,6 +244,7 @@ static inline uint8_t *emb_log_try_reserve(struct emb_log_reservation *res, uint
                           (uint32_t)(now >> 32) != __atomic_load_n(&ring->ts_high, __ATOMIC_RELAXED))))
             return emb__log_reserve_slow_copy(res, ring, id, size);
     } while (!emb_port_local_cas32(&ring->write_pos, pos, pos + size));
+#endif
     uint8_t *rec = ring->buf + (pos & ring->mask);
     emb__log_put_header(rec, id, now);
     res->ring = ring;
@@ -246,6 +264,19 @@ static inline void emb_log_commit(const struct emb_log_reservation *res)
     if (CONFIG_EMB_LOG_IMMEDIATE)
         emb_log_immediate_flush(res->ring);
 }
+
+/* emb_log_try_reserve() and emb_log_commit() out of line (log.c): what call sites use
+ * when CONFIG_EMB_LOG_INLINE is 0 (builds that optimise for size). */
+uint8_t *emb_log_reserve(struct emb_log_reservation *res, uint32_t id, uint32_t size);
+void emb_log_commit_out(const struct emb_log_reservation *res);
+
+#if CONFIG_EMB_LOG_INLINE
+#define EMB__LOG_RESERVE emb_log_try_reserve
+#define EMB__LOG_COMMIT emb_log_commit
+#else
+#define EMB__LOG_RESERVE emb_log_reserve
+#define EMB__LOG_COMMIT emb_log_commit_out
+#endif
 
 /* ---- Argument capture (internal) ---- */
 
@@ -480,13 +511,13 @@ void emb_log_text_hexdump(uint8_t level, const char *module, const char *file, u
                                CONFIG_EMB_LOG_RECORD_MAX,                                     \
                            "log record may exceed CONFIG_EMB_LOG_RECORD_MAX");                \
             struct emb_log_reservation emb__res;                                              \
-            uint8_t *emb__p = emb_log_try_reserve(                                            \
+            uint8_t *emb__p = EMB__LOG_RESERVE(                                               \
                 &emb__res, EMB__LOG_ID(emb__site),                                            \
                 EMB_LOG_RECORD_HEADER + 0u EMB__LOG_MAP(EMB__LOG_SIZE, __VA_ARGS__));         \
             if (emb__p != NULL) {                                                             \
                 EMB__LOG_MAP(EMB__LOG_PUT, __VA_ARGS__)                                       \
                 (void)emb__p;                                                                 \
-                emb_log_commit(&emb__res);                                                    \
+                EMB__LOG_COMMIT(&emb__res);                                                   \
             }                                                                                 \
         }                                                                                     \
     } while (0)
@@ -499,13 +530,13 @@ void emb_log_text_hexdump(uint8_t level, const char *module, const char *file, u
             uint32_t emb__n = (uint32_t)(len);                                                \
             uint32_t emb__c = emb__n > CONFIG_EMB_LOG_HEXDUMP_MAX ? CONFIG_EMB_LOG_HEXDUMP_MAX : emb__n; \
             struct emb_log_reservation emb__res;                                              \
-            uint8_t *emb__p = emb_log_try_reserve(&emb__res, EMB__LOG_ID(emb__site),          \
+            uint8_t *emb__p = EMB__LOG_RESERVE(&emb__res, EMB__LOG_ID(emb__site),             \
                                                   EMB_LOG_RECORD_HEADER + 2u + emb__c);       \
             if (emb__p != NULL) {                                                             \
                 emb_put_le16(emb__p, (uint16_t)(emb__c | (emb__n > emb__c ? EMB_LOG_HEX_CLIPPED : 0u))); \
                 if (emb__c > 0u)                                                              \
                     EMB_WIRE_COPY(emb__p + 2, emb__b, emb__c);                                \
-                emb_log_commit(&emb__res);                                                    \
+                EMB__LOG_COMMIT(&emb__res);                                                   \
             }                                                                                 \
         }                                                                                     \
     } while (0)

@@ -28,6 +28,22 @@
  *       LDREX/STREX (an exception clears the monitor), on ARMv6-M interrupt masking.
  *       The add publishes every earlier store of the caller before the new value.
  *
+ *   Optional, when the port defines EMB_PORT_LOCAL_RESERVE: a reservation section, the
+ *   fast paths' cheaper form of "load, check, compare-and-swap":
+ *
+ *   uint32_t emb_port_local_reserve_begin(uint32_t *p, emb_port_reserve_state *s);
+ *   bool emb_port_local_reserve_end(uint32_t *p, uint32_t v, emb_port_reserve_state s);
+ *   void emb_port_local_reserve_abort(emb_port_reserve_state s);
+ *       begin loads *p; end stores v into it and returns true only if nothing preempted
+ *       the caller since begin (LDREX ... STREX on ARMv7-M, whose monitor an exception
+ *       clears; or interrupts masked from begin to end); abort leaves the section
+ *       without storing. Between begin and end, only loads.
+ *
+ *   bool emb_port_timestamp_low_in(emb_port_reserve_state s, uint32_t high, uint32_t *low);
+ *       Inside the reservation section begun with `s`: stores the clock's low word in
+ *       *low and returns true when its high word is `high`. May return false spuriously
+ *       (the callers then take the slow path, which reads emb_port_timestamp() in full).
+ *
  *   uint32_t emb_port_load32_acquire(const uint32_t *p);
  *   void emb_port_store32_release(uint32_t *p, uint32_t v);
  *       Cross-context publication between producers and a consumer.
@@ -38,6 +54,9 @@
  *       or blocking signals on the native port). Only used off the hot path.
  *
  *   EMB_PORT_NAME        a string naming the port and variant, e.g. "native-x86_64".
+ *   EMB_PORT_CONTEXTS_MAX (optional) the most contexts the port ever has, when it is
+ *                        a constant (1 on a single-CPU microcontroller): code for the
+ *                        others compiles out.
  *
  * Out of line, in the port's sources:
  */

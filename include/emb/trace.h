@@ -198,7 +198,26 @@ struct emb_trace_slot emb_trace_reserve_slow(struct emb_trace_ring *ring, uint32
 static inline struct emb_trace_slot emb_trace_reserve_fast(uint32_t id, uint32_t size)
 {
     struct emb_trace_ring *ring = emb_port_trace_ring();
-    uint32_t pos, low, high;
+    uint32_t pos, low;
+#if defined(EMB_PORT_LOCAL_RESERVE)
+    /* The port's reservation section (LDREX ... STREX, or interrupts masked): whatever
+     * preempts the producer inside it makes the end fail, and the slow path then tries
+     * again with everything read anew; so the clock needs no consistency check here. */
+    struct emb_trace_slot slow = {NULL, NULL};
+    emb_port_reserve_state state;
+    pos = emb_port_local_reserve_begin(&ring->write_pos, &state);
+    /* Side by side, read together (one LDRD on Cortex-M). */
+    uint32_t packet_end = ring->packet_end;
+    uint32_t ts_high = ring->ts_high;
+    /* An event never fills a packet exactly: write_pos on a boundary means "closed". */
+    if (EMB_UNLIKELY(!emb_port_timestamp_low_in(state, ts_high, &low) || pos + size >= packet_end)) {
+        emb_port_local_reserve_abort(state);
+        return slow;
+    }
+    if (EMB_UNLIKELY(!emb_port_local_reserve_end(&ring->write_pos, pos + size, state)))
+        return slow;
+#else
+    uint32_t high;
     /* Plain loads: only this context (and what preempts it) writes these words, and the
      * swap re-validates `pos`; the swap is a compiler barrier, so a retry reloads them.
      * The clock is read after `pos`: a producer that preempts in between makes the swap
@@ -212,12 +231,16 @@ static inline struct emb_trace_slot emb_trace_reserve_fast(uint32_t id, uint32_t
             return slow;
         }
     } while (!emb_port_local_cas32(&ring->write_pos, pos, pos + size));
+#endif
+    /* buf and commit side by side, read together: one LDRD on Cortex-M. */
+    uint8_t *buf = ring->buf;
+    uint32_t *commit = ring->commit;
     uint32_t offset = pos & ring->buf_mask;
-    uint8_t *event = ring->buf + offset;
+    uint8_t *event = buf + offset;
     emb_put_le32(event + EMB_EVT_OFF_TS, low);
     emb_put_le32(event + EMB_EVT_OFF_ID, ring->event_flags | id);
     struct emb_trace_slot slot = {event + EMB_EVT_HEADER_SIZE,
-                                  &ring->commit[offset >> EMB_TRACE_PACKET_SHIFT]};
+                                  &commit[offset >> EMB_TRACE_PACKET_SHIFT]};
     return slot;
 }
 
@@ -230,6 +253,18 @@ static inline struct emb_trace_slot emb_trace_try_reserve(uint32_t id, uint32_t 
     return EMB_LIKELY(slot.payload != NULL)
                ? slot
                : emb_trace_reserve_slow(emb_port_trace_ring(), id, size);
+}
+
+/* The reservation of the generated out-of-line emitters (emb_trace_emit_slow_*): the
+ * slow path alone when call sites try the fast path inline, both when they do not
+ * (CONFIG_EMB_TRACE_INLINE 0). */
+static inline struct emb_trace_slot emb__trace_reserve_out(uint32_t id, uint32_t size)
+{
+#if CONFIG_EMB_TRACE_INLINE
+    return emb_trace_reserve_slow(emb_port_trace_ring(), id, size);
+#else
+    return emb_trace_try_reserve(id, size);
+#endif
 }
 
 /* Publishes a reserved event of `size` bytes to readers. */

@@ -18,7 +18,11 @@
 #define EMB_CM_SYST_RVR (*(volatile uint32_t *)0xE000E014u)
 
 char emb_cm_port_name[28] = "cortex-m";
-struct emb_cm_core emb_cm = {.ring = &emb_trace_unclaimed_ring, .log_ring = &emb_log_unclaimed_ring};
+struct emb_cm_core emb_cm = {
+    .ring = &emb_trace_unclaimed_ring,
+    .dwt_state = EMB_CM_DWT_OFF,
+    .log_ring = &emb_log_unclaimed_ring,
+};
 
 static uint32_t emb_cm_hz;
 
@@ -50,7 +54,7 @@ void emb_cm_systick_isr(void)
 {
     /* Only this handler writes the count; readers retry when it changed under them. */
     if (emb_cm.clock_kind == EMB_CM_CLOCK_SYSTICK)
-        __atomic_store_n(&emb_cm.clock_state, emb_cm.clock_state + 1u, __ATOMIC_RELAXED);
+        __atomic_store_n(&emb_cm.systick_wraps, emb_cm.systick_wraps + 1u, __ATOMIC_RELAXED);
 }
 
 #if CONFIG_EMB_CM_SYSTICK_HANDLER
@@ -61,8 +65,14 @@ void SysTick_Handler(void)
 }
 #endif
 
-/* The one copy of the clock reads in a build that optimises for size. */
+/* The one copy of the clock reads and of the add in a build that optimises for size. */
 #define EMB_CM_CLOCK_INLINE 1
+
+void emb_cm_add32_release(uint32_t *p, uint32_t v)
+{
+    emb__cm_add32_release(p, v);
+}
+
 uint32_t emb_cm_clock_split(uint32_t *high)
 {
 #if CONFIG_EMB_CM_CLOCK == 1
@@ -95,7 +105,7 @@ static void emb__clock_start(void)
         for (volatile int i = 0; i < 8; i++) {
         }
         if (EMB_CM_DWT_CYCCNT != a) {
-            emb_cm.clock_state = 0u;
+            emb_cm.dwt_state = 0u;
             __atomic_store_n(&emb_cm.clock_kind, EMB_CM_CLOCK_DWT, __ATOMIC_RELEASE);
             return;
         }
@@ -105,38 +115,32 @@ static void emb__clock_start(void)
     EMB_CM_SYST_CSR = 0u;
     EMB_CM_SYST_RVR = 0x00FFFFFFu;
     EMB_CM_SYST_CVR = 0u;
-    emb_cm.clock_state = 0u;
+    emb_cm.dwt_state = EMB_CM_DWT_OFF;
+    emb_cm.systick_wraps = 0u;
     __atomic_store_n(&emb_cm.clock_kind, EMB_CM_CLOCK_SYSTICK, __ATOMIC_RELEASE);
     EMB_CM_SYST_CSR = 7u; /* processor clock, wrap interrupt, enable */
 #endif
 }
 
-/* "cortex-m3/dwt": the core from CPUID's part number, then the clock. */
+/* "cortex-m3/dwt": the core from CPUID's part number (0xC2n is the Cortex-Mn, 0xC60 the
+ * M0+, 0xD20 to 0xD23 the M23, M33, M55 and M85), then the clock. emb_cm_port_name
+ * starts as "cortex-m"; the longest name, "cortex-m0+/systick", fits it. */
 static void emb__name_port(void)
 {
-    static const struct {
-        uint16_t part;
-        char name[6];
-    } cores[] = {{0xC20u, "m0"},  {0xC60u, "m0+"}, {0xC21u, "m1"},  {0xC23u, "m3"},
-                 {0xC24u, "m4"},  {0xC27u, "m7"},  {0xD20u, "m23"}, {0xD21u, "m33"},
-                 {0xD22u, "m55"}, {0xD23u, "m85"}};
+    static const char v8m[4][2] = {{'2', '3'}, {'3', '3'}, {'5', '5'}, {'8', '5'}};
     uint32_t part = (EMB_CM_SCB_CPUID >> 4) & 0xFFFu;
-    const char *core = "";
-    for (unsigned i = 0; i < sizeof cores / sizeof cores[0]; i++)
-        if (cores[i].part == part)
-            core = cores[i].name;
-    const char *clock = emb_cm_clock_name();
-    char *p = emb_cm_port_name;
-    const char *end = emb_cm_port_name + sizeof emb_cm_port_name - 1;
-    for (const char *s = "cortex-"; *s && p < end; s++)
-        *p++ = *s;
-    if (*core == '\0' && p < end)
-        *p++ = 'm';
-    for (const char *s = core; *s && p < end; s++)
-        *p++ = *s;
-    if (p < end)
-        *p++ = '/';
-    for (const char *s = clock; *s && p < end; s++)
+    char *p = emb_cm_port_name + 8;
+    if ((part & 0xFF0u) == 0xC20u) {
+        *p++ = (char)('0' + (part & 0xFu));
+    } else if (part == 0xC60u) {
+        *p++ = '0';
+        *p++ = '+';
+    } else if ((part & 0xFFCu) == 0xD20u) {
+        *p++ = v8m[part & 3u][0];
+        *p++ = v8m[part & 3u][1];
+    }
+    *p++ = '/';
+    for (const char *s = emb_cm_clock_name(); *s != '\0'; s++)
         *p++ = *s;
     *p = '\0';
 }
@@ -154,11 +158,10 @@ uint32_t emb_cm_build_id(const uint8_t **id)
     __asm__("" : "+r"(note));
     if (note == NULL)
         return 0u;
-    uint32_t namesz, descsz, type;
-    memcpy(&namesz, note, 4);
-    memcpy(&descsz, note + 4, 4);
-    memcpy(&type, note + 8, 4);
-    if (namesz != 4u || type != 3u /* NT_GNU_BUILD_ID */ || memcmp(note + 12, "GNU", 4) != 0 ||
+    /* The note is word-aligned: plain word loads, and the name "GNU\0" as one word. */
+    const uint32_t *w = (const uint32_t *)(const void *)note;
+    uint32_t descsz = w[1];
+    if (w[0] != 4u || w[2] != 3u /* NT_GNU_BUILD_ID */ || emb_get_le32(&w[3]) != 0x00554E47u ||
         descsz == 0u || descsz > EMB_TSF_BUILD_ID_MAX)
         return 0u;
     *id = note + 16;

@@ -2,7 +2,9 @@
 # The target library and the Cortex-M port build, with -Wall -Wextra -Werror, for every
 # core family and port option: ARMv6-M (interrupt masking for the ring's atomics, no
 # fault status registers), ARMv7-M and ARMv7E-M (LDREX/STREX; the BASEPRI critical
-# section; interrupt masking forced; each fixed clock), ARMv8-M Baseline and Mainline.
+# section; interrupt masking forced; each fixed clock; the size-optimised core without
+# monitors, statistics, streaming and window modes; emitters inlined at -Os), ARMv8-M
+# Baseline and Mainline.
 # Then a firmware per variant is linked with the MPS2 board support, the port's linker
 # fragments and -Wl,--gc-sections, so nothing the port needs is missing (on ARMv6-M: the
 # atomics GCC calls instead of inlining). Last, the MPS2 example's call sites compiled
@@ -57,6 +59,10 @@ variant some m3-no-handlers cortex-m3 -DCONFIG_EMB_CM_CMSIS_HANDLERS=0 -DCONFIG_
 variant some m4 cortex-m4
 variant all m7 cortex-m7
 variant some m7-smp cortex-m7 -DCONFIG_EMB_CM_SMP=1
+variant all m3-core cortex-m3 -DCONFIG_EMB_MONITOR=0 -DCONFIG_EMB_STATS=0 -DCONFIG_EMB_TRACE_STREAMING=0 \
+    -DCONFIG_EMB_TRACE_WINDOW=0 -DCONFIG_EMB_CM_CLOCK=1
+variant all m3-inline cortex-m3 -DCONFIG_EMB_TRACE_INLINE=1 -DCONFIG_EMB_LOG_INLINE=1
+variant all m0-inline cortex-m0 -DCONFIG_EMB_TRACE_INLINE=1 -DCONFIG_EMB_LOG_INLINE=1
 variant all m23 cortex-m23
 variant some m33 cortex-m33 -DCONFIG_EMB_CM_BASEPRI=0x20
 # ARMv6-M without LDREX/STREX: the port refuses LDREX/STREX atomics.

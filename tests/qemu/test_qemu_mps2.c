@@ -474,8 +474,8 @@ static void check_hostile(struct run *r)
         if (v == (uint32_t)cpu && !ctx_off)
             ctx_off = off;
     }
-    uint64_t log_ring_ptr; /* the port keeps its log ring's address in emb_cm.log_ring, word 1 */
-    if (!emb_elf_file_symbol(r->fw, "emb_cm", &log_ring_ptr, NULL, err, sizeof err) && (log_ring_ptr += 4))
+    uint64_t log_ring_ptr; /* the port keeps its log ring's address in emb_cm.log_ring, word 2 */
+    if (!emb_elf_file_symbol(r->fw, "emb_cm", &log_ring_ptr, NULL, err, sizeof err) && (log_ring_ptr += 8))
         for (size_t off = 0; read && off + 4 <= sizeof reg; off += 4)
             if (emb_get_le32(reg + off) == (uint32_t)log_ring_ptr)
                 log_off = off;

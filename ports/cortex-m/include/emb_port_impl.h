@@ -42,7 +42,8 @@
 #endif
 
 /* The trace clock: 0 chosen at start (DWT CYCCNT when it counts, else SysTick), 1 DWT
- * only, 2 SysTick only. A fixed choice saves a load and a branch per event. */
+ * only, 2 SysTick only. A fixed choice saves a compare and a branch per event; 1 also
+ * leaves out the SysTick code and handler (about 200 bytes at -Os). */
 #ifndef CONFIG_EMB_CM_CLOCK
 #define CONFIG_EMB_CM_CLOCK 0
 #endif
@@ -95,6 +96,9 @@ extern char emb_cm_port_name[28];
 struct emb_trace_ring;
 struct emb_log_ring;
 
+/* One context, the CPU (emb/port.h). */
+#define EMB_PORT_CONTEXTS_MAX 1u
+
 /* ---- The clock ---- */
 
 enum emb_cm_clock_kind {
@@ -105,13 +109,17 @@ enum emb_cm_clock_kind {
 
 /* What the hot paths read, in one object so that a call site needs one address for all
  * of it: the CPU's rings, the clock chosen (enum emb_cm_clock_kind) and the state its
- * 64-bit extension keeps (DWT: bits 62..31 of the last time read; SysTick: the wraps
- * counted by emb_cm_systick_isr()). */
+ * 64-bit extension keeps. DWT: bits 62..31 of the last time read, or EMB_CM_DWT_OFF
+ * while DWT is not the clock (a value the count reaches after 2^63 cycles), so that the
+ * fast path tells the clocks apart by the word it loads anyway; SysTick: the wraps
+ * counted by emb_cm_systick_isr(). */
+#define EMB_CM_DWT_OFF 0xFFFFFFFFu
 struct emb_cm_core {
     struct emb_trace_ring *ring;
+    uint32_t dwt_state; /* beside both rings: one LDRD loads a ring and the state */
     struct emb_log_ring *log_ring;
     uint32_t clock_kind;
-    uint32_t clock_state;
+    uint32_t systick_wraps;
 };
 extern struct emb_cm_core emb_cm;
 
@@ -134,13 +142,13 @@ static inline bool emb__cm_cas(uint32_t *p, uint32_t expected, uint32_t desired)
 static inline uint32_t emb__cm_dwt_split(uint32_t *high)
 {
     for (;;) {
-        uint32_t s = __atomic_load_n(&emb_cm.clock_state, __ATOMIC_RELAXED);
+        uint32_t s = __atomic_load_n(&emb_cm.dwt_state, __ATOMIC_RELAXED);
         uint32_t low = EMB_CM_DWT_CYCCNT;
         if (__builtin_expect(((s ^ (low >> 31)) & 1u) == 0u, 1)) {
             *high = s >> 1;
             return low;
         }
-        if (emb__cm_cas(&emb_cm.clock_state, s, s + 1u)) {
+        if (emb__cm_cas(&emb_cm.dwt_state, s, s + 1u)) {
             *high = (s + 1u) >> 1;
             return low;
         }
@@ -157,13 +165,13 @@ static inline uint32_t emb__cm_systick_split(uint32_t *high)
     volatile uint32_t *scs = EMB__CM_SCS;
     uint32_t w, v, pend;
     do {
-        w = __atomic_load_n(&emb_cm.clock_state, __ATOMIC_RELAXED);
+        w = __atomic_load_n(&emb_cm.systick_wraps, __ATOMIC_RELAXED);
         v = scs[0x018u / 4u];
         pend = scs[0xD04u / 4u] & EMB_CM_ICSR_PENDSTSET;
         if (pend != 0u)
             v = scs[0x018u / 4u];
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    } while (w != __atomic_load_n(&emb_cm.clock_state, __ATOMIC_RELAXED));
+    } while (w != __atomic_load_n(&emb_cm.systick_wraps, __ATOMIC_RELAXED));
     w += pend >> 26;
     *high = w >> 8;
     return (w << 24) | ((0x1000000u - v) & 0xFFFFFFu);
@@ -277,7 +285,7 @@ static inline bool emb_port_local_cas32(uint32_t *p, uint32_t expected, uint32_t
     return emb__cm_cas(p, expected, desired);
 }
 
-static inline void emb_port_local_add32_release(uint32_t *p, uint32_t v)
+static inline void emb__cm_add32_release(uint32_t *p, uint32_t v)
 {
     EMB__CM_RELEASE();
 #if CONFIG_EMB_CM_ATOMICS_IRQ
@@ -285,7 +293,122 @@ static inline void emb_port_local_add32_release(uint32_t *p, uint32_t v)
     *(volatile uint32_t *)p += v;
     emb__cm_primask_restore(s);
 #else
-    __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+    /* One LDREX/STREX attempt inline, the loop out of the way: a failure (an exception
+     * in between) is rare, and a forward branch to it is one CBNZ. */
+    uint32_t x, failed;
+    __asm__ __volatile__("ldrex %0, %2\n\tadd %0, %0, %3\n\tstrex %1, %0, %2"
+                         : "=&r"(x), "=&l"(failed), "+Q"(*p)
+                         : "rI"(v));
+    if (__builtin_expect(failed != 0u, 0))
+        __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+/* The reservation section of the fast paths (emb/port.h, EMB_PORT_LOCAL_RESERVE).
+ * LDREX/STREX: the exclusive load is the producer's load of write_pos itself, and the
+ * store-exclusive fails if anything preempted it since (taking or returning from an
+ * exception clears the local monitor), so no compare is needed; between the two there
+ * are only loads, which leave the monitor alone. Interrupt masking (ARMv6-M): PRIMASK
+ * from begin to end, never BASEPRI, which would let a higher-priority producer in. */
+#define EMB_PORT_LOCAL_RESERVE 1
+typedef struct {
+    uint32_t primask; /* interrupt masking: PRIMASK as it was */
+    uint32_t clock;   /* DWT: the clock state, read before the section (see below) */
+} emb_port_reserve_state;
+
+static inline uint32_t emb_port_local_reserve_begin(uint32_t *p, emb_port_reserve_state *state)
+{
+    uint32_t v;
+    /* DWT: the state may be read before write_pos: a state made stale by a producer that
+     * preempts here is behind by one and fails the check below (its low bit no longer
+     * matches the counter's top bit), never passes it wrongly. Read here, it shares an
+     * LDRD with the ring pointer. SysTick's state is read inside the section. */
+    state->clock = emb_cm.dwt_state;
+#if CONFIG_EMB_CM_ATOMICS_IRQ
+    state->primask = emb__cm_primask_save();
+    v = *(volatile uint32_t *)p;
+#else
+    state->primask = 0u;
+    /* The clobber keeps every later load of the ring after this one. */
+    __asm__ __volatile__("ldrex %0, %1" : "=r"(v) : "Q"(*p) : "memory");
+#endif
+    return v;
+}
+
+static inline bool emb_port_local_reserve_end(uint32_t *p, uint32_t v, emb_port_reserve_state state)
+{
+#if CONFIG_EMB_CM_ATOMICS_IRQ
+    *(volatile uint32_t *)p = v;
+    emb__cm_primask_restore(state.primask);
+    return true;
+#else
+    (void)state;
+    uint32_t failed;
+    /* A low register for the result, so that the test is one CBNZ. */
+    __asm__ __volatile__("strex %0, %2, %1" : "=&l"(failed), "=Q"(*p) : "r"(v) : "memory");
+    return failed == 0u;
+#endif
+}
+
+static inline void emb_port_local_reserve_abort(emb_port_reserve_state state)
+{
+#if CONFIG_EMB_CM_ATOMICS_IRQ
+    emb__cm_primask_restore(state.primask);
+#else
+    (void)state;
+    __asm__ __volatile__("clrex" ::: "memory");
+#endif
+}
+
+/* The clock's low word inside a reservation section, and whether its high word is
+ * `high`. The section makes the reads consistent (a SysTick interrupt in between fails
+ * its end), so what is left is to see whether the extension is current:
+ * DWT: the state's low bit must match the counter's top bit (else the counter entered
+ * the next half and the slow path moves the state on), and its other bits are `high`:
+ * state - (counter >> 31) == high << 1, one subtract and one compare.
+ * SysTick: a wrap pending in ICSR is left to the slow path. */
+static inline bool emb__cm_dwt_low_in(uint32_t s, uint32_t high, uint32_t *low)
+{
+    uint32_t l = EMB_CM_DWT_CYCCNT;
+    *low = l;
+    return s - (l >> 31) == high << 1;
+}
+
+static inline bool emb__cm_systick_low_in(uint32_t high, uint32_t *low)
+{
+    volatile uint32_t *scs = EMB__CM_SCS;
+    uint32_t w = __atomic_load_n(&emb_cm.systick_wraps, __ATOMIC_RELAXED);
+    uint32_t v = scs[0x018u / 4u];
+    uint32_t pend = scs[0xD04u / 4u] & EMB_CM_ICSR_PENDSTSET;
+    *low = (w << 24) | ((0x1000000u - v) & 0xFFFFFFu);
+    return pend == 0u && w >> 8 == high;
+}
+
+static inline bool emb_port_timestamp_low_in(emb_port_reserve_state state, uint32_t high,
+                                             uint32_t *low)
+{
+#if CONFIG_EMB_CM_CLOCK == 1
+    return emb__cm_dwt_low_in(state.clock, high, low);
+#elif CONFIG_EMB_CM_CLOCK == 2 || defined(__ARM_ARCH_6M__)
+    (void)state;
+    return emb__cm_systick_low_in(high, low);
+#else
+    /* Chosen at start: the DWT state already loaded says which, one compare. */
+    if (__builtin_expect(state.clock != EMB_CM_DWT_OFF, 1))
+        return emb__cm_dwt_low_in(state.clock, high, low);
+    return emb__cm_systick_low_in(high, low);
+#endif
+}
+
+/* The add out of line (cortex_m.c): the one copy a build that optimises for size calls. */
+void emb_cm_add32_release(uint32_t *p, uint32_t v);
+
+static inline void emb_port_local_add32_release(uint32_t *p, uint32_t v)
+{
+#if defined(__OPTIMIZE_SIZE__)
+    emb_cm_add32_release(p, v);
+#else
+    emb__cm_add32_release(p, v);
 #endif
 }
 
