@@ -11,7 +11,7 @@
 #include "svc_proto.h"
 
 /* How long fs waits for block-driver at most, whatever its caller allows. */
-#define FS_DOWNSTREAM_MS 800
+#define FS_DOWNSTREAM_MS 2000
 
 static struct svc_peer block_driver;
 static uint64_t reads, errors, expired;

@@ -227,7 +227,9 @@ static void scenario(void)
     kill(block_driver.pid, SIGSTOP);
     r = run(&client, "read 1 5000 notify", user_gives_up);
     report("abort", &client, "read 1 5000 notify", r, r.aborted == 1);
-    sleep_ms(1000); /* fs's own wait on block-driver times out */
+    /* fs's own wait on block-driver (FS_DOWNSTREAM_MS, 2 s) times out. The margins around
+     * it, 1.3 s here and 1.7 s before the kill below, outlast a loaded machine's delays. */
+    sleep_ms(3000);
 
     maybe_fault_sink("kill");
     r = run(&client, "read 1 3000 notify", kill_block_driver);
