@@ -75,6 +75,45 @@ grep -q "holds a crash record" "$out/crash-capture.txt" || fail "no crash record
 sed -n '1,7p' "$out/crash.txt"
 grep -q "sensor_driver_poll" "$out/crash.txt" || fail "the crash report does not name sensor_driver_poll"
 
+say "5. Over a UART: the UART variant sends log and trace as frames on UART1 (a pty here)"
+fwu="$build/fw/qemu-mps2-m3-uart.elf"
+[ -f "$fwu" ] || fail "$fwu is missing"
+qemu-system-arm -M mps2-an385 -nographic -monitor none \
+    -semihosting-config enable=on,target=native \
+    -serial "file:$out/uart-link.uart0.txt" -serial pty -kernel "$fwu" > "$out/uart-link.qemu.txt" 2>&1 &
+qemu2=$!
+trap 'kill $qemu $qemu2 2>/dev/null; wait $qemu $qemu2 2>/dev/null || true' EXIT
+pty=""
+for _ in $(seq 100); do
+    pty=$(grep -o '/dev/pts/[0-9]*' "$out/uart-link.qemu.txt" || true)
+    [ -n "$pty" ] && break
+    sleep 0.05
+done
+[ -n "$pty" ] || fail "QEMU named no pty for UART1 (see $out/uart-link.qemu.txt)"
+# --arm sends the ARM_WINDOW frame the firmware waits for before its run.
+"$emb" capture --serial "$pty" --baud 115200 --arm --duration 60 --label uart --color=never \
+    -o "$out/uart-link.emb" --save-trace "$out/uart-link.embt" --save-log "$out/uart-link.log" \
+    2> "$out/uart-link.capture.txt" &
+cap=$!
+sent=0
+for _ in $(seq 200); do
+    if grep -q "uart1:" "$out/uart-link.uart0.txt"; then
+        sent=1
+        break
+    fi
+    sleep 0.05
+done
+sleep 0.5
+kill -INT $cap
+wait $cap || fail "emb capture --serial failed (see $out/uart-link.capture.txt)"
+kill $qemu2 2>/dev/null; wait $qemu2 2>/dev/null || true
+[ "$sent" = 1 ] || fail "the UART variant did not finish its run (see $out/uart-link.uart0.txt)"
+grep "uart1:" "$out/uart-link.uart0.txt"
+cat "$out/uart-link.capture.txt"
+"$emb" log --elf "$fwu" --color=never "$out/uart-link.emb" > "$out/uart-link.log.txt"
+"$emb" trace --summary --color=never "$out/uart-link.embt" > "$out/uart-link.trace.summary.txt"
+sed -n '1,4p' "$out/uart-link.log.txt"
+
 say "Made in $out:"
 printf '  %-20s %s\n' \
   uart.txt "the firmware's UART: its boots, the clock it chose, the record it found" \
@@ -85,4 +124,6 @@ printf '  %-20s %s\n' \
   trace.perfetto.json "the same for https://ui.perfetto.dev" \
   log.txt "emb log --elf: the deferred log decoded, $(wc -l < "$out/log.txt") lines" \
   crash.bin "the crash record read from .noinit after the reset" \
-  crash.txt "emb crash: the faulting function and line, CFSR/BFAR, the last events"
+  crash.txt "emb crash: the faulting function and line, CFSR/BFAR, the last events" \
+  uart-link.emb "the UART variant's run, captured from UART1 by emb capture --serial" \
+  uart-link.log.txt "its log decoded from the capture; uart-link.trace.summary.txt its trace"

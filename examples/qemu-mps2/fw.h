@@ -12,11 +12,22 @@
 #define FW_EV_BURST 3u  /* the burst at frame FW_BURST_AT: more than the ring holds */
 #define FW_EV_SENSOR 4u /* the sensor driver, before it faults */
 
-#define FW_FRAMES 2500u     /* frames in a run */
+/* The UART variant (FW_UART_LINK, below) runs fewer frames at a lower tick rate: what it
+ * records per second must fit through the line (QEMU's UART moves about 300 KB/s; the
+ * default run records about 400 KB/s), else the run only drops more. */
+#ifndef FW_UART_LINK
+#define FW_UART_LINK 0
+#endif
+#if FW_UART_LINK
+#define FW_FRAMES 1000u     /* frames in a run */
+#define FW_TICK_HZ 2000u    /* the timer interrupt's rate */
+#else
+#define FW_FRAMES 2500u
+#define FW_TICK_HZ 10000u
+#endif
 #define FW_BURST_AT 500u    /* the frame of the burst */
 #define FW_BURST_EVENTS 3000u
 #define FW_BURST_LOGS 600u
-#define FW_TICK_HZ 10000u   /* the timer interrupt's rate */
 #define FW_TICKS_PER_FRAME 4u
 #define FW_LOG_TICK_EVERY 8u /* the interrupt logs every 8th tick */
 
@@ -49,6 +60,26 @@ struct fw_stats {
     uint32_t crash_status;   /* emb_crash_record_get() at start (0 a record, 5 none, 7 torn) */
     uint32_t crash_length;   /* its length */
     uint32_t lock_worst;     /* the longest interrupt lock, cycles (the monitor's) */
+    /* The UART variant (FW_UART_LINK): what went out on UART1 as frames. */
+    uint32_t link_state;     /* enum fw_link_state */
+    uint32_t link_frames;    /* frames written whole, log and trace */
+    uint32_t link_log_frames;
+    uint32_t link_trace_frames;
+    uint32_t link_bytes;
+    uint32_t link_failed;    /* frames lost to a failed write (none: the UART waits) */
+    uint32_t link_packets;   /* trace packets sent */
+    uint32_t link_packets_dropped; /* trace packets not sent */
+};
+
+/* The UART variant (qemu-mps2-mN-uart.elf, built with FW_UART_LINK=1) sends its log and
+ * trace as frames on UART1 (emb/frame_link.h) instead of leaving them to a debug probe;
+ * UART0 keeps the text. It waits for the host before its run: a shell ARM_WINDOW frame on
+ * UART1 (`emb capture --serial DEV --arm` sends one), or fw_command RUN_AGAIN. */
+enum fw_link_state {
+    FW_LINK_NONE = 0,     /* the probe is the consumer (the default build) */
+    FW_LINK_WAITING = 1,  /* waiting for the host on UART1 */
+    FW_LINK_RUNNING = 2,
+    FW_LINK_SENT = 3,     /* the run is over and everything it recorded went out */
 };
 
 #endif /* FW_H */

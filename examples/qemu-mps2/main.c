@@ -15,12 +15,20 @@
  * The trace ring streams with the debug probe as its consumer: `emb capture --gdb` frees
  * what it took. A host command (fw_command) makes the sensor driver fault; the crash
  * record, with the last trace packets, survives the reset in the retained region, and the
- * next start validates it (fw_stats.crash_status). */
+ * next start validates it (fw_stats.crash_status).
+ *
+ * Built with FW_UART_LINK=1 (qemu-mps2-mN-uart.elf), the firmware is its rings' consumer
+ * itself: its idle loop sends the log and the trace as frames on UART1 (emb/frame_link.h),
+ * which `emb capture --serial` reads; UART0 keeps the text. It waits for the host's
+ * ARM_WINDOW frame on UART1 before its run, so the reader has the log's hello frame and
+ * the trace header from the start. */
 #include <emb/cortex_m.h>
 #include <emb/crash.h>
+#include <emb/frame_link.h>
 #include <emb/hooks.h>
 #include <emb/log.h>
 #include <emb/monitor.h>
+#include <emb/shell.h>
 #include <emb/trace_events.h>
 
 #include "fw.h"
@@ -48,6 +56,8 @@ static __attribute__((section(".noinit"))) uint32_t boot_count[2]; /* magic, cou
 __attribute__((used)) volatile struct fw_stats fw_stats;
 /* Written by the host (enum fw_command). */
 __attribute__((used)) volatile uint32_t fw_command;
+
+#define FW_LINK_UART 1u
 
 static volatile uint32_t ticks_now;
 static volatile uint32_t running;
@@ -90,6 +100,128 @@ __attribute__((noinline)) static void queue_update(uint32_t frame)
     emb_irq_unlock(s);
 }
 
+/* ---- The UART variant: log and trace as frames on UART1 ---- */
+
+#if FW_UART_LINK
+static struct emb_frame_link link;
+static uint8_t link_header[EMB_TSF_HEADER_BYTES(1) + EMB_TSF_EXT_MAX];
+
+static emb_status uart1_write(void *arg, const uint8_t *bytes, uint32_t len)
+{
+    (void)arg;
+    mps2_uart_write(FW_LINK_UART, bytes, len);
+    return EMB_OK;
+}
+
+static void link_start(void)
+{
+    static struct emb_tsf_info info;
+    static struct emb_log_identity id;
+    static const struct emb_tsf_context cpu0 = {.id = 0, .kind = EMB_CONTEXT_CPU, .name = "cpu0"};
+    const uint8_t *build_id = 0;
+    uint32_t n = emb_cm_build_id(&build_id);
+    info = (struct emb_tsf_info){
+        .catalog_checksum = EMB_TRACE_CATALOG_CHECKSUM,
+        .packet_size = CONFIG_EMB_TRACE_PACKET_SIZE,
+        .clock_hz = MPS2_CPU_HZ,
+        .build_id = build_id,
+        .build_id_len = (uint8_t)(n < EMB_TSF_BUILD_ID_MAX ? n : EMB_TSF_BUILD_ID_MAX),
+        .pointer_size = 4u,
+        .port = emb_cm_port_name,
+        .ring_packets = RING_PACKETS,
+    };
+    for (unsigned i = 0; i < 16u; i++)
+        info.uuid[i] = emb_trace_uuid()[i];
+    id = (struct emb_log_identity){build_id, (uint8_t)(n < EMB_LOG_BUILD_ID_MAX ? n : EMB_LOG_BUILD_ID_MAX)};
+    const struct emb_frame_link_config c = {
+        .write = uart1_write,
+        .trace_ring = &ring,
+        .header = link_header,
+        .header_cap = sizeof link_header,
+        .info = &info,
+        .contexts = &cpu0,
+        .count = 1u,
+        .header_every = 16u,
+        .log_ring = &log_ring,
+        .log_id = &id,
+    };
+    mps2_uart_open(FW_LINK_UART);
+    if (emb_frame_link_init(&link, &c) != EMB_OK)
+        mps2_uart_puts("qemu-mps2: emb_frame_link_init failed\n");
+}
+
+/* Waits until the host listens: its ARM_WINDOW frame on UART1 (bytes before it, a
+ * delimiter of the host's, are skipped), or the RUN_AGAIN command. */
+static void link_wait_for_host(void)
+{
+    static uint8_t in[64], frame[64];
+    uint32_t n = 0;
+    fw_stats.link_state = FW_LINK_WAITING;
+    mps2_uart_puts("qemu-mps2: waiting for the host on UART1\n");
+    mps2_timer_start(1, MPS2_CPU_HZ / 100u - 1u);
+    for (;;) {
+        int c;
+        while ((c = mps2_uart_getc(FW_LINK_UART)) >= 0) {
+            if (c != 0) {
+                if (n < sizeof in)
+                    in[n++] = (uint8_t)c;
+                continue;
+            }
+            uint8_t channel;
+            size_t len;
+            int arm = n > 0u && n < sizeof in &&
+                      emb_frame_decode_one(in, n, frame, &channel, &len) == EMB_FRAME_OK &&
+                      channel == EMB_FRAME_CH_SHELL && len >= 1u && frame[1] == EMB_SHELL_ARM_WINDOW;
+            n = 0;
+            if (arm)
+                goto go;
+        }
+        if (fw_command == FW_CMD_RUN_AGAIN) {
+            fw_command = FW_CMD_NONE;
+            goto go;
+        }
+        __asm__ __volatile__("wfi");
+    }
+go:
+    mps2_timer_stop(1);
+    fw_stats.link_state = FW_LINK_RUNNING;
+}
+
+static void link_poll(void)
+{
+    emb_frame_link_poll(&link);
+}
+
+/* Everything the run recorded goes out; the counts are the host's to compare. */
+static void link_end_of_run(void)
+{
+    emb_frame_link_flush(&link);
+    fw_stats.link_frames = link.stats.frames;
+    fw_stats.link_log_frames = link.stats.log_frames;
+    fw_stats.link_trace_frames = link.stats.trace_frames;
+    fw_stats.link_bytes = link.stats.bytes;
+    fw_stats.link_failed = link.stats.failed;
+    fw_stats.link_packets = link.trace.packets;
+    fw_stats.link_packets_dropped = link.trace.dropped;
+    fw_stats.link_state = FW_LINK_SENT;
+    mps2_uart_puts("qemu-mps2: uart1: ");
+    mps2_uart_dec(link.stats.frames);
+    mps2_uart_puts(" frames (");
+    mps2_uart_dec(link.stats.log_frames);
+    mps2_uart_puts(" log, ");
+    mps2_uart_dec(link.stats.trace_frames);
+    mps2_uart_puts(" trace), ");
+    mps2_uart_dec(link.stats.bytes);
+    mps2_uart_puts(" bytes, ");
+    mps2_uart_dec(link.stats.failed);
+    mps2_uart_puts(" lost\n");
+}
+#else
+static void link_poll(void)
+{
+}
+#endif
+
 static void burst(void)
 {
     for (uint32_t i = 0; i < FW_BURST_EVENTS; i++)
@@ -119,8 +251,11 @@ static void run(void)
             burst();
         emb_frame_end(frame);
         fw_stats.frames = frame + 1u;
-        while (ticks_now < (n + 1u) * FW_TICKS_PER_FRAME)
-            __asm__ __volatile__("wfi");
+        while (ticks_now < (n + 1u) * FW_TICKS_PER_FRAME) {
+            link_poll(); /* the idle loop: the UART variant sends its frames here */
+            if (ticks_now < (n + 1u) * FW_TICKS_PER_FRAME)
+                __asm__ __volatile__("wfi");
+        }
     }
     running = 0;
     mps2_timer_stop(0);
@@ -135,6 +270,9 @@ static void run(void)
     mps2_uart_puts(" frames, ");
     mps2_uart_dec(fw_stats.ticks);
     mps2_uart_puts(" ticks\n");
+#if FW_UART_LINK
+    link_end_of_run();
+#endif
 }
 
 static void fault(uint32_t command)
@@ -171,7 +309,7 @@ int main(void)
         .stack_low = mps2_stack_low(),
         .stack_size = mps2_stack_size(),
         .paint_stack = true,
-        .probe_consumer = true,
+        .probe_consumer = !FW_UART_LINK,
         .trap_div0 = true,
     };
     if (emb_cm_start(&cfg) != EMB_OK) {
@@ -193,6 +331,10 @@ int main(void)
     }
     mps2_uart_puts("\n");
 
+#if FW_UART_LINK
+    link_start();
+    link_wait_for_host();
+#endif
     run();
     mps2_timer_start(1, MPS2_CPU_HZ / 100u - 1u);
     for (;;) {

@@ -23,6 +23,14 @@ void mps2_uart_puts(const char *s);
 void mps2_uart_hex32(uint32_t v);
 void mps2_uart_dec(uint32_t v);
 
+/* CMSDK UART `n` (0 to 2; QEMU connects its n-th -serial option) for binary data:
+ * transmit and receive enabled. mps2_uart_write() waits while the transmit buffer is full
+ * (so only a consumer, never a producer, calls it); mps2_uart_getc() returns a received
+ * byte or -1. */
+void mps2_uart_open(unsigned n);
+void mps2_uart_write(unsigned n, const uint8_t *bytes, uint32_t len);
+int mps2_uart_getc(unsigned n);
+
 /* SysTick as a free-running 24-bit down-counter at the core clock, no interrupt (for
  * firmware that does not use the Cortex-M port's clock). */
 void mps2_systick_start(void);

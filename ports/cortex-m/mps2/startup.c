@@ -113,6 +113,34 @@ void mps2_uart_dec(uint32_t v)
         mps2_uart_putc(buf[--n]);
 }
 
+#define UART_BASE(n) (0x40004000u + 0x1000u * (n))
+#define UART_DATA(n) (*(volatile uint32_t *)(UART_BASE(n) + 0x00u))
+#define UART_STATE(n) (*(volatile uint32_t *)(UART_BASE(n) + 0x04u))
+#define UART_CTRL(n) (*(volatile uint32_t *)(UART_BASE(n) + 0x08u))
+#define UART_BAUDDIV(n) (*(volatile uint32_t *)(UART_BASE(n) + 0x10u))
+
+void mps2_uart_open(unsigned n)
+{
+    UART_BAUDDIV(n) = 16u;
+    UART_CTRL(n) = 3u; /* transmit and receive enable */
+}
+
+void mps2_uart_write(unsigned n, const uint8_t *bytes, uint32_t len)
+{
+    for (uint32_t i = 0; i < len; i++) {
+        while (UART_STATE(n) & 1u) /* transmit buffer full */
+            ;
+        UART_DATA(n) = bytes[i];
+    }
+}
+
+int mps2_uart_getc(unsigned n)
+{
+    if ((UART_STATE(n) & 2u) == 0u) /* receive buffer empty */
+        return -1;
+    return (int)(UART_DATA(n) & 0xFFu);
+}
+
 /* ---- CMSDK APB timers ---- */
 #define TIMER_BASE(t) (0x40000000u + 0x1000u * (t))
 #define TIMER_CTRL(t) (*(volatile uint32_t *)(TIMER_BASE(t) + 0x00u))

@@ -1,0 +1,247 @@
+/* The MPS2 firmware's UART variant (examples/qemu-mps2, FW_UART_LINK): log and trace as
+ * frames on UART1, read the way a host reads a board's serial port.
+ *
+ * QEMU puts UART1 on a pseudo-terminal; `emb capture --serial /dev/pts/N --arm` opens it
+ * (raw, termios), sends the ARM_WINDOW frame the firmware waits for, and reads the run.
+ * When the firmware says everything went out (fw_stats, read over the GDB protocol), the
+ * capture is interrupted and seals what it received. Then:
+ *  - every frame the firmware wrote arrived, none damaged, every trace packet it sent;
+ *  - the trace and the log, decoded, account for every event and log call the firmware
+ *    emitted (mps2_checks.h): received, or counted as dropped on the target;
+ *  - `emb trace` and `emb log --elf` decode the sealed capture.
+ *
+ * Usage: test_qemu_uart QEMU MACHINE FIRMWARE.elf WORKDIR EMB */
+#include "qemu_run.h"
+
+#include <errno.h>
+#include <stdbool.h>
+
+#include "elf_sym.h"
+#include "gdb_rsp.h"
+#include "mps2_checks.h"
+
+static int run_cmd(const char *cmd, char *out, size_t cap)
+{
+    char full[4096];
+    snprintf(full, sizeof full, "%s 2>&1", cmd);
+    FILE *p = popen(full, "r");
+    size_t n = 0;
+    out[0] = '\0';
+    if (p == NULL)
+        return -1;
+    char line[1024];
+    while (fgets(line, sizeof line, p) != NULL) {
+        size_t l = strlen(line);
+        if (n + l + 1 < cap) {
+            memcpy(out + n, line, l + 1);
+            n += l;
+        }
+    }
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static size_t slurp(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+    buf[n] = '\0';
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* QEMU with UART0 on a file, UART1 on a pseudo-terminal, its GDB stub on a free port;
+ * its own messages (the terminal's name) in `log`. */
+static int start_qemu(struct qemu_run *q, const char *qemu, const char *machine, const char *elf,
+                      const char *uart0, const char *log)
+{
+    memset(q, 0, sizeof *q);
+    q->port = qemu_free_port();
+    if (q->port < 0)
+        return -1;
+    snprintf(q->gdb, sizeof q->gdb, "127.0.0.1:%d", q->port);
+    char gdbarg[64], serial0[600];
+    snprintf(gdbarg, sizeof gdbarg, "tcp:127.0.0.1:%d", q->port);
+    snprintf(serial0, sizeof serial0, "file:%s", uart0);
+    q->pid = fork();
+    if (q->pid < 0)
+        return -1;
+    if (q->pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execlp(qemu, qemu, "-M", machine, "-nographic", "-monitor", "none", "-semihosting-config",
+               "enable=on,target=native", "-serial", serial0, "-serial", "pty", "-gdb", gdbarg,
+               "-kernel", elf, (char *)NULL);
+        _exit(127);
+    }
+    return 0;
+}
+
+/* The pseudo-terminal QEMU made for UART1, from its "char device redirected to" line. */
+static bool find_pty(const char *log, char *pty, size_t cap)
+{
+    char text[4096];
+    for (int i = 0; i < 100; i++) {
+        slurp(log, text, sizeof text);
+        const char *p = strstr(text, "/dev/pts/");
+        if (p != NULL) {
+            size_t n = strspn(p + 9, "0123456789") + 9;
+            if (n > 9 && n < cap) {
+                memcpy(pty, p, n);
+                pty[n] = '\0';
+                return true;
+            }
+        }
+        qemu_sleep_ms(20);
+    }
+    return false;
+}
+
+static bool read_stats(const struct qemu_run *q, uint64_t addr, struct fw_stats *s)
+{
+    char err[256];
+    struct emb_gdb *g = NULL;
+    for (int i = 0; i < 50 && g == NULL; i++) {
+        g = emb_gdb_connect(q->gdb, 2000, err, sizeof err);
+        if (g == NULL)
+            qemu_sleep_ms(100);
+    }
+    if (g == NULL) {
+        diag("cannot attach to %s: %s", q->gdb, err);
+        return false;
+    }
+    bool good = emb_gdb_read(g, addr, s, sizeof *s) == 0;
+    emb_gdb_detach(g);
+    emb_gdb_close(g);
+    return good;
+}
+
+/* `emb capture --serial PTY --arm`, its stderr in `errfile`. */
+static pid_t start_capture(const char *emb, const char *pty, const char *work, const char *errfile)
+{
+    char cap[512], trace[512], log[512];
+    snprintf(cap, sizeof cap, "%s/run.emb", work);
+    snprintf(trace, sizeof trace, "%s/run.embt", work);
+    snprintf(log, sizeof log, "%s/run.log", work);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execl(emb, emb, "capture", "--serial", pty, "--baud", "115200", "--arm", "--duration", "60",
+              "--color=never", "-o", cap, "--save-trace", trace, "--save-log", log, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* A number after `label` in `text` ("..., 1494 frames, ..." with label " frames"). */
+static long number_before(const char *text, const char *label)
+{
+    const char *p = strstr(text, label);
+    if (p == NULL)
+        return -1;
+    const char *q = p;
+    while (q > text && q[-1] >= '0' && q[-1] <= '9')
+        q--;
+    return q < p ? strtol(q, NULL, 10) : -1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 6) {
+        fprintf(stderr, "usage: test_qemu_uart QEMU MACHINE FIRMWARE.elf WORKDIR EMB\n");
+        return 2;
+    }
+    const char *qemu = argv[1], *machine = argv[2], *fw = argv[3], *work = argv[4], *emb = argv[5];
+    char err[256], uart0[512], qlog[512], caplog[512], pty[64] = "";
+    uint64_t stats_addr;
+    if (emb_elf_file_symbol(fw, "fw_stats", &stats_addr, NULL, err, sizeof err)) {
+        ok(0, "the firmware's fw_stats: %s", err);
+        return emb_test_done();
+    }
+    snprintf(uart0, sizeof uart0, "%s/uart0.txt", work);
+    snprintf(qlog, sizeof qlog, "%s/qemu.txt", work);
+    snprintf(caplog, sizeof caplog, "%s/capture.txt", work);
+    /* Not a previous run's: find_pty() reads it while QEMU starts. */
+    unlink(qlog);
+    unlink(caplog);
+    struct qemu_run q;
+    ok(start_qemu(&q, qemu, machine, fw, uart0, qlog) == 0 && find_pty(qlog, pty, sizeof pty),
+       "QEMU %s started, UART1 on %s", machine, pty);
+    if (pty[0] == '\0') {
+        qemu_stop(&q);
+        return emb_test_done();
+    }
+
+    /* The firmware waits for the host's ARM_WINDOW on UART1 before its run. */
+    pid_t cap = start_capture(emb, pty, work, caplog);
+    struct fw_stats st = {0};
+    bool sent = false;
+    for (int i = 0; i < 300 && !sent; i++) {
+        qemu_sleep_ms(50);
+        sent = read_stats(&q, stats_addr, &st) && st.link_state == FW_LINK_SENT;
+    }
+    ok(sent && st.state == FW_DONE,
+       "the firmware ran after the host's ARM_WINDOW and sent everything on UART1: %u frames "
+       "(%u log, %u trace), %u bytes", st.link_frames, st.link_log_frames, st.link_trace_frames,
+       st.link_bytes);
+    /* The last bytes are in the terminal or on their way to emb; then Ctrl-C. */
+    qemu_sleep_ms(500);
+    int status = -1;
+    if (cap > 0) {
+        kill(cap, SIGINT);
+        waitpid(cap, &status, 0);
+    }
+    qemu_stop(&q);
+    char text[8192];
+    slurp(caplog, text, sizeof text);
+    diag("%s", text);
+    ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && strstr(text, "sealed") &&
+           strstr(text, "stopped (interrupted)"),
+       "emb capture --serial %s --arm read the run and sealed it on Ctrl-C", pty);
+    long frames = number_before(text, " frames,"), packets = number_before(text, " trace packets");
+    long bytes = number_before(text, " bytes,");
+    ok(frames == (long)st.link_frames && bytes == (long)st.link_bytes &&
+           strstr(text, "lost on the way") == NULL,
+       "every frame the firmware wrote arrived whole: %ld of %u frames, %ld of %u bytes, none "
+       "damaged, nothing skipped", frames, st.link_frames, bytes, st.link_bytes);
+    ok(st.link_failed == 0 && st.link_packets_dropped == 0 && packets == (long)st.link_packets &&
+           st.link_packets > 0,
+       "every trace packet sent arrived: %ld of %u (the UART waits: none lost to the line)", packets,
+       st.link_packets);
+
+    char path[600], cmd[4096], out[16384];
+    snprintf(path, sizeof path, "%s/run.embt", work);
+    check_trace(path, &st);
+    snprintf(path, sizeof path, "%s/run.log", work);
+    check_log(path, fw, &st);
+
+    snprintf(cmd, sizeof cmd, "%s trace --summary --color=never %s/run.embt", emb, work);
+    int rc = run_cmd(cmd, out, sizeof out);
+    ok(rc == 0 && strstr(out, "cpu0") && strstr(out, "cortex-m"),
+       "emb trace decodes the trace stream the capture rebuilt");
+    diag("%s", out);
+    snprintf(cmd, sizeof cmd, "%s inspect --color=never %s/run.emb", emb, work);
+    rc = run_cmd(cmd, out, sizeof out);
+    ok(rc == 0 && strstr(out, "log v1"), "emb inspect: the sealed capture is sound, with its log section");
+    /* The records to a file, the summary (stderr) here. */
+    snprintf(cmd, sizeof cmd, "{ %s log --elf %s --color=never %s/run.emb > %s/log.txt; }", emb, fw,
+             work, work);
+    rc = run_cmd(cmd, out, sizeof out);
+    uint64_t emitted = (uint64_t)st.logs_frame + st.logs_tick + st.logs_burst;
+    long records = number_before(out, " records decoded"), dropped = number_before(out, " dropped on");
+    ok(rc == 0 && records > 0 && dropped >= 0 && (uint64_t)(records + dropped) == emitted,
+       "emb log --elf decodes the capture's log section: %ld records + %ld dropped = %llu log calls",
+       records, dropped, (unsigned long long)emitted);
+    diag("%s", out);
+    slurp(uart0, text, sizeof text);
+    diag("uart0: %s", text);
+    return emb_test_done();
+}
