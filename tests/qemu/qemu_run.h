@@ -37,9 +37,11 @@ static inline int qemu_free_port(void)
     return port;
 }
 
-/* Starts `qemu` (qemu-system-arm) on `machine` with `elf`; UART output to `log`. */
-static inline int qemu_start(struct qemu_run *q, const char *qemu, const char *machine,
-                             const char *elf, const char *log)
+/* Starts `qemu` (qemu-system-arm) on `machine` with `elf`, its own output (and the UARTs
+ * not redirected) to `log`. `serials`, when not NULL, is a NULL-terminated list of -serial
+ * values, UART0 first ("file:PATH", "pty", ...). */
+static inline int qemu_start_serials(struct qemu_run *q, const char *qemu, const char *machine,
+                                     const char *elf, const char *log, const char *const *serials)
 {
     memset(q, 0, sizeof *q);
     q->port = qemu_free_port();
@@ -48,6 +50,14 @@ static inline int qemu_start(struct qemu_run *q, const char *qemu, const char *m
     snprintf(q->gdb, sizeof q->gdb, "127.0.0.1:%d", q->port);
     char gdbarg[64];
     snprintf(gdbarg, sizeof gdbarg, "tcp:127.0.0.1:%d", q->port);
+    const char *argv[32] = {qemu, "-M", machine, "-nographic", "-monitor", "none", "-semihosting-config",
+                            "enable=on,target=native", "-gdb", gdbarg, "-kernel", elf};
+    size_t n = 12;
+    for (size_t i = 0; serials != NULL && serials[i] != NULL && n + 3 < 32; i++) {
+        argv[n++] = "-serial";
+        argv[n++] = serials[i];
+    }
+    argv[n] = NULL;
     q->pid = fork();
     if (q->pid < 0)
         return -1;
@@ -57,11 +67,39 @@ static inline int qemu_start(struct qemu_run *q, const char *qemu, const char *m
             dup2(fd, 1);
             dup2(fd, 2);
         }
-        execlp(qemu, qemu, "-M", machine, "-nographic", "-monitor", "none", "-semihosting-config",
-               "enable=on,target=native", "-gdb", gdbarg, "-kernel", elf, (char *)NULL);
+        execvp(qemu, (char *const *)argv);
         _exit(127);
     }
     return 0;
+}
+
+/* QEMU with UART0 on `log` too. */
+static inline int qemu_start(struct qemu_run *q, const char *qemu, const char *machine,
+                             const char *elf, const char *log)
+{
+    return qemu_start_serials(q, qemu, machine, elf, log, NULL);
+}
+
+/* Runs a shell command; its output (stdout and stderr) in out. Returns the exit status. */
+static inline int qemu_run_cmd(const char *cmd, char *out, size_t cap)
+{
+    char full[4096];
+    snprintf(full, sizeof full, "%s 2>&1", cmd);
+    FILE *p = popen(full, "r");
+    size_t n = 0;
+    out[0] = '\0';
+    if (p == NULL)
+        return -1;
+    char line[1024];
+    while (fgets(line, sizeof line, p) != NULL) {
+        size_t l = strlen(line);
+        if (n + l + 1 < cap) {
+            memcpy(out + n, line, l + 1);
+            n += l;
+        }
+    }
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 static inline void qemu_stop(struct qemu_run *q)

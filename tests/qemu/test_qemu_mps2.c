@@ -48,27 +48,6 @@ struct run {
     uint64_t stats_addr, command_addr;
 };
 
-/* Runs a shell command; its output (stdout and stderr) in out. Returns the exit status. */
-static int run_cmd(const char *cmd, char *out, size_t cap)
-{
-    char full[4096];
-    snprintf(full, sizeof full, "%s 2>&1", cmd);
-    FILE *p = popen(full, "r");
-    size_t n = 0;
-    out[0] = '\0';
-    if (p == NULL)
-        return -1;
-    char line[1024];
-    while (fgets(line, sizeof line, p) != NULL) {
-        size_t l = strlen(line);
-        if (n + l + 1 < cap) {
-            memcpy(out + n, line, l + 1);
-            n += l;
-        }
-    }
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 /* Waits until QEMU listens on its GDB port: a plain TCP connection, no byte sent, so the
  * target is not halted. */
@@ -183,7 +162,7 @@ static void check_capture(struct run *r)
     snprintf(log, sizeof log, "%s/run.log", r->work);
     snprintf(cmd, sizeof cmd, "%s capture --gdb %s --elf %s --until-closed --duration 60 -o %s "
              "--save-trace %s --save-log %s", r->emb, r->q.gdb, r->fw, cap, trace, log);
-    int rc = run_cmd(cmd, out, sizeof out);
+    int rc = qemu_run_cmd(cmd, out, sizeof out);
     ok(rc == 0 && strstr(out, "sealed") && strstr(out, "tracing stopped") && strstr(out, "the host freed"),
        "emb capture --gdb --elf --until-closed follows the run and seals it (exit %d)", rc);
     diag("%s", out);
@@ -194,10 +173,10 @@ static void check_capture(struct run *r)
     check_trace(trace, &st);
     check_log(log, r->fw, &st);
     snprintf(cmd, sizeof cmd, "%s inspect %s", r->emb, cap);
-    rc = run_cmd(cmd, out, sizeof out);
+    rc = qemu_run_cmd(cmd, out, sizeof out);
     ok(rc == 0 && strstr(out, "log v1"), "emb inspect: the capture is sound, with its log section");
     snprintf(cmd, sizeof cmd, "%s log --elf %s %s > %s/run.log.txt", r->emb, r->fw, log, r->work);
-    ok(run_cmd(cmd, out, sizeof out) == 0, "emb log decodes the captured log");
+    ok(qemu_run_cmd(cmd, out, sizeof out) == 0, "emb log decodes the captured log");
 }
 
 /* ---- 3. The descriptor ---- */
@@ -206,7 +185,7 @@ static void check_desc(struct run *r)
 {
     char cmd[2048], out[16384];
     snprintf(cmd, sizeof cmd, "%s desc --gdb %s --elf %s --color=never", r->emb, r->q.gdb, r->fw);
-    int rc = run_cmd(cmd, out, sizeof out);
+    int rc = qemu_run_cmd(cmd, out, sizeof out);
     ok(rc == 0 && strstr(out, "Contexts (1 of 1)") && strstr(out, "cpu0") && strstr(out, "/32 +") &&
            strstr(out, "Log rings (1)") && strstr(out, "a debug probe is the consumer") &&
            strstr(out, "held the target"),
@@ -218,7 +197,7 @@ static void check_desc(struct run *r)
        "the identity says the core, the clock chosen (SysTick: QEMU has no DWT) and 25 MHz");
     diag("%s", out);
     snprintf(cmd, sizeof cmd, "%s desc --gdb %s --elf %s --json", r->emb, r->q.gdb, r->fw);
-    rc = run_cmd(cmd, out, sizeof out);
+    rc = qemu_run_cmd(cmd, out, sizeof out);
     ok(rc == 0 && strstr(out, "\"log_rings\"") && strstr(out, "\"held_ms\"") &&
            strstr(out, "\"probe_consumer\": true"),
        "emb desc --gdb --json: log rings, the consumer, the hold time");
@@ -256,11 +235,11 @@ static void check_fault(struct run *r, uint32_t command, uint32_t boot, const ch
     snprintf(bin, sizeof bin, "%s/crash-%s.bin", r->work, kind);
     snprintf(cmd, sizeof cmd, "%s capture --gdb %s --elf %s -o %s/crash-%s.emb --save-crash %s", r->emb,
              r->q.gdb, r->fw, r->work, kind, bin);
-    int rc = run_cmd(cmd, out, sizeof out);
+    int rc = qemu_run_cmd(cmd, out, sizeof out);
     ok(rc == 0 && strstr(out, "holds a crash record"),
        "%s: emb capture --gdb takes the record through the descriptor (exit %d)", kind, rc);
     snprintf(cmd, sizeof cmd, "%s crash --elf %s --color=never %s", r->emb, r->fw, bin);
-    rc = run_cmd(cmd, out, sizeof out);
+    rc = qemu_run_cmd(cmd, out, sizeof out);
     char where[128];
     snprintf(where, sizeof where, "driver.c:%d", line_of(r->driver, needle));
     ok(rc == 0 && strstr(out, function) && strstr(out, where) && strstr(out, status),
@@ -321,14 +300,14 @@ static void check_hostile(struct run *r)
         uint32_t keep = emb_get_le32(reg + (cases[i].addr - registry));
         ok(write_word(r, cases[i].addr, cases[i].value), "%s set to 0x%x", cases[i].what, cases[i].value);
         snprintf(cmd, sizeof cmd, "%s desc --gdb %s --elf %s --color=never", r->emb, r->q.gdb, r->fw);
-        int rc = run_cmd(cmd, out, sizeof out);
+        int rc = qemu_run_cmd(cmd, out, sizeof out);
         ok(rc == 2 && strstr(out, cases[i].says) && strstr(out, "outside the image's RAM") &&
                strstr(out, "refused"),
            "emb desc --gdb refuses %s outside RAM, saying so (exit %d)", cases[i].what, rc);
         diag("%s", strstr(out, "refused") ? out : "(no refusal)");
         snprintf(cmd, sizeof cmd, "%s capture --gdb %s --elf %s -o %s/hostile.emb", r->emb, r->q.gdb, r->fw,
                  r->work);
-        rc = run_cmd(cmd, out, sizeof out);
+        rc = qemu_run_cmd(cmd, out, sizeof out);
         ok(rc == 2 && strstr(out, "outside the image's RAM"),
            "emb capture --gdb refuses it too (exit %d)", rc);
         write_word(r, cases[i].addr, keep);
@@ -340,11 +319,11 @@ static void check_hostile(struct run *r)
     if (g)
         release(g);
     snprintf(cmd, sizeof cmd, "%s desc --gdb %s --elf %s --color=never", r->emb, r->q.gdb, r->fw);
-    int rc = run_cmd(cmd, out, sizeof out);
+    int rc = qemu_run_cmd(cmd, out, sizeof out);
     ok(read && rc == 2 && strstr(out, "context 0: its ring at 0x400") && strstr(out, "refused"),
        "emb desc --gdb refuses a ring pointer into flash (exit %d)", rc);
     write_word(r, cpu, ring);
-    rc = run_cmd(cmd, out, sizeof out);
+    rc = qemu_run_cmd(cmd, out, sizeof out);
     ok(rc == 0, "with the pointers restored, emb desc --gdb reads the target again (exit %d)", rc);
 }
 
@@ -388,7 +367,7 @@ static void check_image_over_gdb(struct run *r)
     char hp[64], cmd[2048], out[16384];
     snprintf(hp, sizeof hp, "127.0.0.1:%d", srv.port);
     snprintf(cmd, sizeof cmd, "%s desc --gdb %s --elf %s --color=never", r->emb, hp, r->fw);
-    int rc = run_cmd(cmd, out, sizeof out);
+    int rc = qemu_run_cmd(cmd, out, sizeof out);
     ok(rc == 0 && strstr(out, "Contexts (1 of 1)") && strstr(out, "Log rings (1)"),
        "emb desc --gdb reads the snapshot as it read the target (exit %d)", rc);
 

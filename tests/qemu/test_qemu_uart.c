@@ -20,26 +20,6 @@
 #include "gdb_rsp.h"
 #include "mps2_checks.h"
 
-static int run_cmd(const char *cmd, char *out, size_t cap)
-{
-    char full[4096];
-    snprintf(full, sizeof full, "%s 2>&1", cmd);
-    FILE *p = popen(full, "r");
-    size_t n = 0;
-    out[0] = '\0';
-    if (p == NULL)
-        return -1;
-    char line[1024];
-    while (fgets(line, sizeof line, p) != NULL) {
-        size_t l = strlen(line);
-        if (n + l + 1 < cap) {
-            memcpy(out + n, line, l + 1);
-            n += l;
-        }
-    }
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 static size_t slurp(const char *path, char *buf, size_t cap)
 {
@@ -56,29 +36,10 @@ static size_t slurp(const char *path, char *buf, size_t cap)
 static int start_qemu(struct qemu_run *q, const char *qemu, const char *machine, const char *elf,
                       const char *uart0, const char *log)
 {
-    memset(q, 0, sizeof *q);
-    q->port = qemu_free_port();
-    if (q->port < 0)
-        return -1;
-    snprintf(q->gdb, sizeof q->gdb, "127.0.0.1:%d", q->port);
-    char gdbarg[64], serial0[600];
-    snprintf(gdbarg, sizeof gdbarg, "tcp:127.0.0.1:%d", q->port);
+    char serial0[600];
     snprintf(serial0, sizeof serial0, "file:%s", uart0);
-    q->pid = fork();
-    if (q->pid < 0)
-        return -1;
-    if (q->pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        execlp(qemu, qemu, "-M", machine, "-nographic", "-monitor", "none", "-semihosting-config",
-               "enable=on,target=native", "-serial", serial0, "-serial", "pty", "-gdb", gdbarg,
-               "-kernel", elf, (char *)NULL);
-        _exit(127);
-    }
-    return 0;
+    const char *const serials[] = {serial0, "pty", NULL};
+    return qemu_start_serials(q, qemu, machine, elf, log, serials);
 }
 
 /* The pseudo-terminal QEMU made for UART1, from its "char device redirected to" line. */
@@ -224,17 +185,17 @@ int main(int argc, char **argv)
     check_log(path, fw, &st);
 
     snprintf(cmd, sizeof cmd, "%s trace --summary --color=never %s/run.embt", emb, work);
-    int rc = run_cmd(cmd, out, sizeof out);
+    int rc = qemu_run_cmd(cmd, out, sizeof out);
     ok(rc == 0 && strstr(out, "cpu0") && strstr(out, "cortex-m"),
        "emb trace decodes the trace stream the capture rebuilt");
     diag("%s", out);
     snprintf(cmd, sizeof cmd, "%s inspect --color=never %s/run.emb", emb, work);
-    rc = run_cmd(cmd, out, sizeof out);
+    rc = qemu_run_cmd(cmd, out, sizeof out);
     ok(rc == 0 && strstr(out, "log v1"), "emb inspect: the sealed capture is sound, with its log section");
     /* The records to a file, the summary (stderr) here. */
     snprintf(cmd, sizeof cmd, "{ %s log --elf %s --color=never %s/run.emb > %s/log.txt; }", emb, fw,
              work, work);
-    rc = run_cmd(cmd, out, sizeof out);
+    rc = qemu_run_cmd(cmd, out, sizeof out);
     uint64_t emitted = (uint64_t)st.logs_frame + st.logs_tick + st.logs_burst;
     long records = number_before(out, " records decoded"), dropped = number_before(out, " dropped on");
     ok(rc == 0 && records > 0 && dropped >= 0 && (uint64_t)(records + dropped) == emitted,
