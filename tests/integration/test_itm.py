@@ -22,22 +22,12 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from tap import done, ok  # noqa: E402
+
 EMB, TARGET, WORK = sys.argv[1:4]
 COUNT = 3000
 LOG_EVERY = 10
-passed = failed = 0
-
-
-def ok(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok - " + what)
-    else:
-        failed += 1
-        print("not ok - " + what)
-    sys.stdout.flush()
-    return cond
 
 
 def run(mode):
@@ -195,5 +185,4 @@ for mode in ("toggle", "toggle-log"):
        "%s: emb log decodes the records that arrived, in order (%d), %d damaged frames for "
        "%d cut" % (mode, len(recs), bad, st["log_cut"]))
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(0 if failed == 0 and passed > 0 else 1)
+done()

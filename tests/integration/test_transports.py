@@ -34,21 +34,11 @@ import sys
 import time
 import tty
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from tap import done, ok  # noqa: E402
+
 EMB, TARGET, WORK = sys.argv[1:4]
 COUNT = 3000
-passed = failed = 0
-
-
-def ok(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok - " + what)
-    else:
-        failed += 1
-        print("not ok - " + what)
-    sys.stdout.flush()
-    return cond
 
 
 def check_trace(name, embt, complete=True):
@@ -407,5 +397,4 @@ r = subprocess.run([EMB, "capture", "-o", os.path.join(WORK, "x.emb"), "--serial
                    capture_output=True, text=True)
 ok(r.returncode == 2 and "cannot open" in r.stderr, "--serial of no device: %s" % r.stderr.strip())
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(0 if failed == 0 and passed > 0 else 1)
+done()
