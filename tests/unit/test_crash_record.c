@@ -466,6 +466,41 @@ static void test_flight_collect(void)
     emb_native_shutdown();
 }
 
+/* A record the Cortex-M port's bus fault handler wrote on QEMU's mps2-an385 (the MPS2
+ * example, fw_command 1): the layout with stack words, as the target writes it. */
+static void test_golden_cortex_m(const char *dir)
+{
+    char path[4096];
+    size_t len;
+    snprintf(path, sizeof path, "%s/crash_cortex_m.bin", dir);
+    uint8_t *b = read_file(path, &len);
+    if (!ok(b != NULL, "golden crash_cortex_m.bin read"))
+        return;
+    struct emb_crash_record r;
+    struct emb_crash_view v;
+    ok(emb_crash_decode(b, len, &r, NULL) == 0, "the Cortex-M record decodes");
+    emb_crash_view(&r, &v);
+    ok(v.arch == EMB_CRASH_ARCH_CORTEX_M && r.fault_class == EMB_FAULT_BUS && r.fault_address == 0x50000000u &&
+           r.pc == 0x84eu && r.sp == 0x2000dca8u && r.gpr_count == EMB_CRASH_CORTEX_M_GPRS,
+       "cortex-m: a bus fault at 0x50000000, pc 0x84e, sp 0x2000dca8, 16 registers");
+    /* sp to the top of its 16 KiB main stack is 160 bytes: 40 words kept, not 64. */
+    ok(r.status_count == EMB_CRASH_CM_STACK + 40 && v.stack_words == 40,
+       "cortex-m: the stack words from sp to the top of the stack (%u)", v.stack_words);
+    struct emb_crash_status_item st[16];
+    size_t n = emb_crash_status_decode(&r, &v, st, 16);
+    const char *cfsr = status_text(st, n, "CFSR");
+    ok(cfsr && strstr(cfsr, "PRECISERR") && strstr(cfsr, "BFARVALID"), "cortex-m: CFSR says %s", cfsr ? cfsr : "?");
+    struct emb_trace_options o = {.catalog = cat, .name = "flight", .ignore_checksum = true,
+                                  .base_offset = r.flight_offset};
+    struct emb_trace *t = r.flight ? emb_trace_decode(r.flight, r.flight_len, &o) : NULL;
+    uint64_t events = t ? emb_trace_summary(t)->events : 0;
+    ok(t != NULL && events > 100, "cortex-m: its flight recorder decodes (%llu events)", (unsigned long long)events);
+    if (t)
+        emb_trace_free(t);
+    test_mutations(b, len, "cortex-m");
+    free(b);
+}
+
 int main(int argc, char **argv)
 {
     cat = emb_catalog_builtin();
@@ -476,6 +511,7 @@ int main(int argc, char **argv)
     test_mini();
     test_arch();
     test_golden(argc > 1 ? argv[1] : "tests/unit/golden");
+    test_golden_cortex_m(argc > 1 ? argv[1] : "tests/unit/golden");
     test_flight_collect();
     return emb_test_done();
 }
