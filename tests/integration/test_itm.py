@@ -80,12 +80,15 @@ def in_order_subset(got, want):
 
 
 def packet_sizes(mode, st, port, name):
-    # Words where it can: per write (a frame, a header or a packet) at most one 16-bit and
-    # one 8-bit write, for the tail; all the rest 32-bit.
+    # Words where it can. A trace header or packet is one write of one buffer: at most one
+    # 16-bit and one 8-bit store for its tail. A log frame reaches the writer in pieces (its
+    # COBS blocks, as the drain hands them over), each with a tail of its own, and a lone
+    # leading delimiter is a 1-byte store of no frame: there, all but a few bytes in words.
     w = st[name + "_writes"] + st[name + "_dropped"]
     p1, p2, p4 = (st["model_port%d_%d" % (port, k)] for k in (1, 2, 4))
-    ok(p1 <= w and p2 <= w and p4 * 4 + p2 * 2 + p1 == st["model_port%d_bytes" % port]
-       and st["model_port%d_bytes" % port] == st[name + "_bytes"] and p4 > 0,
+    total = st["model_port%d_bytes" % port]
+    tails = p1 <= w and p2 <= w if name == "trace" else p4 * 4 >= total * 0.95
+    ok(tails and p4 * 4 + p2 * 2 + p1 == total and total == st[name + "_bytes"] and p4 > 0,
        "%s: port %d: %d 4-byte, %d 2-byte, %d 1-byte writes for %d writes of %d bytes"
        % (mode, port, p4, p2, p1, w, st[name + "_bytes"]))
 
