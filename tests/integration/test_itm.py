@@ -180,10 +180,11 @@ for mode in ("toggle", "toggle-log"):
     rc, recs, err = records(log)
     bad = err.count("bad frame")
     m, w = texts(recs, "itm "), texts(recs, "itm2 ")
-    # A cut frame is one damaged frame, unless only its delimiter was cut: the delimiter
-    # the writer puts before the next frame then completes it.
+    # A cut frame is at most one damaged frame: none when only its delimiter was cut (the
+    # delimiter the writer puts before the next frame then completes it), which depends on
+    # where the ITM went off, so the count is bounded, not fixed.
     ok(in_order_subset(m, want_main) and in_order_subset(w, want_worker) and len(recs) > 0
-       and bad <= st["log_cut"] and (bad > 0 or st["log_cut"] == 0) and
+       and bad <= st["log_cut"] and
        (st["log_dropped"] > 0 or len(m) + len(w) == len(want_main) + len(want_worker)),
        "%s: emb log decodes the records that arrived, in order (%d), %d damaged frames for "
        "%d cut" % (mode, len(recs), bad, st["log_cut"]))
