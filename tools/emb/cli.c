@@ -41,6 +41,30 @@ void emb_cli_error(const char *cmd, const char *fmt, ...)
     va_end(ap);
 }
 
+/* ---- options ---- */
+
+int emb_cli_color_option(const char *cmd, const char *arg)
+{
+    int mode = emb_cli_parse_color(arg);
+    if (mode < -1) {
+        emb_cli_error(cmd, "--color takes auto, always or never, not '%s'", arg);
+        return EMB_EXIT_BAD;
+    }
+    emb_cli_set_color(mode);
+    return 0;
+}
+
+int emb_cli_bad_option(const char *cmd, int opt, char *const argv[])
+{
+    if (opt == ':') {
+        emb_cli_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+    } else {
+        emb_cli_error(cmd, "unknown option '%s'", argv[optind - 1]);
+        fprintf(stderr, "Try '%s --help'.\n", cmd);
+    }
+    return EMB_EXIT_BAD;
+}
+
 /* ---- colour ---- */
 
 static int color_mode = -1;

@@ -43,6 +43,13 @@ bool emb_cli_color_enabled(FILE *stream);
  * anything else -2. */
 int emb_cli_parse_color(const char *arg);
 
+/* Option handling every subcommand shares. emb_cli_color_option() applies --color[=WHEN]:
+ * 0, or EMB_EXIT_BAD after saying what it takes. emb_cli_bad_option() reports what
+ * getopt_long() refused (opt ':' an option without its value, else an unknown option),
+ * points at `CMD --help`, and returns EMB_EXIT_BAD. */
+int emb_cli_color_option(const char *cmd, const char *arg);
+int emb_cli_bad_option(const char *cmd, int opt, char *const argv[]);
+
 /* Progress bar on stderr for long work; silent when stderr is not a terminal.
  * total = 0 means unknown (a spinner with a count). */
 struct emb_progress;

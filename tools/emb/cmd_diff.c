@@ -88,7 +88,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct emb_diff_rul
         {"color", optional_argument, NULL, OPT_COLOR}, {"colour", optional_argument, NULL, OPT_COLOR},
         {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
     };
-    int c, mode;
+    int c;
     for (int pass = 0; pass < 2; pass++) {
         optind = 0;
         opterr = 0;
@@ -101,20 +101,13 @@ static int parse_args(int argc, char **argv, struct args *a, struct emb_diff_rul
                 case OPT_HTML: a->html = optarg; break;
                 case OPT_SAME: r->same_build = true; break;
                 case OPT_COLOR:
-                    if ((mode = emb_cli_parse_color(optarg)) < -1) {
-                        emb_cli_error(CMD, "--color takes auto, always or never, not '%s'", optarg);
+                    if (emb_cli_color_option(CMD, optarg) != 0)
                         return EMB_EXIT_BAD;
-                    }
-                    emb_cli_set_color(mode);
                     break;
                 case 'h': help(stdout); return -1;
                 case ':':
-                    emb_cli_error(CMD, "option '%s' needs a value", argv[optind - 1]);
-                    return EMB_EXIT_BAD;
                 case '?':
-                    emb_cli_error(CMD, "unknown option '%s'", argv[optind - 1]);
-                    fprintf(stderr, "Try 'emb diff --help'.\n");
-                    return EMB_EXIT_BAD;
+                    return emb_cli_bad_option(CMD, c, argv);
                 default: break;
                 }
                 continue;

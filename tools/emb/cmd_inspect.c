@@ -221,7 +221,7 @@ int emb_cmd_inspect(int argc, char **argv)
     };
     bool json = false;
     const char *catalog = NULL;
-    int c, mode;
+    int c;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
@@ -229,20 +229,12 @@ int emb_cmd_inspect(int argc, char **argv)
         case OPT_JSON: json = true; break;
         case OPT_CATALOG: catalog = optarg; break;
         case OPT_COLOR:
-            if ((mode = emb_cli_parse_color(optarg)) < -1) {
-                emb_cli_error(CMD, "--color takes auto, always or never, not '%s'", optarg);
+            if (emb_cli_color_option(CMD, optarg) != 0)
                 return EMB_EXIT_BAD;
-            }
-            emb_cli_set_color(mode);
             break;
         case 'h': help(stdout); return EMB_EXIT_OK;
-        case ':':
-            emb_cli_error(CMD, "option '%s' needs a value", argv[optind - 1]);
-            return EMB_EXIT_BAD;
         default:
-            emb_cli_error(CMD, "unknown option '%s'", argv[optind - 1]);
-            fprintf(stderr, "Try 'emb inspect --help'.\n");
-            return EMB_EXIT_BAD;
+            return emb_cli_bad_option(CMD, c, argv);
         }
     }
     if (optind + 1 != argc) {

@@ -81,7 +81,7 @@ static int parse_args(int argc, char **argv, struct args *a)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int c, mode;
+    int c;
     char *end;
     optind = 0;
     opterr = 0;
@@ -103,20 +103,12 @@ static int parse_args(int argc, char **argv, struct args *a)
             }
             break;
         case OPT_COLOR:
-            if ((mode = emb_cli_parse_color(optarg)) < -1) {
-                emb_cli_error(CMD, "--color takes auto, always or never, not '%s'", optarg);
+            if (emb_cli_color_option(CMD, optarg) != 0)
                 return EMB_EXIT_BAD;
-            }
-            emb_cli_set_color(mode);
             break;
         case 'h': help(stdout); return -1;
-        case ':':
-            emb_cli_error(CMD, "option '%s' needs a value", argv[optind - 1]);
-            return EMB_EXIT_BAD;
         default:
-            emb_cli_error(CMD, "unknown option '%s'", argv[optind - 1]);
-            fprintf(stderr, "Try 'emb log --help'.\n");
-            return EMB_EXIT_BAD;
+            return emb_cli_bad_option(CMD, c, argv);
         }
     }
     if (optind + 1 != argc) {

@@ -68,7 +68,7 @@ static int parse_args(int argc, char **argv, struct args *a)
         {NULL, 0, NULL, 0},
     };
     bool json = false;
-    int c, mode;
+    int c;
     optind = 0; /* getopt again from the start: main may have used it */
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":f:o:h", options, NULL)) != -1) {
@@ -95,20 +95,12 @@ static int parse_args(int argc, char **argv, struct args *a)
         case OPT_ABSOLUTE: a->absolute = true; break;
         case OPT_CATALOG: a->catalog = optarg; break;
         case OPT_COLOR:
-            if ((mode = emb_cli_parse_color(optarg)) < -1) {
-                emb_cli_error(CMD, "--color takes auto, always or never, not '%s'", optarg);
+            if (emb_cli_color_option(CMD, optarg) != 0)
                 return EMB_EXIT_BAD;
-            }
-            emb_cli_set_color(mode);
             break;
         case 'h': help(stdout); return -1;
-        case ':':
-            emb_cli_error(CMD, "option '%s' needs a value", argv[optind - 1]);
-            return EMB_EXIT_BAD;
         default:
-            emb_cli_error(CMD, "unknown option '%s'", argv[optind - 1]);
-            fprintf(stderr, "Try 'emb trace --help'.\n");
-            return EMB_EXIT_BAD;
+            return emb_cli_bad_option(CMD, c, argv);
         }
     }
     if (json) {
