@@ -637,6 +637,22 @@ static int embgen_source_file(FILE *out, const struct emb_catalog *cat)
             embgen_emit_body(out, ev, up);
         }
     }
+    /* The ring's slow path counts the events of a packet it overwrites unread. */
+    fputs("\nuint32_t emb_trace_event_size(uint32_t id)\n"
+          "{\n"
+          "    switch (id) {\n",
+          out);
+    for (size_t c = 0; c < cat->nclasses; c++) {
+        for (size_t e = 0; e < cat->classes[c].nevents; e++) {
+            embgen_upper(up, sizeof up, cat->classes[c].events[e].name);
+            fprintf(out, "    case EMB_TRACE_ID_%s:\n        return EMB_TRACE_SIZE_%s;\n", up, up);
+        }
+    }
+    fputs("    default:\n"
+          "        return 0u;\n"
+          "    }\n"
+          "}\n",
+          out);
     return ferror(out) ? -1 : 0;
 }
 

@@ -122,8 +122,8 @@ python3 - "$tmp/wrap.ndjson" $frames $writes <<'PY'
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 frames, writes = int(sys.argv[2]), int(sys.argv[3])
-main = [r["fields"]["a"] for r in recs if r["context"] == "main" and r["event"] == "user_event"]
-pw = [r["fields"]["bytes"] for r in recs if r["context"] == "worker" and r["event"] == "pipe_write"]
+main = [r["fields"]["a"] for r in recs if r["context"] == "main" and r.get("event") == "user_event"]
+pw = [r["fields"]["bytes"] for r in recs if r["context"] == "worker" and r.get("event") == "pipe_write"]
 ok = (main and main == list(range(main[0], frames)) and main[0] > 0 and
       pw and pw == list(range(pw[0], writes)) and pw[0] > 0)
 print("# main keeps frames %s..%d, worker writes %s..%d" % (main[:1], frames - 1, pw[:1], writes - 1))

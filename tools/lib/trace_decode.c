@@ -489,8 +489,15 @@ static bool take_packet(struct emb_trace *t, size_t off)
             t->sum.bad_packets++;
             return false;
         }
-        if (pk.seq - c->prev_seq > 1) {
-            uint32_t gap = pk.seq - c->prev_seq - 1;
+        uint32_t gap = pk.seq - c->prev_seq - 1;
+        if (gap > 0 && pk.discarded >= c->prev_discarded &&
+            pk.discarded - c->prev_discarded >= gap) {
+            /* The ring overwrote them unread (a stalled consumer): every packet holds an
+             * event, and the reader raised this packet's events_discarded by theirs, so
+             * they are counted as discarded events, not as packets lost on the way. */
+            c->pub.overwritten_packets += gap;
+            t->sum.overwritten_packets += gap;
+        } else if (gap > 0) {
             struct emb_trace_event *r = push_rec(t, c);
             if (!r)
                 return false;

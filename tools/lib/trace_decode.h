@@ -61,6 +61,8 @@ struct emb_trace_context {
     uint64_t unknown;         /* UNKNOWN records */
     uint64_t packets;         /* packets whose header was valid */
     uint64_t lost_packets;    /* packet_seq_num gaps, summed */
+    uint64_t overwritten_packets; /* gaps the ring made itself (a streaming ring whose
+                               * consumer fell behind), their events in `discarded` */
     uint32_t first_seq;       /* packet_seq_num of the first packet held: as many earlier
                                * packets were overwritten (a snapshot ring) or never received
                                * (a stream joined late) */
@@ -114,7 +116,8 @@ struct emb_trace_summary {
     uint64_t events;        /* EVENT records, all contexts */
     uint64_t unknown;
     uint64_t discarded;     /* sum over contexts */
-    uint64_t lost_packets;
+    uint64_t lost_packets;  /* packets lost on the way (not the ring's overwrites) */
+    uint64_t overwritten_packets; /* packets the ring overwrote unread: events discarded */
     uint64_t packets;       /* valid packets */
     uint64_t bad_packets;   /* regions skipped */
     uint64_t lost_no_context; /* the port's count of events with no ring (context 0xFFFF) */
