@@ -168,12 +168,14 @@ static uint32_t emb__packet_events(const struct emb_trace_ring *ring, uint32_t s
     uint32_t content = emb_get_le32(pkt + EMB_PKT_OFF_CONTENT_SIZE) / 8u;
     if (content > EMB__PACKET_SIZE)
         content = EMB__PACKET_SIZE;
+    const uint32_t known = emb_trace_event_words_len;
     uint32_t events = 0;
     for (uint32_t off = EMB_PKT_HEADER_SIZE; off + EMB_EVT_HEADER_SIZE <= content; events++) {
-        uint32_t size = emb_trace_event_size(emb_get_le16(pkt + off + EMB_EVT_OFF_ID));
-        if (size == 0u)
+        uint32_t id = emb_get_le16(pkt + off + EMB_EVT_OFF_ID);
+        uint32_t words = id < known ? emb_trace_event_words[id] : 0u;
+        if (words == 0u)
             return events + 1u;
-        off += size;
+        off += words * 4u;
     }
     return events;
 }

@@ -58,9 +58,12 @@ struct emb_trace_ring {
 #define EMB_TRACE_READ_PUSHING 2u
 #define EMB_TRACE_READ_BUSY (EMB_TRACE_READ_CLAIMED | EMB_TRACE_READ_PUSHING)
 
-/* Bytes an event of catalogue id `id` takes in a packet (its header included), 0 for an
- * id the catalogue does not have. Generated with the catalogue (gen/embgen.c). */
-uint32_t emb_trace_event_size(uint32_t id);
+/* 4-byte words each event takes in a packet (its header included), indexed by event id,
+ * emb_trace_event_words_len entries; 0 for an id the catalogue does not have. Generated
+ * with the catalogue (gen/embgen.c): the ring reads it only to count the events of a
+ * packet it overwrites unread. */
+extern const uint8_t emb_trace_event_words[];
+extern const uint32_t emb_trace_event_words_len;
 
 /* One reservation in flight between emb_trace_try_reserve() and emb_trace_commit():
  * two words, so it travels in registers (returned in rax:rdx on x86-64). */

@@ -100,9 +100,9 @@ static void print_text(const struct emb_capture *c, const struct stats *s, FILE 
     fprintf(out, "%scontexts:%s %zu\n", b, r, w->nrows);
     for (size_t i = 0; i < w->nrows; i++)
         fprintf(out, "  %-20s id %-4u %-6s %10" PRIu64 " events  %" PRIu32 " dropped  %" PRIu32
-                " packets lost\n", w->rows[i].name, w->rows[i].id,
+                " packets lost  %" PRIu32 " before the first held\n", w->rows[i].name, w->rows[i].id,
                 w->rows[i].kind ? "thread" : "cpu", w->rows[i].events, w->rows[i].discarded,
-                w->rows[i].lost_packets);
+                w->rows[i].lost_packets, w->rows[i].earlier);
     fprintf(out, "%sevents:%s   %" PRIu64 " stored\n", b, r, w->stored);
     for (unsigned id16 = 0; id16 < 65536; id16++) {
         if (!s->by_id[id16])
@@ -170,6 +170,7 @@ static void print_json(const struct emb_capture *c, const struct stats *s, FILE 
         emb_json_uint(&j, "events", w->rows[i].events);
         emb_json_uint(&j, "discarded", w->rows[i].discarded);
         emb_json_uint(&j, "lost_packets", w->rows[i].lost_packets);
+        emb_json_uint(&j, "earlier_packets", w->rows[i].earlier);
         emb_json_end_object(&j);
     }
     emb_json_end_array(&j);

@@ -146,6 +146,7 @@ int emb_capture_describe(const struct emb_trace *t, const char *label, const cha
         r->kind = c->kind;
         r->discarded = (uint32_t)c->discarded;
         r->lost_packets = c->lost_packets > UINT32_MAX ? UINT32_MAX : (uint32_t)c->lost_packets;
+        r->earlier = c->first_seq;
         r->events = c->events;
         snprintf(r->name, sizeof r->name, "%s", c->name);
     }
@@ -227,6 +228,7 @@ static void encode_window(uint8_t *b, const struct emb_cap_window *w)
         emb_put_le16(r + EMB_CAP_ROW_OFF_KIND, row->kind);
         emb_put_le32(r + EMB_CAP_ROW_OFF_DISCARDED, row->discarded);
         emb_put_le32(r + EMB_CAP_ROW_OFF_LOST, row->lost_packets);
+        emb_put_le32(r + EMB_CAP_ROW_OFF_EARLIER, row->earlier);
         emb_put_le64(r + EMB_CAP_ROW_OFF_EVENTS, row->events);
         put_text(r + EMB_CAP_ROW_OFF_NAME, row->name, 24);
     }
@@ -460,6 +462,7 @@ static bool read_window(struct emb_capture *c)
         row->kind = emb_get_le16(r + EMB_CAP_ROW_OFF_KIND);
         row->discarded = emb_get_le32(r + EMB_CAP_ROW_OFF_DISCARDED);
         row->lost_packets = emb_get_le32(r + EMB_CAP_ROW_OFF_LOST);
+        row->earlier = emb_get_le32(r + EMB_CAP_ROW_OFF_EARLIER);
         row->events = emb_get_le64(r + EMB_CAP_ROW_OFF_EVENTS);
         get_text(row->name, r + EMB_CAP_ROW_OFF_NAME, 24);
     }

@@ -891,8 +891,19 @@ static void find_losses(struct work *w, int side)
     const struct emb_trace_info *h = emb_trace_info(t);
     uint64_t T0 = d->epoch_ns[side][0], TE = d->epoch_ns[side][d->epochs];
     char key[64];
-    for (size_t r = 0; r < emb_trace_context_count(t); r++) {
+    /* Each context's first packet: a snapshot ring that overwrote its oldest packets
+     * covers the range only from there on, and the events they held are that packet's
+     * events_discarded (the ring's readers raise it so), counted once, as that gap. */
+    size_t np;
+    const struct emb_trace_packet *pk = emb_trace_packets(t, &np);
+    size_t nctx = emb_trace_context_count(t);
+    const struct emb_trace_packet **first = calloc(nctx + 1, sizeof *first);
+    for (size_t i = 0; first && i < np; i++)
+        if (!first[pk[i].ctx])
+            first[pk[i].ctx] = &pk[i];
+    for (size_t r = 0; r < nctx; r++) {
         const struct emb_trace_context *c = emb_trace_context(t, r);
+        const struct emb_trace_packet *f = first ? first[r] : NULL;
         thread_key(t, r, key, sizeof key);
         long ci = ctx_find(d, key, EMB_DIFF_CTX_THREAD);
         uint64_t prev_ns = 0;
@@ -906,6 +917,8 @@ static void find_losses(struct work *w, int side)
             }
             if (rec->type != EMB_TREC_DISCARDED && rec->type != EMB_TREC_LOST)
                 continue;
+            if (rec->type == EMB_TREC_DISCARDED && f && f->seq > 0 && rec->offset == f->offset)
+                continue; /* the overwritten packets' events: the gap below */
             uint64_t from = seen ? prev_ns : 0;
             const char *what = rec->type == EMB_TREC_LOST ? "packets lost" : "events dropped";
             if (from >= TE) {
@@ -924,20 +937,17 @@ static void find_losses(struct work *w, int side)
                 it->offset_ns = (int64_t)((from > T0 ? from : T0) - d->epoch_ns[side][ep]);
             }
         }
-    }
-    /* A snapshot ring that overwrote its oldest packets covers the range only from its
-     * first packet on. */
-    size_t np;
-    const struct emb_trace_packet *pk = emb_trace_packets(t, &np);
-    bool *first = calloc(emb_trace_context_count(t) + 1, sizeof *first);
-    for (size_t i = 0; first && i < np; i++) {
-        if (first[pk[i].ctx])
+        if (!f || f->seq == 0)
             continue;
-        first[pk[i].ctx] = true;
-        uint64_t ns = emb_trace_ticks_to_ns(pk[i].ts_begin - h->start_ts, h->clock_hz);
-        if (pk[i].seq > 0 && ns > T0) {
-            thread_key(t, pk[i].ctx, key, sizeof key);
-            add_gap(w, side, key, epoch_at(d, side, ns), pk[i].seq, "oldest packets overwritten");
+        uint64_t ns = emb_trace_ticks_to_ns(f->ts_begin - h->start_ts, h->clock_hz);
+        if (ns > T0) {
+            /* Files from before the readers raised events_discarded say only how many
+             * packets went. */
+            if (f->discarded > 0)
+                add_gap(w, side, key, epoch_at(d, side, ns), f->discarded,
+                        "events overwritten with the oldest packets");
+            else
+                add_gap(w, side, key, epoch_at(d, side, ns), f->seq, "oldest packets overwritten");
         }
     }
     free(first);
