@@ -404,7 +404,11 @@ int emb_trace_frame_mark(uint32_t frame)
 
 /* ---- Readers ---- */
 
-uint32_t emb_trace_ring_consume(struct emb_trace_ring *ring, emb_trace_packet_fn fn, void *arg)
+/* Hands the oldest unread packet on, in place under a claim, or (scratch not NULL) as a
+ * copy taken like a snapshot reader's, so that the claim lasts only for the copy and a
+ * sink that blocks never holds a slot the producers need. */
+static uint32_t emb__consume(struct emb_trace_ring *ring, uint8_t *scratch, emb_trace_packet_fn fn,
+                             void *arg)
 {
     uint32_t count = 0;
     for (;;) {
@@ -416,21 +420,40 @@ uint32_t emb_trace_ring_consume(struct emb_trace_ring *ring, emb_trace_packet_fn
         /* Only packets wholly before the open one can be complete. */
         if ((uint32_t)(pos - read) < EMB__PACKET_SIZE || !emb__packet_complete(ring, read))
             break;
-        /* Claim the packet before handing it on: a producer overwrites the oldest unread
+        /* Claim the packet before reading it: a producer overwrites the oldest unread
          * packet only by moving read_pos past it, which fails while it is claimed; when
          * the claim fails, a producer took the packet and read_pos says what comes next. */
         uint32_t expected = read;
         if (!__atomic_compare_exchange_n(&ring->read_pos, &expected, read | EMB_TRACE_READ_CLAIMED,
                                          false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             continue;
-        /* Claimed and complete: no producer writes these bytes, so the consumer may. */
+        /* Claimed and complete: no producer writes these bytes. Every push counted so
+         * far took a packet older than this one. */
+        uint32_t discarded = __atomic_load_n(&ring->discarded, __ATOMIC_ACQUIRE);
         uint8_t *packet = ring->buf + (read & ring->buf_mask);
-        emb_trace_packet_raise_discarded(packet, __atomic_load_n(&ring->discarded, __ATOMIC_RELAXED));
+        if (scratch != NULL) {
+            memcpy(scratch, packet, EMB__PACKET_SIZE);
+            emb_port_store32_release(&ring->read_pos, read + EMB__PACKET_SIZE);
+            packet = scratch;
+        }
+        emb_trace_packet_raise_discarded(packet, discarded);
         fn(arg, ring, packet, EMB__PACKET_SIZE);
-        emb_port_store32_release(&ring->read_pos, read + EMB__PACKET_SIZE);
+        if (scratch == NULL)
+            emb_port_store32_release(&ring->read_pos, read + EMB__PACKET_SIZE);
         count++;
     }
     return count;
+}
+
+uint32_t emb_trace_ring_consume(struct emb_trace_ring *ring, emb_trace_packet_fn fn, void *arg)
+{
+    return emb__consume(ring, NULL, fn, arg);
+}
+
+uint32_t emb_trace_ring_consume_copy(struct emb_trace_ring *ring, uint8_t *scratch,
+                                     emb_trace_packet_fn fn, void *arg)
+{
+    return scratch != NULL ? emb__consume(ring, scratch, fn, arg) : 0u;
 }
 
 uint32_t emb_trace_ring_snapshot(const struct emb_trace_ring *ring, uint8_t *scratch,

@@ -152,6 +152,14 @@ typedef void (*emb_trace_packet_fn)(void *arg, const struct emb_trace_ring *ring
  * then sees a packet_seq_num gap, and events_discarded counts the events it missed. */
 uint32_t emb_trace_ring_consume(struct emb_trace_ring *ring, emb_trace_packet_fn fn, void *arg);
 
+/* The same, handing `fn` a copy in `scratch` (CONFIG_EMB_TRACE_PACKET_SIZE bytes): the
+ * packet is released before `fn` runs, so a sink that blocks (a full pipe, a dead link)
+ * holds no slot, and the producers go on overwriting the oldest packets, keeping the
+ * newest events for the flight recorder. emb_trace_ring_consume() holds the packet it
+ * hands on until `fn` returns: fine for a sink that always returns soon. */
+uint32_t emb_trace_ring_consume_copy(struct emb_trace_ring *ring, uint8_t *scratch,
+                                     emb_trace_packet_fn fn, void *arg);
+
 /* Snapshot: copies each complete packet still held, oldest first, into `scratch`
  * (CONFIG_EMB_TRACE_PACKET_SIZE bytes) and hands the copy to `fn` if no producer
  * overwrote the slot during the copy. Safe while producers run. Returns the count. */

@@ -675,13 +675,18 @@ static void emb__sink_packet(void *arg, const struct emb_trace_ring *ring, const
 
 static void emb__stream_drain(void)
 {
+    /* A copy: a sink that blocks (a pipe nobody reads) must not hold a ring's slot, or
+     * the ring would keep its old packets and the flight recorder go stale. One worker
+     * drains, so one scratch packet serves every ring. */
+    static uint8_t scratch[CONFIG_EMB_TRACE_PACKET_SIZE];
     uint32_t n = emb__contexts_ready();
     for (uint32_t i = 0; i < n; i++) {
         struct emb__context *ctx = &emb__native.contexts[i];
         if (__atomic_load_n(&ctx->info.state, __ATOMIC_ACQUIRE) != EMB_CONTEXT_FREE)
-            emb_trace_ring_consume(&ctx->ring,
-                                   emb__native.config.stream_sink ? emb__sink_packet : emb__stream_packet,
-                                   (void *)emb__native.config.stream_sink);
+            emb_trace_ring_consume_copy(&ctx->ring, scratch,
+                                        emb__native.config.stream_sink ? emb__sink_packet
+                                                                       : emb__stream_packet,
+                                        (void *)emb__native.config.stream_sink);
     }
 }
 
