@@ -200,7 +200,12 @@ static bool emb__may_open(struct emb_trace_ring *ring, uint32_t start, uint32_t 
              * now (the claim bit), then this event is dropped. */
             uint32_t read = emb_port_load32_acquire(&ring->read_pos);
             uint32_t oldest = start - ring_bytes; /* the unread packet in the slot */
-            if ((uint32_t)(start + EMB__PACKET_SIZE - (read & ~EMB_TRACE_READ_BUSY)) <= ring_bytes)
+            /* Signed: a `start` gone stale (interrupts that preempted this producer filled
+             * packets that the consumer then read) is behind read_pos; the swap on
+             * write_pos fails then, and the caller starts over. Taking read_pos back to
+             * it would count packets that were read. */
+            if ((int32_t)(start + EMB__PACKET_SIZE - (read & ~EMB_TRACE_READ_BUSY)) <=
+                (int32_t)ring_bytes)
                 return true;
             if ((read & EMB_TRACE_READ_BUSY) != 0u)
                 return false;

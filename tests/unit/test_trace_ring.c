@@ -453,6 +453,46 @@ static void test_streaming_claim(void)
     ok_eq(out.events[0].seq, 0, "the consumer got the packet it claimed, whole");
 }
 
+/* Interrupts that preempt a producer in its packet switch, after it found the next slot
+ * free and before it reads read_pos, fill packets that the consumer then reads: the
+ * producer's next packet is behind read_pos. It must start over, not take read_pos back
+ * (counting packets that were read as overwritten). */
+static unsigned stale_loads;
+static struct readout stale_out;
+static void preempt_stale_switch(void)
+{
+    /* The slow path's first acquire load is the slot's commit count, the second read_pos. */
+    if (++stale_loads < 2u) {
+        emb_test_preempt_load = preempt_stale_switch;
+        return;
+    }
+    unsigned per_packet = (P - EMB_PKT_HEADER_SIZE - 1u) / EV_SIZE;
+    for (unsigned i = 0; i < per_packet * 3u; i++)
+        emit(2000 + i, 0x15);
+    emb_trace_ring_consume(&ring, consume_into, &stale_out);
+}
+
+static void test_streaming_stale_switch(void)
+{
+    setup(EMB_TRACE_MODE_STREAMING);
+    memset(&stale_out, 0, sizeof stale_out);
+    unsigned per_packet = (P - EMB_PKT_HEADER_SIZE - 1u) / EV_SIZE;
+    for (unsigned i = 0; i < per_packet; i++) /* the open packet is full */
+        emit(i, 0);
+    emb_trace_ring_consume(&ring, consume_into, &stale_out);
+    stale_loads = 0;
+    emb_test_preempt_load = preempt_stale_switch;
+    ok(emit(per_packet, 0), "the preempted event is recorded");
+    emb_test_preempt_load = NULL;
+    ok_eq(stale_loads, 2, "preempted between the slot check and the read_pos load");
+    emb_trace_flush(&ring);
+    emb_trace_ring_consume(&ring, consume_into, &stale_out);
+    unsigned emitted = per_packet + per_packet * 3u + 1u;
+    ok_eq(ring.discarded, 0, "nothing was lost, nothing is counted");
+    ok_eq(stale_out.nevents, emitted, "every event consumed once");
+    ok_eq(stale_out.bad, 0, "packets well formed");
+}
+
 static void test_window(void)
 {
     setup(EMB_TRACE_MODE_WINDOW);
@@ -531,6 +571,7 @@ int main(void)
     test_preempt_flush();
     test_streaming();
     test_streaming_claim();
+    test_streaming_stale_switch();
     test_window();
     test_position_wrap();
     test_claim();
