@@ -498,6 +498,49 @@ static void print_mini(const struct crash *c)
     }
 }
 
+/* Cycles as time, when the flight recorder gives the clock. */
+static void print_cycles(const struct crash *c, uint32_t cycles)
+{
+    uint64_t hz = c->trace ? emb_trace_info(c->trace)->clock_hz : 0;
+    printf("%" PRIu32 " cycles", cycles);
+    if (hz)
+        printf(" (%.1f us)", (double)emb_trace_ticks_to_ns(cycles, hz) / 1000.0);
+}
+
+/* What raised the fault: the monitor and its numbers, the signal, or the class's code. */
+static void print_cause(const struct crash *c)
+{
+    const struct emb_crash_record *r = &c->rec;
+    const struct emb_crash_view *v = &c->view;
+    char name[32];
+    if (r->fault_class == EMB_FAULT_MONITOR) {
+        printf(" %s: an interval of ", emb_crash_monitor_name(r->fault_code, name, sizeof name));
+        print_cycles(c, r->monitor_interval);
+        printf(" crossed the threshold of ");
+        print_cycles(c, r->monitor_threshold);
+        printf("\n");
+        return;
+    }
+    if (v->native && v->signo == 0)
+        printf(", raised by the library (no signal), code %u", r->fault_code);
+    else if (v->native)
+        printf(", %s, %s", emb_crash_signal_name(v->signo), emb_crash_si_code_text(v->signo, v->si_code));
+    else
+        printf(", code %u", r->fault_code);
+    printf(", at address 0x%" PRIx64 "%s\n", v->fault_address,
+           r->addr_lost & EMB_CRASH_V2_LOST_DATA ? " (partial)" : "");
+}
+
+/* A v2 record whose 16-bit fields could not hold an address says so; such an address is
+ * shown as the bits it kept, never symbolised as if it were whole. */
+static void print_partial(const char *label, uint64_t value)
+{
+    printf("%s%-10s%s 0x%08" PRIx64 "  %sPARTIAL: only the low bits the 16-bit field kept; "
+           "not symbolised%s\n",
+           color(EMB_C_BOLD), label, color(EMB_C_RESET), value, color(EMB_C_YELLOW),
+           color(EMB_C_RESET));
+}
+
 static void print_text(struct crash *c)
 {
     const struct emb_crash_record *r = &c->rec;
@@ -516,11 +559,14 @@ static void print_text(struct crash *c)
         printf("%-10s %s\n", "firmware", r->fw_version);
     printf("%-10s %s%s%s", "fault", color(EMB_C_RED), emb_crash_fault_class_name(r->fault_class),
            color(EMB_C_RESET));
-    if (v->native)
-        printf(", %s, %s", emb_crash_signal_name(v->signo), emb_crash_si_code_text(v->signo, v->si_code));
-    else
-        printf(", code %u", r->fault_code);
-    printf(", at address 0x%" PRIx64 "\n", v->fault_address);
+    print_cause(c);
+    if (r->addr_lost)
+        printf("%-10s %s%s%s%sdid not fit the v2 record's 16-bit fields: their high bits are lost%s\n",
+               "addresses", color(EMB_C_YELLOW),
+               r->addr_lost & EMB_CRASH_V2_LOST_CODE ? "pc or lr " : "",
+               r->addr_lost == (EMB_CRASH_V2_LOST_CODE | EMB_CRASH_V2_LOST_DATA) ? "and " : "",
+               r->addr_lost & EMB_CRASH_V2_LOST_DATA ? "fault address, sp or stack base " : "",
+               color(EMB_C_RESET));
     const char *tname = context_name(c, r->thread_index);
     printf("%-10s %u%s%s%s, generation %u", "thread", r->thread_index, tname ? " \"" : "",
            tname ? tname : "", tname ? "\"" : "", r->thread_generation);
@@ -532,8 +578,15 @@ static void print_text(struct crash *c)
     if (hz)
         printf(" (%.6f s at %" PRIu64 " Hz)", (double)r->uptime_ticks / (double)hz, hz);
     printf("\n\n");
-    print_frames(c, "pc", v->pc, NULL);
-    if (v->ra_source != EMB_CRASH_RA_NONE) {
+    if (r->addr_lost & EMB_CRASH_V2_LOST_CODE)
+        print_partial("pc", v->pc);
+    else
+        print_frames(c, "pc", v->pc,
+                     r->fault_class == EMB_FAULT_MONITOR ? "(the code that opened the interval)" : NULL);
+    if (r->addr_lost & EMB_CRASH_V2_LOST_CODE) {
+        if (v->ra)
+            print_partial("caller", v->ra);
+    } else if (v->ra_source != EMB_CRASH_RA_NONE) {
         char note[96];
         if (v->ra_source == EMB_CRASH_RA_STACK_SCAN)
             snprintf(note, sizeof note, "(return address found on the stack, sp+%u)", v->ra_offset);
@@ -588,16 +641,20 @@ static void json_hex(struct emb_json *j, const char *key, uint64_t v)
     emb_json_string(j, key, buf);
 }
 
-static void json_address(struct emb_json *j, struct crash *c, const char *key, uint64_t runtime)
+/* A code address and its frames; a partial one (a v2 field that could not hold it) is
+ * not symbolised. */
+static void json_code_address(struct emb_json *j, struct crash *c, const char *key,
+                              uint64_t runtime, bool partial)
 {
     uint64_t addr = elf_address(c, runtime);
     emb_json_begin_object(j, key);
     json_hex(j, "address", addr);
     json_hex(j, "runtime", runtime);
-    emb_json_bool(j, "in_image", in_image(c, runtime));
+    emb_json_bool(j, "partial", partial);
+    emb_json_bool(j, "in_image", !partial && in_image(c, runtime));
     struct emb_elf_frame f[MAX_FRAMES];
     uint64_t off = 0;
-    size_t n = in_image(c, runtime) ? emb_elf_symbolize(c->elf, addr, f, MAX_FRAMES, &off) : 0;
+    size_t n = !partial && in_image(c, runtime) ? emb_elf_symbolize(c->elf, addr, f, MAX_FRAMES, &off) : 0;
     emb_json_uint(j, "offset", off);
     emb_json_begin_array(j, "frames");
     for (size_t i = 0; i < n; i++) {
@@ -610,6 +667,11 @@ static void json_address(struct emb_json *j, struct crash *c, const char *key, u
     }
     emb_json_end_array(j);
     emb_json_end_object(j);
+}
+
+static void json_address(struct emb_json *j, struct crash *c, const char *key, uint64_t runtime)
+{
+    json_code_address(j, c, key, runtime, false);
 }
 
 /* The trace's own record object ({"ts", "ns", "context", "event", "fields", ...}); the
@@ -695,6 +757,9 @@ static void print_json(struct crash *c)
         emb_json_string(&j, "reset_reason", emb_crash_reset_reason_name(r->reset_reason));
         emb_json_uint(&j, "cpu", r->cpu_id);
         emb_json_uint(&j, "partition", r->partition_id);
+        /* v2: which addresses its 16-bit fields could not hold whole */
+        emb_json_bool(&j, "code_addresses_partial", r->addr_lost & EMB_CRASH_V2_LOST_CODE);
+        emb_json_bool(&j, "data_addresses_partial", r->addr_lost & EMB_CRASH_V2_LOST_DATA);
         emb_json_end_object(&j);
         const uint8_t *id;
         size_t idn = emb_elf_build_id(c->elf, &id);
@@ -705,11 +770,24 @@ static void print_json(struct crash *c)
         emb_json_begin_object(&j, "fault");
         emb_json_string(&j, "class", emb_crash_fault_class_name(r->fault_class));
         emb_json_uint(&j, "code", r->fault_code);
-        if (v->native) {
+        if (v->native && v->signo == 0) {
+            emb_json_null(&j, "signal");
+            emb_json_string(&j, "cause", "raised by the library");
+        } else if (v->native) {
             emb_json_string(&j, "signal", emb_crash_signal_name(v->signo));
             emb_json_string(&j, "cause", emb_crash_si_code_text(v->signo, v->si_code));
         }
-        json_hex(&j, "address", v->fault_address);
+        if (r->fault_class == EMB_FAULT_MONITOR) {
+            char name[32];
+            emb_json_null(&j, "address");
+            emb_json_begin_object(&j, "monitor");
+            emb_json_string(&j, "category", emb_crash_monitor_name(r->fault_code, name, sizeof name));
+            emb_json_uint(&j, "interval_cycles", r->monitor_interval);
+            emb_json_uint(&j, "threshold_cycles", r->monitor_threshold);
+            emb_json_end_object(&j);
+        } else {
+            json_hex(&j, "address", v->fault_address);
+        }
         emb_json_end_object(&j);
         emb_json_begin_object(&j, "thread");
         emb_json_uint(&j, "index", r->thread_index);
@@ -721,9 +799,10 @@ static void print_json(struct crash *c)
             emb_json_null(&j, "name");
         emb_json_end_object(&j);
         emb_json_string(&j, "arch", v->name);
-        json_address(&j, c, "pc", v->pc);
+        bool code_partial = r->addr_lost & EMB_CRASH_V2_LOST_CODE;
+        json_code_address(&j, c, "pc", v->pc, code_partial);
         if (v->ra_source != EMB_CRASH_RA_NONE) {
-            json_address(&j, c, "caller", v->ra);
+            json_code_address(&j, c, "caller", v->ra, code_partial);
             emb_json_string(&j, "caller_source",
                             v->ra_source == EMB_CRASH_RA_STACK_SCAN ? "stack_scan"
                             : v->ra_source == EMB_CRASH_RA_CFI      ? "call_frame_information"
