@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h"
 #include "catalog.h"
 #include "cli.h"
 #include "crash_arch.h"
@@ -21,6 +22,7 @@
 #include "trace_write.h"
 
 #include <emb/trace_format.h>
+#include <emb/wire.h>
 
 static const char *const CMD = "emb crash";
 
@@ -32,14 +34,15 @@ static const char *const CMD = "emb crash";
 static void help(FILE *out)
 {
     fprintf(out,
-            "Usage: emb crash --elf FW [options] RECORD\n"
+            "Usage: emb crash --elf FW [options] RECORD|CAPTURE\n"
             "\n"
             "Shows a crash record (version 1 or 2, docs/formats/crash.md) with the firmware's\n"
             "ELF: the faulting function and line with its inlined callers, the caller, the\n"
             "stack and thread, the registers decoded for the architecture, and the flight\n"
             "recorder's last events: the switches, the interrupt that ran, the locks held.\n"
             "RECORD is a saved record or a whole retained region (its mini-records are listed\n"
-            "too). A record from another build is refused with both build ids.\n"
+            "too); CAPTURE a sealed capture (emb capture) whose crash section holds the record\n"
+            "the target sent. A record from another build is refused with both build ids.\n"
             "\n"
             "Options:\n"
             "      --elf FW        the image the record came from (symbols and build id)\n"
@@ -124,6 +127,8 @@ struct crash {
     const char *file;
     uint8_t *data;
     size_t size;
+    long long base;            /* where the record's bytes start in the file (a capture's
+                                * crash section), for the offsets in messages */
     bool has_record;
     struct emb_crash_record rec;
     struct emb_crash_view view;
@@ -194,8 +199,8 @@ static int check_identity(struct crash *c)
         for (size_t i = cmp; i < r->build_id_len; i++)
             rest_zero &= r->build_id[i] == 0;
         if (memcmp(id, r->build_id, cmp) != 0 || !rest_zero) {
-            emb_cli_error_at(CMD, c->file, r->version == 1 ? EMB_CRASH_V1_OFF_BUILD_ID
-                                                           : EMB_CRASH_V2_OFF_BUILD_ID,
+            emb_cli_error_at(CMD, c->file, c->base + (r->version == 1 ? EMB_CRASH_V1_OFF_BUILD_ID
+                                                                      : EMB_CRASH_V2_OFF_BUILD_ID),
                              "the record comes from another build: record build id %s, %s has %s",
                              hex_bytes(r->build_id, r->build_id_len, a, sizeof a),
                              emb_elf_path(c->elf), hex_bytes(id, n, b, sizeof b));
@@ -203,7 +208,7 @@ static int check_identity(struct crash *c)
         }
     }
     if (c->view.elf_machine && c->view.elf_machine != emb_elf_machine(c->elf)) {
-        emb_cli_error_at(CMD, c->file, EMB_CRASH_V1_FIXED_SIZE,
+        emb_cli_error_at(CMD, c->file, c->base + EMB_CRASH_V1_FIXED_SIZE,
                          "the record's registers are for ELF machine %u (%s), %s is machine %u",
                          c->view.elf_machine, c->view.name, emb_elf_path(c->elf),
                          emb_elf_machine(c->elf));
@@ -871,7 +876,7 @@ static int decode_flight(struct crash *c)
     struct emb_trace_options opt = {
         .catalog = c->cat,
         .name = c->file,
-        .base_offset = c->rec.flight_offset,
+        .base_offset = (uint64_t)c->base + c->rec.flight_offset,
     };
     c->trace = emb_trace_decode(c->rec.flight, c->rec.flight_len, &opt);
     if (!c->trace) {
@@ -880,8 +885,8 @@ static int decode_flight(struct crash *c)
     }
     const struct emb_trace_summary *s = emb_trace_summary(c->trace);
     if (s->packets != c->rec.flight_packets && !s->fatal)
-        emb_cli_error_at(CMD, c->file, c->rec.version == 1 ? EMB_CRASH_V1_OFF_FLIGHT_COUNT
-                                                           : EMB_CRASH_V2_OFF_FLIGHT_COUNT,
+        emb_cli_error_at(CMD, c->file, c->base + (c->rec.version == 1 ? EMB_CRASH_V1_OFF_FLIGHT_COUNT
+                                                                      : EMB_CRASH_V2_OFF_FLIGHT_COUNT),
                          "the record announces %u flight packets, %" PRIu64 " decode",
                          c->rec.flight_packets, s->packets);
     if (s->fatal || s->errors) {
@@ -899,6 +904,37 @@ static int decode_flight(struct crash *c)
     return s->errors ? -1 : 0;
 }
 
+/* A sealed capture: its crash section becomes the input (the capture stays alive in
+ * *capture while the record is used). 0, or -1 after saying why. */
+static int open_capture(struct crash *c, struct emb_capture **capture)
+{
+    const struct emb_catalog *cat = emb_catalog_builtin();
+    /* Only the crash section is read: the trace is not decoded, its catalogue not needed. */
+    struct emb_capture_options opt = {.catalog = cat, .name = c->file, .skip_trace = true,
+                                      .ignore_checksum = true};
+    *capture = cat ? emb_capture_decode(c->data, c->size, &opt) : NULL;
+    long long off;
+    const char *msg;
+    if (*capture == NULL) {
+        emb_cli_error_at(CMD, c->file, -1, "out of memory");
+        return -1;
+    }
+    if (emb_capture_failed(*capture, &off, &msg)) {
+        emb_cli_error_at(CMD, c->file, off, "%s", msg);
+        return -1;
+    }
+    const struct emb_cap_section *s = emb_capture_section(*capture, EMB_CAP_SEC_CRASH);
+    if (s == NULL) {
+        emb_cli_error_at(CMD, c->file, -1, "the capture holds no crash section (the target sent "
+                                           "no crash record, and none was given with --crash)");
+        return -1;
+    }
+    c->base = (long long)s->offset;
+    c->data = (uint8_t *)s->data;
+    c->size = (size_t)s->length;
+    return 0;
+}
+
 int emb_cmd_crash(int argc, char **argv)
 {
     struct args a = {.events = 24};
@@ -910,20 +946,29 @@ int emb_cmd_crash(int argc, char **argv)
     c.data = read_input(a.file, &c.size, &rc);
     if (!c.data)
         return rc;
+    uint8_t *file_bytes = c.data;
+    struct emb_capture *capture = NULL;
+    if (c.size >= 4 && emb_get_le32(c.data) == EMB_CAP_MAGIC && open_capture(&c, &capture) != 0) {
+        emb_capture_free(capture);
+        free(file_bytes);
+        return EMB_EXIT_BAD;
+    }
     struct emb_crash_error err;
     c.has_record = emb_crash_decode(c.data, c.size, &c.rec, &err) == 0;
     bool magic_missing = !c.has_record && err.offset == 0;
     c.nminis = emb_crash_mini_scan(c.data, c.size, c.has_record ? c.rec.length : 0, c.minis, MAX_MINI);
-    if (!c.has_record && (!magic_missing || c.nminis == 0)) {
-        emb_cli_error_at(CMD, a.file, err.offset, "%s", err.message);
-        free(c.data);
+    if (!c.has_record && (!magic_missing || c.nminis == 0 || capture)) {
+        emb_cli_error_at(CMD, a.file, c.base + err.offset, "%s", err.message);
+        emb_capture_free(capture);
+        free(file_bytes);
         return EMB_EXIT_BAD;
     }
     char msg[512];
     struct emb_catalog *own = NULL;
     if (!(c.elf = emb_elf_open(a.elf, msg, sizeof msg))) {
         emb_cli_error(CMD, "%s", msg);
-        free(c.data);
+        emb_capture_free(capture);
+        free(file_bytes);
         return EMB_EXIT_BAD;
     }
     rc = EMB_EXIT_OK;
@@ -960,6 +1005,7 @@ int emb_cmd_crash(int argc, char **argv)
     if (own)
         emb_catalog_free(own);
     emb_elf_close(c.elf);
-    free(c.data);
+    emb_capture_free(capture);
+    free(file_bytes);
     return rc;
 }
