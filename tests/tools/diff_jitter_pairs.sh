@@ -5,6 +5,7 @@
 # line per false alarm (its first difference) and "false alarms: K of N (R%)"; exits 0
 # when K is at most MAX (default 0), 1 otherwise, 2 on a failed run.
 # Usage: diff_jitter_pairs.sh EMB WORKLOAD OUTDIR N SEED [MAX]
+# (DIFF_WORKLOAD_ARGS: more options for every run, e.g. --realtime)
 set -u
 emb=$1 wl=$2 out=$3 n=$4 seed=$5 max=${6:-0}
 mkdir -p "$out"
@@ -13,7 +14,8 @@ alarms=0
 for i in $(seq 1 "$n"); do
   arm=$((10 + RANDOM % 20))
   for side in good bad; do
-    "$wl" --seed $((RANDOM * 32768 + RANDOM)) --arm "$arm" --frames $((arm + 150)) \
+    # shellcheck disable=SC2086
+    "$wl" ${DIFF_WORKLOAD_ARGS:-} --seed $((RANDOM * 32768 + RANDOM)) --arm "$arm" --frames $((arm + 150)) \
       -o "$out/$side.embt" >/dev/null &&
       "$emb" capture --label "$side" -o "$out/$side.emb" "$out/$side.embt" >/dev/null ||
       { echo "pair $i: the $side run failed" >&2; exit 2; }

@@ -10,6 +10,9 @@
  *   sampler  per frame, user_event 30 at a random delay that lets it cross main's and the
  *            worker's events and the next frame marker: cross-context jitter
  *
+ * Each thread sleeps most of each frame; --realtime runs them SCHED_FIFO (where allowed)
+ * so a loaded host stretches them less.
+ *
  * The trace is kept in window mode (armed at --arm, one-shot rings) and dumped at the end.
  * When a ring filled and closed the window, the frame it happened in is printed
  * ("window closed in frame F": the last frame marker recorded before it), as the library
@@ -23,6 +26,7 @@
 
 #include <getopt.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +43,7 @@ static struct {
     uint32_t gap_shift, gap_us;       /* from this frame on, the worker's gap before 13 grows */
     uint32_t outlier, outlier_us;     /* this frame only, work lasts outlier_us longer */
     uint32_t burst;                   /* worker events per frame repeated this many times */
+    int realtime;                     /* SCHED_FIFO, as firmware threads have priorities */
     const char *out;
 } opt = {.frames = 170, .arm = 20, .ring_packets = 256, .reorder = NONE, .missing = NONE,
          .shift = NONE, .gap_shift = NONE, .gap_us = 40, .outlier = NONE, .outlier_us = 3000,
@@ -157,7 +162,7 @@ static int parse(int argc, char **argv)
         {"ring-packets", 1, NULL, 'p'}, {"reorder", 1, NULL, 'r'}, {"missing", 1, NULL, 'm'},
         {"shift", 1, NULL, 'S'},   {"shift-us", 1, NULL, 'U'},  {"gap-shift", 1, NULL, 'g'},
         {"gap-us", 1, NULL, 'G'},  {"outlier", 1, NULL, 'O'},   {"outlier-us", 1, NULL, 'P'},
-        {"burst", 1, NULL, 'b'},   {NULL, 0, NULL, 0}};
+        {"burst", 1, NULL, 'b'},   {"realtime", 0, NULL, 'R'}, {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "o:", o, NULL)) != -1) {
         uint32_t v = optarg ? (uint32_t)strtoul(optarg, NULL, 0) : 0;
@@ -175,6 +180,7 @@ static int parse(int argc, char **argv)
         case 'O': opt.outlier = v; break;
         case 'P': opt.outlier_us = v; break;
         case 'b': opt.burst = v ? v : 1; break;
+        case 'R': opt.realtime = 1; break;
         case 'o': opt.out = optarg; break;
         default:
             fprintf(stderr, "usage: diff_workload [--seed N] [--frames N] [--arm F] [--ring-packets N] "
@@ -203,6 +209,14 @@ int main(int argc, char **argv)
     if (parse(argc, argv) != 0)
         return 2;
     stamp_identity();
+    /* --realtime: the threads (which inherit it) preempt the host's other work, as a
+     * firmware's prioritised threads would; the seeded noise and the cross-context jitter
+     * remain. Where the system refuses, the run goes on at normal priority and says so. */
+    if (opt.realtime) {
+        struct sched_param sp = {.sched_priority = 10};
+        if (sched_setscheduler(0, SCHED_FIFO, &sp) != 0)
+            perror("diff_workload: --realtime refused, running at normal priority");
+    }
     struct emb_native_config config = {.mode = EMB_TRACE_MODE_WINDOW,
                                        .ring_packets = opt.ring_packets,
                                        .window_frame = opt.arm,

@@ -5,6 +5,9 @@
 # and the rule, frame and context of the earliest significant difference. The window's
 # first frame and every seeded frame are drawn at random per run of the test, from the
 # seed printed first (DIFF_CORPUS_SEED=N repeats a run's choices; the noise differs).
+# The runs are SCHED_FIFO where the system allows (--realtime), as firmware threads have
+# priorities, so the suites running beside this one stretch them less; bench/diff_noise.sh
+# measures the false-alarm rate without it, under the host's full noise.
 # Usage: test_diff_corpus.sh EMB WORKLOAD OUTDIR
 set -u
 emb=$1 wl=$2 out=$3
@@ -26,7 +29,7 @@ echo "# window armed at frame $arm, $frames frames a run"
 # run NAME OPTIONS...: one run of the workload, sealed as NAME.emb; its stdout in NAME.out
 run() {
   local name=$1; shift
-  "$wl" --seed $((RANDOM * 32768 + RANDOM)) --arm "$arm" --frames "$frames" "$@" \
+  "$wl" --realtime --seed $((RANDOM * 32768 + RANDOM)) --arm "$arm" --frames "$frames" "$@" \
     -o "$out/$name.embt" >"$out/$name.out" &&
     "$emb" capture --label "$name" -o "$out/$name.emb" "$out/$name.embt" >/dev/null
 }
@@ -144,7 +147,7 @@ check "  in JSON too" bash -c "'$emb' diff --json --same-build '$out/reorder-goo
 check "two runs are not the same run" bash -c "'$emb' diff --json --same-build '$out/fillsame-good.emb' '$out/fillsame-bad.emb' | python3 -c 'import json,sys; assert not json.load(sys.stdin)[\"same_run\"]'"
 
 # Jitter only: runs of one configuration; any finding is a false alarm.
-jitter=$(bash "$(dirname "$0")/diff_jitter_pairs.sh" "$emb" "$wl" "$out/jitter" 20 "$RANDOM" 0)
+jitter=$(DIFF_WORKLOAD_ARGS=--realtime bash "$(dirname "$0")/diff_jitter_pairs.sh" "$emb" "$wl" "$out/jitter" 20 "$RANDOM" 0)
 jrc=$?
 echo "$jitter" | sed 's/^/# /'
 check "jitter only, 20 independent pairs: exit 0 every time ($(echo "$jitter" | tail -1))" test "$jrc" = 0

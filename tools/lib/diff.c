@@ -1608,7 +1608,6 @@ struct candidate {
     int sign;                 /* +1 above the band, -1 below */
     double dev;               /* value - good median */
     bool persistent;
-    size_t order;
     struct emb_diff_item item;
 };
 
@@ -1639,7 +1638,7 @@ static struct candidate *add_candidate(struct work *w, struct candidate **cand, 
     c->seq = seq;
     c->sign = sign;
     c->dev = v - t->median;
-    c->order = (*n)++;
+    (*n)++;
     struct emb_diff_item *it = &c->item;
     it->a = it->b = it->a_prev = it->b_prev = it->a_near = it->b_near = -1;
     it->field = -1;
