@@ -1705,7 +1705,10 @@ static int timing(struct work *w)
     size_t ncand = 0, cand_cap = 0;
     bool *catching_up = NULL;
     double *late = NULL;
+    uint32_t **gcls = calloc(d->nctx + 1, sizeof *gcls); /* class of each good interval */
     int rc = -1;
+    if (!gcls)
+        goto out;
     /* Class 0: epoch durations. */
     if (!grow((void **)&cls, &cls_cap, 1, sizeof *cls))
         goto out;
@@ -1720,6 +1723,9 @@ static int timing(struct work *w)
         const struct emb_diff_ctx *c = &d->ctx[ci];
         if (!c->present[0] || !c->present[1])
             continue;
+        if (!(gcls[ci] = malloc((c->n[0] + 1) * sizeof *gcls[ci])))
+            goto out;
+        memset(gcls[ci], 0xFF, (c->n[0] + 1) * sizeof *gcls[ci]);
         for (size_t j = c->epoch_start[0][0] + 1; j < c->epoch_start[0][E]; j++) {
             uint64_t key = good_class_key(d, c, ci, j);
             uint32_t x = map_get(&classes, key);
@@ -1730,6 +1736,7 @@ static int timing(struct work *w)
                 memset(&cls[ncls], 0, sizeof cls[ncls]);
                 x = (uint32_t)ncls++;
             }
+            gcls[ci][j] = x;
             struct tclass *t = &cls[x];
             if (!class_add(&t->v, &t->n, &t->cap, (double)(c->ev[0][j].ns - c->ev[0][j - 1].ns)))
                 goto out;
@@ -1745,7 +1752,7 @@ static int timing(struct work *w)
             int32_t pa = c->ev[1][j].peer, pp = c->ev[1][j - 1].peer;
             if (pa < 1 || pp < 0 || pa != pp + 1 || !compared(d, c->ev[0][pa].epoch))
                 continue;
-            uint32_t x = map_get(&classes, good_class_key(d, c, ci, (size_t)pa));
+            uint32_t x = gcls[ci][pa]; /* the class of the good counterpart's interval */
             if (x == UINT32_MAX)
                 continue;
             struct tclass *t = &cls[x];
@@ -1788,7 +1795,7 @@ static int timing(struct work *w)
             int32_t pa = c->ev[1][j].peer, pp = c->ev[1][j - 1].peer;
             if (pa < 1 || pp < 0 || pa != pp + 1 || !compared(d, c->ev[0][pa].epoch))
                 continue;
-            uint32_t x = map_get(&classes, good_class_key(d, c, ci, (size_t)pa));
+            uint32_t x = gcls[ci][pa]; /* the class of the good counterpart's interval */
             if (x == UINT32_MAX)
                 continue;
             double v = (double)(c->ev[1][j].ns - c->ev[1][j - 1].ns);
@@ -1854,6 +1861,9 @@ out:
     free(cand);
     free(catching_up);
     free(late);
+    for (size_t i = 0; gcls && i < d->nctx; i++)
+        free(gcls[i]);
+    free(gcls);
     map_free(&classes);
     return rc;
 }
