@@ -333,6 +333,9 @@ static inline struct emb__log_val emb__lv_str(const char *s)
     r.n = n > CONFIG_EMB_LOG_STR_MAX ? (CONFIG_EMB_LOG_STR_MAX | EMB_LOG_STR_CLIPPED) : n;
     return r;
 }
+/* Firmware buffers are uint8_t: a %s of one is the string it holds, not its address. */
+static inline struct emb__log_val emb__lv_ustr(const unsigned char *s) { return emb__lv_str((const char *)s); }
+static inline struct emb__log_val emb__lv_sstr(const signed char *s) { return emb__lv_str((const char *)s); }
 
 static inline uint8_t *emb__lp_32(uint8_t *p, struct emb__log_val v) { emb_put_le32(p, (uint32_t)v.u); return p + 4; }
 static inline uint8_t *emb__lp_64(uint8_t *p, struct emb__log_val v) { emb_put_le64(p, v.u); return p + 8; }
@@ -353,41 +356,49 @@ static inline uint8_t *emb__lp_str(uint8_t *p, struct emb__log_val v)
     return p + 1 + n;
 }
 
+/* The argument types recorded as strings (signature 's'), as _Generic associations that
+ * all select `e`. */
+#define EMB__LOG_STR_TYPES(e)                                                                 \
+    char *: e, const char *: e, unsigned char *: e, const unsigned char *: e, signed char *: e, \
+        const signed char *: e
+
 #define EMB__LOG_VAL(x)                                                                       \
     _Generic((x), _Bool: emb__lv_u32, char: emb__lv_i32, signed char: emb__lv_i32,            \
              unsigned char: emb__lv_u32, short: emb__lv_i32, unsigned short: emb__lv_u32,     \
              int: emb__lv_i32, unsigned int: emb__lv_u32, long: emb__lv_long,                 \
              unsigned long: emb__lv_ulong, long long: emb__lv_i64,                            \
              unsigned long long: emb__lv_u64, float: emb__lv_f64, double: emb__lv_f64,        \
-             char *: emb__lv_str, const char *: emb__lv_str, default: emb__lv_ptr)(x)
+             char *: emb__lv_str, const char *: emb__lv_str, unsigned char *: emb__lv_ustr,   \
+             const unsigned char *: emb__lv_ustr, signed char *: emb__lv_sstr,                \
+             const signed char *: emb__lv_sstr, default: emb__lv_ptr)(x)
 
 #define EMB__LOG_PUTARG(x)                                                                    \
     _Generic((x), _Bool: emb__lp_32, char: emb__lp_32, signed char: emb__lp_32,               \
              unsigned char: emb__lp_32, short: emb__lp_32, unsigned short: emb__lp_32,        \
              int: emb__lp_32, unsigned int: emb__lp_32, long: emb__lp_long,                   \
              unsigned long: emb__lp_long, long long: emb__lp_64, unsigned long long: emb__lp_64, \
-             float: emb__lp_64, double: emb__lp_64, char *: emb__lp_str,                      \
-             const char *: emb__lp_str, default: emb__lp_ptr)
+             float: emb__lp_64, double: emb__lp_64, EMB__LOG_STR_TYPES(emb__lp_str),         \
+             default: emb__lp_ptr)
 
 #define EMB__LOG_SIG(x)                                                                       \
     _Generic((x), _Bool: 'u', char: 'i', signed char: 'i', unsigned char: 'u', short: 'i',    \
              unsigned short: 'u', int: 'i', unsigned int: 'u',                                \
              long: (sizeof(long) == 8u ? 'I' : 'i'), unsigned long: (sizeof(long) == 8u ? 'U' : 'u'), \
-             long long: 'I', unsigned long long: 'U', float: 'f', double: 'f', char *: 's',   \
-             const char *: 's', default: 'p')
+             long long: 'I', unsigned long long: 'U', float: 'f', double: 'f',                \
+             EMB__LOG_STR_TYPES('s'), default: 'p')
 
 /* Bytes an argument takes in the record: its fixed size, or 1 + the copied length. */
 #define EMB__LOG_FIXSIZE(x)                                                                   \
     _Generic((x), long: sizeof(long), unsigned long: sizeof(long), long long: 8u,             \
              unsigned long long: 8u, float: 8u, double: 8u, default: 4u)
 #define EMB__LOG_ARGSIZE(x, v)                                                                \
-    _Generic((x), char *: 1u + ((v).n & 0x7Fu), const char *: 1u + ((v).n & 0x7Fu),           \
+    _Generic((x), EMB__LOG_STR_TYPES(1u + ((v).n & 0x7Fu)),                                  \
              _Bool: 4u, char: 4u, signed char: 4u, unsigned char: 4u, short: 4u,              \
              unsigned short: 4u, int: 4u, unsigned int: 4u, long: EMB__LOG_FIXSIZE(x),        \
              unsigned long: EMB__LOG_FIXSIZE(x), long long: 8u, unsigned long long: 8u,       \
              float: 8u, double: 8u, default: sizeof(void *))
 #define EMB__LOG_ARGMAX(x)                                                                    \
-    _Generic((x), char *: 1u + CONFIG_EMB_LOG_STR_MAX, const char *: 1u + CONFIG_EMB_LOG_STR_MAX, \
+    _Generic((x), EMB__LOG_STR_TYPES(1u + CONFIG_EMB_LOG_STR_MAX),                           \
              _Bool: 4u, char: 4u, signed char: 4u, unsigned char: 4u, short: 4u,              \
              unsigned short: 4u, int: 4u, unsigned int: 4u, long: EMB__LOG_FIXSIZE(x),        \
              unsigned long: EMB__LOG_FIXSIZE(x), long long: 8u, unsigned long long: 8u,       \
