@@ -75,12 +75,30 @@ uint8_t emb_log_module_set_level(struct emb_log_module *module, uint8_t level);
 
 /* ---- Rings ---- */
 
-/* Bytes a record's id and timestamp take. */
-#define EMB_LOG_RECORD_HEADER (CONFIG_EMB_LOG_ID_BYTES + (CONFIG_EMB_LOG_TIMESTAMP ? 4u : 0u))
+/* Bytes of a record's id: CONFIG_EMB_LOG_ID_BYTES, or, chosen at link time, the value of
+ * the symbol emb_log_id_bytes the linker fragment computes from the region's size (a
+ * constant the code loads as an address, no memory read). */
+#if CONFIG_EMB_LOG_ID_BYTES == 0
+#if defined(__PIC__) || defined(__PIE__)
+#error "CONFIG_EMB_LOG_ID_BYTES 0 (chosen at link time) needs a static link; set it to 2 or 4"
+#endif
+extern const char emb_log_id_bytes_linked[] __asm__("emb_log_id_bytes");
+#define EMB_LOG_ID_BYTES ((uint32_t)(uintptr_t)emb_log_id_bytes_linked)
+#define EMB_LOG_ID_BYTES_MAX 4u
+#else
+#define EMB_LOG_ID_BYTES ((uint32_t)CONFIG_EMB_LOG_ID_BYTES)
+#define EMB_LOG_ID_BYTES_MAX ((uint32_t)CONFIG_EMB_LOG_ID_BYTES)
+#endif
+
+/* Bytes a record's id and timestamp take (at most). */
+#define EMB_LOG_RECORD_HEADER (EMB_LOG_ID_BYTES + (CONFIG_EMB_LOG_TIMESTAMP ? 4u : 0u))
+#define EMB_LOG_RECORD_HEADER_MAX (EMB_LOG_ID_BYTES_MAX + (CONFIG_EMB_LOG_TIMESTAMP ? 4u : 0u))
 #define EMB_LOG_SYNC_SIZE (EMB_LOG_RECORD_HEADER + EMB_LOG_SYNC_PAYLOAD)
 #define EMB_LOG_DROPPED_SIZE (EMB_LOG_RECORD_HEADER + EMB_LOG_DROPPED_PAYLOAD)
 /* Most bytes one reservation takes: a dropped record, a sync marker and the record. */
-#define EMB_LOG_RESERVE_MAX (EMB_LOG_DROPPED_SIZE + EMB_LOG_SYNC_SIZE + CONFIG_EMB_LOG_RECORD_MAX)
+#define EMB_LOG_RESERVE_MAX                                                                   \
+    (2u * EMB_LOG_RECORD_HEADER_MAX + EMB_LOG_DROPPED_PAYLOAD + EMB_LOG_SYNC_PAYLOAD +        \
+     CONFIG_EMB_LOG_RECORD_MAX)
 /* A ring of `size` bytes needs a buffer this big: a record that crosses the end is
  * written on past it, into the slack, and the reader takes it from there. */
 #define EMB_LOG_RING_BUF_SIZE(size) ((size) + EMB_LOG_RESERVE_MAX)
@@ -199,12 +217,19 @@ static inline uint8_t *emb__log_reserve_slow_copy(struct emb_log_reservation *re
 
 static inline void emb__log_put_header(uint8_t *rec, uint32_t id, uint64_t now)
 {
-    if (CONFIG_EMB_LOG_ID_BYTES == 2)
+    if (CONFIG_EMB_LOG_ID_BYTES == 2) {
         emb_put_le16(rec, (uint16_t)id);
-    else
+    } else if (CONFIG_EMB_LOG_ID_BYTES == 4 || CONFIG_EMB_LOG_TIMESTAMP) {
+        /* With a timestamp, a link-time width needs no branch: the four id bytes, then the
+         * timestamp over the two that are not the id's when ids are 2 bytes (and 0). */
         emb_put_le32(rec, id);
+    } else {
+        emb_put_le16(rec, (uint16_t)id);
+        if (EMB_LOG_ID_BYTES == 4u)
+            emb_put_le16(rec + 2, (uint16_t)(id >> 16));
+    }
     if (CONFIG_EMB_LOG_TIMESTAMP)
-        emb_put_le32(rec + CONFIG_EMB_LOG_ID_BYTES, (uint32_t)now);
+        emb_put_le32(rec + EMB_LOG_ID_BYTES, (uint32_t)now);
 }
 
 /* Reserves `size` bytes (header included) on the running context's ring, writes the id
@@ -541,7 +566,7 @@ void emb_log_text_hexdump(uint8_t level, const char *module, const char *file, u
                 EMB__LOG_CHECK(__VA_ARGS__)                                                   \
             }                                                                                 \
             EMB__LOG_MAP(EMB__LOG_DECL, __VA_ARGS__)                                          \
-            _Static_assert(EMB_LOG_RECORD_HEADER + 0u EMB__LOG_MAP(EMB__LOG_MAXSIZE, __VA_ARGS__) <= \
+            _Static_assert(EMB_LOG_RECORD_HEADER_MAX + 0u EMB__LOG_MAP(EMB__LOG_MAXSIZE, __VA_ARGS__) <= \
                                CONFIG_EMB_LOG_RECORD_MAX,                                     \
                            "log record may exceed CONFIG_EMB_LOG_RECORD_MAX");                \
             struct emb_log_reservation emb__res;                                              \
@@ -577,7 +602,7 @@ void emb_log_text_hexdump(uint8_t level, const char *module, const char *file, u
 
 #endif /* CONFIG_EMB_LOG_TEXT */
 
-EMB_STATIC_ASSERT(EMB_LOG_RECORD_HEADER + 2u + CONFIG_EMB_LOG_HEXDUMP_MAX <= CONFIG_EMB_LOG_RECORD_MAX,
+EMB_STATIC_ASSERT(EMB_LOG_RECORD_HEADER_MAX + 2u + CONFIG_EMB_LOG_HEXDUMP_MAX <= CONFIG_EMB_LOG_RECORD_MAX,
                   "CONFIG_EMB_LOG_HEXDUMP_MAX does not fit CONFIG_EMB_LOG_RECORD_MAX");
 
 #ifdef __cplusplus

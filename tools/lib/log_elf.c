@@ -146,7 +146,8 @@ static bool emb__note(struct emb__elf *e, struct emb_logdb *db)
                 db->long_bytes = db->size_bytes = db->ptrdiff_bytes =
                     gelf_getclass(e->elf) == ELFCLASS64 ? 8u : 4u;
             }
-            if ((db->id_bytes != 2 && db->id_bytes != 4) || (db->ts_bytes != 0 && db->ts_bytes != 4) ||
+            if ((db->id_bytes != 0 && db->id_bytes != 2 && db->id_bytes != 4) ||
+                (db->ts_bytes != 0 && db->ts_bytes != 4) ||
                 (db->ptr_bytes != 4 && db->ptr_bytes != 8) || db->str_max == 0 || db->str_max > 127 ||
                 db->hex_max == 0 || db->hex_max > 0x7FFF || !emb__c_type_sizes_ok(db)) {
                 emb__fail(e, "log note holds impossible values (id %u, timestamp %u, pointer %u, "
@@ -308,6 +309,8 @@ struct emb_logdb *emb_logdb_open(const char *path, char *err, size_t errlen)
                         emb__loaded(&e, shdr.sh_addr, shdr.sh_size);
     if (!emb__sites(&e, db, region->d_buf, region->d_size))
         goto fail;
+    if (db->id_bytes == 0u) /* chosen at link time, by the region's size (docs/formats/log.md) */
+        db->id_bytes = db->region_size + EMB_LOG_ID_BIAS <= 0x10000u ? 2u : 4u;
     if (db->id_bytes == 2 && db->region_size + EMB_LOG_ID_BIAS > 0x10000u) {
         emb__fail(&e, "the log region (%llu bytes) is too big for 16-bit ids",
                   (unsigned long long)db->region_size);

@@ -5,7 +5,9 @@
  * log_widths.sh runs it under QEMU and compares `emb log`'s text with newlib's, line by
  * line: the expectation is what the target's C library prints, not what the host's does
  * (where long is 64 bits). Built twice: with the full newlib (Debian's has no %z, %t or
- * %j: those rows are left out, FW_C99_FORMATS=0) and with picolibc (every row). */
+ * %j: those rows are left out, FW_C99_FORMATS=0) and with picolibc (every row); with
+ * FW_BULK, over 64 KiB of call sites, so the link chooses 4-byte ids; and with a fixed
+ * CONFIG_EMB_LOG_ID_BYTES=4. */
 #include <emb/cortex_m.h>
 #include <emb/log.h>
 
@@ -50,7 +52,7 @@ void *_sbrk(ptrdiff_t incr)
 #define BOTH(...)                                                                             \
     do {                                                                                      \
         EMB_LOG_INF(widths, __VA_ARGS__);                                                     \
-        char line[200];                                                                       \
+        char line[1100];                                                                      \
         snprintf(line, sizeof line, __VA_ARGS__);                                             \
         mps2_uart_puts(line);                                                                 \
         mps2_uart_putc('\n');                                                                 \
@@ -96,6 +98,23 @@ static void table(void)
     BOTH("long long %lld %llx %llu", -1LL, -1LL, 0x8000000000000000ull);
 }
 
+#if FW_BULK
+/* 70 call sites of 1 KiB formats: over 64 KiB of metadata, so the link chooses 4-byte
+ * ids; each is logged, so ids past 64 KiB are decoded too. */
+#define S10 "0123456789"
+#define S100 S10 S10 S10 S10 S10 S10 S10 S10 S10 S10
+#define S1000 S100 S100 S100 S100 S100 S100 S100 S100 S100 S100
+#define BULK1(n) BOTH("bulk %d " S1000, (n))
+#define BULK10(n)                                                                             \
+    BULK1(n); BULK1(n + 1); BULK1(n + 2); BULK1(n + 3); BULK1(n + 4); BULK1(n + 5);           \
+    BULK1(n + 6); BULK1(n + 7); BULK1(n + 8); BULK1(n + 9)
+static void bulk(void)
+{
+    BULK10(0); BULK10(10); BULK10(20); BULK10(30); BULK10(40); BULK10(50); BULK10(60);
+    BOTH("after the bulk: %ld %lx", -1L, -1L);
+}
+#endif
+
 int main(void)
 {
     mps2_uart_init();
@@ -120,6 +139,9 @@ int main(void)
     const struct emb_log_identity id = {build_id, (uint8_t)(n < EMB_LOG_BUILD_ID_MAX ? n : EMB_LOG_BUILD_ID_MAX)};
     emb_log_write_hello(&out, &id);
     table();
+#if FW_BULK
+    bulk();
+#endif
     emb_log_write_stats(&out, &ring);
     mps2_exit(0);
 }
