@@ -471,31 +471,18 @@ static inline uint8_t *emb__lp_str(uint8_t *p, struct emb__log_val v)
 #define EMB__LOG_PUT(i, x) emb__p = EMB__LOG_PUTARG(x)(emb__p, emb__v##i);
 #define EMB__LOG_SIGC(i, x) EMB__LOG_SIG(x),
 
-/* Checks the arguments against the format as printf would (-Wformat); never called. */
+/* Checks the arguments against the format as printf would (-Wformat); never called.
+ * Repeated flags and a %% with flags or a width (%5%) are -Wformat warnings. Positional
+ * arguments, %m and the wide %C and %S are GNU or POSIX printf, which the record cannot
+ * reproduce; GCC names them only under -Wpedantic, and a diagnostic pragma around this
+ * check would hold for the whole line of the call (GCC maps the argument tokens there: a
+ * 0b101 argument would become an error), so `emb log` marks them instead
+ * (docs/formats/log.md, "Decoding"). */
 static inline void emb__log_check(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static inline void emb__log_check(const char *fmt, ...)
 {
     (void)fmt;
 }
-
-/* The format check with ISO C's conversions only: positional arguments (%2$d), %m and
- * the wide %C and %S are GNU or POSIX printf, which the record cannot reproduce, and
- * become a warning (an error with -Werror) at the call site. GCC says so under
- * -Wpedantic, clang under -Wformat-non-iso (clang does not see %m; `emb log` marks it). A
- * flagged %% (%5%) and repeated flags are -Wformat warnings already. */
-#if defined(__clang__)
-#define EMB__LOG_CHECK(...)                                                                   \
-    _Pragma("clang diagnostic push") _Pragma("clang diagnostic warning \"-Wformat-non-iso\"") \
-        emb__log_check(__VA_ARGS__);                                                          \
-    _Pragma("clang diagnostic pop")
-#elif defined(__GNUC__)
-#define EMB__LOG_CHECK(...)                                                                   \
-    _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic warning \"-Wpedantic\"")           \
-        emb__log_check(__VA_ARGS__);                                                          \
-    _Pragma("GCC diagnostic pop")
-#else
-#define EMB__LOG_CHECK(...) emb__log_check(__VA_ARGS__);
-#endif
 
 /* Compile-time and run-time level checks. The first three terms are constants: when
  * they are false the call site is dead code and its metadata object unreferenced. */
@@ -535,9 +522,6 @@ void emb_log_text_hexdump(uint8_t level, const char *module, const char *file, u
     do {                                                                                      \
         if (EMB__LOG_ON(lvl, module))                                                         \
             emb_log_text((lvl), #module, EMB__LOG_FILE, (uint32_t)__LINE__, __VA_ARGS__);      \
-        if (0) {                                                                              \
-            EMB__LOG_CHECK(__VA_ARGS__)                                                       \
-        }                                                                                     \
     } while (0)
 
 #define EMB__LOG_HEX(lvl, module, buf, len, title)                                            \
@@ -562,9 +546,8 @@ void emb_log_text_hexdump(uint8_t level, const char *module, const char *file, u
         if (EMB__LOG_ON(lvl, module)) {                                                       \
             EMB__LOG_SITE(EMB_LOG_SITE_PRINTF, lvl, module, EMB__LOG_NARGS(__VA_ARGS__),       \
                           {EMB__LOG_MAP(EMB__LOG_SIGC, __VA_ARGS__) 0}, EMB__LOG_FMT(__VA_ARGS__)); \
-            if (0) {                                                                          \
-                EMB__LOG_CHECK(__VA_ARGS__)                                                   \
-            }                                                                                 \
+            if (0)                                                                            \
+                emb__log_check(__VA_ARGS__);                                                  \
             EMB__LOG_MAP(EMB__LOG_DECL, __VA_ARGS__)                                          \
             _Static_assert(EMB_LOG_RECORD_HEADER_MAX + 0u EMB__LOG_MAP(EMB__LOG_MAXSIZE, __VA_ARGS__) <= \
                                CONFIG_EMB_LOG_RECORD_MAX,                                     \

@@ -1,11 +1,11 @@
 /* Formats outside what the deferred log reproduces. Built two ways by
  * log_unsupported.sh:
  *
- *   -DCASE=N with -Wall -Werror: each case alone must fail to compile (the call site's
- *   format check refuses it), and CASE=0, the supported forms, must compile;
- *   the whole program with the checks turned off (-Wno-format, as a user who silenced
- *   them): `emb log` must mark each refused conversion in the text and exit 1, and print
- *   what the C library prints for the forms printf takes (repeated flags).
+ *   -DCASE=N with -Wall -Werror: cases 4 and 5 alone must fail to compile (the call
+ *   site's -Wformat check refuses them), and CASE=0, the supported forms, must compile;
+ *   the whole program with -Wformat off (as a user who silenced it): `emb log` must mark
+ *   each conversion it cannot reproduce in the text and exit 1, and print what the C
+ *   library prints for the forms printf takes (repeated flags).
  *
  * usage: log_unsupported STREAM EXPECTED */
 #define _GNU_SOURCE
