@@ -626,10 +626,11 @@ int emb_cmd_log(int argc, char **argv)
     if (sum->dropped + sum->pending > 0u)
         fprintf(stderr, "%s: %s: %" PRIu64 " records decoded, %" PRIu64 " dropped on the target\n",
                 CMD, a.stream, sum->records, sum->dropped + sum->pending);
-    if (sum->marked > 0u)
+    bool marked = sum->marked > 0u;
+    if (marked)
         fprintf(stderr, "%s: %s: %" PRIu64 " records with a conversion the log cannot reproduce, "
                 "marked <...> in their text\n", CMD, a.stream, sum->marked);
     emb_logdec_free(s.dec);
     emb_logdb_free(db);
-    return bad ? EMB_EXIT_BAD : sum->marked > 0u ? EMB_EXIT_FINDINGS : EMB_EXIT_OK;
+    return bad ? EMB_EXIT_BAD : marked ? EMB_EXIT_FINDINGS : EMB_EXIT_OK;
 }
