@@ -53,7 +53,9 @@ static void serve_help(FILE *out)
             "\n"
             "Options:\n"
             "  -s, --socket PATH     query socket (default: $EMB_EVENTS_SOCKET, else\n"
-            "                        $XDG_RUNTIME_DIR/emb-events.sock, else /tmp/emb-events-UID.sock)\n"
+            "                        $XDG_RUNTIME_DIR/emb-events.sock, else /tmp/emb-UID/events.sock);\n"
+            "                        its directory must be yours (or root's) and writable by\n"
+            "                        its owner alone, and only your own uid is answered\n"
             "      --intake-fd FD    the inherited datagram socket events arrive on\n"
             "  -c, --capacity N      events the ring holds (default 4096)\n"
             "      --log-lines N     log lines the window holds (default 1024)\n"
@@ -94,7 +96,11 @@ static int bind_query_socket(const char *path)
         return -1;
     }
     memcpy(sa.sun_path, path, strlen(path) + 1);
-    char err[256];
+    char err[512];
+    if (emb_events_check_socket_dir(path, true, err, sizeof err) != 0) {
+        emb_cli_error(CMD, "%s", err);
+        return -1;
+    }
     int probe = emb_events_connect(path, err, sizeof err);
     if (probe >= 0) {
         close(probe);
@@ -271,6 +277,13 @@ static int serve_loop(int intake, int listener, struct emb_events_sink *s, pid_t
                 close(clients[0]);
                 memmove(clients, clients + 1, (SERVE_MAX_CLIENTS - 1) * sizeof clients[0]);
                 nclients--;
+            }
+            char err[512];
+            if (c >= 0 && emb_events_check_peer(c, "the query socket", "client", err,
+                                                sizeof err) != 0) {
+                emb_cli_error(CMD, "%s", err); /* another user: never answered */
+                close(c);
+                c = -1;
             }
             if (c >= 0)
                 clients[nclients++] = c;
