@@ -27,6 +27,8 @@ fi
 nobody=65534
 victim=$((60000 + $$ % 4000)) # an unused uid of its own, so no other run shares its paths
 as() { local uid=$1; shift; setpriv --reuid="$uid" --regid="$uid" --clear-groups "$@"; }
+# For background jobs: the job's pid is then the program's, so the cleanup can stop it.
+as_bg() { local uid=$1; shift; exec setpriv --reuid="$uid" --regid="$uid" --clear-groups "$@"; }
 
 tmp=$(mktemp -d /tmp/emb-events-peers-XXXXXX)
 chmod 0755 "$tmp"
@@ -34,6 +36,7 @@ mkdir -m 0777 "$tmp/pub" # where the other users may write
 pids=()
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
     rm -rf "$tmp" "/tmp/emb-$victim" "/tmp/emb-events-$victim.sock"
 }
 trap cleanup EXIT
@@ -77,7 +80,7 @@ wait_file() { for _ in $(seq 200); do [ -e "$1" ] && return 0; sleep 0.02; done;
 
 # 1. nobody squats the victim's default paths.
 as $nobody mkdir -m 0777 "/tmp/emb-$victim"
-READY="$tmp/pub/ready1" as $nobody /usr/bin/python3 "$tmp/forger.py" "/tmp/emb-events-$victim.sock" \
+READY="$tmp/pub/ready1" as_bg $nobody /usr/bin/python3 "$tmp/forger.py" "/tmp/emb-events-$victim.sock" \
     "/tmp/emb-$victim/events.sock" 2>"$tmp/forger1.err" &
 pids+=($!)
 wait_file "$tmp/pub/ready1"; ok $? "another user (nobody) serves at the victim's default paths"
@@ -96,7 +99,7 @@ ok $? "emb events serve refuses the squatted directory too (exit $rc)"
 
 # The default directory done right: the victim's sink makes it 0700 and answers.
 as $nobody rm -rf "/tmp/emb-$victim"
-as $victim env -u XDG_RUNTIME_DIR -u EMB_EVENTS_SOCKET "$emb" events serve -- true \
+as_bg $victim env -u XDG_RUNTIME_DIR -u EMB_EVENTS_SOCKET "$emb" events serve -- true \
     2>"$tmp/serve1.err" &
 pids+=($!)
 for _ in $(seq 200); do [ -S "/tmp/emb-$victim/events.sock" ] && break; sleep 0.02; done
