@@ -51,8 +51,28 @@ static int emb__svc_env_fd(void)
     return (int)fd;
 }
 
+/* The grant taken at process start, before main(): -1 when none was usable then. */
+static int emb__svc_taken_fd = -1;
+
+/* Takes the grant before anything runs, so that a child the service starts before its
+ * first traced call inherits neither the descriptor (close-on-exec) nor its name. A
+ * grant not usable yet (a supervisor installs it later) is left for the lazy retry. */
+__attribute__((constructor)) static void emb__svc_take_grant(void)
+{
+    int fd = emb__svc_env_fd();
+    uint32_t id;
+    if (fd >= 0 && emb__svc_fd_usable(fd, &id)) {
+        emb__svc_taken_fd = fd;
+        unsetenv(EMB_SVC_ENV_FD);
+    }
+}
+
 enum emb_svc_resolve emb_port_svc_resolve(uint32_t *slot, uint32_t *sink_id)
 {
+    if (emb__svc_taken_fd >= 0 && emb__svc_fd_usable(emb__svc_taken_fd, sink_id)) {
+        *slot = (uint32_t)emb__svc_taken_fd;
+        return EMB_SVC_RESOLVE_OK;
+    }
     int fd = emb__svc_env_fd();
     if (fd < 0)
         return EMB_SVC_RESOLVE_NONE;

@@ -244,8 +244,55 @@ static void test_full_and_dead_sink(void)
     close(sv[0]);
 }
 
-int main(void)
+/* The re-executed test: granted at exec, it starts a child before its first traced call.
+ * The child must see neither EMB_EVENTS_FD nor the descriptor; the service still traces. */
+static int spawn_before_trace(int fd)
 {
+    char script[128];
+    snprintf(script, sizeof script, "test -z \"$%s\" && ! test -e /proc/self/fd/%d",
+             EMB_SVC_ENV_FD, fd);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", script, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    int child_clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    emb_svc_trace_set_caller(&emb_svc_self, "parent");
+    emb_svc_trace_call(&emb_svc_self, "fs", "\x01", 1, EMB_SVC_KIND_REQUEST);
+    return child_clean ? (emb_svc_self.sent == 1 ? 0 : 4) : 3;
+}
+
+static void test_child_before_first_call(const char *self)
+{
+    int sv[2];
+    pair(sv);
+    int fd = dup(sv[0]); /* inherited by the re-executed test, as a spawner passes it */
+    pid_t pid = fork();
+    if (pid == 0) {
+        grant_env(fd);
+        char arg[16];
+        snprintf(arg, sizeof arg, "%d", fd);
+        execl(self, self, "--spawn-before-trace", arg, (char *)NULL);
+        _exit(127);
+    }
+    close(fd);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    ok(rc != 3, "a child started before the first traced call inherits neither "
+                "EMB_EVENTS_FD nor the descriptor (status %d)", rc);
+    ok_eq(rc, 0, "and the service itself still traces");
+    ok_eq(pending(sv[1]), 1, "its one event reached the sink");
+    close(sv[0]);
+    close(sv[1]);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--spawn-before-trace") == 0)
+        return spawn_before_trace(atoi(argv[2]));
     signal(SIGALRM, watchdog);
     unsetenv(EMB_SVC_ENV_FD);
     test_no_capability();
@@ -253,5 +300,6 @@ int main(void)
     test_late_grant();
     test_sink_change();
     test_full_and_dead_sink();
+    test_child_before_first_call("/proc/self/exe");
     return emb_test_done();
 }
