@@ -151,7 +151,7 @@ n=$(as $nobody /usr/bin/python3 "$tmp/ask.py" "$tmp/own/events.sock" 2>&1)
 grep -q "the client runs as uid $nobody (nobody)" "$tmp/serve3.err"
 ok $? "the sink says whom it refused: $(head -c 200 "$tmp/serve3.err")"
 n=$(/usr/bin/python3 "$tmp/ask.py" "$tmp/own/events.sock" 2>&1)
-[ "$n" = 32 ]; ok $? "the owner still gets its 32-byte STATUS reply"
+[ "$n" -ge 32 ]; ok $? "the owner still gets its STATUS reply ($n bytes)"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -141,6 +141,14 @@ static int spawn_granted(char **command, pid_t *pid)
     }
     int buf = SERVE_INTAKE_SNDBUF; /* a burst queues instead of being refused */
     setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+    /* Below the kernel's ceiling (net.core.wmem_max), so an emitter that exits while the
+     * queue is full can grow it by one report of its losses (svc_trace_posix.c). */
+    int got = 0;
+    socklen_t glen = sizeof got;
+    if (getsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &got, &glen) == 0 && got / 2 > 65536) {
+        buf = got / 2 - 16384;
+        setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+    }
     *pid = fork();
     if (*pid < 0) {
         emb_cli_error(CMD, "fork: %s", strerror(errno));

@@ -30,7 +30,9 @@ struct emb_events_sink_stats {
     uint32_t capacity;
     uint32_t held;           /* events in the ring */
     uint64_t accepted;       /* events stored since the start */
-    uint64_t dropped;        /* events lost on the way in: gaps in an emitter's sequence */
+    uint64_t dropped;        /* events lost on the way in, as the emitters' LOSSES reports
+                              * explain the gaps in their sequence numbers */
+    uint64_t faults;         /* sequence jumps no report explains: an emitter's fault */
     uint64_t malformed;      /* messages refused: bad length, opcode, name, kind or origin */
     uint64_t metric_samples; /* METRIC messages stored */
     uint64_t metrics_full;   /* METRIC samples refused because the table was full */
