@@ -308,14 +308,32 @@ static long emb__reply_logs(const struct emb_events_sink *s, uint64_t since, uin
     return (long)pos;
 }
 
-long emb_events_sink_handle(struct emb_events_sink *s, enum emb_events_origin from,
-                            const uint8_t *msg, size_t len, uint32_t now_s, uint8_t *reply)
+/* The name a decoded intake message claims for its emitter. */
+static const char *emb__claimed_name(const struct emb_svc_msg *m)
+{
+    switch (m->op) {
+    case EMB_SVC_OP_EVENT: return m->u.event.caller;
+    case EMB_SVC_OP_METRIC: return m->u.metric.owner;
+    case EMB_SVC_OP_LOG: return m->u.log.owner;
+    case EMB_SVC_OP_LOSSES: return m->u.losses.owner;
+    default: return NULL;
+    }
+}
+
+static long emb__handle(struct emb_events_sink *s, enum emb_events_origin from, const char *bound,
+                        const uint8_t *msg, size_t len, uint32_t now_s, uint8_t *reply)
 {
     struct emb_svc_msg m;
     bool query = from == EMB_EVENTS_FROM_QUERY;
     long refused = query ? 0 : -1;
     if (emb_svc_decode_msg(msg, len, &m, NULL) != EMB_OK) {
         s->malformed++;
+        return refused;
+    }
+    const char *claimed = emb__claimed_name(&m);
+    if (bound != NULL && claimed != NULL &&
+        strncmp(claimed, bound, EMB_SVC_NAME_LEN) != 0) {
+        s->faults++; /* an emitter speaking as another service */
         return refused;
     }
     bool intake_op = m.op == EMB_SVC_OP_EVENT || m.op == EMB_SVC_OP_METRIC ||
@@ -355,4 +373,16 @@ long emb_events_sink_handle(struct emb_events_sink *s, enum emb_events_origin fr
         s->malformed++;
         return refused;
     }
+}
+
+long emb_events_sink_handle(struct emb_events_sink *s, enum emb_events_origin from,
+                            const uint8_t *msg, size_t len, uint32_t now_s, uint8_t *reply)
+{
+    return emb__handle(s, from, NULL, msg, len, now_s, reply);
+}
+
+long emb_events_sink_handle_bound(struct emb_events_sink *s, const char *name,
+                                  const uint8_t *msg, size_t len, uint32_t now_s)
+{
+    return emb__handle(s, EMB_EVENTS_FROM_INTAKE, name, msg, len, now_s, NULL);
 }
