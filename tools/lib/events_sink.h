@@ -32,7 +32,8 @@ struct emb_events_sink_stats {
     uint64_t accepted;       /* events stored since the start */
     uint64_t dropped;        /* events lost on the way in, as the emitters' LOSSES reports
                               * explain the gaps in their sequence numbers */
-    uint64_t faults;         /* sequence jumps no report explains: an emitter's fault */
+    uint64_t faults;         /* an emitter's faults: a sequence jump no report explains,
+                              * a name other than the one its intake was granted for */
     uint64_t malformed;      /* messages refused: bad length, opcode, name, kind or origin */
     uint64_t metric_samples; /* METRIC messages stored */
     uint64_t metrics_full;   /* METRIC samples refused because the table was full */
