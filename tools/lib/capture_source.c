@@ -892,7 +892,7 @@ int emb_source_kind_parse(const char *name)
 {
     static const char *const names[] = {"file", "tcp", "serial", "swo", "gdb", "pid", "retained",
                                         "unix"};
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
         if (!strcmp(name, names[i]))
             return i;
     return -1;
