@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,6 +72,7 @@ struct emb__cap {
     struct emb_frame_dec *dec;
     struct emb_tasm *tasm;
     struct emb__bytes log;
+    struct emb__bytes crash;    /* the newest whole crash record that came on channel 2 */
     struct emb__splitter sp;
     struct emb__bytes down;     /* command frames waiting to go to the target */
     uint64_t start_ms, last_progress_ms, last_ping_ms, last_packet_ms, closed_ms;
@@ -102,6 +105,17 @@ static void emb__on_frame(void *arg, uint8_t ch, const uint8_t *p, size_t len, u
             emb__append(&c->log, f, n);
             if (f != stack)
                 free(f);
+        }
+    } else if (ch == EMB_FRAME_CH_CRASH) {
+        /* A crash record the target found at start and sent (docs/formats/frame.md): kept
+         * when it checks out (magic, length, CRC), the newest one winning. */
+        struct emb_crash_record r;
+        if (emb_crash_decode(p, len, &r, NULL) == 0 && r.length == len) {
+            c->crash.n = 0;
+            emb__append(&c->crash, p, len);
+            c->st->crash_records++;
+        } else {
+            c->st->bad_crash_records++;
         }
     } else if (ch == EMB_FRAME_CH_SHELL && len >= 2) {
         c->st->replies++;
@@ -352,11 +366,70 @@ static int emb__file(struct emb__cap *c, struct emb_source_result *r, char *err,
     return rc;
 }
 
+/* The record server's first line from a TCP client (docs/formats/frame.md). */
+static int emb__send_token(int fd, const char *token, char *err, size_t errlen,
+                           const char *target)
+{
+    static const char prefix[] = "EMB-TOKEN ";
+    size_t tl = strlen(token);
+    uint8_t line[sizeof prefix + 256];
+    if (tl > 256 || memchr(token, '\n', tl) != NULL) {
+        snprintf(err, errlen, "%s: the token is longer than 256 bytes or holds a newline", target);
+        return -1;
+    }
+    memcpy(line, prefix, sizeof prefix - 1);
+    memcpy(line + sizeof prefix - 1, token, tl);
+    line[sizeof prefix - 1 + tl] = '\n';
+    if (emb_hostio_write_all(fd, line, sizeof prefix + tl) != 0) {
+        snprintf(err, errlen, "%s: sending the token: %s", target, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 static int emb__tcp(struct emb__cap *c, char *err, size_t errlen)
 {
     int fd = emb_hostio_connect(c->o->target, 5000, err, errlen);
     if (fd < 0)
         return -1;
+    if (c->o->token != NULL && emb__send_token(fd, c->o->token, err, errlen, c->o->target) != 0) {
+        close(fd);
+        return -1;
+    }
+    int rc = emb__stream_loop(c, fd, true, true);
+    if (rc != 0)
+        snprintf(err, errlen, "%s: %s", c->o->target, strerror(errno));
+    close(fd);
+    return rc;
+}
+
+/* The record server's owner-only socket: served when the server runs as this user, and
+ * believed only then (SO_PEERCRED: another user could have bound a socket at the path). */
+static int emb__unix(struct emb__cap *c, char *err, size_t errlen)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(c->o->target) >= sizeof sa.sun_path) {
+        snprintf(err, errlen, "%s: socket path longer than %zu bytes", c->o->target,
+                 sizeof sa.sun_path - 1);
+        return -1;
+    }
+    strcpy(sa.sun_path, c->o->target);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        snprintf(err, errlen, "%s: no record server answers there (%s)", c->o->target,
+                 strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != getuid()) {
+        snprintf(err, errlen, "%s: the record server there runs as uid %u, not as you (uid %u): "
+                 "refused", c->o->target, (unsigned)cred.uid, (unsigned)getuid());
+        close(fd);
+        return -1;
+    }
     int rc = emb__stream_loop(c, fd, true, true);
     if (rc != 0)
         snprintf(err, errlen, "%s: %s", c->o->target, strerror(errno));
@@ -817,8 +890,9 @@ static int emb__pid(struct emb__cap *c, char *err, size_t errlen)
 
 int emb_source_kind_parse(const char *name)
 {
-    static const char *const names[] = {"file", "tcp", "serial", "swo", "gdb", "pid", "retained"};
-    for (int i = 0; i < 6; i++)
+    static const char *const names[] = {"file", "tcp", "serial", "swo", "gdb", "pid", "retained",
+                                        "unix"};
+    for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
         if (!strcmp(name, names[i]))
             return i;
     return -1;
@@ -848,6 +922,7 @@ int emb_source_capture(const struct emb_source_options *opt, struct emb_source_r
     switch (opt->kind) {
     case EMB_SOURCE_FILE: rc = emb__file(&c, res, err, errlen); break;
     case EMB_SOURCE_TCP: rc = emb__tcp(&c, err, errlen); break;
+    case EMB_SOURCE_UNIX: rc = emb__unix(&c, err, errlen); break;
     case EMB_SOURCE_SERIAL: rc = emb__serial(&c, err, errlen); break;
     case EMB_SOURCE_SWO: rc = emb__swo(&c, err, errlen); break;
     case EMB_SOURCE_GDB:
@@ -876,6 +951,12 @@ int emb_source_capture(const struct emb_source_options *opt, struct emb_source_r
     }
     res->log = c.log.p;
     res->log_len = c.log.n;
+    if (res->crash == NULL && c.crash.n > 0) {
+        res->crash = c.crash.p;
+        res->crash_len = c.crash.n;
+    } else {
+        free(c.crash.p);
+    }
     emb_frame_dec_free(c.dec);
     emb_tasm_free(c.tasm);
     free(c.sp.buf.p);

@@ -2,7 +2,8 @@
  * into a trace stream file ("EMBT") and the log stream, for `emb capture` to seal.
  *
  *   file     a file: a trace stream as is, or the framed bytes a transport recorded
- *   tcp      HOST:PORT: the native port's record server (frames)
+ *   tcp      HOST:PORT: the native port's record server over TCP (frames), after its token
+ *   unix     PATH: the native port's record server on its owner-only AF_UNIX socket
  *   serial   a serial line (raw, 8N1, at a baud rate), frames; joined mid-stream
  *   swo      a raw SWO capture (ITM packets): stimulus port 1 trace, port 0 log
  *   gdb      HOST:PORT of a GDB server, the target halted for a moment at each poll:
@@ -15,7 +16,8 @@
  *
  * Frames on channel 1 rebuild the trace stream (trace_assemble.h); channel 0 frames are
  * the log stream, kept as frames (what `emb log` reads; over SWO, the bytes of stimulus
- * port 0 as they are); channel 3 carries shell replies. A capture stops at the end of its source,
+ * port 0 as they are); channel 2 frames are crash records the target sent (found at its
+ * start), the newest kept for the capture's crash section; channel 3 carries shell replies. A capture stops at the end of its source,
  * after a number of packets, a duration, when the target's window has closed, or when
  * *stop becomes nonzero (Ctrl-C); whatever arrived until then is the result, and the
  * statistics say what was lost on the way.
@@ -35,6 +37,7 @@ enum emb_source_kind {
     EMB_SOURCE_GDB,
     EMB_SOURCE_PID,
     EMB_SOURCE_RETAINED,
+    EMB_SOURCE_UNIX,
 };
 
 /* How a GDB source reads the target. */
@@ -55,6 +58,8 @@ struct emb_source_stats {
     uint64_t log_bytes;
     uint64_t overflows;      /* SWO overflow packets */
     uint64_t replies;        /* shell replies */
+    uint64_t crash_records;  /* crash records that came as channel 2 frames */
+    uint64_t bad_crash_records; /* channel 2 frames that were no whole crash record */
     uint64_t polls;          /* gdb, pid */
     uint32_t retained_dropped, retained_cut, retained_lost; /* retained: the ring's counters */
     uint32_t retained_starts;
@@ -76,6 +81,7 @@ struct emb_source_options {
     enum emb_source_kind kind;
     const char *target;          /* path, HOST:PORT, device or PID */
     uint32_t baud;               /* serial; 0: 115200 */
+    const char *token;           /* tcp: the record server's secret, sent before anything */
     const char *elf;             /* gdb: the firmware (its descriptor, or emb_memchan) */
     enum emb_gdb_via via;        /* gdb */
     uint64_t memchan_addr;       /* gdb, pid: the control block, when known */
@@ -96,7 +102,8 @@ struct emb_source_result {
     size_t trace_len;
     uint8_t *log;    /* the log stream: channel-0 frames in order (SWO: port 0 bytes), or NULL */
     size_t log_len;
-    uint8_t *crash;  /* gdb through the descriptor: the crash record the target holds, or NULL */
+    uint8_t *crash;  /* the crash record the target holds (gdb through the descriptor) or sent
+                      * (a channel 2 frame, the newest), or NULL */
     size_t crash_len;
     char *notes;     /* what the reader noticed, a line each (malloc'd), or NULL */
     struct emb_source_stats stats;
