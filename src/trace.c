@@ -138,13 +138,15 @@ static void emb__drop(struct emb_trace_ring *ring)
 }
 
 #if CONFIG_EMB_TRACE_WINDOW
-/* The class mask stays as it was: every event after the close still reaches the slow
- * path, which refuses and counts it, so `discarded` says how many the window missed. */
+/* The class mask drops to zero, so every ring stops at once (the window ends at the same
+ * point for every context). Events an emitter already let through the gate are refused
+ * in the slow path and counted; those after the gate closed are not counted. */
 static void emb__window_close(void)
 {
     uint32_t armed = EMB_TRACE_WINDOW_ARMED;
-    __atomic_compare_exchange_n(&emb__trace.window_state, &armed, EMB_TRACE_WINDOW_CLOSED, false,
-                                __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+    if (__atomic_compare_exchange_n(&emb__trace.window_state, &armed, EMB_TRACE_WINDOW_CLOSED,
+                                    false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        __atomic_store_n(&emb_trace_class_mask, 0u, __ATOMIC_RELEASE);
 }
 
 static bool emb__window_closed(void)

@@ -172,7 +172,9 @@ uint32_t emb_trace_ring_snapshot(const struct emb_trace_ring *ring, uint8_t *scr
  * it happened, not at the later packet whose close first counted it. */
 static inline void emb_trace_packet_raise_discarded(uint8_t *packet, uint32_t discarded)
 {
-    if ((int32_t)(discarded - emb_get_le32(packet + EMB_PKT_OFF_DISCARDED)) > 0)
+    /* A window never overwrites: its only loss is its end, after every packet held. */
+    if (emb_trace_mode() != EMB_TRACE_MODE_WINDOW &&
+        (int32_t)(discarded - emb_get_le32(packet + EMB_PKT_OFF_DISCARDED)) > 0)
         emb_put_le32(packet + EMB_PKT_OFF_DISCARDED, discarded);
 }
 

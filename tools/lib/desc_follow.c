@@ -284,7 +284,8 @@ static int poll_ring(struct emb_dr_follow *f, struct tring *tr, struct emb_mem *
         if (!dst)
             return -1;
         memcpy(dst, f->scratch + (start & c->buf_mask), p);
-        if ((int32_t)(discarded - emb_get_le32(dst + EMB_PKT_OFF_DISCARDED)) > 0)
+        if (f->md->trace_mode != 1u /* a window never overwrites */ &&
+            (int32_t)(discarded - emb_get_le32(dst + EMB_PKT_OFF_DISCARDED)) > 0)
             emb_put_le32(dst + EMB_PKT_OFF_DISCARDED, discarded);
         f->st.packets++;
     }
