@@ -587,20 +587,41 @@ static size_t emb__encode_header(uint8_t *out, size_t cap, uint32_t table_entrie
     return full;
 }
 
-static int emb__write_all(int fd, const void *buf, size_t len)
+int emb__native_write_all(int fd, const void *buf, size_t len)
 {
+    sigset_t pipe_set, saved, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &saved);
+    bool was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
     const uint8_t *p = buf;
+    int rc = 0;
     while (len > 0u) {
         ssize_t n = write(fd, p, len);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            return -1;
+            rc = -1;
+            break;
         }
         p += n;
         len -= (size_t)n;
     }
-    return 0;
+    int saved_errno = errno;
+    if (rc != 0 && saved_errno == EPIPE && !was_pending) {
+        /* The SIGPIPE this write raised: take it now, while it is still blocked. */
+        static const struct timespec now = {0, 0};
+        while (sigtimedwait(&pipe_set, NULL, &now) < 0 && errno == EINTR) {
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    errno = saved_errno;
+    return rc;
+}
+
+static int emb__write_all(int fd, const void *buf, size_t len)
+{
+    return emb__native_write_all(fd, buf, len);
 }
 
 /* ---- Dump ---- */
