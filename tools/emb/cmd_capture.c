@@ -306,12 +306,17 @@ static void on_source_progress(void *arg, const struct emb_source_stats *st)
     fflush(stderr);
 }
 
+/* A --save-* file that could not be written: the capture goes on, the exit status is 2. */
+static bool save_failed;
+
 static void save(const char *path, const uint8_t *bytes, size_t len)
 {
     FILE *f = fopen(path, "wb");
     bool bad = !f || (len > 0 && fwrite(bytes, 1, len, f) != len);
-    if ((f && fclose(f) != 0) || bad)
+    if ((f && fclose(f) != 0) || bad) {
         emb_cli_error_at(CMD, path, -1, "cannot write: %s", strerror(errno));
+        save_failed = true;
+    }
 }
 
 /* Captures from a live source; returns the trace stream (malloc'd) or NULL. */
@@ -529,5 +534,5 @@ int emb_cmd_capture(int argc, char **argv)
     rc = seal(&a, cat);
     if (own)
         emb_catalog_free(own);
-    return rc;
+    return save_failed ? EMB_EXIT_BAD : rc;
 }

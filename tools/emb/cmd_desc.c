@@ -564,7 +564,7 @@ static long dump_trace(struct desc *d, const struct args *a)
         emb_cli_error_at(CMD, a->dump_trace, -1, "cannot create: %s", strerror(errno));
     else
         n = emb_dr_dump_trace(d->mem, &d->image, &d->model, cat, f, &d->issues);
-    if (f && fclose(f) != 0)
+    if (f && emb_cli_close_output(CMD, f, a->dump_trace) != 0)
         n = -1;
     if (own)
         emb_catalog_free(own);

@@ -272,7 +272,7 @@ int emb_cmd_inspect(int argc, char **argv)
             print_json(cap, &s, stdout);
         else
             print_text(cap, &s, stdout);
-        rc = fflush(stdout) == 0 ? EMB_EXIT_OK : EMB_EXIT_BAD;
+        rc = emb_cli_close_output(CMD, stdout, NULL);
     }
     free(s.by_id);
     emb_capture_free(cap);
