@@ -19,6 +19,7 @@
 #include "catalog_known.h"
 #include "catalog.h"
 #include "cli.h"
+#include "input_file.h"
 #include "emb_cmds.h"
 #include "trace_decode.h"
 
@@ -246,34 +247,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 
 static uint8_t *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        emb_cli_error_at(CMD, path, -1, "cannot open: %s", strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1u << 16, n = 0;
-    uint8_t *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        uint8_t *q = realloc(buf, cap * 2);
-        if (!q) {
-            free(buf);
-            buf = NULL;
-        } else {
-            buf = q;
-            cap *= 2;
-        }
-    }
-    bool err = ferror(f);
-    fclose(f);
-    if (!buf || err) {
-        emb_cli_error_at(CMD, path, -1, buf ? "read error" : "out of memory");
-        free(buf);
-        return NULL;
-    }
-    *len = n;
+    char why[256];
+    uint8_t *buf = emb_input_read(path, len, why, sizeof why);
+    if (!buf)
+        emb_cli_error_at(CMD, path, -1, "%s", why);
     return buf;
 }
 

@@ -13,6 +13,8 @@
 #include <emb/trace_format.h>
 #include <emb/wire.h>
 
+#include "input_file.h"
+
 #define NO_CONTEXT_ID 0xFFFFu /* the port's pseudo-context for events with no ring */
 
 struct ctx_state {
@@ -691,49 +693,14 @@ struct emb_trace *emb_trace_decode(const uint8_t *data, size_t size,
     return run(t);
 }
 
-/* Reads a whole file, regular or not, into memory. */
-static uint8_t *read_all(FILE *f, size_t *size)
-{
-    size_t cap = 1u << 16, n = 0;
-    uint8_t *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        uint8_t *q = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-        if (!q) {
-            free(buf);
-            return NULL;
-        }
-        buf = q;
-        cap *= 2;
-    }
-    *size = n;
-    return buf;
-}
-
 struct emb_trace *emb_trace_decode_file(const char *path, const struct emb_trace_options *opt)
 {
     struct emb_trace *t = trace_new(opt, path);
     if (!t)
         return NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        issue(t, -1, "cannot open: %s", strerror(errno));
-        t->sum.fatal = true;
-        t->opt = NULL;
-        return t;
-    }
-    t->owned = read_all(f, &t->size);
-    bool err = ferror(f);
-    int saved = errno;
-    fclose(f);
-    if (!t->owned) {
-        emb_trace_free(t);
-        return NULL;
-    }
-    if (err) {
-        issue(t, -1, "read error: %s", strerror(saved));
+    char why[256];
+    if (!(t->owned = emb_input_read(path, &t->size, why, sizeof why))) {
+        issue(t, -1, "%s", why);
         t->sum.fatal = true;
         t->opt = NULL;
         return t;
