@@ -49,8 +49,10 @@ static void help(FILE *out)
             "      --color[=WHEN]  colour: auto (default), always, never; NO_COLOR is honoured\n"
             "  -h, --help          show this help\n"
             "\n"
-            "Exit status: 0 when the record decoded, 2 on bad input or usage (a corrupt or\n"
-            "truncated record, an unknown version, another build's record).\n");
+            "Exit status: 0 when the record decoded, 1 when a valid record contradicts\n"
+            "itself (it announces more or fewer flight packets than decode), 2 on bad input\n"
+            "or usage (a corrupt or truncated record, an unknown version, another build's\n"
+            "record, a truncated or damaged ELF).\n");
 }
 
 struct args {
@@ -136,6 +138,7 @@ struct crash {
     /* flight analysis */
     uint64_t ref_ts;
     bool ref_is_fault;
+    unsigned findings; /* a valid record that contradicts itself: exit status 1 */
     const struct emb_trace_event *switches[5];
     size_t nswitches;
     const struct emb_trace_event *irq_enter, *irq_exit;
@@ -814,6 +817,8 @@ static int decode_flight(struct crash *c)
                                                            : EMB_CRASH_V2_OFF_FLIGHT_COUNT,
                          "the record announces %u flight packets, %" PRIu64 " decode",
                          c->rec.flight_packets, s->packets);
+    if (s->packets != c->rec.flight_packets && !s->fatal)
+        c->findings++; /* CRC-valid, yet not what it says it holds */
     if (s->fatal || s->errors) {
         size_t n;
         const struct emb_trace_issue *is = emb_trace_issues(c->trace, &n);
@@ -884,6 +889,8 @@ int emb_cmd_crash(int argc, char **argv)
         else
             print_text(&c);
     }
+    if (rc == EMB_EXIT_OK && c.findings)
+        rc = EMB_EXIT_FINDINGS;
     fflush(stdout);
     if (c.trace)
         emb_trace_free(c.trace);
