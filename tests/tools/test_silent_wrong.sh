@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Inputs that used to be accepted silently though wrong: a truncated ELF or one with a bad
+# Inputs that used to be accepted silently though wrong: a core whose debug descriptor has
+# a flipped byte, though the ELF holds the same read-only descriptor (it printed zeros and
+# lost names, exit 0); a truncated ELF or one with a bad
 # section header given to `emb crash --elf` (it printed "(no symbol)" and exit 0), and a
 # CRC-valid crash record that announces 65,535 flight packets where a few decode (a
 # message, but exit 0). Now: the broken ELF is refused (exit 2, the file and what is
-# wrong); the contradicting record is a finding (exit 1, the byte of the count).
+# wrong); the contradicting record is a finding (exit 1, the byte of the count); the
+# damaged descriptor is refused (exit 2, the descriptor byte, both values).
 # usage: test_silent_wrong.sh EMB CONSOLE WORKDIR
 set -u
 emb=$1 console=$2 tmp=$3
@@ -20,7 +23,7 @@ expect() {
     shift 3
     "$@" >out.txt 2>err.txt
     local rc=$?
-    [ "$rc" -eq "$want" ] && grep -q -- "$pattern" err.txt
+    [ "$rc" -eq "$want" ] && { [ -z "$pattern" ] || grep -q -- "$pattern" err.txt; }
     ok $? "$what: exit $rc (want $want): $(head -c 200 err.txt | tr '\n' ' ')"
 }
 
@@ -71,6 +74,39 @@ PY
 expect 1 "many.rec: byte 82: the record announces 65535 flight packets" \
     "a valid record announcing 65535 flight packets" "$emb" crash --elf "$console" many.rec
 grep -q "Flight recorder" out.txt; ok $? "  and the record is still shown"
+
+# A live console's core (gdb's gcore, as test_desc_e2e makes one), then the same core with
+# one byte of the descriptor flipped: a field, not a pointer, at descriptor byte 600.
+if command -v gdb >/dev/null && ! grep -qa -e __asan_init -e __tsan_init "$console"; then
+    "$console" --frames 1000000 -o live.embt >/dev/null 2>&1 &
+    pid=$!
+    for _ in $(seq 100); do
+        "$emb" desc --elf "$console" --pid $pid --json >desc.json 2>/dev/null && break
+        sleep 0.05
+    done
+    gdb -batch -p $pid -ex "gcore $tmp/console.core" >/dev/null 2>&1
+    kill $pid; wait $pid 2>/dev/null
+    expect 0 "" "desc --core of the live console" "$emb" desc --elf "$console" --core console.core
+    python3 - <<'PY'
+import json, struct
+addr = int(json.load(open("desc.json"))["descriptor"]["address"], 16)
+core = bytearray(open("console.core", "rb").read())
+# The descriptor's bytes are where a PT_LOAD of the core maps its address (ELF64: e_phoff
+# at byte 32, e_phnum at 56; a program header's p_type at 0, p_offset at 8, p_vaddr at 16,
+# p_filesz at 32).
+phoff, phnum = struct.unpack_from("<Q", core, 32)[0], struct.unpack_from("<H", core, 56)[0]
+for i in range(phnum):
+    t, _, off, vaddr, _, filesz = struct.unpack_from("<IIQQQQ", core, phoff + 56 * i)
+    if t == 1 and vaddr <= addr < vaddr + filesz:
+        core[off + addr - vaddr + 600] ^= 0x40
+        break
+open("flipped.core", "wb").write(core)
+PY
+    rm -f console.core
+    expect 2 "the debug descriptor at 0x[0-9a-f]* differs from .* first at descriptor byte 600" \
+        "desc --core with one descriptor byte flipped" "$emb" desc --elf "$console" --core flipped.core
+    rm -f flipped.core
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
