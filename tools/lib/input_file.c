@@ -44,6 +44,7 @@ static void too_large(char *err, size_t errlen, uint64_t limit, bool env, const 
 static uint8_t *read_fd(int fd, uint64_t limit, bool env, size_t *len, char *err, size_t errlen)
 {
     struct stat st;
+    memset(&st, 0, sizeof st);
     if (fstat(fd, &st) == 0) {
         if (S_ISDIR(st.st_mode)) {
             snprintf(err, errlen, "is a directory");
