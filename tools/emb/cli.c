@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -87,6 +89,19 @@ static void vmessage(const char *cmd, const char *file, long long offset, const 
 
 /* ---- output ---- */
 
+/* Whether stdout is a pipe whose reader has gone (`emb ... | head`, `| grep -q`): a reader
+ * that stopped on purpose, which the commands whose SIGPIPE is not ignored never even see
+ * (the signal ends them), is not a failed write. */
+static bool stdout_reader_gone(int e)
+{
+    if (e == EPIPE)
+        return true;
+    struct stat st;
+    struct pollfd p = {STDOUT_FILENO, POLLOUT, 0};
+    return fstat(STDOUT_FILENO, &st) == 0 && S_ISFIFO(st.st_mode) && poll(&p, 1, 0) == 1 &&
+           (p.revents & POLLERR);
+}
+
 int emb_cli_close_output(const char *cmd, FILE *f, const char *name)
 {
     if (f == NULL)
@@ -103,6 +118,8 @@ int emb_cli_close_output(const char *cmd, FILE *f, const char *name)
         bad = 1;
         e = errno ? errno : EIO;
     }
+    if (bad && f == stdout && stdout_reader_gone(e))
+        return 0;
     if (bad)
         emb_cli_error_at(cmd, name ? name : "standard output", -1, "cannot write%s%s",
                          e ? ": " : " (a write failed)", e ? strerror(e) : "");
@@ -118,11 +135,14 @@ int emb_cli_close_stdout(const char *cmd, bool quiet)
         bad = 1;
         e = errno ? errno : EIO;
     }
+    bool gone = bad && stdout_reader_gone(e); /* asked while the descriptor is open */
     /* A close can report what no write did (NFS, a full quota). */
     if (fclose(stdout) != 0 && !bad) {
         bad = 1;
         e = errno ? errno : EIO;
     }
+    if (gone)
+        return 0;
     if (bad && !quiet)
         emb_cli_error_at(cmd, "standard output", -1, "cannot write%s%s", e ? ": " : " (a write failed)",
                          e ? strerror(e) : "");
