@@ -29,7 +29,8 @@ static void help(FILE *out)
 {
     fprintf(out,
             "Usage: emb capture [options] -o OUT.emb SOURCE\n"
-            "       emb capture [options] -o OUT.emb --tcp HOST:PORT | --serial DEV | --swo FILE |\n"
+            "       emb capture [options] -o OUT.emb --unix PATH | --tcp HOST:PORT --token-file FILE |\n"
+            "                   --serial DEV | --swo FILE |\n"
             "                   --gdb HOST:PORT | --pid PID | --file FILE | --retained IMAGE\n"
             "\n"
             "Seals one run into a capture file (docs/formats/capture.md): the identity the\n"
@@ -40,7 +41,10 @@ static void help(FILE *out)
             "\n"
             "Sources (docs/capture-sources.md):\n"
             "      --file FILE       the framed bytes a transport recorded (or a trace stream)\n"
-            "      --tcp HOST:PORT   the native port's record server\n"
+            "      --unix PATH       the native port's record server on its owner-only socket\n"
+            "                        (a server of another uid is refused)\n"
+            "      --tcp HOST:PORT   the record server over TCP; --token-file FILE holds the\n"
+            "                        secret it was given (EMB_SERVER_TOKEN), sent first\n"
             "      --serial DEV      a serial line carrying frames (--baud N, default 115200)\n"
             "      --swo FILE        a raw SWO capture: ITM stimulus port 1 trace, port 0 log\n"
             "      --gdb HOST:PORT   a GDB server (--elf FW): the trace rings, log rings and crash\n"
@@ -83,7 +87,7 @@ struct args {
     const char *log, *crash, *descriptor;
     /* a live source */
     int kind; /* enum emb_source_kind, -1: none */
-    const char *target, *elf, *save_trace, *save_log, *save_crash;
+    const char *target, *elf, *save_trace, *save_log, *save_crash, *token_file;
     int via; /* enum emb_gdb_via */
     int poll_ms;
     uint32_t baud;
@@ -108,7 +112,7 @@ static int parse_args(int argc, char **argv, struct args *a)
     enum { OPT_REV = 256, OPT_LOG, OPT_CRASH, OPT_DESC, OPT_PID, OPT_CATALOG, OPT_COLOR,
            OPT_FILE, OPT_TCP, OPT_SERIAL, OPT_BAUD, OPT_SWO, OPT_GDB, OPT_ELF, OPT_RAM, OPT_COUNT,
            OPT_DURATION, OPT_ARM, OPT_UNTIL, OPT_SAVE, OPT_RETAINED, OPT_SAVE_LOG, OPT_SAVE_CRASH,
-           OPT_VIA, OPT_POLL };
+           OPT_VIA, OPT_POLL, OPT_UNIX, OPT_TOKEN_FILE };
     static const struct option options[] = {
         {"output", required_argument, NULL, 'o'},   {"label", required_argument, NULL, 'l'},
         {"revision", required_argument, NULL, OPT_REV}, {"log", required_argument, NULL, OPT_LOG},
@@ -117,6 +121,8 @@ static int parse_args(int argc, char **argv, struct args *a)
         {"pid", required_argument, NULL, OPT_PID}, {"catalog", required_argument, NULL, OPT_CATALOG},
         {"color", optional_argument, NULL, OPT_COLOR}, {"colour", optional_argument, NULL, OPT_COLOR},
         {"file", required_argument, NULL, OPT_FILE}, {"tcp", required_argument, NULL, OPT_TCP},
+        {"unix", required_argument, NULL, OPT_UNIX},
+        {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
         {"serial", required_argument, NULL, OPT_SERIAL}, {"baud", required_argument, NULL, OPT_BAUD},
         {"swo", required_argument, NULL, OPT_SWO}, {"gdb", required_argument, NULL, OPT_GDB},
         {"elf", required_argument, NULL, OPT_ELF}, {"ram", required_argument, NULL, OPT_RAM},
@@ -144,6 +150,8 @@ static int parse_args(int argc, char **argv, struct args *a)
         case OPT_PID: if (set_source(a, EMB_SOURCE_PID, optarg)) return EMB_EXIT_BAD; break;
         case OPT_FILE: if (set_source(a, EMB_SOURCE_FILE, optarg)) return EMB_EXIT_BAD; break;
         case OPT_TCP: if (set_source(a, EMB_SOURCE_TCP, optarg)) return EMB_EXIT_BAD; break;
+        case OPT_UNIX: if (set_source(a, EMB_SOURCE_UNIX, optarg)) return EMB_EXIT_BAD; break;
+        case OPT_TOKEN_FILE: a->token_file = optarg; break;
         case OPT_SERIAL: if (set_source(a, EMB_SOURCE_SERIAL, optarg)) return EMB_EXIT_BAD; break;
         case OPT_SWO: if (set_source(a, EMB_SOURCE_SWO, optarg)) return EMB_EXIT_BAD; break;
         case OPT_GDB: if (set_source(a, EMB_SOURCE_GDB, optarg)) return EMB_EXIT_BAD; break;
@@ -232,6 +240,11 @@ static int parse_args(int argc, char **argv, struct args *a)
         return EMB_EXIT_BAD;
     }
     a->source = a->kind >= 0 ? a->target : argv[optind];
+    if ((a->kind == EMB_SOURCE_TCP) != (a->token_file != NULL)) {
+        emb_cli_error(CMD, a->token_file ? "--token-file is for --tcp"
+                                         : "--tcp needs the record server's secret: --token-file FILE");
+        return EMB_EXIT_BAD;
+    }
     if (!a->output) {
         emb_cli_error(CMD, "give the capture file to write with -o OUT.emb");
         return EMB_EXIT_BAD;
@@ -298,13 +311,35 @@ static void save(const char *path, const uint8_t *bytes, size_t len)
     }
 }
 
+/* The record server's secret from --token-file: its first line, at most 256 bytes. */
+static bool read_token(const char *path, char *token, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        emb_cli_error_at(CMD, path, -1, "cannot open the token file: %s", strerror(errno));
+        return false;
+    }
+    bool ok = fgets(token, (int)cap, f) != NULL;
+    fclose(f);
+    token[strcspn(token, "\r\n")] = '\0';
+    if (!ok || token[0] == '\0') {
+        emb_cli_error_at(CMD, path, 0, "the token file holds no token");
+        return false;
+    }
+    return true;
+}
+
 /* Captures from a live source; returns the trace stream (malloc'd) or NULL. */
 static uint8_t *capture_live(const struct args *a, size_t *len, uint8_t **log, size_t *log_len,
                              uint8_t **crash, size_t *crash_len)
 {
+    static char token[258];
+    if (a->token_file != NULL && !read_token(a->token_file, token, sizeof token))
+        return NULL;
     struct emb_source_options o = {
         .kind = (enum emb_source_kind)a->kind,
         .target = a->target,
+        .token = a->token_file != NULL ? token : NULL,
         .baud = a->baud,
         .elf = a->elf,
         .via = (enum emb_gdb_via)a->via,

@@ -49,6 +49,8 @@ static void help(FILE *out)
             "      --events N      flight recorder events to list (default 24, 0: all)\n"
             "      --json          one JSON document\n"
             "      --catalog FILE  decode the flight recorder with this catalogue (YAML)\n"
+            "      --debuginfod    fetch debug info a stripped FW lacks from the servers in\n"
+            "                      DEBUGINFOD_URLS (without it, nothing goes to the network)\n"
             "      --color[=WHEN]  colour: auto (default), always, never; NO_COLOR is honoured\n"
             "  -h, --help          show this help\n"
             "\n"
@@ -68,7 +70,7 @@ struct args {
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    enum { OPT_ELF = 256, OPT_EVENTS, OPT_JSON, OPT_CATALOG, OPT_COLOR };
+    enum { OPT_ELF = 256, OPT_EVENTS, OPT_JSON, OPT_CATALOG, OPT_COLOR, OPT_DEBUGINFOD };
     static const struct option options[] = {
         {"elf", required_argument, NULL, OPT_ELF},
         {"events", required_argument, NULL, OPT_EVENTS},
@@ -76,6 +78,7 @@ static int parse_args(int argc, char **argv, struct args *a)
         {"catalog", required_argument, NULL, OPT_CATALOG},
         {"color", optional_argument, NULL, OPT_COLOR},
         {"colour", optional_argument, NULL, OPT_COLOR},
+        {"debuginfod", no_argument, NULL, OPT_DEBUGINFOD},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -95,6 +98,7 @@ static int parse_args(int argc, char **argv, struct args *a)
             break;
         case OPT_JSON: a->json = true; break;
         case OPT_CATALOG: a->catalog = optarg; break;
+        case OPT_DEBUGINFOD: emb_elf_allow_debuginfod(true); break;
         case OPT_COLOR:
             if (emb_cli_color_option(CMD, optarg) != 0)
                 return EMB_EXIT_BAD;

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -388,11 +390,70 @@ static int emb__file(struct emb__cap *c, struct emb_source_result *r, char *err,
     return rc;
 }
 
+/* The record server's first line from a TCP client (docs/formats/frame.md). */
+static int emb__send_token(int fd, const char *token, char *err, size_t errlen,
+                           const char *target)
+{
+    static const char prefix[] = "EMB-TOKEN ";
+    size_t tl = strlen(token);
+    uint8_t line[sizeof prefix + 256];
+    if (tl > 256 || memchr(token, '\n', tl) != NULL) {
+        snprintf(err, errlen, "%s: the token is longer than 256 bytes or holds a newline", target);
+        return -1;
+    }
+    memcpy(line, prefix, sizeof prefix - 1);
+    memcpy(line + sizeof prefix - 1, token, tl);
+    line[sizeof prefix - 1 + tl] = '\n';
+    if (emb_hostio_write_all(fd, line, sizeof prefix + tl) != 0) {
+        snprintf(err, errlen, "%s: sending the token: %s", target, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 static int emb__tcp(struct emb__cap *c, char *err, size_t errlen)
 {
     int fd = emb_hostio_connect(c->o->target, 5000, err, errlen);
     if (fd < 0)
         return -1;
+    if (c->o->token != NULL && emb__send_token(fd, c->o->token, err, errlen, c->o->target) != 0) {
+        close(fd);
+        return -1;
+    }
+    int rc = emb__stream_loop(c, fd, true, true);
+    if (rc != 0)
+        snprintf(err, errlen, "%s: %s", c->o->target, strerror(errno));
+    close(fd);
+    return rc;
+}
+
+/* The record server's owner-only socket: served when the server runs as this user, and
+ * believed only then (SO_PEERCRED: another user could have bound a socket at the path). */
+static int emb__unix(struct emb__cap *c, char *err, size_t errlen)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(c->o->target) >= sizeof sa.sun_path) {
+        snprintf(err, errlen, "%s: socket path longer than %zu bytes", c->o->target,
+                 sizeof sa.sun_path - 1);
+        return -1;
+    }
+    strcpy(sa.sun_path, c->o->target);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        snprintf(err, errlen, "%s: no record server answers there (%s)", c->o->target,
+                 strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != getuid()) {
+        snprintf(err, errlen, "%s: the record server there runs as uid %u, not as you (uid %u): "
+                 "refused", c->o->target, (unsigned)cred.uid, (unsigned)getuid());
+        close(fd);
+        return -1;
+    }
     int rc = emb__stream_loop(c, fd, true, true);
     if (rc != 0)
         snprintf(err, errlen, "%s: %s", c->o->target, strerror(errno));
@@ -839,7 +900,8 @@ static int emb__pid(struct emb__cap *c, char *err, size_t errlen)
 
 int emb_source_kind_parse(const char *name)
 {
-    static const char *const names[] = {"file", "tcp", "serial", "swo", "gdb", "pid", "retained"};
+    static const char *const names[] = {"file", "tcp", "serial", "swo", "gdb", "pid", "retained",
+                                        "unix"};
     for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
         if (!strcmp(name, names[i]))
             return i;
@@ -870,6 +932,7 @@ int emb_source_capture(const struct emb_source_options *opt, struct emb_source_r
     switch (opt->kind) {
     case EMB_SOURCE_FILE: rc = emb__file(&c, res, err, errlen); break;
     case EMB_SOURCE_TCP: rc = emb__tcp(&c, err, errlen); break;
+    case EMB_SOURCE_UNIX: rc = emb__unix(&c, err, errlen); break;
     case EMB_SOURCE_SERIAL: rc = emb__serial(&c, err, errlen); break;
     case EMB_SOURCE_SWO: rc = emb__swo(&c, err, errlen); break;
     case EMB_SOURCE_GDB:

@@ -34,6 +34,33 @@ struct emb_elf {
     Dwfl_Module *mod;
 };
 
+/* Whether libdwfl may ask the servers of DEBUGINFOD_URLS for debug info the local file
+ * system lacks (dwfl_standard_find_debuginfo falls back on libdebuginfod, which reads the
+ * variable when it queries). Off unless asked: no command reaches the network by itself. */
+static bool debuginfod_allowed;
+static bool debuginfod_urls_saved;
+static char *debuginfod_urls;
+
+void emb_elf_allow_debuginfod(bool allow)
+{
+    debuginfod_allowed = allow;
+}
+
+/* Hides DEBUGINFOD_URLS from libdebuginfod while the network is not allowed, and gives it
+ * back when it is. The host tool is single-threaded where it reads ELF files. */
+static void apply_debuginfod_policy(void)
+{
+    if (!debuginfod_urls_saved) {
+        const char *v = getenv("DEBUGINFOD_URLS");
+        debuginfod_urls = v ? strdup(v) : NULL;
+        debuginfod_urls_saved = true;
+    }
+    if (debuginfod_allowed && debuginfod_urls)
+        setenv("DEBUGINFOD_URLS", debuginfod_urls, 1);
+    else
+        unsetenv("DEBUGINFOD_URLS");
+}
+
 static const Dwfl_Callbacks offline_callbacks = {
     .find_debuginfo = dwfl_standard_find_debuginfo,
     .section_address = dwfl_offline_section_address,
@@ -179,6 +206,7 @@ struct emb_elf *emb_elf_open(const char *path, char *err, size_t errlen)
         }
     }
     find_build_id(e);
+    apply_debuginfod_policy();
     e->dwfl = dwfl_begin(&offline_callbacks);
     if (e->dwfl) {
         /* At the file's own addresses: dwfl_report_offline() would move a
