@@ -10,6 +10,8 @@
 #include <emb/shell.h>
 #include <emb/trace_format.h>
 
+#include "native_internal.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -37,17 +39,7 @@
 
 static int emb__write_all(int fd, const uint8_t *p, size_t n)
 {
-    while (n > 0u) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
+    return emb__native_write_all(fd, p, n);
 }
 
 static uint64_t emb__now_ms(void)
@@ -349,7 +341,7 @@ static int emb__enqueue_frame(struct emb_native_server *s, uint8_t channel, cons
 static void emb__wake(struct emb_native_server *s)
 {
     uint8_t b = 1;
-    (void)!write(s->wake[1], &b, 1);
+    (void)!emb__native_write_all(s->wake[1], &b, 1);
 }
 
 /* Queues the crash record's frame, if there is one; with the lock held. */

@@ -373,7 +373,8 @@ static void test_bad_header(void)
     char msg[128];
     expect_fatal("magic", 0, 4, 0x464C457F, "not a trace stream file: magic 0x464c457f");
     expect_fatal("bare packet", 0, 4, EMB_PKT_MAGIC, "bare CTF packet");
-    expect_fatal("version", EMB_TSF_OFF_VERSION, 2, 2, "version 2 is not supported");
+    expect_fatal("version", EMB_TSF_OFF_VERSION, 2, 3, "version 3 is not supported");
+    expect_fatal("version 2 without a seal", EMB_TSF_OFF_VERSION, 2, 2, "without its SEAL block");
     expect_fatal("header size", EMB_TSF_OFF_HEADER_SIZE, 2, 120, "header size 120");
     expect_fatal("header size beyond file", EMB_TSF_OFF_HEADER_SIZE, 2, 60000, "truncated header");
     expect_fatal("contexts", EMB_TSF_OFF_CONTEXT_COUNT, 2, 1025, "context count 1025 exceeds 1024");

@@ -19,6 +19,7 @@
 #include "catalog_known.h"
 #include "catalog.h"
 #include "cli.h"
+#include "input_file.h"
 #include "emb_cmds.h"
 #include "trace_decode.h"
 
@@ -261,34 +262,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 
 static uint8_t *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        emb_cli_error_at(CMD, path, -1, "cannot open: %s", strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1u << 16, n = 0;
-    uint8_t *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        uint8_t *q = realloc(buf, cap * 2);
-        if (!q) {
-            free(buf);
-            buf = NULL;
-        } else {
-            buf = q;
-            cap *= 2;
-        }
-    }
-    bool err = ferror(f);
-    fclose(f);
-    if (!buf || err) {
-        emb_cli_error_at(CMD, path, -1, buf ? "read error" : "out of memory");
-        free(buf);
-        return NULL;
-    }
-    *len = n;
+    char why[256];
+    uint8_t *buf = emb_input_read(path, len, why, sizeof why);
+    if (!buf)
+        emb_cli_error_at(CMD, path, -1, "%s", why);
     return buf;
 }
 
@@ -321,12 +298,17 @@ static void on_source_progress(void *arg, const struct emb_source_stats *st)
     fflush(stderr);
 }
 
+/* A --save-* file that could not be written: the capture goes on, the exit status is 2. */
+static bool save_failed;
+
 static void save(const char *path, const uint8_t *bytes, size_t len)
 {
     FILE *f = fopen(path, "wb");
     bool bad = !f || (len > 0 && fwrite(bytes, 1, len, f) != len);
-    if ((f && fclose(f) != 0) || bad)
+    if ((f && fclose(f) != 0) || bad) {
         emb_cli_error_at(CMD, path, -1, "cannot write: %s", strerror(errno));
+        save_failed = true;
+    }
 }
 
 /* The record server's secret from --token-file: its first line, at most 256 bytes. */
@@ -572,5 +554,5 @@ int emb_cmd_capture(int argc, char **argv)
     rc = seal(&a, cat);
     if (own)
         emb_catalog_free(own);
-    return rc;
+    return save_failed ? EMB_EXIT_BAD : rc;
 }

@@ -14,6 +14,8 @@
 #include <emb/wire.h>
 #include <zlib.h>
 
+#include "input_file.h"
+
 /* The CRC-32 of include/emb/crc.h (IEEE 802.3, as zlib), computed by zlib on the host:
  * its table-driven loop checks a capture of a million events in a few milliseconds where
  * the target's 64-byte-table version (built for flash size) takes 0.16 s. The tests check
@@ -563,38 +565,14 @@ struct emb_capture *emb_capture_decode_file(const char *path, const struct emb_c
     struct emb_capture *c = capture_new(opt, path);
     if (!c)
         return NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fail(c, -1, "cannot open: %s", strerror(errno));
-        return c;
-    }
-    size_t cap = 1u << 16, n = 0;
-    uint8_t *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        uint8_t *q = realloc(buf, cap * 2);
-        if (!q) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = q;
-        cap *= 2;
-    }
-    bool err = ferror(f);
-    int saved = errno;
-    fclose(f);
+    char why[256];
+    size_t n = 0;
+    uint8_t *buf = emb_input_read(path, &n, why, sizeof why);
     if (!buf) {
-        fail(c, -1, "out of memory reading the file");
+        fail(c, -1, "%s", why);
         return c;
     }
     c->owned = buf;
-    if (err) {
-        fail(c, -1, "read error: %s", strerror(saved));
-        return c;
-    }
     c->data = buf;
     c->size = n;
     return run(c, opt);

@@ -26,6 +26,7 @@
 #include "frame_decode.h"
 #include "gdb_rsp.h"
 #include "hostio.h"
+#include "input_file.h"
 #include "memaccess.h"
 #include "memchan_host.h"
 #include "probe.h"
@@ -326,6 +327,11 @@ static int emb__stream_loop(struct emb__cap *c, int fd, bool live, bool can_writ
         }
         c->st->bytes += (uint64_t)n;
         emb_frame_dec_feed(c->dec, buf, (size_t)n);
+        if (!live && c->st->bytes > emb_input_limit()) {
+            /* A file of frames (or /dev/zero): bounded like any other whole input. */
+            errno = EFBIG;
+            return -1;
+        }
     }
 }
 
@@ -344,10 +350,24 @@ static int emb__file(struct emb__cap *c, struct emb_source_result *r, char *err,
         emb__append(&all, head, 4);
         uint8_t buf[65536];
         ssize_t n;
-        while ((n = read(fd, buf, sizeof buf)) > 0)
-            emb__append(&all, buf, (size_t)n);
+        uint64_t limit = emb_input_limit();
+        while ((n = read(fd, buf, sizeof buf)) > 0 && all.n <= limit)
+            if (emb__append(&all, buf, (size_t)n) != 0) {
+                n = -1;
+                break;
+            }
         if (fd != 0)
             close(fd);
+        if (n < 0 || all.n > limit) {
+            if (n < 0)
+                snprintf(err, errlen, "%s: %s", c->o->target, all.p ? strerror(errno) : "out of memory");
+            else
+                snprintf(err, errlen, "%s: more than the input limit of %llu bytes (set "
+                         EMB_INPUT_LIMIT_ENV " to read more)", c->o->target,
+                         (unsigned long long)limit);
+            free(all.p);
+            return -1;
+        }
         r->trace = all.p;
         r->trace_len = all.n;
         c->st->bytes = all.n;
@@ -359,7 +379,11 @@ static int emb__file(struct emb__cap *c, struct emb_source_result *r, char *err,
         emb_frame_dec_feed(c->dec, head, (size_t)hn);
     }
     int rc = emb__stream_loop(c, fd, false, false);
-    if (rc != 0)
+    if (rc != 0 && errno == EFBIG)
+        snprintf(err, errlen, "%s: more than the input limit of %llu bytes (set "
+                 EMB_INPUT_LIMIT_ENV " to read more)", c->o->target,
+                 (unsigned long long)emb_input_limit());
+    else if (rc != 0)
         snprintf(err, errlen, "%s: read error: %s", c->o->target, strerror(errno));
     if (fd != 0)
         close(fd);
@@ -490,24 +514,10 @@ static int emb__swo(struct emb__cap *c, char *err, size_t errlen)
 
 static int emb__retained(struct emb__cap *c, char *err, size_t errlen)
 {
-    int fd = strcmp(c->o->target, "-") ? open(c->o->target, O_RDONLY | O_CLOEXEC) : 0;
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot open: %s", c->o->target, strerror(errno));
-        return -1;
-    }
     struct emb__bytes img = {0};
-    uint8_t buf[65536];
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof buf)) > 0)
-        if (emb__append(&img, buf, (size_t)n) != 0) {
-            n = -1;
-            break;
-        }
-    if (fd != 0)
-        close(fd);
-    if (n < 0) {
-        snprintf(err, errlen, "%s: read error: %s", c->o->target, strerror(errno));
-        free(img.p);
+    char why_read[200];
+    if (!(img.p = emb_input_read(c->o->target, &img.n, why_read, sizeof why_read))) {
+        snprintf(err, errlen, "%s: %s", c->o->target, why_read);
         return -1;
     }
     struct emb_retained_view v;

@@ -13,6 +13,8 @@
 
 #include <emb/trace_format.h>
 
+#include "input_file.h"
+
 #define MYERS_MAX_D 2048u /* edit distance past which an epoch is not aligned (docs/diff.md) */
 
 static const char *const rule_names[EMB_DIFF_NRULES] = {
@@ -276,21 +278,35 @@ int emb_diff_rules_line(struct emb_diff_rules *r, const struct emb_catalog *cat,
 int emb_diff_rules_load(struct emb_diff_rules *r, const struct emb_catalog *cat, const char *path,
                         char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return rule_error(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-    char line[1024], why[400];
+    /* Read whole and bounded: a directory or /dev/zero is refused, never read as no rules
+     * or forever. */
+    char why[400];
+    size_t len = 0;
+    uint8_t *text = emb_input_read_max(path, EMB_DIFF_RULES_MAX_BYTES, &len, why, sizeof why);
+    if (!text)
+        return rule_error(err, errlen, "%s: %s", path, why);
+    const uint8_t *nul = memchr(text, 0, len);
+    if (nul) {
+        size_t at = (size_t)(nul - text);
+        free(text);
+        return rule_error(err, errlen, "%s: byte %zu: a NUL byte: not a text file", path, at);
+    }
     unsigned no = 0;
     int rc = 0;
-    while (fgets(line, sizeof line, f)) {
+    for (char *line = (char *)text; rc == 0 && line < (char *)text + len;) {
+        char *eol = strchr(line, '\n');
+        char *next = eol ? eol + 1 : (char *)text + len;
+        if (eol)
+            *eol = 0;
         no++;
-        line[strcspn(line, "\r\n")] = 0;
-        if (emb_diff_rules_line(r, cat, line, why, sizeof why) != 0) {
+        line[strcspn(line, "\r")] = 0;
+        if (strlen(line) >= 1024)
+            rc = rule_error(err, errlen, "%s:%u: a line longer than 1023 bytes", path, no);
+        else if (emb_diff_rules_line(r, cat, line, why, sizeof why) != 0)
             rc = rule_error(err, errlen, "%s:%u: %s", path, no, why);
-            break;
-        }
+        line = next;
     }
-    fclose(f);
+    free(text);
     return rc;
 }
 

@@ -108,6 +108,10 @@ struct emb_trace_info {
     char firmware[EMB_TSF_FIRMWARE_MAX + 1];
     char config[EMB_TSF_CONFIG_MAX + 1];
     uint32_t ring_packets;  /* the ring block: packets per context ring; 0 not said */
+    /* A sealed file (version 2): its header CRC matched, and each packet's was checked. A
+     * version-1 file is not checked (sealed false). */
+    bool sealed;
+    uint64_t packets_checked, packets_damaged;
     uint64_t start_ts;      /* earliest timestamp_begin of a valid packet (ns = 0 there) */
     uint64_t end_ts;        /* latest timestamp_end of a valid packet */
 };
