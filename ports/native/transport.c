@@ -10,6 +10,8 @@
 #include <emb/shell.h>
 #include <emb/trace_format.h>
 
+#include "native_internal.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -390,6 +392,13 @@ static void emb__client_input(struct emb_native_server *s, const uint8_t *p, siz
         s->cmdn = 0;
         s->cmd_overlong = false;
     }
+}
+
+void emb__native_server_client_input(struct emb_native_server *s, const uint8_t *p, size_t n)
+{
+    pthread_mutex_lock(&s->lock);
+    emb__client_input(s, p, n);
+    pthread_mutex_unlock(&s->lock);
 }
 
 static void *emb__server_thread(void *arg)
