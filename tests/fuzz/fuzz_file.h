@@ -1,0 +1,46 @@
+/* For fuzz targets whose code under test opens a file by name (an ELF, a core, a rules or
+ * events file): the input becomes a memory file (memfd), reached as /proc/self/fd/N, so the
+ * reader runs exactly as `emb` runs it (open, libelf's mmap, libdwfl opening it again) with
+ * no file system in the loop. Also a private scratch directory for writers of directories. */
+#ifndef EMB_FUZZ_FILE_H
+#define EMB_FUZZ_FILE_H
+
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Replaces the contents of the target's one memory file with `data`; returns its path. */
+static inline const char *emb_fuzz_file(const uint8_t *data, size_t size)
+{
+    static int fd = -1;
+    static char path[64];
+    if (fd < 0) {
+        fd = memfd_create("emb-fuzz-input", MFD_CLOEXEC);
+        if (fd < 0)
+            abort();
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    }
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
+        abort();
+    return path;
+}
+
+/* A scratch directory of this process, made once (removed by nothing: it lives under
+ * $TMPDIR and holds one output at a time). */
+static inline const char *emb_fuzz_scratch_dir(void)
+{
+    static char dir[256];
+    if (!dir[0]) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(dir, sizeof dir, "%s/emb-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(dir))
+            abort();
+    }
+    return dir;
+}
+
+#endif /* EMB_FUZZ_FILE_H */
