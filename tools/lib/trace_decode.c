@@ -262,6 +262,7 @@ static bool read_header(struct emb_trace *t)
     if (h->build_id_len > EMB_TSF_BUILD_ID_MAX) {
         issue(t, EMB_TSF_OFF_BUILD_ID_LEN, "build id length %u exceeds %u", h->build_id_len,
               EMB_TSF_BUILD_ID_MAX);
+        h->build_id_len = 0; /* writers read build_id[build_id_len] of a refused header too */
         return false;
     }
     if (!is_pow2(h->packet_size) || h->packet_size < 256 || h->packet_size > 65536) {
