@@ -1,9 +1,10 @@
 /* A simulated RTEMS target for the record reader's tests: per-processor rings of items
  * (22-bit time field, 10-bit event, data word), periodic uptime pairs, and a record
  * server that drains the rings into a stream of any of the four item formats, in the
- * drain layout of record version 1 (PROCESSOR, TAIL, HEAD, items) or 10 (PROCESSOR,
- * PER_CPU_OVERFLOW when items were lost, items), built from the documented format
- * (docs/formats/rtems-record.md) without the reader's code.
+ * drain layout of record versions 1 and 9 (PROCESSOR, TAIL, HEAD, items: RTEMS 5.3
+ * cpukit/libtrace/record/record.c _Record_Drain) or 10 (PROCESSOR, PER_CPU_OVERFLOW when
+ * items were lost, items: RTEMS main cpukit/libtrace/record/record-fetch.c), with the
+ * header of cpukit/libtrace/record/record-stream-header.c, built without the reader's code.
  *
  * It also writes down what the system's client reports for each item: the event, its
  * data, and for timed items the time, from the TRUE 64-bit counter of each item (the
@@ -18,17 +19,34 @@
 
 #define RS_TIME_MASK 0x3FFFFFu
 
-/* Event numbers, written out from the version lists rather than taken from the reader. */
+/* Event numbers (positions in the rtems_record_event enum), written out by hand from each
+ * version's own header, never taken from the reader's tables; 0xFFFF: not in that list. */
 struct rs_events {
     uint32_t version, processor, pmax, count, frequency, tail, head, overflow, uptime_low,
         uptime_high, arch, multilib, bsp, vck, tools, thread_id, thread_name, switch_in,
         switch_out, user0;
+    uint32_t time_adjustment, unreliable_time; /* what the client reports, never sent */
+    uint32_t no_time_last; /* events 0..this have no time (RTEMS_RECORD_NO_TIME_LAST); 0: none */
 };
+/* Version 1: recorddata.h of the event recording patch, shared/seeds/001_*. */
 static const struct rs_events rs_ev_v1 = {1, 35, 0xFFFF, 7, 11, 86, 15, 33, 111, 110, 0xFFFF,
                                           0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF,
-                                          101, 102, 512};
-static const struct rs_events rs_ev_v10 = {1, 118, 119, 110, 44, 113, 111, 112, 321, 320, 7, 105,
-                                           20, 322, 309, 277, 278, 302, 303, 512};
+                                          101, 102, 512, 0xFFFF, 0xFFFF, 0};
+/* Version 9 (RTEMS 5.1 to 5.3): github.com/RTEMS/rtems cpukit/include/rtems/recorddata.h,
+ * tag 5.3 (list last changed by commit e41e9961df, 2019-09-02). */
+static const struct rs_events rs_ev_v9 = {1, 118, 119, 110, 44, 113, 111, 112, 321, 320, 7, 105,
+                                          20, 322, 309, 277, 278, 302, 303, 512, 0xFFFF, 0xFFFF,
+                                          0};
+/* Version 10 (RTEMS 6.1, 6.2, main): github.com/RTEMS/rtems
+ * cpukit/include/rtems/recorddata.h at commit 4655a7df00 ("record: Reorganize system event
+ * numbers", 2024-10-11), unchanged in the 6.1 and 6.2 tags and on main at 181e86a199:
+ * EMPTY 0, VERSION 1, ARCH 2, BSP 3, FREQUENCY 4, MULTILIB 5, PER_CPU_COUNT 6,
+ * PER_CPU_DISCARD 7, PER_CPU_OVERFLOW 8, PROCESSOR 9, PROCESSOR_MAXIMUM 10, THREAD_ID 11,
+ * THREAD_NAME 12, TIME_ADJUSTMENT 13, TOOLS 14, UNRELIABLE_TIME 15, VERSION_CONTROL_KEY 16
+ * (= RTEMS_RECORD_NO_TIME_LAST), ..., THREAD_SWITCH_IN 305, THREAD_SWITCH_OUT 306, ...,
+ * UPTIME_HIGH 322, UPTIME_LOW 323, ..., USER_0 512. No PER_CPU_TAIL or PER_CPU_HEAD. */
+static const struct rs_events rs_ev_v10 = {1, 9, 10, 6, 4, 0xFFFF, 0xFFFF, 8, 323, 322, 2, 5,
+                                           3, 16, 14, 11, 12, 305, 306, 512, 13, 15, 16};
 
 struct rs_exp {
     uint32_t cpu, event;
@@ -66,6 +84,7 @@ struct rs {
     const struct rs_events *ev;
     uint64_t scaler, bt_base, rng;
     uint64_t uptime_period;
+    uint64_t max_step;            /* counter ticks a step may take, at most half a wrap */
     struct rs_cpu cpu[4];
     uint8_t *out;
     size_t len, cap;
@@ -168,7 +187,8 @@ static inline void rs_init(struct rs *s, unsigned version, uint32_t format, unsi
     s->freq = freq;
     s->data_size = format == 0x22222222u || format == 0x44444444u ? 8 : 4;
     s->big = format == 0x33333333u || format == 0x44444444u;
-    s->ev = version >= 10 ? &rs_ev_v10 : &rs_ev_v1;
+    s->ev = version >= 10 ? &rs_ev_v10 : version == 9 ? &rs_ev_v9 : &rs_ev_v1;
+    s->max_step = 1u << 21;
     s->rng = seed | 1;
     unsigned __int128 num = (unsigned __int128)1 << 63;
     num += version >= 10 ? freq / 2 : freq - 1;
@@ -186,11 +206,11 @@ static inline void rs_init(struct rs *s, unsigned version, uint32_t format, unsi
     rs_bytes(s, &word, 4); /* the format values read the same in either byte order */
     rs_word(s, 0x82E14EC1u, 4);
     rs_header_item(s, s->ev->version, version);
-    if (version >= 10)
+    if (s->ev->pmax != 0xFFFF)
         rs_header_item(s, s->ev->pmax, ncpu - 1);
     rs_header_item(s, s->ev->count, count);
     rs_header_item(s, s->ev->frequency, freq);
-    if (version >= 10) {
+    if (s->ev->arch != 0xFFFF) {
         rs_text(s, s->ev->arch, "arm");
         rs_text(s, s->ev->multilib, "armv7-a/neon");
         rs_text(s, s->ev->bsp, "xilinx_zynq_a9_qemu");
@@ -227,7 +247,7 @@ static inline void rs_put(struct rs *s, unsigned cpu, uint32_t event, uint64_t d
 static inline void rs_step(struct rs *s, unsigned cpu)
 {
     struct rs_cpu *c = &s->cpu[cpu];
-    c->counter += 1 + rs_rand(s) % (1u << 21);
+    c->counter += 1 + rs_rand(s) % s->max_step;
     if (c->counter >= c->next_uptime) {
         uint64_t bt = rs_uptime(s, c->counter);
         rs_put(s, cpu, s->ev->uptime_low, (uint32_t)bt);
@@ -295,6 +315,22 @@ static inline void rs_control(struct rs *s, unsigned cpu, uint32_t event, uint64
         c->held[c->nheld++] = (size_t)(e - s->exp);
 }
 
+/* The times the client gives items still held at the end, when the gap before them hid no
+ * counter wrap: forwards from the processor's last uptime pair, so the true ones. */
+static inline void rs_best_effort(struct rs *s)
+{
+    for (unsigned cpu = 0; cpu < s->ncpu; cpu++) {
+        struct rs_cpu *c = &s->cpu[cpu];
+        for (size_t i = 0; c->holding && c->up_bt != 0 && i < c->nheld; i++) {
+            struct rs_exp *h = &s->exp[c->held[i]];
+            if (h->timed) {
+                h->bt = c->up_bt + rs_ticks_bt(s, h->counter - c->up_counter);
+                h->resolved = true;
+            }
+        }
+    }
+}
+
 /* The record server drains every processor that has items. */
 static inline void rs_drain(struct rs *s)
 {
@@ -335,6 +371,25 @@ static inline void rs_drain(struct rs *s)
         }
         c->tail = c->head;
     }
+}
+
+/* Ends the stream with processor `cpu` holding items: every processor gets an uptime
+ * pair and is drained, then `cpu` overflows its ring in small steps (far less than a
+ * counter wrap between items, lost ones included) with no uptime pair after. */
+static inline void rs_end_holding(struct rs *s, unsigned cpu)
+{
+    for (unsigned c = 0; c < s->ncpu; c++) {
+        s->cpu[c].next_uptime = s->cpu[c].counter;
+        rs_step(s, c);
+    }
+    rs_drain(s);
+    uint64_t step = s->max_step;
+    s->max_step = 1000;
+    s->cpu[cpu].next_uptime = UINT64_MAX;
+    for (unsigned i = 0; i < s->count + 5; i++)
+        rs_step(s, cpu);
+    rs_drain(s);
+    s->max_step = step;
 }
 
 #endif /* EMB_TEST_RTEMS_STREAM_H */

@@ -181,21 +181,25 @@ struct progress {
     uint64_t bytes, next;
 };
 
-/* Feeds the importer from a descriptor until end of file, an error, or a stop. Returns
- * 0, or -1 after reporting a read error. */
+/* Feeds the importer from a descriptor until end of file, an error, or a stop (*cut set
+ * when a signal or the deadline ended it). Returns 0, or -1 after reporting a read error. */
 static int pump(struct emb_rr_import *imp, int fd, const char *name, bool live, double duration,
-                struct progress *pr)
+                struct progress *pr, bool *cut)
 {
     uint8_t buf[65536];
     uint64_t deadline = duration > 0 ? emb_hostio_now_ms() + (uint64_t)(duration * 1000.0) : 0;
     for (;;) {
+        if (stop)
+            *cut = true;
         if (stop || emb_rr_import_stats(imp)->done)
             return 0;
         int timeout = -1;
         if (deadline != 0) {
             uint64_t now = emb_hostio_now_ms();
-            if (now >= deadline)
+            if (now >= deadline) {
+                *cut = true;
                 return 0;
+            }
             timeout = (int)(deadline - now);
         }
         ssize_t n = emb_hostio_read(fd, buf, sizeof buf, live ? (timeout < 0 ? 200 : timeout) : -1);
@@ -365,10 +369,14 @@ int emb_cmd_import(int argc, char **argv)
         char err[256];
         table = emb_rr_table_parse(text, len, 0, err, sizeof err);
         free(text);
-        if (table == NULL) {
-            emb_cli_error_at(CMD, a.events, -1, "%s", err);
+        struct emb_catalog *cat = table != NULL ? emb_rr_catalog(table, err, sizeof err) : NULL;
+        if (cat == NULL) {
+            emb_cli_error_at(CMD, a.events, -1, table != NULL ? "these event names make no "
+                             "catalogue: %s" : "%s", err);
+            emb_rr_table_free(table);
             return EMB_EXIT_BAD;
         }
+        emb_catalog_free(cat);
     }
     struct emb_rr_import_options opt = {.table = table, .keep_control = a.all, .max_items = a.count};
     struct emb_rr_import *imp = emb_rr_import_new(&opt);
@@ -404,18 +412,23 @@ int emb_cmd_import(int argc, char **argv)
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     struct progress pr = {0};
-    int read_rc = pump(imp, fd, name, live, a.duration, &pr);
+    bool cut = false;
+    int read_rc = pump(imp, fd, name, live, a.duration, &pr, &cut);
     emb_progress_finish(pr.bar);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     if (fd != STDIN_FILENO)
         close(fd);
 
-    /* A live stream ends wherever the connection did: a partial last item is not an error. */
+    /* A live import cut by Ctrl-C or --duration ends wherever the stream was: a partial last
+     * item is not an error. Either way, and after an error too, the items still held for a
+     * processor without an uptime pair are written (with best-effort times). */
     uint64_t offset = 0;
+    if (live && cut)
+        emb_rr_import_stop(imp);
+    else
+        emb_rr_import_finish(imp);
     const char *error = emb_rr_import_error(imp, &offset);
-    if (error == NULL && (!live || !stop) && emb_rr_import_finish(imp) != 0)
-        error = emb_rr_import_error(imp, &offset);
     if (error != NULL)
         emb_cli_error_at(CMD, name, (long long)offset, "%s", error);
     const struct emb_rr_info *in = emb_rr_import_info(imp);

@@ -16,7 +16,7 @@ const struct emb_catalog *emb_catalog_known(uint32_t checksum)
     const struct emb_catalog *own = emb_catalog_builtin();
     if (own != NULL && own->checksum == checksum)
         return own;
-    static const unsigned versions[] = {1, 4, 10};
+    static const unsigned versions[] = {1, 4, 9, 10};
     for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++) {
         const struct emb_catalog *cat = emb_rr_catalog_builtin(versions[i]);
         if (cat != NULL && cat->checksum == checksum)

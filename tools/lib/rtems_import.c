@@ -20,7 +20,8 @@ struct emb_rr_import {
     struct emb_catalog *own_cat;
     int ctx_of_cpu[EMB_RR_MAX_CPUS];
     struct emb_rr_import_stats stats;
-    char *error;
+    char error[320];        /* why the import stopped the reader, or empty */
+    uint64_t error_offset;
 };
 
 static void emb__uuid(uint8_t uuid[16])
@@ -44,11 +45,13 @@ static int emb__start(struct emb_rr_import *imp)
         char err[256];
         imp->own_cat = emb_rr_catalog(info->table, err, sizeof err);
         imp->cat = imp->own_cat;
+        if (imp->cat == NULL) {
+            snprintf(imp->error, sizeof imp->error, "the event names make no catalogue: %s", err);
+            return -1;
+        }
     } else {
         imp->cat = emb_rr_catalog_builtin(info->version);
     }
-    if (imp->cat == NULL)
-        return -1;
     char port[EMB_TSF_PORT_MAX];
     snprintf(port, sizeof port, "rtems-record v%u %s%u", info->version,
              info->big_endian ? "be" : "le", info->data_size * 8u);
@@ -61,7 +64,12 @@ static int emb__start(struct emb_rr_import *imp)
     };
     emb__uuid(ti.uuid);
     imp->replay = emb_replay_new(&ti);
-    return imp->replay != NULL ? 0 : -1;
+    if (imp->replay == NULL) {
+        snprintf(imp->error, sizeof imp->error, "cannot start the trace writer (out of "
+                 "memory, or another replay open in this process)");
+        return -1;
+    }
+    return 0;
 }
 
 static int emb__ctx(struct emb_rr_import *imp, uint32_t cpu)
@@ -77,19 +85,20 @@ static int emb__ctx(struct emb_rr_import *imp, uint32_t cpu)
 static int emb__on_event(void *arg, const struct emb_rr_event *ev)
 {
     struct emb_rr_import *imp = arg;
+    imp->error_offset = ev->offset;
     if (imp->replay == NULL && emb__start(imp) != 0)
         return -1;
     const struct emb_rr_info *info = emb_rr_info(imp->rr);
     enum emb_rr_role role = emb_rr_event_role(info->table, ev->event);
-    bool made = ev->event >= EMB_RR_EVENTS;
+    bool made = ev->made;
     if (!made)
         imp->stats.items++;
-    if (ev->event == EMB_RR_EV_OVERFLOW || (role == EMB_RR_ROLE_OVERFLOW && !made)) {
+    if (ev->event == EMB_RR_EV_OVERFLOW || role == EMB_RR_ROLE_OVERFLOW) {
         imp->stats.overflows++;
         imp->stats.lost += ev->data;
         emb_replay_lost(imp->replay, emb__ctx(imp, ev->cpu), (uint32_t)ev->data);
     }
-    if (ev->event == EMB_RR_EV_TIME_ADJUSTMENT)
+    if (made && (ev->event == EMB_RR_EV_TIME_ADJUSTMENT || role == EMB_RR_ROLE_TIME_ADJUSTMENT))
         imp->stats.adjustments++;
     if (ev->unreliable)
         imp->stats.unreliable++;
@@ -101,8 +110,11 @@ static int emb__on_event(void *arg, const struct emb_rr_event *ev)
         emb_put_le64(payload, ev->data);
         int ctx = emb__ctx(imp, ev->cpu);
         if (ctx < 0 || emb_replay_event(imp->replay, ctx, ev->ns, emb_rr_catalog_id(ev->event),
-                                        payload, sizeof payload) != 0)
+                                        payload, sizeof payload) != 0) {
+            snprintf(imp->error, sizeof imp->error, "cannot write the event of processor %u "
+                     "(out of memory, or too many processors)", ev->cpu);
             return -1;
+        }
         if (imp->stats.events == 0 || ev->ns < imp->stats.first_ns)
             imp->stats.first_ns = ev->ns;
         if (ev->ns > imp->stats.last_ns)
@@ -150,10 +162,23 @@ int emb_rr_import_finish(struct emb_rr_import *imp)
     return emb_rr_finish(imp->rr);
 }
 
+int emb_rr_import_stop(struct emb_rr_import *imp)
+{
+    if (imp->stats.done)
+        return 0;
+    return emb_rr_stop(imp->rr);
+}
+
 const char *emb_rr_import_error(const struct emb_rr_import *imp, uint64_t *offset)
 {
     if (imp->stats.done)
         return NULL;
+    if (imp->error[0] != '\0') {
+        /* The reader only knows that its handler refused the event: say why. */
+        if (offset != NULL)
+            *offset = imp->error_offset;
+        return imp->error;
+    }
     return emb_rr_error(imp->rr, offset);
 }
 

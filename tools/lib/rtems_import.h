@@ -34,7 +34,10 @@ struct emb_rr_import;
 struct emb_rr_import *emb_rr_import_new(const struct emb_rr_import_options *opt);
 /* 0, or -1 with emb_rr_import_error() set. Reaching max_items is not an error: `done`. */
 int emb_rr_import_feed(struct emb_rr_import *imp, const void *buf, size_t n);
+/* The end of the stream (emb_rr_finish()): held items are written after an error too. */
 int emb_rr_import_finish(struct emb_rr_import *imp);
+/* The reading was cut before the stream ended (emb_rr_stop()): a partial item is dropped. */
+int emb_rr_import_stop(struct emb_rr_import *imp);
 const char *emb_rr_import_error(const struct emb_rr_import *imp, uint64_t *offset);
 const struct emb_rr_info *emb_rr_import_info(const struct emb_rr_import *imp);
 const struct emb_rr_import_stats *emb_rr_import_stats(const struct emb_rr_import *imp);

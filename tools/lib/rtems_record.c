@@ -33,6 +33,7 @@ struct emb__cpu {
     uint64_t last_bt;       /* time of the last item handed on, for monotony */
     uint32_t uptime_low;
     bool low_valid;
+    bool synced;            /* an uptime pair was seen */
     bool hold;
     bool unreliable;        /* replaying held items with a best-effort time */
     struct emb__held *items;
@@ -51,6 +52,9 @@ struct emb_rr {
     uint64_t offset;        /* of the first byte of `part` */
     uint64_t scaler;        /* binary time per tick, times 2^31 */
     bool round_nearest;     /* version 10 rounds the scaler to nearest, earlier ones up */
+    uint32_t no_time_last;  /* version 10: events 0..this have no time; 0: by role */
+    bool header_done;       /* the first PROCESSOR or timed item was read */
+    bool handler_stopped;   /* the handler refused an event: call it no more */
     uint32_t cpu;
     bool cpu_max_seen;
     struct emb__cpu cpus[EMB_RR_MAX_CPUS];
@@ -139,6 +143,8 @@ static uint64_t emb__ticks_to_bt(const struct emb_rr *rr, uint64_t ticks)
 static bool emb__timed(const struct emb_rr *rr, uint32_t time_event)
 {
     uint32_t ev = time_event & EMB__EVENT_MASK;
+    if (rr->no_time_last != 0u)
+        return ev > rr->no_time_last;
     switch ((enum emb_rr_role)rr->table->roles[ev]) {
     case EMB_RR_ROLE_OTHER:
     case EMB_RR_ROLE_UPTIME_LOW:
@@ -151,8 +157,17 @@ static bool emb__timed(const struct emb_rr *rr, uint32_t time_event)
     }
 }
 
+/* The number the reader reports an event it makes under: the list's own event of that
+ * role (version 10 has TIME_ADJUSTMENT and UNRELIABLE_TIME, as its client reports them),
+ * else one of EMB_RR_EV_*. */
+static uint32_t emb__made(const struct emb_rr *rr, enum emb_rr_role role, uint32_t own)
+{
+    uint16_t ev = rr->table->role_event[role];
+    return ev != 0xFFFFu ? ev : own;
+}
+
 static int emb__call(struct emb_rr *rr, uint32_t cpu, uint64_t bt, uint32_t event,
-                     uint64_t data, uint64_t offset)
+                     uint64_t data, uint64_t offset, bool made)
 {
     struct emb_rr_event ev = {
         .bt = bt,
@@ -162,9 +177,14 @@ static int emb__call(struct emb_rr *rr, uint32_t cpu, uint64_t bt, uint32_t even
         .cpu = cpu,
         .event = event,
         .unreliable = rr->cpus[cpu].unreliable,
+        .made = made,
     };
-    if (rr->opt.handler != NULL && rr->opt.handler(rr->opt.arg, &ev) != 0)
+    if (rr->handler_stopped)
+        return -1;
+    if (rr->opt.handler != NULL && rr->opt.handler(rr->opt.arg, &ev) != 0) {
+        rr->handler_stopped = true;
         return emb__fail(rr, offset, "stopped by the handler");
+    }
     return 0;
 }
 
@@ -181,15 +201,16 @@ static int emb__emit(struct emb_rr *rr, uint32_t cpu, uint32_t time_event, uint3
     }
     uint64_t bt = c->uptime_bt + emb__ticks_to_bt(rr, c->time_acc);
     if (bt < c->last_bt) {
-        if (emb__call(rr, cpu, c->last_bt, EMB_RR_EV_TIME_ADJUSTMENT, c->last_bt - bt, offset))
+        uint32_t adj = emb__made(rr, EMB_RR_ROLE_TIME_ADJUSTMENT, EMB_RR_EV_TIME_ADJUSTMENT);
+        if (emb__call(rr, cpu, c->last_bt, adj, c->last_bt - bt, offset, true))
             return -1;
         bt = c->last_bt;
     }
     c->last_bt = bt;
     if (made != 0u)
-        return emb__call(rr, cpu, bt, made, data, offset);
+        return emb__call(rr, cpu, bt, made, data, offset, true);
     rr->info.items++;
-    return emb__call(rr, cpu, bt, time_event & EMB__EVENT_MASK, data, offset);
+    return emb__call(rr, cpu, bt, time_event & EMB__EVENT_MASK, data, offset, false);
 }
 
 /* The uptime pair fixed the time of the processor's current item: walk the held items
@@ -298,6 +319,38 @@ static int emb__set_count(struct emb_rr *rr, uint64_t data, uint64_t offset)
     return 0;
 }
 
+/* The header ends at the first PROCESSOR item or timed item. Every server since the first
+ * sends the ring size and the frequency in it, and the processor maximum where the list
+ * has one (RTEMS record-stream-header.c); without them the times and the processors of
+ * what follows cannot be known, so the stream is refused. */
+static int emb__header_complete(struct emb_rr *rr, uint32_t ev, uint64_t offset)
+{
+    static const enum emb_rr_role needed[3] = {EMB_RR_ROLE_PROCESSOR_MAX, EMB_RR_ROLE_COUNT,
+                                               EMB_RR_ROLE_FREQUENCY};
+    const bool seen[3] = {rr->cpu_max_seen, rr->info.per_cpu_items != 0u,
+                          rr->info.frequency != 0u};
+    char layout[160] = "VERSION", buf[32];
+    unsigned missing = 3;
+    for (unsigned i = 0; i < 3; i++) {
+        uint16_t num = rr->table->role_event[needed[i]];
+        if (num == 0xFFFFu)
+            continue;
+        size_t len = strlen(layout);
+        snprintf(layout + len, sizeof layout - len, ", %s",
+                 emb_rr_event_name(rr->table, num, buf, sizeof buf));
+        if (!seen[i] && missing == 3)
+            missing = i;
+    }
+    if (missing == 3)
+        return 0;
+    char what[32];
+    snprintf(what, sizeof what, "%s", emb_rr_event_name(rr->table,
+             rr->table->role_event[needed[missing]], buf, sizeof buf));
+    return emb__fail(rr, offset, "incomplete stream header: no %s item before %s, the first "
+                     "item after the header (a version %u header is %s, ...)", what,
+                     emb_rr_event_name(rr->table, ev, buf, sizeof buf), rr->info.version, layout);
+}
+
 /* ---- Items ---- */
 
 static int emb__visit(struct emb_rr *rr, uint32_t te, uint64_t data, uint64_t offset)
@@ -307,7 +360,13 @@ static int emb__visit(struct emb_rr *rr, uint32_t te, uint64_t data, uint64_t of
     struct emb__cpu *c = &rr->cpus[rr->cpu];
     bool hold = c->hold;
     uint32_t lost = 0;
-    switch ((enum emb_rr_role)rr->table->roles[ev]) {
+    enum emb_rr_role role = (enum emb_rr_role)rr->table->roles[ev];
+    if (!rr->header_done && (role == EMB_RR_ROLE_PROCESSOR || emb__timed(rr, te))) {
+        if (emb__header_complete(rr, ev, offset))
+            return -1;
+        rr->header_done = true;
+    }
+    switch (role) {
     case EMB_RR_ROLE_PROCESSOR:
         if (data >= rr->info.cpu_count)
             return emb__fail(rr, offset, "processor index %llu beyond the maximum %u",
@@ -325,6 +384,7 @@ static int emb__visit(struct emb_rr *rr, uint32_t te, uint64_t data, uint64_t of
         if (c->low_valid) {
             c->low_valid = false;
             c->uptime_bt = (data << 32) | c->uptime_low;
+            c->synced = true;
             c->time_last = time;
             c->time_acc = 0;
             if (hold && emb__resolve(rr, rr->cpu))
@@ -387,11 +447,9 @@ static int emb__visit(struct emb_rr *rr, uint32_t te, uint64_t data, uint64_t of
                   : emb__emit(rr, rr->cpu, te, 0, data, offset);
     /* Reported right after the drain's HEAD, before the items that follow the loss, as the
      * version's own overflow event when it has one. */
-    if (rc == 0 && lost > 0u) {
-        uint16_t ov = rr->table->role_event[EMB_RR_ROLE_OVERFLOW];
-        rc = ov != 0xFFFFu ? emb__hold(rr, rr->cpu, ov, 0, lost, offset)
-                           : emb__hold(rr, rr->cpu, 0, EMB_RR_EV_OVERFLOW, lost, offset);
-    }
+    if (rc == 0 && lost > 0u)
+        rc = emb__hold(rr, rr->cpu, 0, emb__made(rr, EMB_RR_ROLE_OVERFLOW, EMB_RR_EV_OVERFLOW),
+                       lost, offset);
     return rc;
 }
 
@@ -440,6 +498,8 @@ static int emb__first(struct emb_rr *rr, uint32_t te, uint64_t data)
     rr->info.table = rr->table;
     rr->info.table_exact = exact;
     rr->round_nearest = rr->info.version >= 10u;
+    if (rr->info.version >= 10u && rr->table->no_time_last != 0xFFFFu)
+        rr->no_time_last = rr->table->no_time_last;
     rr->state = EMB__ITEMS;
     return emb__emit(rr, 0, te, 0, data, rr->offset);
 }
@@ -490,53 +550,68 @@ int emb_rr_feed(struct emb_rr *rr, const void *buf, size_t n)
     return rr->error != NULL ? -1 : 0;
 }
 
-int emb_rr_finish(struct emb_rr *rr)
+/* Processors still holding items never got an uptime pair after them. As the system's
+ * client does at its end: an UNRELIABLE_TIME event, then the items, timed as best the
+ * reader can. That is forwards from the processor's last item, as if the gap before them
+ * hid no counter wrap (exact when it did not; the client restarts from the last uptime
+ * pair's time instead, which puts them before the items already reported and clamps
+ * them), or from 0 at the first item on a processor that never had an uptime pair. */
+static void emb__release_held(struct emb_rr *rr)
 {
-    if (rr->error != NULL)
-        return -1;
-    if (rr->state == EMB__HEADER)
-        return emb__fail(rr, rr->offset, rr->have == 0 ? "empty stream: no record header"
-                         : "truncated header: %u of 8 bytes", rr->have);
-    if (rr->state == EMB__FIRST)
-        return emb__fail(rr, rr->offset, rr->have == 0 ? "no VERSION item after the header"
-                         : "truncated item: %u of %u bytes", rr->have, rr->item_size);
-    if (rr->have != 0u)
-        return emb__fail(rr, rr->offset, "truncated item: %u of %u bytes", rr->have,
-                         rr->item_size);
-    /* Processors still holding items never got an uptime pair after them: time them from
-     * the last known uptime (or from zero) and say the times are a best effort. */
     for (uint32_t cpu = 0; cpu < EMB_RR_MAX_CPUS; cpu++) {
         struct emb__cpu *c = &rr->cpus[cpu];
         if (!c->hold || c->n == 0u)
             continue;
-        if (emb__call(rr, cpu, c->last_bt, EMB_RR_EV_UNRELIABLE_TIME, 0, c->items[0].offset))
-            return -1;
-        uint32_t last = c->time_last;
-        if (c->uptime_bt == 0u) {
-            /* Never synchronised: time starts at the first timed item. */
+        uint32_t mark = emb__made(rr, EMB_RR_ROLE_UNRELIABLE_TIME, EMB_RR_EV_UNRELIABLE_TIME);
+        if (emb__emit(rr, cpu, 0, mark, 0, c->items[0].offset))
+            return;
+        if (!c->synced) {
             for (size_t i = 0; i < c->n; i++) {
                 if (c->items[i].made == 0u && emb__timed(rr, c->items[i].time_event)) {
-                    last = c->items[i].time_event >> EMB_RR_EVENT_BITS;
+                    c->time_last = c->items[i].time_event >> EMB_RR_EVENT_BITS;
                     break;
                 }
             }
         }
-        uint64_t acc = 0;
-        for (size_t i = 0; i < c->n; i++) {
-            if (c->items[i].made == 0u && emb__timed(rr, c->items[i].time_event)) {
-                uint32_t time = c->items[i].time_event >> EMB_RR_EVENT_BITS;
-                acc += (time - last) & EMB__TIME_MASK;
-                last = time;
-            }
-        }
-        c->uptime_bt += emb__ticks_to_bt(rr, acc);
-        c->time_last = last;
-        c->time_acc = 0;
+        size_t n = c->n;
+        c->n = 0;
+        c->hold = false;
         c->unreliable = true;
-        int rc = emb__resolve(rr, cpu);
+        for (size_t i = 0; i < n; i++)
+            if (emb__emit(rr, cpu, c->items[i].time_event, c->items[i].made, c->items[i].data,
+                          c->items[i].offset))
+                break;
         c->unreliable = false;
-        if (rc != 0)
-            return -1;
     }
-    return 0;
+}
+
+static int emb__end(struct emb_rr *rr, bool cut)
+{
+    if (rr->error == NULL) {
+        if (rr->state == EMB__HEADER)
+            emb__fail(rr, rr->offset, rr->have == 0 ? "empty stream: no record header"
+                      : "truncated header: %u of 8 bytes", rr->have);
+        else if (rr->state == EMB__FIRST)
+            emb__fail(rr, rr->offset, rr->have == 0 ? "no VERSION item after the header"
+                      : "truncated item: %u of %u bytes", rr->have, rr->item_size);
+        else if (rr->have != 0u && !cut)
+            emb__fail(rr, rr->offset, "truncated item: %u of %u bytes", rr->have,
+                      rr->item_size);
+    }
+    /* After an error too: what was read before it is reported, as the client's destroy
+     * reports it whatever its status. */
+    if (rr->state == EMB__ITEMS && !rr->handler_stopped)
+        emb__release_held(rr);
+    rr->have = 0;
+    return rr->error != NULL ? -1 : 0;
+}
+
+int emb_rr_finish(struct emb_rr *rr)
+{
+    return emb__end(rr, false);
+}
+
+int emb_rr_stop(struct emb_rr *rr)
+{
+    return emb__end(rr, true);
 }

@@ -1,6 +1,7 @@
 /* The reader of RTEMS record item streams (docs/formats/rtems-record.md): what that
  * system's record server sends over TCP and its fatal dump writes, in all four item
- * formats (32/64-bit data, little/big endian) and record versions 1 to 10.
+ * formats (32/64-bit data, little/big endian) and record versions 1 to 10 (RTEMS 5 sends
+ * version 9; RTEMS 6.1, 6.2 and main send version 10, whose event numbers differ).
  *
  * The reader is incremental: feed it bytes as they arrive, in pieces of any size. It
  * rebuilds each item's time from the 22-bit time field and the per-processor uptime
@@ -30,7 +31,10 @@
 #define EMB_RR_MAX_HOLD_ITEMS 0x100000u /* items held per processor before its uptime is known */
 #define EMB_RR_INFO_MAX 256u           /* bytes kept of each header text (ARCH, BSP, ...) */
 
-/* Events the reader makes itself; numbered above the stream's 10-bit range. */
+/* Events the reader makes itself, numbered above the stream's 10-bit range, for versions
+ * whose list has no event of that name (version 10 has TIME_ADJUSTMENT and UNRELIABLE_TIME,
+ * and every built-in list an overflow event: the reader then reports the list's numbers, as
+ * the system's client does). */
 #define EMB_RR_EV_OVERFLOW 0x400u        /* items lost on a processor (data: how many) */
 #define EMB_RR_EV_TIME_ADJUSTMENT 0x401u /* time went back; later items clamped (data: bt) */
 #define EMB_RR_EV_UNRELIABLE_TIME 0x402u /* no uptime followed: times are a best effort */
@@ -51,6 +55,8 @@ enum emb_rr_role {
     EMB_RR_ROLE_INFO,           /* header text packed into data words */
     EMB_RR_ROLE_THREAD_INFO,    /* THREAD_ID, THREAD_NAME: timeless when their time is 0 */
     EMB_RR_ROLE_EMPTY,
+    EMB_RR_ROLE_TIME_ADJUSTMENT, /* made by the client, never sent (version 10) */
+    EMB_RR_ROLE_UNRELIABLE_TIME, /* made by the client, never sent (version 10) */
     EMB_RR_ROLES,
 };
 
@@ -61,13 +67,16 @@ struct emb_rr_table {
     unsigned named;
     const char *const *names;
     uint16_t role_event[EMB_RR_ROLES]; /* first event number of each role, 0xFFFF none */
+    /* VERSION_CONTROL_KEY's number, 0xFFFF none: from version 10 on, the events up to and
+     * including it (RTEMS_RECORD_NO_TIME_LAST) have no time, all others have one. */
+    uint16_t no_time_last;
     uint8_t roles[EMB_RR_EVENTS];      /* enum emb_rr_role of each event number */
 };
 
-/* The table for a stream's version: exact for 1, 4 and 10; for the versions between,
+/* The table for a stream's version: exact for 1, 4, 9 and 10; for the versions between,
  * the nearest later table that is known, with *exact set false. NULL outside 1..10. */
 const struct emb_rr_table *emb_rr_table_for_version(unsigned version, bool *exact);
-/* One of the built-in tables, by its own version (1, 4 or 10); NULL for others. */
+/* One of the built-in tables, by its own version (1, 4, 9 or 10); NULL for others. */
 const struct emb_rr_table *emb_rr_table_builtin(unsigned version);
 
 /* Reads a table from text: one `NUMBER NAME` per line (decimal or 0x hex; `#` comments),
@@ -94,6 +103,8 @@ struct emb_rr_event {
     uint32_t cpu;
     uint32_t event;   /* 0..1023, or one of EMB_RR_EV_* */
     bool unreliable;  /* time is a best effort (no uptime event followed it) */
+    bool made;        /* made by the reader (overflow before version 10, TIME_ADJUSTMENT,
+                       * UNRELIABLE_TIME), not an item of the stream */
 };
 
 /* Receives each item; return nonzero to stop the reader (emb_rr_feed then fails with
@@ -131,8 +142,14 @@ struct emb_rr *emb_rr_new(const struct emb_rr_options *opt); /* NULL: out of mem
 /* Consumes `n` more bytes. Returns 0, or -1 once an error is latched (emb_rr_error()). */
 int emb_rr_feed(struct emb_rr *rr, const void *buf, size_t n);
 /* The end of the stream: refuses a partial item or a stream without a complete header,
- * and releases items still held back (their times marked unreliable). 0 or -1. */
+ * and releases items still held back, after an UNRELIABLE_TIME event on their processor
+ * (their times a best effort, marked unreliable), as the system's client does at its end.
+ * The held items are released after an earlier error too (unless the handler stopped the
+ * reader), so nothing read is lost. 0 or -1. */
 int emb_rr_finish(struct emb_rr *rr);
+/* The reading was stopped before the stream ended (a live import cut by a deadline or a
+ * signal): like emb_rr_finish(), but a partial last item is dropped, not refused. */
+int emb_rr_stop(struct emb_rr *rr);
 /* The latched error, or NULL; *offset is its byte offset in the stream. */
 const char *emb_rr_error(const struct emb_rr *rr, uint64_t *offset);
 const struct emb_rr_info *emb_rr_info(const struct emb_rr *rr);

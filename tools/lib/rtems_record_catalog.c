@@ -4,6 +4,7 @@
 #include "rtems_record_catalog.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,14 +94,22 @@ char *emb_rr_catalog_yaml(const struct emb_rr_table *table, size_t *len)
     emb__add(&t, "  - name: rtems_user\n    id: 2\n    doc: User events.\n    events:\n");
     for (uint32_t ev = EMB_RR_EVENTS / 2u; ev < EMB_RR_EVENTS; ev++)
         emb__event(&t, table, ev, NULL);
-    emb__add(&t, "  - name: rtems_import\n    id: 3\n"
-             "    doc: What the importer found in the stream.\n    events:\n");
-    if (table->role_event[EMB_RR_ROLE_OVERFLOW] == 0xFFFFu)
+    /* The reader's own events, only where the list has no event of its own for them
+     * (version 10 has all three; then there is no such class). */
+    bool own_overflow = table->role_event[EMB_RR_ROLE_OVERFLOW] == 0xFFFFu;
+    bool own_adjustment = table->role_event[EMB_RR_ROLE_TIME_ADJUSTMENT] == 0xFFFFu;
+    bool own_unreliable = table->role_event[EMB_RR_ROLE_UNRELIABLE_TIME] == 0xFFFFu;
+    if (own_overflow || own_adjustment || own_unreliable)
+        emb__add(&t, "  - name: rtems_import\n    id: 3\n"
+                 "    doc: What the importer found in the stream.\n    events:\n");
+    if (own_overflow)
         emb__event(&t, table, EMB_RR_EV_OVERFLOW, "Items lost on this processor (data: count).");
-    emb__event(&t, table, EMB_RR_EV_TIME_ADJUSTMENT,
-               "An item was timed earlier than the one before it; times are held (data: by how much).");
-    emb__event(&t, table, EMB_RR_EV_UNRELIABLE_TIME,
-               "No uptime event followed: the times after this are a best effort.");
+    if (own_adjustment)
+        emb__event(&t, table, EMB_RR_EV_TIME_ADJUSTMENT, "An item was timed earlier than the "
+                   "one before it; times are held (data: by how much).");
+    if (own_unreliable)
+        emb__event(&t, table, EMB_RR_EV_UNRELIABLE_TIME,
+                   "No uptime event followed: the times after this are a best effort.");
     if (t.oom) {
         free(t.s);
         return NULL;
@@ -110,8 +119,34 @@ char *emb_rr_catalog_yaml(const struct emb_rr_table *table, size_t *len)
     return t.s;
 }
 
+/* The importer's own events are named like system events; a list that gives one of those
+ * names to an event without that role (a user event) would name two events alike. */
+static int emb__own_name_taken(const struct emb_rr_table *table, char *err, size_t errlen)
+{
+    static const struct { enum emb_rr_role role; const char *name; } own[] = {
+        {EMB_RR_ROLE_OVERFLOW, "OVERFLOW"},
+        {EMB_RR_ROLE_TIME_ADJUSTMENT, "TIME_ADJUSTMENT"},
+        {EMB_RR_ROLE_UNRELIABLE_TIME, "UNRELIABLE_TIME"},
+    };
+    for (unsigned i = 0; i < sizeof own / sizeof own[0]; i++) {
+        if (table->role_event[own[i].role] != 0xFFFFu)
+            continue; /* the list's own event is reported: no second one */
+        for (unsigned ev = 0; ev < table->named; ev++) {
+            if (table->names[ev] != NULL && !strcmp(table->names[ev], own[i].name)) {
+                snprintf(err, errlen, "event %u is named %s, the name of the importer's own "
+                         "event when no system event (below 512) has it: rename event %u",
+                         ev, own[i].name, ev);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
 struct emb_catalog *emb_rr_catalog(const struct emb_rr_table *table, char *err, size_t errlen)
 {
+    if (emb__own_name_taken(table, err, errlen))
+        return NULL;
     size_t len;
     char *yaml = emb_rr_catalog_yaml(table, &len);
     if (yaml == NULL) {
@@ -125,13 +160,14 @@ struct emb_catalog *emb_rr_catalog(const struct emb_rr_table *table, char *err, 
     return cat;
 }
 
-static struct emb_catalog *emb__builtin[3];
+static const unsigned emb__builtin_versions[4] = {1, 4, 9, 10};
+static struct emb_catalog *emb__builtin[4];
 static once_flag emb__builtin_once = ONCE_FLAG_INIT;
 
 static void emb__builtin_load(void)
 {
-    static const unsigned versions[3] = {1, 4, 10};
-    for (unsigned i = 0; i < 3; i++) {
+    const unsigned *versions = emb__builtin_versions;
+    for (unsigned i = 0; i < 4; i++) {
         char err[256];
         emb__builtin[i] = emb_rr_catalog(emb_rr_table_builtin(versions[i]), err, sizeof err);
         if (emb__builtin[i] == NULL) {
@@ -144,10 +180,8 @@ static void emb__builtin_load(void)
 const struct emb_catalog *emb_rr_catalog_builtin(unsigned version)
 {
     call_once(&emb__builtin_once, emb__builtin_load);
-    switch (version) {
-    case 1: return emb__builtin[0];
-    case 4: return emb__builtin[1];
-    case 10: return emb__builtin[2];
-    default: return NULL;
-    }
+    for (unsigned i = 0; i < 4; i++)
+        if (emb__builtin_versions[i] == version)
+            return emb__builtin[i];
+    return NULL;
 }

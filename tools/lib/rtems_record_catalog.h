@@ -25,7 +25,7 @@ char *emb_rr_catalog_yaml(const struct emb_rr_table *table, size_t *len);
  * emb_catalog_free(). */
 struct emb_catalog *emb_rr_catalog(const struct emb_rr_table *table, char *err, size_t errlen);
 
-/* The catalogue of a built-in table (versions 1, 4, 10), parsed once; NULL for others. */
+/* The catalogue of a built-in table (versions 1, 4, 9, 10), parsed once; NULL for others. */
 const struct emb_catalog *emb_rr_catalog_builtin(unsigned version);
 
 #endif /* EMB_HOST_RTEMS_RECORD_CATALOG_H */
