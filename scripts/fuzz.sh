@@ -63,7 +63,10 @@ run_one() {
         total=$((total - ${biggest%% *}))
     done
     # Named files are seeds written by hand (a hash name is libFuzzer's): they stay.
-    find "$committed" -maxdepth 1 -type f ! -regex '.*/[0-9a-f]\{40\}' -exec cp {} "$merged"/ \;
+    local f
+    for f in "$committed"/*; do
+        [ -f "$f" ] && ! [[ $(basename "$f") =~ ^[0-9a-f]{40}$ ]] && cp "$f" "$merged"/
+    done
     if [ -n "$(ls -A "$merged")" ]; then
         rm -rf "$committed"
         mv "$merged" "$committed"

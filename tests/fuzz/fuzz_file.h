@@ -6,6 +6,7 @@
 #define EMB_FUZZ_FILE_H
 
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,18 +30,39 @@ static inline const char *emb_fuzz_file(const uint8_t *data, size_t size)
     return path;
 }
 
-/* A scratch directory of this process, made once (removed by nothing: it lives under
- * $TMPDIR and holds one output at a time). */
+static char emb_fuzz_scratch[256];
+
+/* Removes the scratch directory and the files the writers left in it (they write no
+ * subdirectories). */
+static inline void emb_fuzz_scratch_remove(void)
+{
+    DIR *d = opendir(emb_fuzz_scratch);
+    if (d == NULL)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", emb_fuzz_scratch, de->d_name);
+        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+            unlink(path);
+    }
+    closedir(d);
+    rmdir(emb_fuzz_scratch);
+}
+
+/* A scratch directory of this process under $TMPDIR, made once, removed at exit (libFuzzer
+ * exits normally at the end of its time); it holds one output at a time. */
 static inline const char *emb_fuzz_scratch_dir(void)
 {
-    static char dir[256];
-    if (!dir[0]) {
+    if (!emb_fuzz_scratch[0]) {
         const char *tmp = getenv("TMPDIR");
-        snprintf(dir, sizeof dir, "%s/emb-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-        if (!mkdtemp(dir))
+        snprintf(emb_fuzz_scratch, sizeof emb_fuzz_scratch, "%s/emb-fuzz-XXXXXX",
+                 tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(emb_fuzz_scratch))
             abort();
+        atexit(emb_fuzz_scratch_remove);
     }
-    return dir;
+    return emb_fuzz_scratch;
 }
 
 #endif /* EMB_FUZZ_FILE_H */
