@@ -3,10 +3,11 @@
 # the port's linker fragments, into one ELF.
 #
 #   emb_mps2_firmware(TARGET OUTPUT elf CPU cortex-m3 SOURCES a.c ... [DEFINES X=1 ...]
-#                     [OPTIONS -Os ...] [INCLUDES dir ...])
+#                     [OPTIONS -Os ...] [INCLUDES dir ...] [FULL_NEWLIB | PICOLIBC])
 #
 # builds `elf` (a custom target TARGET, part of ALL) with arm-none-eabi-gcc, -O2 unless
-# OPTIONS says otherwise, -Wall -Wextra -Werror. EMB_MPS2_MACHINE_<cpu> names the QEMU
+# OPTIONS says otherwise, -Wall -Wextra -Werror, against newlib-nano (the full newlib,
+# with libnosys's system call stubs, with FULL_NEWLIB; picolibc with PICOLIBC). EMB_MPS2_MACHINE_<cpu> names the QEMU
 # machine of each core.
 
 find_program(EMB_ARM_GCC arm-none-eabi-gcc)
@@ -22,7 +23,13 @@ set(EMB_MPS2_SHORT_cortex-m7 m7)
 file(GLOB EMB_MPS2_HEADERS ${PROJECT_SOURCE_DIR}/include/emb/*.h)
 
 function(emb_mps2_firmware target)
-  cmake_parse_arguments(F "" "OUTPUT;CPU" "SOURCES;DEFINES;OPTIONS;INCLUDES" ${ARGN})
+  cmake_parse_arguments(F "FULL_NEWLIB;PICOLIBC" "OUTPUT;CPU" "SOURCES;DEFINES;OPTIONS;INCLUDES" ${ARGN})
+  set(specs --specs=nano.specs)
+  if(F_FULL_NEWLIB)
+    set(specs --specs=nosys.specs) # the full newlib's stdio links the system calls
+  elseif(F_PICOLIBC)
+    set(specs --specs=picolibc.specs)
+  endif()
   set(port ${PROJECT_SOURCE_DIR}/ports/cortex-m)
   set(library ${EMB_CORE_SOURCES} ${port}/cortex_m.c ${port}/fault.c ${EMB_MPS2_DIR}/startup.c)
   set(defines)
@@ -44,7 +51,7 @@ function(emb_mps2_firmware target)
     COMMAND ${EMB_ARM_GCC} -mcpu=${F_CPU} -mthumb ${options} -g -std=c11 -Wall -Wextra -Werror
             -ffreestanding -ffunction-sections -fdata-sections -nostartfiles
             -Wl,--gc-sections -Wl,--build-id -L${port} -T ${EMB_MPS2_DIR}/mps2.ld
-            --specs=nano.specs ${defines}
+            ${specs} ${defines}
             -I${PROJECT_SOURCE_DIR}/include -I${port}/include -I${EMB_GEN_DIR}/include
             -I${EMB_MPS2_DIR} ${includes}
             ${F_SOURCES} ${library} -o ${F_OUTPUT}

@@ -9,6 +9,7 @@ packages=(
   zlib1g-dev                                # CRC-32 of capture files on the host
   babeltrace2 python3-bt2                   # reference CTF 1.8 reader in tests
   gcc-arm-none-eabi libnewlib-arm-none-eabi # Cortex-M builds
+  picolibc-arm-none-eabi                    # a target printf with %zu %td: log decoder oracle
   qemu-system-arm gdb-multiarch             # Cortex-M target under emulation
   liblttng-ust-dev lttng-tools              # benchmark peer
   clang llvm                                # libFuzzer, TSan

@@ -128,9 +128,19 @@ size_t emb_crash_encode_v1(uint8_t *out, size_t cap, const struct emb_crash_info
     return length;
 }
 
-static uint16_t emb__addr16(uint32_t address, uint8_t shift)
+/* An address as a v2 field; a lost bit (above 16 after the shift, or shifted out) is
+ * flagged in *lost, so the record never passes a partial address off as the address. */
+static uint16_t emb__addr16(uint32_t address, uint8_t shift, uint8_t *lost, uint8_t flag)
 {
-    return (uint16_t)(address >> shift);
+    uint32_t field = address >> shift;
+    if (field > 0xFFFFu || (field << shift) != address)
+        *lost |= flag;
+    return (uint16_t)field;
+}
+
+static uint16_t emb__sat16(uint32_t v)
+{
+    return (uint16_t)(v > 0xFFFFu ? 0xFFFFu : v);
 }
 
 size_t emb_crash_encode_v2(uint8_t *out, size_t cap, const struct emb_crash_info *in)
@@ -150,13 +160,24 @@ size_t emb_crash_encode_v2(uint8_t *out, size_t cap, const struct emb_crash_info
     out[EMB_CRASH_V2_OFF_RESET_REASON] = (uint8_t)in->reset_reason;
     out[EMB_CRASH_V2_OFF_FAULT_CLASS] = in->fault_class;
     out[EMB_CRASH_V2_OFF_FAULT_CODE] = in->fault_code;
-    out[EMB_CRASH_V2_OFF_ADDR_SHIFT] = in->addr_shift;
+    const uint8_t shift = in->addr_shift;
+    uint8_t lost = 0;
     emb_put_le16(out + EMB_CRASH_V2_OFF_THREAD, in->thread_index);
-    emb_put_le16(out + EMB_CRASH_V2_OFF_FAULT_ADDR, emb__addr16(in->fault_address, in->addr_shift));
-    emb_put_le16(out + EMB_CRASH_V2_OFF_PC, emb__addr16(in->pc, in->addr_shift));
-    emb_put_le16(out + EMB_CRASH_V2_OFF_LR, emb__addr16(in->lr, in->addr_shift));
-    emb_put_le16(out + EMB_CRASH_V2_OFF_SP, emb__addr16(in->sp, in->addr_shift));
-    emb_put_le16(out + EMB_CRASH_V2_OFF_STACK_BASE, emb__addr16(in->stack_base, in->addr_shift));
+    if (in->fault_class == EMB_FAULT_MONITOR) {
+        /* Cycles, not addresses: the interval and the threshold. */
+        emb_put_le16(out + EMB_CRASH_V2_OFF_FAULT_ADDR, emb__sat16(in->fault_address));
+        emb_put_le16(out + EMB_CRASH_V2_OFF_LR, emb__sat16(in->lr));
+    } else {
+        emb_put_le16(out + EMB_CRASH_V2_OFF_FAULT_ADDR,
+                     emb__addr16(in->fault_address, shift, &lost, EMB_CRASH_V2_LOST_DATA));
+        emb_put_le16(out + EMB_CRASH_V2_OFF_LR,
+                     emb__addr16(in->lr, shift, &lost, EMB_CRASH_V2_LOST_CODE));
+    }
+    emb_put_le16(out + EMB_CRASH_V2_OFF_PC, emb__addr16(in->pc, shift, &lost, EMB_CRASH_V2_LOST_CODE));
+    emb_put_le16(out + EMB_CRASH_V2_OFF_SP, emb__addr16(in->sp, shift, &lost, EMB_CRASH_V2_LOST_DATA));
+    emb_put_le16(out + EMB_CRASH_V2_OFF_STACK_BASE,
+                 emb__addr16(in->stack_base, shift, &lost, EMB_CRASH_V2_LOST_DATA));
+    out[EMB_CRASH_V2_OFF_ADDR_SHIFT] = (uint8_t)(shift | lost);
     emb_put_le16(out + EMB_CRASH_V2_OFF_STACK_SIZE,
                  (uint16_t)(in->stack_size > 0xFFFFu ? 0xFFFFu : in->stack_size));
     emb_put_le16(out + EMB_CRASH_V2_OFF_FLIGHT_COUNT, in->flight_packets);

@@ -205,7 +205,11 @@ EMB_USED const struct emb_debug_descriptor emb_debug_descriptor = {
         .rings = &emb_debug_registry.log_rings,
         .count = &emb_debug_registry.log_ring_count,
         .consumer = &emb_debug_registry.probe_consumer,
+#if CONFIG_EMB_LOG_ID_BYTES == 0
+        .id_bytes = (uintptr_t)emb_log_id_bytes_linked, /* chosen at link time */
+#else
         .id_bytes = CONFIG_EMB_LOG_ID_BYTES,
+#endif
         .ts_bytes = CONFIG_EMB_LOG_TIMESTAMP ? 4u : 0u,
         .slack = EMB_LOG_RESERVE_MAX,
         .f_write_pos = EMB__LF(write_pos, EMB_DESC_UNSIGNED),

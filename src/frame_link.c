@@ -25,6 +25,8 @@ static emb_status emb__sink(struct emb_frame_link *l, const uint8_t *bytes, uint
             l->stats.frames++;
             if (l->channel == EMB_FRAME_CH_LOG)
                 l->stats.log_frames++;
+            else if (l->channel == EMB_FRAME_CH_CRASH)
+                l->stats.crash_frames++;
             else
                 l->stats.trace_frames++;
         }
@@ -129,6 +131,13 @@ void emb_frame_link_announce(struct emb_frame_link *l)
 {
     l->hello_due = l->log_ring != NULL;
     l->trace.header_due = 1u;
+}
+
+emb_status emb_frame_link_send_crash(struct emb_frame_link *l, const uint8_t *record, uint32_t len)
+{
+    if (l == NULL || record == NULL || len == 0u || len > EMB_FRAME_CRASH_MAX)
+        return EMB_E_INVALID;
+    return emb__trace_send(l, EMB_FRAME_CH_CRASH, record, len);
 }
 
 #else

@@ -25,11 +25,13 @@ static const struct {
     uint16_t hex_max;
     uint32_t sync_interval;
     uint32_t record_max;
+    uint8_t int_bytes, long_bytes, size_bytes, ptrdiff_bytes;
 } emb__log_note __attribute__((section(EMB_LOG_NOTE_SECTION), aligned(4), used)) = {
     4u, EMB_LOG_NOTE_DESC_SIZE, EMB_LOG_NOTE_TYPE, EMB_LOG_NOTE_NAME,
     EMB_LOG_NOTE_VERSION, CONFIG_EMB_LOG_ID_BYTES, CONFIG_EMB_LOG_TIMESTAMP ? 4u : 0u,
     (uint8_t)sizeof(void *), CONFIG_EMB_LOG_STR_MAX, CONFIG_EMB_LOG_HEXDUMP_MAX,
     CONFIG_EMB_LOG_SYNC_INTERVAL, CONFIG_EMB_LOG_RECORD_MAX,
+    (uint8_t)sizeof(int), (uint8_t)sizeof(long), (uint8_t)sizeof(size_t), (uint8_t)sizeof(ptrdiff_t),
 };
 
 /* Weak: a program without call sites has no emb_log section, and these stay 0. */
@@ -43,8 +45,10 @@ emb_status emb_log_init(void)
      * (ports/cortex-m/emb_log.ld keeps it in the file only). */
     __asm__ __volatile__("" : : "r"(&emb__log_note));
     uintptr_t size = (uintptr_t)emb__log_stop - (uintptr_t)emb__log_start;
-    if (CONFIG_EMB_LOG_ID_BYTES == 2 && size + EMB_LOG_ID_BIAS > 0x10000u)
-        return EMB_E_NOSPACE;
+    if (EMB_LOG_ID_BYTES == 2u && size + EMB_LOG_ID_BIAS > 0x10000u)
+        return EMB_E_NOSPACE; /* a fixed 2 (or a linker script that chose wrongly) */
+    if (EMB_LOG_ID_BYTES != 2u && EMB_LOG_ID_BYTES != 4u)
+        return EMB_E_INVALID;
     return EMB_OK;
 }
 
@@ -217,7 +221,7 @@ emb_status emb_log_write_hello(const struct emb_log_output *out, const struct em
     const struct emb_log_hello_info h = {
         .clock_hz = emb_port_timestamp_hz(),
         .clock_offset_ns = emb_port_clock_offset_ns(),
-        .id_bytes = CONFIG_EMB_LOG_ID_BYTES,
+        .id_bytes = (uint8_t)EMB_LOG_ID_BYTES,
         .ts_bytes = CONFIG_EMB_LOG_TIMESTAMP ? 4u : 0u,
         .ptr_bytes = (uint8_t)sizeof(void *),
         .build_id = id != NULL ? id->build_id : NULL,

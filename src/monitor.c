@@ -50,7 +50,7 @@ void emb_monitor_exceeded(uint8_t category, uint32_t cycles, uintptr_t pc)
     }
 #if CONFIG_EMB_CRASH
     if (action & EMB_MONITOR_FAULT)
-        emb_port_fault(EMB_FAULT_MONITOR, category, pc);
+        emb_port_fault(EMB_FAULT_MONITOR, category, pc, cycles, threshold);
 #endif
 }
 

@@ -412,9 +412,10 @@ int emb_vsnprintf(char *buf, size_t size, const char *fmt, va_list args)
             if (ptr == NULL) {
                 emb__field(&o, &sp, "", 0u, 0, "(nil)", 5u, false);
             } else {
+                /* glibc prints %p as %#x that takes the sign flags: %+p is +0x1. */
                 sp.alt = true;
                 sp.conv = 'x';
-                emb__int(&o, &sp, (uintptr_t)ptr, false, 16u, false);
+                emb__int(&o, &sp, (uintptr_t)ptr, false, 16u, true);
             }
             break;
         }

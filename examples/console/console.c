@@ -77,7 +77,12 @@ static struct options opt = {
 static struct emb_native_mutex frame_lock, audio_lock;
 static pthread_cond_t frame_ready = PTHREAD_COND_INITIALIZER;
 static pthread_mutex_t frame_ready_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t published_frame = UINT32_MAX;
+/* Published frames, in order, for the link: it sends every one, however late it runs, so
+ * two runs send the same packets (a link that skipped to the newest frame under load
+ * would make each run's packets depend on the host). Guarded by frame_ready_lock. */
+#define PUBLISHED_QUEUE 64u
+static uint32_t published[PUBLISHED_QUEUE];
+static uint32_t published_head, published_tail;
 static int running = 1;      /* read by every thread, cleared once by main: atomics */
 static uint32_t ticks;       /* incremented by the timer signal, on whichever thread */
 
@@ -121,14 +126,15 @@ static void *audio_main(void *arg)
 static void *video_link_main(void *arg)
 {
     (void)arg;
-    uint32_t sent = UINT32_MAX;
     for (;;) {
         pthread_mutex_lock(&frame_ready_lock);
-        while (__atomic_load_n(&running, __ATOMIC_ACQUIRE) && published_frame == sent)
+        while (__atomic_load_n(&running, __ATOMIC_ACQUIRE) && published_head == published_tail)
             pthread_cond_wait(&frame_ready, &frame_ready_lock);
-        uint32_t frame = published_frame;
+        bool have = published_head != published_tail;
+        uint32_t frame = have ? published[published_tail++ % PUBLISHED_QUEUE] : 0u;
+        pthread_cond_broadcast(&frame_ready); /* room in the queue */
         pthread_mutex_unlock(&frame_ready_lock);
-        if (frame == sent && !__atomic_load_n(&running, __ATOMIC_ACQUIRE))
+        if (!have)
             break;
         emb_native_mutex_lock(&frame_lock);
         for (uint32_t off = 0; off < FRAME_BUFFER_BYTES; off += LINK_PACKET_BYTES) {
@@ -145,7 +151,6 @@ static void *video_link_main(void *arg)
         emb_native_mutex_unlock(&frame_lock);
         if (frame == opt.stall_frame)
             EMB_LOG_WRN(link, "frame %u: link stalling 40 us per packet", frame);
-        sent = frame;
     }
     return NULL;
 }
@@ -167,10 +172,12 @@ static void frame_loop(struct emb_native_workq *renderer)
 {
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
-    static struct render_job jobs[4];
+    /* Deep enough that a render thread the host holds up for a few frames renders them
+     * late rather than not at all (the frame goes unrendered only when it is 16 behind). */
+    static struct render_job jobs[16];
     for (uint32_t frame = 0; frame < opt.frames; frame++) {
         emb_frame_start(frame);
-        struct render_job *job = &jobs[frame % 4u];
+        struct render_job *job = &jobs[frame % 16u];
         if (!emb_native_work_busy(renderer, &job->work)) { /* else the frame goes unrendered */
             job->frame = frame;
             job->work.handler = render;
@@ -185,8 +192,10 @@ static void frame_loop(struct emb_native_workq *renderer)
         emb_native_mutex_unlock(&frame_lock);
         if (publish) {
             pthread_mutex_lock(&frame_ready_lock);
-            published_frame = frame;
-            pthread_cond_signal(&frame_ready);
+            while (published_head - published_tail == PUBLISHED_QUEUE) /* the link is a queue behind */
+                pthread_cond_wait(&frame_ready, &frame_ready_lock);
+            published[published_head++ % PUBLISHED_QUEUE] = frame;
+            pthread_cond_broadcast(&frame_ready);
             pthread_mutex_unlock(&frame_ready_lock);
         }
         emb_frame_end(frame);

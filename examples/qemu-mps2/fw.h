@@ -69,6 +69,8 @@ struct fw_stats {
     uint32_t link_failed;    /* frames lost to a failed write (none: the UART waits) */
     uint32_t link_packets;   /* trace packets sent */
     uint32_t link_packets_dropped; /* trace packets not sent */
+    uint32_t link_crash_frames;    /* the crash record found at start, sent as a channel 2
+                                    * frame once the host listened (then cleared) */
 };
 
 /* The UART variant (qemu-mps2-mN-uart.elf, built with FW_UART_LINK=1) sends its log and

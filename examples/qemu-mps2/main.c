@@ -21,7 +21,8 @@
  * itself: its idle loop sends the log and the trace as frames on UART1 (emb/frame_link.h),
  * which `emb capture --serial` reads; UART0 keeps the text. It waits for the host's
  * ARM_WINDOW frame on UART1 before its run, so the reader has the log's hello frame and
- * the trace header from the start. */
+ * the trace header from the start; a crash record found at start goes first, as a
+ * channel 2 frame, and is cleared once sent. */
 #include <emb/cortex_m.h>
 #include <emb/crash.h>
 #include <emb/frame_link.h>
@@ -192,6 +193,21 @@ static void link_poll(void)
     emb_frame_link_poll(&link);
 }
 
+/* The product's upload: the record the previous run left goes to the host that listens
+ * now, and is forgotten once the link took it. */
+static void link_send_crash(void)
+{
+    const uint8_t *record;
+    uint32_t length;
+    if (emb_crash_record_get(&record, &length) != EMB_OK)
+        return;
+    if (emb_frame_link_send_crash(&link, record, length) == EMB_OK) {
+        emb_crash_record_clear();
+        fw_stats.link_crash_frames = link.stats.crash_frames;
+        mps2_uart_puts("qemu-mps2: uart1: the crash record sent\n");
+    }
+}
+
 /* Everything the run recorded goes out; the counts are the host's to compare. */
 static void link_end_of_run(void)
 {
@@ -334,6 +350,7 @@ int main(void)
 #if FW_UART_LINK
     link_start();
     link_wait_for_host();
+    link_send_crash();
 #endif
     run();
     mps2_timer_start(1, MPS2_CPU_HZ / 100u - 1u);

@@ -160,10 +160,18 @@
 #define CONFIG_EMB_LOG_TIMESTAMP 1
 #endif
 
-/* Bytes of a record's id: 2 while the log metadata region stays under 64 KiB (the linker
- * fragment and emb_log_init() refuse a bigger one), else 4. Stated in the ELF note. */
+/* Bytes of a record's id: 0, chosen at link time (2 while the log metadata region and the
+ * 4 reserved ids fit in 64 KiB, else 4: the linker fragment ports/cortex-m/emb_log.ld
+ * computes the symbol emb_log_id_bytes, which call sites read); or fixed, 2 or 4 (with 2,
+ * emb_log_init() and the fragment refuse a region that outgrew it). The default is 0 on an
+ * M-profile core, which links statically with the fragment, else 2: a position-independent
+ * executable cannot take a link-time constant into its code. Stated in the ELF note. */
 #ifndef CONFIG_EMB_LOG_ID_BYTES
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#define CONFIG_EMB_LOG_ID_BYTES 0
+#else
 #define CONFIG_EMB_LOG_ID_BYTES 2
+#endif
 #endif
 
 /* Longest %s argument copied, in bytes; a longer string is clipped and marked. */
@@ -221,8 +229,9 @@
 #define CONFIG_EMB_LOG_FRAME_DATA_MAX 1024
 #endif
 
-EMB_STATIC_ASSERT(CONFIG_EMB_LOG_ID_BYTES == 2 || CONFIG_EMB_LOG_ID_BYTES == 4,
-               "CONFIG_EMB_LOG_ID_BYTES is 2 or 4");
+EMB_STATIC_ASSERT(CONFIG_EMB_LOG_ID_BYTES == 0 || CONFIG_EMB_LOG_ID_BYTES == 2 ||
+                      CONFIG_EMB_LOG_ID_BYTES == 4,
+                  "CONFIG_EMB_LOG_ID_BYTES is 0 (chosen at link time), 2 or 4");
 EMB_STATIC_ASSERT(CONFIG_EMB_LOG_STR_MAX >= 1 && CONFIG_EMB_LOG_STR_MAX <= 127,
                "CONFIG_EMB_LOG_STR_MAX must be 1 to 127 (a u8 length with a clip bit)");
 EMB_STATIC_ASSERT(CONFIG_EMB_LOG_HEXDUMP_MAX >= 1 && CONFIG_EMB_LOG_HEXDUMP_MAX <= 4096,

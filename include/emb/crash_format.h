@@ -57,7 +57,8 @@ extern "C" {
 #define EMB_CRASH_V2_OFF_RESET_REASON 20u  /* u8 */
 #define EMB_CRASH_V2_OFF_FAULT_CLASS 21u   /* u8 */
 #define EMB_CRASH_V2_OFF_FAULT_CODE 22u    /* u8 */
-#define EMB_CRASH_V2_OFF_ADDR_SHIFT 23u    /* u8 addresses below are (address >> shift) */
+#define EMB_CRASH_V2_OFF_ADDR_SHIFT 23u    /* u8 bits 0-4: addresses below are (address >> shift);
+                                            * bits 5-7: EMB_CRASH_V2_LOST_* */
 #define EMB_CRASH_V2_OFF_THREAD 24u        /* u16 */
 #define EMB_CRASH_V2_OFF_FAULT_ADDR 26u    /* u16 */
 #define EMB_CRASH_V2_OFF_PC 28u            /* u16 */
@@ -68,6 +69,13 @@ extern "C" {
 #define EMB_CRASH_V2_OFF_FLIGHT_COUNT 38u  /* u16 packets in the flight recorder */
 #define EMB_CRASH_V2_FIXED_SIZE 40u        /* then flight, crc */
 #define EMB_CRASH_V2_BUILD_ID_SIZE 8u
+/* The addr_shift byte: the shift in its low 5 bits (at most 16), and which addresses the
+ * 16-bit fields could not hold exactly (bits above 16 after the shift, or low bits the
+ * shift dropped): the decoder then shows them as partial, never as the address. */
+#define EMB_CRASH_V2_SHIFT_MASK 0x1Fu
+#define EMB_CRASH_V2_LOST_CODE 0x20u       /* pc or lr_or_ra */
+#define EMB_CRASH_V2_LOST_DATA 0x40u       /* fault_address, sp or stack_base */
+#define EMB_CRASH_V2_LOST_RESERVED 0x80u   /* 0; a record with it set is refused */
 
 /* Largest record: the length field is 16 bits. */
 #define EMB_CRASH_MAX_SIZE 0xFFFFu
@@ -98,7 +106,11 @@ enum emb_fault_class {
     EMB_FAULT_ABORT = 5,     /* the software gave up: abort(), a failed assertion */
     EMB_FAULT_STACK = 6,     /* stack overflow detected */
     EMB_FAULT_WATCHDOG = 7,  /* a watchdog expired */
-    EMB_FAULT_MONITOR = 8,   /* a monitor threshold with the FAULT action; code = category */
+    EMB_FAULT_MONITOR = 8,   /* a monitor threshold with the FAULT action: code = category,
+                              * fault_address = the interval, lr_or_ra = the threshold
+                              * (trace clock cycles; v2: saturated at 65535, not shifted):
+                              * a monitor fault has no faulting address, and its link
+                              * register would be the library's own code */
     EMB_FAULT_HARD = 9,      /* an escalated fault (HardFault) */
     EMB_FAULT_SOFTWARE = 10, /* requested by the application */
     EMB_FAULT_CLASS_COUNT
@@ -129,7 +141,8 @@ enum emb_reset_reason {
 /* Native (x86-64 and AArch64) layout, version 1: 64-bit values as low word, high word. */
 enum {
     EMB_CRASH_NAT_LAYOUT = 0,      /* EMB_CRASH_LAYOUT_X86_64 or _AARCH64 */
-    EMB_CRASH_NAT_SIGNO = 1,       /* the signal */
+    EMB_CRASH_NAT_SIGNO = 1,       /* the signal; 0: none, the library raised the fault
+                                    * itself (emb_port_fault), and words 2, 13-15 are 0 */
     EMB_CRASH_NAT_SI_CODE = 2,     /* its si_code */
     EMB_CRASH_NAT_BIAS = 3,        /* 3-4: load bias of the executable (runtime - ELF address) */
     EMB_CRASH_NAT_PC = 5,          /* 5-6: runtime pc */

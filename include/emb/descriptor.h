@@ -36,7 +36,7 @@ enum emb_desc_kind {
     EMB_DESC_TYPES = 2,     /* object type and context state names */
     EMB_DESC_CONTEXTS = 3,  /* the context (thread) registry and its field offsets */
     EMB_DESC_RINGS = 4,     /* trace rings: packet size, class mask, ring field offsets */
-    EMB_DESC_LOG = 5,       /* log rings: reserved, the logging subsystem appends here */
+    EMB_DESC_LOG = 5,       /* log rings: where they are, record widths, ring field offsets */
     EMB_DESC_CRASH = 6,     /* crash record area and version */
     EMB_DESC_MINI = 7,      /* partition mini-record ring */
     EMB_DESC_MONITORS = 8,  /* monitor blocks and their layout */

@@ -37,6 +37,8 @@ enum emb_frame_channel {
 };
 #define EMB_FRAME_CHANNELS 16u
 #define EMB_FRAME_DELIMITER 0x00u
+/* A crash record frame (channel 2) carries one whole record: at most its 16-bit length. */
+#define EMB_FRAME_CRASH_MAX 0xFFFFu
 
 /* Most bytes a frame of `payload` bytes takes on the wire, delimiter included: the
  * channel and CRC (3 bytes), a COBS code byte per 254 bytes or part, the delimiter. */

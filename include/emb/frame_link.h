@@ -69,6 +69,7 @@ struct emb_frame_link_stats {
     uint32_t bytes;        /* bytes the sink took */
     uint32_t log_frames;   /* of the frames, log frames (hello, context, data, stats) */
     uint32_t trace_frames; /* of the frames, trace headers and packets */
+    uint32_t crash_frames; /* of the frames, crash records (channel 2) */
     uint32_t failed;       /* frames lost to a failed write */
     uint32_t log_busy;     /* polls that found the log ring mid-commit (retried next poll) */
 };
@@ -109,6 +110,13 @@ void emb_frame_link_flush(struct emb_frame_link *l);
  * that has just arrived. */
 void emb_frame_link_announce(struct emb_frame_link *l);
 
+/* Sends a crash record (the one emb_crash_record_get() found at start) as one channel 2
+ * frame, now, from the place that polls. EMB_OK once the sink took it whole (the caller
+ * may then emb_crash_record_clear()); EMB_E_INVALID for an empty or oversized record;
+ * the sink's error otherwise (the frame is lost and counted in `failed`). */
+emb_status emb_frame_link_send_crash(struct emb_frame_link *l, const uint8_t *record,
+                                     uint32_t len);
+
 #else
 
 static inline emb_status emb_frame_link_init(struct emb_frame_link *l, const struct emb_frame_link_config *c)
@@ -119,6 +127,12 @@ static inline emb_status emb_frame_link_init(struct emb_frame_link *l, const str
 static inline void emb_frame_link_poll(struct emb_frame_link *l) { (void)l; }
 static inline void emb_frame_link_flush(struct emb_frame_link *l) { (void)l; }
 static inline void emb_frame_link_announce(struct emb_frame_link *l) { (void)l; }
+static inline emb_status emb_frame_link_send_crash(struct emb_frame_link *l, const uint8_t *record,
+                                                   uint32_t len)
+{
+    (void)l; (void)record; (void)len;
+    return EMB_E_STATE;
+}
 
 #endif /* CONFIG_EMB_FRAME_LINK */
 

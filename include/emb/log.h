@@ -75,12 +75,30 @@ uint8_t emb_log_module_set_level(struct emb_log_module *module, uint8_t level);
 
 /* ---- Rings ---- */
 
-/* Bytes a record's id and timestamp take. */
-#define EMB_LOG_RECORD_HEADER (CONFIG_EMB_LOG_ID_BYTES + (CONFIG_EMB_LOG_TIMESTAMP ? 4u : 0u))
+/* Bytes of a record's id: CONFIG_EMB_LOG_ID_BYTES, or, chosen at link time, the value of
+ * the symbol emb_log_id_bytes the linker fragment computes from the region's size (a
+ * constant the code loads as an address, no memory read). */
+#if CONFIG_EMB_LOG_ID_BYTES == 0
+#if defined(__PIC__) || defined(__PIE__)
+#error "CONFIG_EMB_LOG_ID_BYTES 0 (chosen at link time) needs a static link; set it to 2 or 4"
+#endif
+extern const char emb_log_id_bytes_linked[] __asm__("emb_log_id_bytes");
+#define EMB_LOG_ID_BYTES ((uint32_t)(uintptr_t)emb_log_id_bytes_linked)
+#define EMB_LOG_ID_BYTES_MAX 4u
+#else
+#define EMB_LOG_ID_BYTES ((uint32_t)CONFIG_EMB_LOG_ID_BYTES)
+#define EMB_LOG_ID_BYTES_MAX ((uint32_t)CONFIG_EMB_LOG_ID_BYTES)
+#endif
+
+/* Bytes a record's id and timestamp take (at most). */
+#define EMB_LOG_RECORD_HEADER (EMB_LOG_ID_BYTES + (CONFIG_EMB_LOG_TIMESTAMP ? 4u : 0u))
+#define EMB_LOG_RECORD_HEADER_MAX (EMB_LOG_ID_BYTES_MAX + (CONFIG_EMB_LOG_TIMESTAMP ? 4u : 0u))
 #define EMB_LOG_SYNC_SIZE (EMB_LOG_RECORD_HEADER + EMB_LOG_SYNC_PAYLOAD)
 #define EMB_LOG_DROPPED_SIZE (EMB_LOG_RECORD_HEADER + EMB_LOG_DROPPED_PAYLOAD)
 /* Most bytes one reservation takes: a dropped record, a sync marker and the record. */
-#define EMB_LOG_RESERVE_MAX (EMB_LOG_DROPPED_SIZE + EMB_LOG_SYNC_SIZE + CONFIG_EMB_LOG_RECORD_MAX)
+#define EMB_LOG_RESERVE_MAX                                                                   \
+    (2u * EMB_LOG_RECORD_HEADER_MAX + EMB_LOG_DROPPED_PAYLOAD + EMB_LOG_SYNC_PAYLOAD +        \
+     CONFIG_EMB_LOG_RECORD_MAX)
 /* A ring of `size` bytes needs a buffer this big: a record that crosses the end is
  * written on past it, into the slack, and the reader takes it from there. */
 #define EMB_LOG_RING_BUF_SIZE(size) ((size) + EMB_LOG_RESERVE_MAX)
@@ -199,12 +217,19 @@ static inline uint8_t *emb__log_reserve_slow_copy(struct emb_log_reservation *re
 
 static inline void emb__log_put_header(uint8_t *rec, uint32_t id, uint64_t now)
 {
-    if (CONFIG_EMB_LOG_ID_BYTES == 2)
+    if (CONFIG_EMB_LOG_ID_BYTES == 2) {
         emb_put_le16(rec, (uint16_t)id);
-    else
+    } else if (CONFIG_EMB_LOG_ID_BYTES == 4 || CONFIG_EMB_LOG_TIMESTAMP) {
+        /* With a timestamp, a link-time width needs no branch: the four id bytes, then the
+         * timestamp over the two that are not the id's when ids are 2 bytes (and 0). */
         emb_put_le32(rec, id);
+    } else {
+        emb_put_le16(rec, (uint16_t)id);
+        if (EMB_LOG_ID_BYTES == 4u)
+            emb_put_le16(rec + 2, (uint16_t)(id >> 16));
+    }
     if (CONFIG_EMB_LOG_TIMESTAMP)
-        emb_put_le32(rec + CONFIG_EMB_LOG_ID_BYTES, (uint32_t)now);
+        emb_put_le32(rec + EMB_LOG_ID_BYTES, (uint32_t)now);
 }
 
 /* Reserves `size` bytes (header included) on the running context's ring, writes the id
@@ -333,6 +358,9 @@ static inline struct emb__log_val emb__lv_str(const char *s)
     r.n = n > CONFIG_EMB_LOG_STR_MAX ? (CONFIG_EMB_LOG_STR_MAX | EMB_LOG_STR_CLIPPED) : n;
     return r;
 }
+/* Firmware buffers are uint8_t: a %s of one is the string it holds, not its address. */
+static inline struct emb__log_val emb__lv_ustr(const unsigned char *s) { return emb__lv_str((const char *)s); }
+static inline struct emb__log_val emb__lv_sstr(const signed char *s) { return emb__lv_str((const char *)s); }
 
 static inline uint8_t *emb__lp_32(uint8_t *p, struct emb__log_val v) { emb_put_le32(p, (uint32_t)v.u); return p + 4; }
 static inline uint8_t *emb__lp_64(uint8_t *p, struct emb__log_val v) { emb_put_le64(p, v.u); return p + 8; }
@@ -353,41 +381,49 @@ static inline uint8_t *emb__lp_str(uint8_t *p, struct emb__log_val v)
     return p + 1 + n;
 }
 
+/* The argument types recorded as strings (signature 's'), as _Generic associations that
+ * all select `e`. */
+#define EMB__LOG_STR_TYPES(e)                                                                 \
+    char *: e, const char *: e, unsigned char *: e, const unsigned char *: e, signed char *: e, \
+        const signed char *: e
+
 #define EMB__LOG_VAL(x)                                                                       \
     _Generic((x), _Bool: emb__lv_u32, char: emb__lv_i32, signed char: emb__lv_i32,            \
              unsigned char: emb__lv_u32, short: emb__lv_i32, unsigned short: emb__lv_u32,     \
              int: emb__lv_i32, unsigned int: emb__lv_u32, long: emb__lv_long,                 \
              unsigned long: emb__lv_ulong, long long: emb__lv_i64,                            \
              unsigned long long: emb__lv_u64, float: emb__lv_f64, double: emb__lv_f64,        \
-             char *: emb__lv_str, const char *: emb__lv_str, default: emb__lv_ptr)(x)
+             char *: emb__lv_str, const char *: emb__lv_str, unsigned char *: emb__lv_ustr,   \
+             const unsigned char *: emb__lv_ustr, signed char *: emb__lv_sstr,                \
+             const signed char *: emb__lv_sstr, default: emb__lv_ptr)(x)
 
 #define EMB__LOG_PUTARG(x)                                                                    \
     _Generic((x), _Bool: emb__lp_32, char: emb__lp_32, signed char: emb__lp_32,               \
              unsigned char: emb__lp_32, short: emb__lp_32, unsigned short: emb__lp_32,        \
              int: emb__lp_32, unsigned int: emb__lp_32, long: emb__lp_long,                   \
              unsigned long: emb__lp_long, long long: emb__lp_64, unsigned long long: emb__lp_64, \
-             float: emb__lp_64, double: emb__lp_64, char *: emb__lp_str,                      \
-             const char *: emb__lp_str, default: emb__lp_ptr)
+             float: emb__lp_64, double: emb__lp_64, EMB__LOG_STR_TYPES(emb__lp_str),         \
+             default: emb__lp_ptr)
 
 #define EMB__LOG_SIG(x)                                                                       \
     _Generic((x), _Bool: 'u', char: 'i', signed char: 'i', unsigned char: 'u', short: 'i',    \
              unsigned short: 'u', int: 'i', unsigned int: 'u',                                \
              long: (sizeof(long) == 8u ? 'I' : 'i'), unsigned long: (sizeof(long) == 8u ? 'U' : 'u'), \
-             long long: 'I', unsigned long long: 'U', float: 'f', double: 'f', char *: 's',   \
-             const char *: 's', default: 'p')
+             long long: 'I', unsigned long long: 'U', float: 'f', double: 'f',                \
+             EMB__LOG_STR_TYPES('s'), default: 'p')
 
 /* Bytes an argument takes in the record: its fixed size, or 1 + the copied length. */
 #define EMB__LOG_FIXSIZE(x)                                                                   \
     _Generic((x), long: sizeof(long), unsigned long: sizeof(long), long long: 8u,             \
              unsigned long long: 8u, float: 8u, double: 8u, default: 4u)
 #define EMB__LOG_ARGSIZE(x, v)                                                                \
-    _Generic((x), char *: 1u + ((v).n & 0x7Fu), const char *: 1u + ((v).n & 0x7Fu),           \
+    _Generic((x), EMB__LOG_STR_TYPES(1u + ((v).n & 0x7Fu)),                                  \
              _Bool: 4u, char: 4u, signed char: 4u, unsigned char: 4u, short: 4u,              \
              unsigned short: 4u, int: 4u, unsigned int: 4u, long: EMB__LOG_FIXSIZE(x),        \
              unsigned long: EMB__LOG_FIXSIZE(x), long long: 8u, unsigned long long: 8u,       \
              float: 8u, double: 8u, default: sizeof(void *))
 #define EMB__LOG_ARGMAX(x)                                                                    \
-    _Generic((x), char *: 1u + CONFIG_EMB_LOG_STR_MAX, const char *: 1u + CONFIG_EMB_LOG_STR_MAX, \
+    _Generic((x), EMB__LOG_STR_TYPES(1u + CONFIG_EMB_LOG_STR_MAX),                           \
              _Bool: 4u, char: 4u, signed char: 4u, unsigned char: 4u, short: 4u,              \
              unsigned short: 4u, int: 4u, unsigned int: 4u, long: EMB__LOG_FIXSIZE(x),        \
              unsigned long: EMB__LOG_FIXSIZE(x), long long: 8u, unsigned long long: 8u,       \
@@ -435,7 +471,13 @@ static inline uint8_t *emb__lp_str(uint8_t *p, struct emb__log_val v)
 #define EMB__LOG_PUT(i, x) emb__p = EMB__LOG_PUTARG(x)(emb__p, emb__v##i);
 #define EMB__LOG_SIGC(i, x) EMB__LOG_SIG(x),
 
-/* Checks the arguments against the format as printf would (-Wformat); never called. */
+/* Checks the arguments against the format as printf would (-Wformat); never called.
+ * Repeated flags and a %% with flags or a width (%5%) are -Wformat warnings. Positional
+ * arguments, %m and the wide %C and %S are GNU or POSIX printf, which the record cannot
+ * reproduce; GCC names them only under -Wpedantic, and a diagnostic pragma around this
+ * check would hold for the whole line of the call (GCC maps the argument tokens there: a
+ * 0b101 argument would become an error), so `emb log` marks them instead
+ * (docs/formats/log.md, "Decoding"). */
 static inline void emb__log_check(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static inline void emb__log_check(const char *fmt, ...)
 {
@@ -507,7 +549,7 @@ void emb_log_text_hexdump(uint8_t level, const char *module, const char *file, u
             if (0)                                                                            \
                 emb__log_check(__VA_ARGS__);                                                  \
             EMB__LOG_MAP(EMB__LOG_DECL, __VA_ARGS__)                                          \
-            _Static_assert(EMB_LOG_RECORD_HEADER + 0u EMB__LOG_MAP(EMB__LOG_MAXSIZE, __VA_ARGS__) <= \
+            _Static_assert(EMB_LOG_RECORD_HEADER_MAX + 0u EMB__LOG_MAP(EMB__LOG_MAXSIZE, __VA_ARGS__) <= \
                                CONFIG_EMB_LOG_RECORD_MAX,                                     \
                            "log record may exceed CONFIG_EMB_LOG_RECORD_MAX");                \
             struct emb_log_reservation emb__res;                                              \
@@ -543,7 +585,7 @@ void emb_log_text_hexdump(uint8_t level, const char *module, const char *file, u
 
 #endif /* CONFIG_EMB_LOG_TEXT */
 
-EMB_STATIC_ASSERT(EMB_LOG_RECORD_HEADER + 2u + CONFIG_EMB_LOG_HEXDUMP_MAX <= CONFIG_EMB_LOG_RECORD_MAX,
+EMB_STATIC_ASSERT(EMB_LOG_RECORD_HEADER_MAX + 2u + CONFIG_EMB_LOG_HEXDUMP_MAX <= CONFIG_EMB_LOG_RECORD_MAX,
                   "CONFIG_EMB_LOG_HEXDUMP_MAX does not fit CONFIG_EMB_LOG_RECORD_MAX");
 
 #ifdef __cplusplus

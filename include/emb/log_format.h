@@ -84,7 +84,14 @@
 #define EMB_LOG_NOTE_OFF_HEX_MAX 6u      /* u16 */
 #define EMB_LOG_NOTE_OFF_SYNC 8u         /* u32 sync interval, records */
 #define EMB_LOG_NOTE_OFF_RECORD_MAX 12u  /* u32 */
-#define EMB_LOG_NOTE_DESC_SIZE 16u
+/* The target's C types, for the decoder's length modifiers (%d, %ld, %zu, %td); appended
+ * to version 1: a 16-byte descriptor lacks them, and the decoder takes the ELF class. */
+#define EMB_LOG_NOTE_OFF_INT_BYTES 16u   /* u8 sizeof(int) */
+#define EMB_LOG_NOTE_OFF_LONG_BYTES 17u  /* u8 sizeof(long) */
+#define EMB_LOG_NOTE_OFF_SIZE_BYTES 18u  /* u8 sizeof(size_t) */
+#define EMB_LOG_NOTE_OFF_PTRDIFF_BYTES 19u /* u8 sizeof(ptrdiff_t) */
+#define EMB_LOG_NOTE_DESC_SIZE_V1 16u    /* the shortest descriptor a reader takes */
+#define EMB_LOG_NOTE_DESC_SIZE 20u
 
 /* ---- Log frames (channel 0, docs/formats/frame.md): payload starts with a kind byte ---- */
 #define EMB_LOG_FRAME_HELLO 1u

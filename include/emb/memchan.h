@@ -53,6 +53,10 @@ struct emb_memchan {
     struct emb_memchan_ring up[CONFIG_EMB_MEMCHAN_UP];
     struct emb_memchan_ring down[CONFIG_EMB_MEMCHAN_DOWN];
 };
+/* SEGGER_RTT.h's SEGGER_RTT_BUFFER_UP: two pointers, four unsigned (24 or 32 bytes). */
+EMB_STATIC_ASSERT(sizeof(struct emb_memchan_ring) == 2u * sizeof(void *) + 16u,
+                  "RTT buffer descriptor: two pointers and four unsigned");
+EMB_STATIC_ASSERT(offsetof(struct emb_memchan, up) == 24u, "RTT control block header is 24 bytes");
 
 #else
 

@@ -95,9 +95,12 @@ struct emb_monitor_ctx *emb_port_monitor_ctx(void);
 void emb_port_stats_reset(void);
 
 /* A fault the library raises itself (a monitor's FAULT action): writes a crash record of
- * `fault_class` and `code` with `pc` as the faulting address, then stops the system the
- * way the port stops on a fault (reset, or the default action of SIGABRT). */
-void emb_port_fault(uint8_t fault_class, uint8_t code, uintptr_t pc);
+ * `fault_class` and `code` with `pc` as the program counter, `value` as its fault_address
+ * and `limit` as its lr_or_ra (a monitor: the interval and the threshold, in cycles;
+ * docs/formats/crash.md), then stops the system the way the port stops on a fault (reset,
+ * or the default action of SIGABRT). */
+void emb_port_fault(uint8_t fault_class, uint8_t code, uintptr_t pc, uint32_t value,
+                    uint32_t limit);
 
 /* Gives the running context a log ring of its own, or returns NULL when none is left (the
  * caller counts the record as lost). Called only from the log's slow path. */

@@ -3,10 +3,10 @@
  *
  * Conversions: d i u o x X c s p f F and %%, with the flags - + space # 0, a width and a
  * precision (digits or *), and the length modifiers hh h l ll z j t. Output matches the
- * GNU C library's for these: %p prints 0x and lowercase hex, or (nil); a NULL %s prints
- * (null) (nothing when the precision is below 6); %f is exact (correctly rounded, ties to
- * even, as glibc does in the default rounding mode) for any double and precisions up to
- * 60 digits, zeros beyond. Other conversions (e, g, a, n, L) are copied to the output as
+ * GNU C library's for these: %p prints 0x and lowercase hex (after the sign flags: %+p is
+ * +0x1), or (nil); a NULL %s prints (null) (nothing when the precision is below 6); %f is
+ * exact (correctly rounded, ties to even, as glibc does in the default rounding mode) for
+ * any double and precisions up to 60 digits, zeros beyond. Other conversions (e, g, a, n, L) are copied to the output as
  * written and consume no argument.
  *
  * Stack: about 100 bytes, and about 600 more while a %f is formatted (the digits of a

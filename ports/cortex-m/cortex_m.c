@@ -320,15 +320,17 @@ void emb_cm_reset(void)
 
 /* A fault the library raises (a monitor's FAULT action): the caller's registers are not
  * a stacked frame, so the record holds the status registers as they are, pc as given,
- * and this function's return address and frame. */
-void emb_port_fault(uint8_t fault_class, uint8_t code, uintptr_t pc)
+ * the fault's own two values in fault_address and lr_or_ra, and this function's frame. */
+void emb_port_fault(uint8_t fault_class, uint8_t code, uintptr_t pc, uint32_t value,
+                    uint32_t limit)
 {
     struct emb__cm_fault f;
     memset(&f, 0, sizeof f);
     f.fault_class = fault_class;
     f.code = code;
     f.pc = (uint32_t)pc;
-    f.lr = (uint32_t)(uintptr_t)__builtin_return_address(0);
+    f.fault_address = value;
+    f.lr = limit;
     f.sp = (uint32_t)(uintptr_t)__builtin_frame_address(0);
     uint32_t xpsr, control;
     __asm__ __volatile__("mrs %0, xpsr" : "=r"(xpsr));

@@ -217,8 +217,14 @@ static uint32_t emb__elf_address(uint64_t runtime)
     return (uint32_t)runtime;
 }
 
+/* The record's fault_address and lr_or_ra for a fault the library raised (class-specific
+ * values, see emb_port_fault()); NULL for a signal. */
+struct emb__raised {
+    uint32_t value, limit;
+};
+
 static void emb__write_record(uint8_t fault_class, uint8_t code, int signo, int si_code,
-                              struct emb__regs *r)
+                              struct emb__regs *r, const struct emb__raised *raised)
 {
     struct emb__context *self = emb__native_self();
     emb__scan_return_address(r, self);
@@ -285,9 +291,11 @@ static void emb__write_record(uint8_t fault_class, uint8_t code, int signo, int 
         .fault_code = code,
         .cpu_id = cpu >= 0 && cpu < 256 ? (uint8_t)cpu : 0xFFu,
         .thread_index = thread,
-        .fault_address = (uint32_t)r->addr,
+        .fault_address = raised != NULL ? raised->value : (uint32_t)r->addr,
         .pc = pc_elf,
-        .lr = r->ra_source != EMB_CRASH_RA_NONE ? emb__elf_address(r->ra) : 0u,
+        .lr = raised != NULL                     ? raised->limit
+              : r->ra_source != EMB_CRASH_RA_NONE ? emb__elf_address(r->ra)
+                                                  : 0u,
         .sp = (uint32_t)r->sp,
         .stack_base = self != NULL ? (uint32_t)self->info.stack_low : 0u,
         .stack_size = self != NULL ? self->info.stack_size : 0u,
@@ -341,13 +349,14 @@ static void emb__fault_handler(int signo, siginfo_t *si, void *uctx)
         emb__read_regs((const ucontext_t *)uctx, &r);
         r.addr = (uint64_t)(uintptr_t)si->si_addr;
         emb__write_record(emb__class_of(signo, r.addr, emb__native_self()), (uint8_t)si->si_code,
-                          signo, si->si_code, &r);
+                          signo, si->si_code, &r, NULL);
     }
     emb__die(signo);
     errno = saved_errno;
 }
 
-void emb_port_fault(uint8_t fault_class, uint8_t code, uintptr_t pc)
+void emb_port_fault(uint8_t fault_class, uint8_t code, uintptr_t pc, uint32_t value,
+                    uint32_t limit)
 {
     if (emb__fault.installed && emb__claim_writer()) {
         struct emb__regs r;
@@ -356,7 +365,10 @@ void emb_port_fault(uint8_t fault_class, uint8_t code, uintptr_t pc)
         r.sp = (uintptr_t)__builtin_frame_address(0);
         r.ra = (uintptr_t)__builtin_return_address(0);
         r.ra_source = EMB_CRASH_RA_REGISTER;
-        emb__write_record(fault_class, code, SIGABRT, SI_USER, &r);
+        /* No signal was delivered and no trap taken: signal 0 says so, so the record is
+         * not read as the SIGABRT the process ends with. */
+        const struct emb__raised raised = {value, limit};
+        emb__write_record(fault_class, code, 0, 0, &r, &raised);
     }
     /* The default action of SIGABRT, not the handler: the record is written. */
     emb__die(SIGABRT);
@@ -468,11 +480,14 @@ void emb_native_crash_shutdown(void)
 
 #else /* !CONFIG_EMB_CRASH */
 
-void emb_port_fault(uint8_t fault_class, uint8_t code, uintptr_t pc)
+void emb_port_fault(uint8_t fault_class, uint8_t code, uintptr_t pc, uint32_t value,
+                    uint32_t limit)
 {
     (void)fault_class;
     (void)code;
     (void)pc;
+    (void)value;
+    (void)limit;
     abort();
 }
 

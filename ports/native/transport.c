@@ -53,6 +53,21 @@ static uint64_t emb__now_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* A crash record as one channel 2 frame (malloc'd), or NULL. */
+static uint8_t *emb__crash_frame(const uint8_t *record, size_t len, size_t *n)
+{
+    *n = 0;
+    if (record == NULL || len == 0u || len > EMB_FRAME_CRASH_MAX)
+        return NULL;
+    size_t cap = EMB_FRAME_WIRE_MAX(len);
+    uint8_t *frame = malloc(cap);
+    if (frame != NULL && (*n = emb_frame_encode(frame, cap, EMB_FRAME_CH_CRASH, record, len)) == 0u) {
+        free(frame);
+        return NULL;
+    }
+    return frame;
+}
+
 /* ---- Frames to a descriptor ---- */
 
 /* With the lock held. */
@@ -127,6 +142,25 @@ struct emb_native_framed *emb_native_framed_new(int fd, uint32_t header_every)
     pthread_mutex_init(&f->lock, NULL);
     f->sink = (struct emb_native_sink){emb__framed_start, emb__framed_packet, emb__framed_stop, f};
     return f;
+}
+
+emb_status emb_native_framed_send_crash(struct emb_native_framed *f, const uint8_t *record,
+                                        size_t len)
+{
+    size_t n;
+    uint8_t *frame = emb__crash_frame(record, len, &n);
+    if (frame == NULL)
+        return record == NULL || len == 0u || len > EMB_FRAME_CRASH_MAX ? EMB_E_INVALID : EMB_E_NOSPACE;
+    pthread_mutex_lock(&f->lock);
+    int rc = emb__write_all(f->fd, frame, n);
+    if (rc == 0) {
+        f->stats.frames++;
+        f->stats.bytes += n;
+        f->stats.crash_frames++;
+    }
+    pthread_mutex_unlock(&f->lock);
+    free(frame);
+    return rc == 0 ? EMB_OK : EMB_E_IO;
 }
 
 /* The deferred log's frames on a framed link, gathered whole. The log's writers are one
@@ -279,6 +313,8 @@ struct emb_native_server {
     size_t cmdn;
     bool cmd_overlong;
     struct emb_native_link_stats stats;
+    uint8_t *crash_frame;      /* a crash record every client gets after its first header */
+    size_t crash_frame_len;
     uint8_t frame[EMB__FRAME_MAX];
 };
 
@@ -302,6 +338,21 @@ static void emb__wake(struct emb_native_server *s)
 {
     uint8_t b = 1;
     (void)!write(s->wake[1], &b, 1);
+}
+
+/* Queues the crash record's frame, if there is one; with the lock held. */
+static void emb__queue_crash(struct emb_native_server *s)
+{
+    size_t n = s->crash_frame_len;
+    if (s->crash_frame == NULL || s->qcap - s->qlen < n)
+        return;
+    size_t tail = (s->qhead + s->qlen) % s->qcap;
+    size_t first = s->qcap - tail < n ? s->qcap - tail : n;
+    memcpy(s->queue + tail, s->crash_frame, first);
+    memcpy(s->queue, s->crash_frame + first, n - first);
+    s->qlen += n;
+    s->stats.frames++;
+    s->stats.crash_frames++;
 }
 
 /* Queues a fresh header; with the lock held. */
@@ -434,6 +485,7 @@ static void *emb__server_thread(void *arg)
                 s->last_progress_ms = now;
                 if (s->streaming)
                     emb__queue_header(s);
+                emb__queue_crash(s);
                 next_header = now + s->config.header_period_ms;
             }
         } else if (client >= 0) {
@@ -545,6 +597,24 @@ uint16_t emb_native_server_port(const struct emb_native_server *s)
     return ntohs(a.sin_port);
 }
 
+emb_status emb_native_server_send_crash(struct emb_native_server *s, const uint8_t *record,
+                                        size_t len)
+{
+    size_t n;
+    uint8_t *frame = emb__crash_frame(record, len, &n);
+    if (frame == NULL)
+        return record == NULL || len == 0u || len > EMB_FRAME_CRASH_MAX ? EMB_E_INVALID : EMB_E_NOSPACE;
+    pthread_mutex_lock(&s->lock);
+    free(s->crash_frame);
+    s->crash_frame = frame;
+    s->crash_frame_len = n;
+    if (s->client_fd >= 0)
+        emb__queue_crash(s);
+    pthread_mutex_unlock(&s->lock);
+    emb__wake(s);
+    return EMB_OK;
+}
+
 void emb_native_server_stats(struct emb_native_server *s, struct emb_native_link_stats *out)
 {
     pthread_mutex_lock(&s->lock);
@@ -580,6 +650,7 @@ void emb_native_server_stop(struct emb_native_server *s)
         close(s->wake[1]);
     }
     pthread_mutex_destroy(&s->lock);
+    free(s->crash_frame);
     free(s->queue);
     free(s);
 }

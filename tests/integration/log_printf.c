@@ -101,6 +101,15 @@ static void conversions(void)
     BOTH("null [%s]", null);
     BOTH("widths [%10s] [%-10s] [%.3s] [%10.2s] [%-*s]", "abc", "abc", "abcdef", "abcdef", 6, "ab");
     BOTH("bytes [%s]", "tab\there, utf-8 \xc3\xa9t\xc3\xa9, quote \" backslash \\");
+    /* Byte buffers: uint8_t, unsigned char and signed char strings, const or not, are the
+     * strings they hold, as printf prints them. */
+    uint8_t rx[12] = "uart rx";
+    const uint8_t *rx_const = rx;
+    unsigned char uname[8] = "uchar";
+    signed char sname[8] = "schar";
+    const signed char *sname_const = sname;
+    BOTH("uint8_t [%s] [%s] [%.4s] [%-9s]", rx, rx_const, (const unsigned char *)"unsigned", uname);
+    BOTH("signed char [%s] [%8s]", sname, sname_const);
     /* Pointers. */
     int x;
     BOTH("p %p %p", (void *)&x, (void *)NULL);

@@ -279,8 +279,53 @@ static void test_trace_events(const char *dir)
     emb_trace_free(t);
 }
 
+/* Runs `emb crash` on a record and returns its output (static), or NULL. */
+static const char *emb_crash_output(const char *emb, const char *record, const char *extra)
+{
+    static char out[1 << 16];
+    char exe[4096], cmd[8192];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = '\0';
+    snprintf(cmd, sizeof cmd, "'%s' crash --elf '%s' --color=never %s '%s' 2>&1", emb, exe, extra,
+             record);
+    FILE *p = popen(cmd, "r");
+    if (p == NULL)
+        return NULL;
+    size_t len = fread(out, 1, sizeof out - 1, p);
+    out[len] = '\0';
+    return pclose(p) == 0 ? out : NULL;
+}
+
+/* How `emb crash` names a monitor fault: the monitor, its interval and threshold, and
+ * neither the SIGABRT the process ended with nor a trap that was never taken. */
+static void check_rendering(const char *emb, const char *record, uint32_t threshold)
+{
+    const char *text = emb_crash_output(emb, record, "");
+    if (!ok(text != NULL, "emb crash renders the monitor's record"))
+        return;
+    diag("%.600s", text);
+    char want[128];
+    snprintf(want, sizeof want, "crossed the threshold of %u cycles (100.0 us)", threshold);
+    ok(strstr(text, "fault      monitor irq_lock: an interval of ") != NULL && strstr(text, want),
+       "text: the fault is monitor irq_lock, its interval and its threshold of %u cycles", threshold);
+    ok(strstr(text, "SIGABRT") == NULL && strstr(text, "SI_USER") == NULL &&
+           strstr(text, "divide error") == NULL && strstr(text, "trap") == NULL,
+       "text: no signal and no trap the fault never had");
+    ok(strstr(text, "hold_irq_lock_for") != NULL && strstr(text, "(the code that opened the interval)"),
+       "text: pc is the opener, hold_irq_lock_for");
+    const char *json = emb_crash_output(emb, record, "--json");
+    if (!ok(json != NULL, "emb crash --json"))
+        return;
+    snprintf(want, sizeof want, "\"threshold_cycles\": %u", threshold);
+    ok(strstr(json, "\"category\": \"irq_lock\"") && strstr(json, want) &&
+           strstr(json, "\"signal\": null") && strstr(json, "\"interval_cycles\": "),
+       "json: fault.monitor names the category, interval and threshold; no signal");
+}
+
 /* The FAULT action writes a crash record of class monitor and stops the process. */
-static void test_fault_action(const char *dir)
+static void test_fault_action(const char *dir, const char *emb)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/monitor_retained.bin", dir);
@@ -310,6 +355,15 @@ static void test_fault_action(const char *dir)
        "class monitor, code IRQ_LOCK");
     ok(!strcmp(function_of(bias + r.pc), "hold_irq_lock_for"), "pc: the opener, %s",
        function_of(bias + r.pc));
+    uint32_t threshold = (uint32_t)(emb_port_timestamp_hz() / 10000u);
+    ok(r.monitor_threshold == threshold, "the record keeps the threshold: %u cycles (set %u)",
+       r.monitor_threshold, threshold);
+    ok(us_of(r.monitor_interval) >= 300.0, "and the interval that crossed it: %.1f us (held 300)",
+       us_of(r.monitor_interval));
+    ok(emb_crash_status_reg(&r, EMB_CRASH_NAT_SIGNO) == 0u,
+       "no signal in the status words: the library raised it");
+    if (emb != NULL)
+        check_rendering(emb, path, threshold);
 }
 
 int main(int argc, char **argv)
@@ -327,7 +381,7 @@ int main(int argc, char **argv)
     test_isr();
     test_threads_and_work();
     test_trace_events(dir);
-    test_fault_action(dir);
+    test_fault_action(dir, argc > 2 ? argv[2] : NULL);
     emb_native_shutdown();
     emb_elf_close(self_elf);
     return emb_test_done();

@@ -26,12 +26,17 @@
  * middle, as a reset would strike; `--log` (fd and file modes): the deferred log shares
  * the descriptor with the trace (emb_native_framed_log_output): a log line every
  * LOG_EVERY events of each thread ("log N" from thread 1, "log2 N" from thread 2) and
- * the --log-tail lines, as channel 0 frames between the trace's. */
+ * the --log-tail lines, as channel 0 frames between the trace's. `--crash-region PATH`
+ * (fd, file and tcp modes): keeps crash records in the retained region file PATH; a
+ * record found there at start is sent over the link as a channel 2 frame (the tcp mode:
+ * to every client) and cleared; `--fault`: after recording, faults (SIGSEGV, in
+ * fault_now()), so the next start finds the record. */
 #define _GNU_SOURCE
 #include <emb/native.h>
 #include <emb/native_link.h>
 #include <emb/trace_events.h>
 
+#include <emb/crash.h>
 #include <emb/frame.h>
 #include <emb/log.h>
 #include <emb/native_log.h>
@@ -152,6 +157,38 @@ static void die_mid_frame(void)
     kill(getpid(), SIGKILL);
 }
 
+/* The seeded fault: a store through a pointer to nowhere (read at run time, so the
+ * compiler cannot see it). */
+static volatile uint32_t *volatile nowhere = (volatile uint32_t *)(uintptr_t)0x10u;
+
+__attribute__((noinline)) static void fault_now(volatile uint32_t *where)
+{
+    *where = 0xDEADu; /* transport_target: the seeded fault */
+}
+
+/* The start of a product that uploads its crash record: the one found in the retained
+ * region goes over the link, and is cleared once the link took it. */
+static int send_found_crash(struct emb_native_framed *framed, struct emb_native_server *server)
+{
+    const uint8_t *record;
+    uint32_t length;
+    emb_status s = emb_crash_record_get(&record, &length);
+    if (s != EMB_OK) {
+        printf("transport_target: no crash record (%s)\n", emb_strerror(s));
+        return 0;
+    }
+    s = framed != NULL ? emb_native_framed_send_crash(framed, record, length)
+                       : emb_native_server_send_crash(server, record, length);
+    if (s != EMB_OK) {
+        fprintf(stderr, "transport_target: sending the crash record failed: %s\n", emb_strerror(s));
+        return 1;
+    }
+    printf("transport_target: sent the %u-byte crash record of the previous run\n", length);
+    fflush(stdout);
+    emb_crash_record_clear();
+    return 0;
+}
+
 static void wait_stdin(void)
 {
     char c;
@@ -164,7 +201,8 @@ int main(int argc, char **argv)
     int wait = 0;
     long linger_ms = 0;
     size_t region = 1u << 20;
-    int die = 0;
+    int die = 0, fault = 0;
+    const char *crash_region = NULL;
     for (;;) {
         if (a < argc && !strcmp(argv[a], "--wait-stdin")) {
             wait = 1;
@@ -175,6 +213,12 @@ int main(int argc, char **argv)
         } else if (a < argc && !strcmp(argv[a], "--die")) {
             die = 1;
             a++;
+        } else if (a < argc && !strcmp(argv[a], "--fault")) {
+            fault = 1;
+            a++;
+        } else if (a + 1 < argc && !strcmp(argv[a], "--crash-region")) {
+            crash_region = argv[a + 1];
+            a += 2;
         } else if (a + 1 < argc && !strcmp(argv[a], "--region")) {
             region = strtoul(argv[a + 1], NULL, 0);
             a += 2;
@@ -241,6 +285,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "transport_target: emb_native_init failed\n");
         return 1;
     }
+    if (crash_region != NULL) {
+        struct emb_native_crash_config cc = {.retained_path = crash_region, .fw_version = "tt-1"};
+        if ((framed == NULL && server == NULL) || emb_native_crash_init(&cc) != EMB_OK) {
+            fprintf(stderr, "transport_target: --crash-region needs the fd, file or tcp mode\n");
+            return 2;
+        }
+        if (send_found_crash(framed, server) != 0)
+            return 1;
+    }
     if (server != NULL) {
         FILE *f = fopen(arg, "w");
         fprintf(f, "%u\n", emb_native_server_port(server));
@@ -277,6 +330,8 @@ int main(int argc, char **argv)
         wait_stdin();
     record();
     emb_native_flush();
+    if (fault)
+        fault_now(nowhere);
     if (!strcmp(mode, "memchan"))
         wait_stdin(); /* until the reader is done */
     if (logging()) {

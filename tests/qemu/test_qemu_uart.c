@@ -8,7 +8,11 @@
  *  - every frame the firmware wrote arrived, none damaged, every trace packet it sent;
  *  - the trace and the log, decoded, account for every event and log call the firmware
  *    emitted (mps2_checks.h): received, or counted as dropped on the target;
- *  - `emb trace` and `emb log --elf` decode the sealed capture.
+ *  - `emb trace` and `emb log --elf` decode the sealed capture;
+ *  - the host makes the sensor driver fault (fw_command over GDB): the board resets, the
+ *    next start finds the crash record and, once a second `emb capture --serial --arm`
+ *    listens, sends it on UART1 as a channel 2 frame; the capture seals it as its crash
+ *    section and `emb crash --elf FW CAPTURE` names the bus fault in the sensor driver.
  *
  * Usage: test_qemu_uart QEMU MACHINE FIRMWARE.elf WORKDIR EMB */
 #include "qemu_run.h"
@@ -62,7 +66,7 @@ static bool find_pty(const char *log, char *pty, size_t cap)
     return false;
 }
 
-static bool read_stats(const struct qemu_run *q, uint64_t addr, struct fw_stats *s)
+static struct emb_gdb *attach(const struct qemu_run *q)
 {
     char err[256];
     struct emb_gdb *g = NULL;
@@ -71,23 +75,42 @@ static bool read_stats(const struct qemu_run *q, uint64_t addr, struct fw_stats 
         if (g == NULL)
             qemu_sleep_ms(100);
     }
-    if (g == NULL) {
+    if (g == NULL)
         diag("cannot attach to %s: %s", q->gdb, err);
+    return g;
+}
+
+static bool read_stats(const struct qemu_run *q, uint64_t addr, struct fw_stats *s)
+{
+    struct emb_gdb *g = attach(q);
+    if (g == NULL)
         return false;
-    }
     bool good = emb_gdb_read(g, addr, s, sizeof *s) == 0;
     emb_gdb_detach(g);
     emb_gdb_close(g);
     return good;
 }
 
-/* `emb capture --serial PTY --arm`, its stderr in `errfile`. */
-static pid_t start_capture(const char *emb, const char *pty, const char *work, const char *errfile)
+static bool write_word(const struct qemu_run *q, uint64_t addr, uint32_t v)
+{
+    struct emb_gdb *g = attach(q);
+    if (g == NULL)
+        return false;
+    bool good = emb_gdb_write(g, addr, &v, 4) == 0;
+    emb_gdb_detach(g);
+    emb_gdb_close(g);
+    return good;
+}
+
+/* `emb capture --serial PTY --arm` into WORK/NAME.emb (and .embt, .log), its stderr in
+ * `errfile`. */
+static pid_t start_capture(const char *emb, const char *pty, const char *work, const char *name,
+                           const char *errfile)
 {
     char cap[512], trace[512], log[512];
-    snprintf(cap, sizeof cap, "%s/run.emb", work);
-    snprintf(trace, sizeof trace, "%s/run.embt", work);
-    snprintf(log, sizeof log, "%s/run.log", work);
+    snprintf(cap, sizeof cap, "%s/%s.emb", work, name);
+    snprintf(trace, sizeof trace, "%s/%s.embt", work, name);
+    snprintf(log, sizeof log, "%s/%s.log", work, name);
     pid_t pid = fork();
     if (pid == 0) {
         int fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -112,6 +135,69 @@ static long number_before(const char *text, const char *label)
     while (q > text && q[-1] >= '0' && q[-1] <= '9')
         q--;
     return q < p ? strtol(q, NULL, 10) : -1;
+}
+
+/* The crash record over UART1: a bus fault in the sensor driver, the reset, the next
+ * start sending the record to a second capture, emb crash naming the fault from it. */
+static void crash_over_uart(const struct qemu_run *q, const char *emb, const char *fw,
+                            const char *pty, const char *work, uint64_t stats_addr)
+{
+    char err[256], caplog[512], cmd[2048], out[16384];
+    uint64_t command_addr;
+    if (emb_elf_file_symbol(fw, "fw_command", &command_addr, NULL, err, sizeof err)) {
+        ok(0, "the firmware's fw_command: %s", err);
+        return;
+    }
+    ok(write_word(q, command_addr, FW_CMD_FAULT_BUS), "the host makes the sensor driver fault");
+    struct fw_stats st = {0};
+    bool waiting = false;
+    for (int i = 0; i < 200 && !waiting; i++) {
+        qemu_sleep_ms(50);
+        waiting = read_stats(q, stats_addr, &st) && st.boots == 2u && st.link_state == FW_LINK_WAITING;
+    }
+    ok(waiting && st.crash_status == 0 && st.crash_length > 200,
+       "the board reset; boot 2 found a %u-byte crash record and waits for the host", st.crash_length);
+    snprintf(caplog, sizeof caplog, "%s/capture-crash.txt", work);
+    unlink(caplog);
+    pid_t cap = start_capture(emb, pty, work, "crash", caplog);
+    bool sent = false;
+    for (int i = 0; i < 300 && !sent; i++) {
+        qemu_sleep_ms(50);
+        sent = read_stats(q, stats_addr, &st) && st.link_state == FW_LINK_SENT;
+    }
+    ok(sent && st.link_crash_frames == 1u, "boot 2 sent the record on UART1 as a channel 2 frame (%u), then its run",
+       st.link_crash_frames);
+    qemu_sleep_ms(500);
+    int status = -1;
+    if (cap > 0) {
+        kill(cap, SIGINT);
+        waitpid(cap, &status, 0);
+    }
+    char text[8192];
+    slurp(caplog, text, sizeof text);
+    ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+           strstr(text, "the target sent 1 crash record (channel 2)"),
+       "emb capture --serial took the crash record frame and sealed it");
+    diag("%s", text);
+    snprintf(cmd, sizeof cmd, "%s crash --elf %s --color=never %s/crash.emb", emb, fw, work);
+    int rc = qemu_run_cmd(cmd, out, sizeof out);
+    ok(rc == 0 && strstr(out, "fault      bus, code ") && strstr(out, "at address 0x50000000") &&
+           strstr(out, "sensor_driver_poll") && strstr(out, "PRECISERR"),
+       "emb crash CAPTURE names the bus fault at 0x50000000 in sensor_driver_poll");
+    diag("%s", out);
+    /* Sent, it is forgotten: the record area's magic is gone. */
+    uint64_t region_addr;
+    uint32_t magic = 0xFFFFFFFFu;
+    struct emb_gdb *g = emb_elf_file_symbol(fw, "crash_region", &region_addr, NULL, err, sizeof err) == 0
+                            ? attach(q)
+                            : NULL;
+    if (g != NULL) {
+        if (emb_gdb_read(g, region_addr, &magic, 4) != 0)
+            magic = 0xFFFFFFFFu;
+        emb_gdb_detach(g);
+        emb_gdb_close(g);
+    }
+    ok(magic != 0xFFFFFFFFu && magic != 0x43424D45u, "the record was cleared once sent (magic %08x)", magic);
 }
 
 int main(int argc, char **argv)
@@ -142,7 +228,7 @@ int main(int argc, char **argv)
     }
 
     /* The firmware waits for the host's ARM_WINDOW on UART1 before its run. */
-    pid_t cap = start_capture(emb, pty, work, caplog);
+    pid_t cap = start_capture(emb, pty, work, "run", caplog);
     struct fw_stats st = {0};
     bool sent = false;
     for (int i = 0; i < 300 && !sent; i++) {
@@ -160,6 +246,7 @@ int main(int argc, char **argv)
         kill(cap, SIGINT);
         waitpid(cap, &status, 0);
     }
+    crash_over_uart(&q, emb, fw, pty, work, stats_addr);
     qemu_stop(&q);
     char text[8192];
     slurp(caplog, text, sizeof text);

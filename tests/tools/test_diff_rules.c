@@ -379,6 +379,11 @@ int main(int argc, char **argv)
        strstr(err, "no field"), "an unknown field is an error");
     ok(emb_diff_rules_line(&rules, emb_catalog_builtin(), "  # only a comment", err, sizeof err) == 0,
        "comments are fine");
+    ok(rules.quantile_pct == 5.0 && rules.repeat == 10, "the timing band's defaults: 5%%/95%% quantiles, repeat 10");
+    ok(emb_diff_rules_line(&rules, emb_catalog_builtin(), "quantile 10", err, sizeof err) == 0 &&
+       rules.quantile_pct == 10.0, "quantile sets the band's quantiles");
+    ok(emb_diff_rules_line(&rules, emb_catalog_builtin(), "quantile 50", err, sizeof err) != 0 &&
+       strstr(err, "below 50"), "a quantile of 50%% or more is an error");
     emb_diff_rules_free(&rules);
     return emb_test_done();
 }

@@ -109,6 +109,7 @@ struct result {
 };
 
 static struct result res;
+static bool no_build_id_check;
 
 static void on_record(void *arg, const struct emb_logrec *r)
 {
@@ -150,6 +151,7 @@ static void decode(const uint8_t *data, size_t len, bool raw, size_t piece)
 {
     memset(&res, 0, sizeof res);
     struct emb_logdec_options opt = {.db = db, .raw = raw, .raw_context = 5,
+                                     .no_build_id_check = no_build_id_check,
                                      .record = on_record, .problem = on_problem};
     struct emb_logdec *d = emb_logdec_new(&opt);
     for (size_t i = 0; i < len; i += piece)
@@ -292,6 +294,21 @@ static void test_build_id(void)
     ok(strstr(res.last_error, "0102030405060708") != NULL && strstr(res.last_error, "build id mismatch"),
        "the message prints both ids: %s", res.last_error);
     save("wrong_build.embl", stream, len);
+
+    /* A stream without a build id could be any build's: refused unless the caller says
+     * to decode it anyway. */
+    identity = (struct emb_log_identity){NULL, 0};
+    len = record(30);
+    identity = saved;
+    decode(stream, len, false, 4096);
+    ok(res.fatal && res.records == 0, "a stream without a build id is refused, nothing decoded");
+    ok(strstr(res.last_error, "carries no build id") != NULL && strstr(res.last_error, "-Wl,--build-id") != NULL,
+       "saying how to add one: %s", res.last_error);
+    no_build_id_check = true;
+    decode(stream, len, false, 4096);
+    no_build_id_check = false;
+    ok(!res.fatal && res.errors == 0 && res.records == 30, "with no_build_id_check it decodes");
+    save("no_build_id.embl", stream, len);
 }
 
 /* A record patched in place inside the raw bytes. */

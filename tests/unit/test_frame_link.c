@@ -3,7 +3,10 @@
  * `emb capture --serial` reads a line (joining mid-stream). Checks the stream starts with
  * a delimiter (the log's hello, the first frame, is not skipped), every frame the link
  * counted arrives on its channel, the trace header goes first and is repeated, and a sink
- * that refuses writes costs exactly the frames it refused: the next frame starts clean. */
+ * that refuses writes costs exactly the frames it refused: the next frame starts clean; a
+ * crash record sent between the others arrives as one channel 2 frame, byte for byte, and
+ * the host's crash decoder takes it. */
+#include <emb/crash.h>
 #include <emb/frame_link.h>
 
 #include <stdio.h>
@@ -12,6 +15,7 @@
 
 #include <emb/wire.h>
 
+#include "crash_decode.h"
 #include "frame_decode.h"
 #include "harness.h"
 
@@ -113,6 +117,8 @@ static void left_behind(void *arg, const struct emb_trace_ring *r, const uint8_t
 struct got {
     unsigned frames[16];
     unsigned headers, packets, hello_first;
+    uint8_t crash[512];
+    size_t crash_len;
 };
 
 static void on_frame(void *arg, uint8_t ch, const uint8_t *p, size_t len, uint64_t off)
@@ -125,6 +131,10 @@ static void on_frame(void *arg, uint8_t ch, const uint8_t *p, size_t len, uint64
     if (ch == EMB_FRAME_CH_TRACE && len >= 4u) {
         g->headers += emb_get_le32(p) == EMB_TSF_MAGIC;
         g->packets += emb_get_le32(p) != EMB_TSF_MAGIC;
+    }
+    if (ch == EMB_FRAME_CH_CRASH && len <= sizeof g->crash) {
+        memcpy(g->crash, p, len);
+        g->crash_len = len;
     }
 }
 
@@ -171,5 +181,28 @@ int main(void)
     ok(fs->dropped <= link.stats.failed,
        "the cut frames cost themselves only: %llu damaged frames seen for %u lost",
        (unsigned long long)fs->dropped, link.stats.failed);
+
+    /* A crash record between the log and trace frames: one channel 2 frame, whole. */
+    setup(0, 0);
+    static const uint8_t id[20] = {1, 2, 3, 4, 5, 6, 7, 8};
+    const struct emb_crash_info info = {.build_id = id, .build_id_len = 20, .fault_class = EMB_FAULT_BUS,
+                                        .fault_address = 0x50000000u, .pc = 0x84eu, .sp = 0x2000dca8u};
+    uint8_t record[256];
+    size_t n = emb_crash_encode_v1(record, sizeof record, &info);
+    run(500);
+    ok_eq(emb_frame_link_send_crash(&link, record, (uint32_t)n), EMB_OK, "a %zu-byte crash record sent", n);
+    run(500);
+    fs = decode(&g);
+    struct emb_crash_record r;
+    ok(g.frames[EMB_FRAME_CH_CRASH] == 1u && link.stats.crash_frames == 1u && g.crash_len == n &&
+           !memcmp(g.crash, record, n) && emb_crash_decode(g.crash, g.crash_len, &r, NULL) == 0 &&
+           r.fault_address == 0x50000000u,
+       "it arrives as one channel 2 frame, byte for byte, and decodes as the bus fault it is");
+    ok(fs->frames == link.stats.frames && fs->dropped == 0 &&
+           g.frames[0] + g.frames[1] + g.frames[2] == link.stats.frames,
+       "the other frames around it arrive whole (%llu frames)", (unsigned long long)fs->frames);
+    ok(emb_frame_link_send_crash(&link, record, 0) == EMB_E_INVALID &&
+           emb_frame_link_send_crash(&link, NULL, 8) == EMB_E_INVALID,
+       "an empty record is refused");
     return emb_test_done();
 }

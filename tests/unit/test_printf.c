@@ -77,6 +77,10 @@ static void test_chars_strings_pointers(void)
     CHECK("%p", (void *)NULL);
     CHECK("[%20p]", (void *)&x);
     CHECK("[%-20p]", (void *)0x1234);
+    CHECK("%+p", (void *)1);
+    CHECK("% p", (void *)1);
+    CHECK("[%+12p][%-+12p][% 12p]", (void *)0xbeef, (void *)0xbeef, (void *)0xbeef);
+    CHECK("[%+p][% 8p]", (void *)NULL, (void *)NULL);
     CHECK("%%|%5%|%d%%", 3);
 }
 

@@ -57,7 +57,9 @@ static void help(FILE *out)
             "  what arrived, saying what was lost. --arm sends ARM_WINDOW first;\n"
             "  --save-trace OUT.embt keeps the assembled trace stream too, --save-log OUT.log\n"
             "  the log frames (for emb log), even when there is no trace to seal, and\n"
-            "  --save-crash OUT.bin the crash record read through the descriptor (emb crash).\n"
+            "  --save-crash OUT.bin the crash record read through the descriptor or sent on\n"
+            "  channel 2 (emb crash). A crash record the target sends (channel 2 frames, the\n"
+            "  newest) becomes the capture's crash section, which emb crash CAPTURE reads.\n"
             "  --via descriptor|memchan chooses how --gdb reads; --poll-ms N sets its period.\n"
             "\n"
             "Options:\n"
@@ -388,6 +390,12 @@ static uint8_t *capture_live(const struct args *a, size_t *len, uint8_t **log, s
         fprintf(stderr, "%s: %s: %" PRIu64 " polls, the target halted %.3f ms on average, %.3f ms "
                 "at most\n", CMD, a->target, st->polls, st->halt_ms_avg, st->halt_ms_max);
     }
+    if (st->crash_records || st->bad_crash_records)
+        fprintf(stderr, "%s: %s: the target sent %" PRIu64 " crash record%s (channel 2)%s; %s\n",
+                CMD, a->target, st->crash_records + st->bad_crash_records,
+                st->crash_records + st->bad_crash_records == 1 ? "" : "s",
+                st->bad_crash_records ? ", some not whole records, dropped" : "",
+                r.crash ? "the newest is the capture's crash section (emb crash CAPTURE)" : "none kept");
     if (a->save_crash) {
         if (r.crash)
             save(a->save_crash, r.crash, r.crash_len);

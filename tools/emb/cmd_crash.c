@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h"
 #include "catalog.h"
 #include "cli.h"
 #include "crash_arch.h"
@@ -21,6 +22,7 @@
 #include "trace_write.h"
 
 #include <emb/trace_format.h>
+#include <emb/wire.h>
 
 static const char *const CMD = "emb crash";
 
@@ -32,14 +34,15 @@ static const char *const CMD = "emb crash";
 static void help(FILE *out)
 {
     fprintf(out,
-            "Usage: emb crash --elf FW [options] RECORD\n"
+            "Usage: emb crash --elf FW [options] RECORD|CAPTURE\n"
             "\n"
             "Shows a crash record (version 1 or 2, docs/formats/crash.md) with the firmware's\n"
             "ELF: the faulting function and line with its inlined callers, the caller, the\n"
             "stack and thread, the registers decoded for the architecture, and the flight\n"
             "recorder's last events: the switches, the interrupt that ran, the locks held.\n"
             "RECORD is a saved record or a whole retained region (its mini-records are listed\n"
-            "too). A record from another build is refused with both build ids.\n"
+            "too); CAPTURE a sealed capture (emb capture) whose crash section holds the record\n"
+            "the target sent. A record from another build is refused with both build ids.\n"
             "\n"
             "Options:\n"
             "      --elf FW        the image the record came from (symbols and build id)\n"
@@ -124,6 +127,8 @@ struct crash {
     const char *file;
     uint8_t *data;
     size_t size;
+    long long base;            /* where the record's bytes start in the file (a capture's
+                                * crash section), for the offsets in messages */
     bool has_record;
     struct emb_crash_record rec;
     struct emb_crash_view view;
@@ -194,8 +199,8 @@ static int check_identity(struct crash *c)
         for (size_t i = cmp; i < r->build_id_len; i++)
             rest_zero &= r->build_id[i] == 0;
         if (memcmp(id, r->build_id, cmp) != 0 || !rest_zero) {
-            emb_cli_error_at(CMD, c->file, r->version == 1 ? EMB_CRASH_V1_OFF_BUILD_ID
-                                                           : EMB_CRASH_V2_OFF_BUILD_ID,
+            emb_cli_error_at(CMD, c->file, c->base + (r->version == 1 ? EMB_CRASH_V1_OFF_BUILD_ID
+                                                                      : EMB_CRASH_V2_OFF_BUILD_ID),
                              "the record comes from another build: record build id %s, %s has %s",
                              hex_bytes(r->build_id, r->build_id_len, a, sizeof a),
                              emb_elf_path(c->elf), hex_bytes(id, n, b, sizeof b));
@@ -203,7 +208,7 @@ static int check_identity(struct crash *c)
         }
     }
     if (c->view.elf_machine && c->view.elf_machine != emb_elf_machine(c->elf)) {
-        emb_cli_error_at(CMD, c->file, EMB_CRASH_V1_FIXED_SIZE,
+        emb_cli_error_at(CMD, c->file, c->base + EMB_CRASH_V1_FIXED_SIZE,
                          "the record's registers are for ELF machine %u (%s), %s is machine %u",
                          c->view.elf_machine, c->view.name, emb_elf_path(c->elf),
                          emb_elf_machine(c->elf));
@@ -498,6 +503,49 @@ static void print_mini(const struct crash *c)
     }
 }
 
+/* Cycles as time, when the flight recorder gives the clock. */
+static void print_cycles(const struct crash *c, uint32_t cycles)
+{
+    uint64_t hz = c->trace ? emb_trace_info(c->trace)->clock_hz : 0;
+    printf("%" PRIu32 " cycles", cycles);
+    if (hz)
+        printf(" (%.1f us)", (double)emb_trace_ticks_to_ns(cycles, hz) / 1000.0);
+}
+
+/* What raised the fault: the monitor and its numbers, the signal, or the class's code. */
+static void print_cause(const struct crash *c)
+{
+    const struct emb_crash_record *r = &c->rec;
+    const struct emb_crash_view *v = &c->view;
+    char name[32];
+    if (r->fault_class == EMB_FAULT_MONITOR) {
+        printf(" %s: an interval of ", emb_crash_monitor_name(r->fault_code, name, sizeof name));
+        print_cycles(c, r->monitor_interval);
+        printf(" crossed the threshold of ");
+        print_cycles(c, r->monitor_threshold);
+        printf("\n");
+        return;
+    }
+    if (v->native && v->signo == 0)
+        printf(", raised by the library (no signal), code %u", r->fault_code);
+    else if (v->native)
+        printf(", %s, %s", emb_crash_signal_name(v->signo), emb_crash_si_code_text(v->signo, v->si_code));
+    else
+        printf(", code %u", r->fault_code);
+    printf(", at address 0x%" PRIx64 "%s\n", v->fault_address,
+           r->addr_lost & EMB_CRASH_V2_LOST_DATA ? " (partial)" : "");
+}
+
+/* A v2 record whose 16-bit fields could not hold an address says so; such an address is
+ * shown as the bits it kept, never symbolised as if it were whole. */
+static void print_partial(const char *label, uint64_t value)
+{
+    printf("%s%-10s%s 0x%08" PRIx64 "  %sPARTIAL: only the low bits the 16-bit field kept; "
+           "not symbolised%s\n",
+           color(EMB_C_BOLD), label, color(EMB_C_RESET), value, color(EMB_C_YELLOW),
+           color(EMB_C_RESET));
+}
+
 static void print_text(struct crash *c)
 {
     const struct emb_crash_record *r = &c->rec;
@@ -516,11 +564,14 @@ static void print_text(struct crash *c)
         printf("%-10s %s\n", "firmware", r->fw_version);
     printf("%-10s %s%s%s", "fault", color(EMB_C_RED), emb_crash_fault_class_name(r->fault_class),
            color(EMB_C_RESET));
-    if (v->native)
-        printf(", %s, %s", emb_crash_signal_name(v->signo), emb_crash_si_code_text(v->signo, v->si_code));
-    else
-        printf(", code %u", r->fault_code);
-    printf(", at address 0x%" PRIx64 "\n", v->fault_address);
+    print_cause(c);
+    if (r->addr_lost)
+        printf("%-10s %s%s%s%sdid not fit the v2 record's 16-bit fields: their high bits are lost%s\n",
+               "addresses", color(EMB_C_YELLOW),
+               r->addr_lost & EMB_CRASH_V2_LOST_CODE ? "pc or lr " : "",
+               r->addr_lost == (EMB_CRASH_V2_LOST_CODE | EMB_CRASH_V2_LOST_DATA) ? "and " : "",
+               r->addr_lost & EMB_CRASH_V2_LOST_DATA ? "fault address, sp or stack base " : "",
+               color(EMB_C_RESET));
     const char *tname = context_name(c, r->thread_index);
     printf("%-10s %u%s%s%s, generation %u", "thread", r->thread_index, tname ? " \"" : "",
            tname ? tname : "", tname ? "\"" : "", r->thread_generation);
@@ -532,8 +583,15 @@ static void print_text(struct crash *c)
     if (hz)
         printf(" (%.6f s at %" PRIu64 " Hz)", (double)r->uptime_ticks / (double)hz, hz);
     printf("\n\n");
-    print_frames(c, "pc", v->pc, NULL);
-    if (v->ra_source != EMB_CRASH_RA_NONE) {
+    if (r->addr_lost & EMB_CRASH_V2_LOST_CODE)
+        print_partial("pc", v->pc);
+    else
+        print_frames(c, "pc", v->pc,
+                     r->fault_class == EMB_FAULT_MONITOR ? "(the code that opened the interval)" : NULL);
+    if (r->addr_lost & EMB_CRASH_V2_LOST_CODE) {
+        if (v->ra)
+            print_partial("caller", v->ra);
+    } else if (v->ra_source != EMB_CRASH_RA_NONE) {
         char note[96];
         if (v->ra_source == EMB_CRASH_RA_STACK_SCAN)
             snprintf(note, sizeof note, "(return address found on the stack, sp+%u)", v->ra_offset);
@@ -588,16 +646,20 @@ static void json_hex(struct emb_json *j, const char *key, uint64_t v)
     emb_json_string(j, key, buf);
 }
 
-static void json_address(struct emb_json *j, struct crash *c, const char *key, uint64_t runtime)
+/* A code address and its frames; a partial one (a v2 field that could not hold it) is
+ * not symbolised. */
+static void json_code_address(struct emb_json *j, struct crash *c, const char *key,
+                              uint64_t runtime, bool partial)
 {
     uint64_t addr = elf_address(c, runtime);
     emb_json_begin_object(j, key);
     json_hex(j, "address", addr);
     json_hex(j, "runtime", runtime);
-    emb_json_bool(j, "in_image", in_image(c, runtime));
+    emb_json_bool(j, "partial", partial);
+    emb_json_bool(j, "in_image", !partial && in_image(c, runtime));
     struct emb_elf_frame f[MAX_FRAMES];
     uint64_t off = 0;
-    size_t n = in_image(c, runtime) ? emb_elf_symbolize(c->elf, addr, f, MAX_FRAMES, &off) : 0;
+    size_t n = !partial && in_image(c, runtime) ? emb_elf_symbolize(c->elf, addr, f, MAX_FRAMES, &off) : 0;
     emb_json_uint(j, "offset", off);
     emb_json_begin_array(j, "frames");
     for (size_t i = 0; i < n; i++) {
@@ -610,6 +672,11 @@ static void json_address(struct emb_json *j, struct crash *c, const char *key, u
     }
     emb_json_end_array(j);
     emb_json_end_object(j);
+}
+
+static void json_address(struct emb_json *j, struct crash *c, const char *key, uint64_t runtime)
+{
+    json_code_address(j, c, key, runtime, false);
 }
 
 /* The trace's own record object ({"ts", "ns", "context", "event", "fields", ...}); the
@@ -695,6 +762,9 @@ static void print_json(struct crash *c)
         emb_json_string(&j, "reset_reason", emb_crash_reset_reason_name(r->reset_reason));
         emb_json_uint(&j, "cpu", r->cpu_id);
         emb_json_uint(&j, "partition", r->partition_id);
+        /* v2: which addresses its 16-bit fields could not hold whole */
+        emb_json_bool(&j, "code_addresses_partial", r->addr_lost & EMB_CRASH_V2_LOST_CODE);
+        emb_json_bool(&j, "data_addresses_partial", r->addr_lost & EMB_CRASH_V2_LOST_DATA);
         emb_json_end_object(&j);
         const uint8_t *id;
         size_t idn = emb_elf_build_id(c->elf, &id);
@@ -705,11 +775,24 @@ static void print_json(struct crash *c)
         emb_json_begin_object(&j, "fault");
         emb_json_string(&j, "class", emb_crash_fault_class_name(r->fault_class));
         emb_json_uint(&j, "code", r->fault_code);
-        if (v->native) {
+        if (v->native && v->signo == 0) {
+            emb_json_null(&j, "signal");
+            emb_json_string(&j, "cause", "raised by the library");
+        } else if (v->native) {
             emb_json_string(&j, "signal", emb_crash_signal_name(v->signo));
             emb_json_string(&j, "cause", emb_crash_si_code_text(v->signo, v->si_code));
         }
-        json_hex(&j, "address", v->fault_address);
+        if (r->fault_class == EMB_FAULT_MONITOR) {
+            char name[32];
+            emb_json_null(&j, "address");
+            emb_json_begin_object(&j, "monitor");
+            emb_json_string(&j, "category", emb_crash_monitor_name(r->fault_code, name, sizeof name));
+            emb_json_uint(&j, "interval_cycles", r->monitor_interval);
+            emb_json_uint(&j, "threshold_cycles", r->monitor_threshold);
+            emb_json_end_object(&j);
+        } else {
+            json_hex(&j, "address", v->fault_address);
+        }
         emb_json_end_object(&j);
         emb_json_begin_object(&j, "thread");
         emb_json_uint(&j, "index", r->thread_index);
@@ -721,9 +804,10 @@ static void print_json(struct crash *c)
             emb_json_null(&j, "name");
         emb_json_end_object(&j);
         emb_json_string(&j, "arch", v->name);
-        json_address(&j, c, "pc", v->pc);
+        bool code_partial = r->addr_lost & EMB_CRASH_V2_LOST_CODE;
+        json_code_address(&j, c, "pc", v->pc, code_partial);
         if (v->ra_source != EMB_CRASH_RA_NONE) {
-            json_address(&j, c, "caller", v->ra);
+            json_code_address(&j, c, "caller", v->ra, code_partial);
             emb_json_string(&j, "caller_source",
                             v->ra_source == EMB_CRASH_RA_STACK_SCAN ? "stack_scan"
                             : v->ra_source == EMB_CRASH_RA_CFI      ? "call_frame_information"
@@ -792,7 +876,7 @@ static int decode_flight(struct crash *c)
     struct emb_trace_options opt = {
         .catalog = c->cat,
         .name = c->file,
-        .base_offset = c->rec.flight_offset,
+        .base_offset = (uint64_t)c->base + c->rec.flight_offset,
     };
     c->trace = emb_trace_decode(c->rec.flight, c->rec.flight_len, &opt);
     if (!c->trace) {
@@ -801,8 +885,8 @@ static int decode_flight(struct crash *c)
     }
     const struct emb_trace_summary *s = emb_trace_summary(c->trace);
     if (s->packets != c->rec.flight_packets && !s->fatal)
-        emb_cli_error_at(CMD, c->file, c->rec.version == 1 ? EMB_CRASH_V1_OFF_FLIGHT_COUNT
-                                                           : EMB_CRASH_V2_OFF_FLIGHT_COUNT,
+        emb_cli_error_at(CMD, c->file, c->base + (c->rec.version == 1 ? EMB_CRASH_V1_OFF_FLIGHT_COUNT
+                                                                      : EMB_CRASH_V2_OFF_FLIGHT_COUNT),
                          "the record announces %u flight packets, %" PRIu64 " decode",
                          c->rec.flight_packets, s->packets);
     if (s->fatal || s->errors) {
@@ -820,6 +904,37 @@ static int decode_flight(struct crash *c)
     return s->errors ? -1 : 0;
 }
 
+/* A sealed capture: its crash section becomes the input (the capture stays alive in
+ * *capture while the record is used). 0, or -1 after saying why. */
+static int open_capture(struct crash *c, struct emb_capture **capture)
+{
+    const struct emb_catalog *cat = emb_catalog_builtin();
+    /* Only the crash section is read: the trace is not decoded, its catalogue not needed. */
+    struct emb_capture_options opt = {.catalog = cat, .name = c->file, .skip_trace = true,
+                                      .ignore_checksum = true};
+    *capture = cat ? emb_capture_decode(c->data, c->size, &opt) : NULL;
+    long long off;
+    const char *msg;
+    if (*capture == NULL) {
+        emb_cli_error_at(CMD, c->file, -1, "out of memory");
+        return -1;
+    }
+    if (emb_capture_failed(*capture, &off, &msg)) {
+        emb_cli_error_at(CMD, c->file, off, "%s", msg);
+        return -1;
+    }
+    const struct emb_cap_section *s = emb_capture_section(*capture, EMB_CAP_SEC_CRASH);
+    if (s == NULL) {
+        emb_cli_error_at(CMD, c->file, -1, "the capture holds no crash section (the target sent "
+                                           "no crash record, and none was given with --crash)");
+        return -1;
+    }
+    c->base = (long long)s->offset;
+    c->data = (uint8_t *)s->data;
+    c->size = (size_t)s->length;
+    return 0;
+}
+
 int emb_cmd_crash(int argc, char **argv)
 {
     struct args a = {.events = 24};
@@ -831,20 +946,29 @@ int emb_cmd_crash(int argc, char **argv)
     c.data = read_input(a.file, &c.size, &rc);
     if (!c.data)
         return rc;
+    uint8_t *file_bytes = c.data;
+    struct emb_capture *capture = NULL;
+    if (c.size >= 4 && emb_get_le32(c.data) == EMB_CAP_MAGIC && open_capture(&c, &capture) != 0) {
+        emb_capture_free(capture);
+        free(file_bytes);
+        return EMB_EXIT_BAD;
+    }
     struct emb_crash_error err;
     c.has_record = emb_crash_decode(c.data, c.size, &c.rec, &err) == 0;
     bool magic_missing = !c.has_record && err.offset == 0;
     c.nminis = emb_crash_mini_scan(c.data, c.size, c.has_record ? c.rec.length : 0, c.minis, MAX_MINI);
-    if (!c.has_record && (!magic_missing || c.nminis == 0)) {
-        emb_cli_error_at(CMD, a.file, err.offset, "%s", err.message);
-        free(c.data);
+    if (!c.has_record && (!magic_missing || c.nminis == 0 || capture)) {
+        emb_cli_error_at(CMD, a.file, c.base + err.offset, "%s", err.message);
+        emb_capture_free(capture);
+        free(file_bytes);
         return EMB_EXIT_BAD;
     }
     char msg[512];
     struct emb_catalog *own = NULL;
     if (!(c.elf = emb_elf_open(a.elf, msg, sizeof msg))) {
         emb_cli_error(CMD, "%s", msg);
-        free(c.data);
+        emb_capture_free(capture);
+        free(file_bytes);
         return EMB_EXIT_BAD;
     }
     rc = EMB_EXIT_OK;
@@ -881,6 +1005,7 @@ int emb_cmd_crash(int argc, char **argv)
     if (own)
         emb_catalog_free(own);
     emb_elf_close(c.elf);
-    free(c.data);
+    emb_capture_free(capture);
+    free(file_bytes);
     return rc;
 }

@@ -40,9 +40,11 @@ static void help(FILE *out)
             "      --rule NAME=on|off  switch one rule: missing extra reorder argument\n"
             "                          epoch-duration interval drops\n"
             "      --compare SPEC      a field policy: 'EVENT.FIELD POLICY [when FIELD=VALUE]'\n"
-            "      --margin-pct N      timing margin: N%% of the good run's median (25)\n"
+            "      --quantile Q        timing band: the good run's Q%% and (100-Q)%% quantiles (5)\n"
+            "      --margin-pct N      ... widened by N%% of the good run's median (25)\n"
             "      --margin-us N       ... but at least N microseconds (20)\n"
-            "      --repeat N          timing outliers a class needs to be significant (3)\n"
+            "      --repeat N          epochs in a row a class must stay on one side of its\n"
+            "                          band to be significant (10)\n"
             "      --context-lines N   events shown either side of the first difference (3)\n"
             "      --catalog FILE      decode with this catalogue (YAML)\n"
             "      --color[=WHEN]      colour: auto (default), always, never\n"
@@ -75,13 +77,13 @@ static int parse_args(int argc, char **argv, struct args *a, struct emb_diff_rul
                       const struct emb_catalog **cat, struct emb_catalog **own)
 {
     enum { OPT_JSON = 256, OPT_HTML, OPT_ANCHOR, OPT_SAME, OPT_RULES, OPT_RULE, OPT_COMPARE,
-           OPT_MPCT, OPT_MUS, OPT_REPEAT, OPT_LINES, OPT_CATALOG, OPT_COLOR };
+           OPT_MPCT, OPT_MUS, OPT_QUANTILE, OPT_REPEAT, OPT_LINES, OPT_CATALOG, OPT_COLOR };
     static const struct option options[] = {
         {"json", no_argument, NULL, OPT_JSON},         {"html", required_argument, NULL, OPT_HTML},
         {"anchor", required_argument, NULL, OPT_ANCHOR}, {"same-build", no_argument, NULL, OPT_SAME},
         {"rules", required_argument, NULL, OPT_RULES}, {"rule", required_argument, NULL, OPT_RULE},
         {"compare", required_argument, NULL, OPT_COMPARE},
-        {"margin-pct", required_argument, NULL, OPT_MPCT},
+        {"margin-pct", required_argument, NULL, OPT_MPCT}, {"quantile", required_argument, NULL, OPT_QUANTILE},
         {"margin-us", required_argument, NULL, OPT_MUS}, {"repeat", required_argument, NULL, OPT_REPEAT},
         {"context-lines", required_argument, NULL, OPT_LINES},
         {"catalog", required_argument, NULL, OPT_CATALOG},
@@ -139,6 +141,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct emb_diff_rul
                 break;
             case OPT_MPCT: snprintf(line, sizeof line, "margin-pct %s", optarg); rc = apply_rule_line(r, *cat, "--margin-pct", line); break;
             case OPT_MUS: snprintf(line, sizeof line, "margin-us %s", optarg); rc = apply_rule_line(r, *cat, "--margin-us", line); break;
+            case OPT_QUANTILE: snprintf(line, sizeof line, "quantile %s", optarg); rc = apply_rule_line(r, *cat, "--quantile", line); break;
             case OPT_REPEAT: snprintf(line, sizeof line, "repeat %s", optarg); rc = apply_rule_line(r, *cat, "--repeat", line); break;
             case OPT_LINES: snprintf(line, sizeof line, "context-lines %s", optarg); rc = apply_rule_line(r, *cat, "--context-lines", line); break;
             default: break;

@@ -41,7 +41,10 @@ static void help(FILE *out)
             "\n"
             "Options:\n"
             "  -e, --elf PROGRAM   the ELF whose call sites the stream's ids name (required);\n"
-            "                      a stream from another build (GNU build id) is refused\n"
+            "                      a stream from another build (GNU build id) is refused,\n"
+            "                      and so is an ELF or a stream without a build id\n"
+            "      --no-build-id-check  decode even without a build id to compare (the\n"
+            "                      stream may be another build's: its text may be garbage)\n"
             "  -f, --follow        print each record as it arrives (a pipe, a TCP stream),\n"
             "                      in arrival order, until the stream ends\n"
             "      --json          one JSON object per record per line\n"
@@ -55,18 +58,20 @@ static void help(FILE *out)
             "  -h, --help          show this help\n"
             "\n"
             "Exit status: 0 when the stream decoded cleanly (drops the target counted are not\n"
-            "errors), 2 on bad input or usage, after decoding what could be decoded.\n");
+            "errors), 1 when a record's format has a conversion the log cannot reproduce\n"
+            "(positional arguments, %%m, wide characters, an argument of the wrong kind: marked\n"
+            "<...> in the text), 2 on bad input or usage, after decoding what could be decoded.\n");
 }
 
 struct args {
     const char *elf, *stream, *output, *trace;
-    bool follow, json, absolute, raw;
+    bool follow, json, absolute, raw, no_build_id_check;
     uint64_t clock_hz;
 };
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    enum { OPT_JSON = 256, OPT_ABSOLUTE, OPT_TRACE, OPT_RAW, OPT_CLOCK, OPT_COLOR };
+    enum { OPT_JSON = 256, OPT_ABSOLUTE, OPT_TRACE, OPT_RAW, OPT_CLOCK, OPT_COLOR, OPT_NO_BUILD_ID };
     static const struct option options[] = {
         {"elf", required_argument, NULL, 'e'},
         {"follow", no_argument, NULL, 'f'},
@@ -75,6 +80,7 @@ static int parse_args(int argc, char **argv, struct args *a)
         {"trace", required_argument, NULL, OPT_TRACE},
         {"raw", no_argument, NULL, OPT_RAW},
         {"clock-hz", required_argument, NULL, OPT_CLOCK},
+        {"no-build-id-check", no_argument, NULL, OPT_NO_BUILD_ID},
         {"output", required_argument, NULL, 'o'},
         {"color", optional_argument, NULL, OPT_COLOR},
         {"colour", optional_argument, NULL, OPT_COLOR},
@@ -94,6 +100,7 @@ static int parse_args(int argc, char **argv, struct args *a)
         case OPT_ABSOLUTE: a->absolute = true; break;
         case OPT_TRACE: a->trace = optarg; break;
         case OPT_RAW: a->raw = true; break;
+        case OPT_NO_BUILD_ID: a->no_build_id_check = true; break;
         case OPT_CLOCK:
             errno = 0;
             a->clock_hz = strtoull(optarg, &end, 0);
@@ -305,6 +312,8 @@ static void print_json(struct state *s, const struct emb_logrec *r)
         if (r->type == EMB_LREC_HEXDUMP)
             json_hex(&j, "data", r->data, r->data_len);
         emb_json_bool(&j, "clipped", r->clipped);
+        if (r->marked)
+            emb_json_bool(&j, "marked", true);
         break;
     case EMB_LREC_DROPPED:
     case EMB_LREC_PENDING:
@@ -536,6 +545,13 @@ int emb_cmd_log(int argc, char **argv)
         emb_cli_error(CMD, "%s", err);
         return EMB_EXIT_BAD;
     }
+    if (db->build_id_len == 0u && !a.no_build_id_check) {
+        emb_cli_error(CMD, "%s: no GNU build id, so nothing shows which build a stream is from "
+                      "(another build's stream decodes into garbage): link the firmware with "
+                      "-Wl,--build-id, or pass --no-build-id-check to decode anyway", a.elf);
+        emb_logdb_free(db);
+        return EMB_EXIT_BAD;
+    }
     struct state s = {.a = &a, .db = db, .out = stdout, .ctx_width = 6};
     if (a.trace != NULL && !trace_origin(&s)) {
         emb_logdb_free(db);
@@ -554,8 +570,9 @@ int emb_cmd_log(int argc, char **argv)
         emb_logdb_free(db);
         return EMB_EXIT_BAD;
     }
-    struct emb_logdec_options opt = {.db = db, .name = a.stream, .raw = a.raw, .record = on_record,
-                                     .problem = on_problem, .arg = &s};
+    struct emb_logdec_options opt = {.db = db, .name = a.stream, .raw = a.raw,
+                                     .no_build_id_check = a.no_build_id_check,
+                                     .record = on_record, .problem = on_problem, .arg = &s};
     s.dec = emb_logdec_new(&opt);
     if (s.dec == NULL) {
         emb_cli_error(CMD, "out of memory");
@@ -609,7 +626,11 @@ int emb_cmd_log(int argc, char **argv)
     if (sum->dropped + sum->pending > 0u)
         fprintf(stderr, "%s: %s: %" PRIu64 " records decoded, %" PRIu64 " dropped on the target\n",
                 CMD, a.stream, sum->records, sum->dropped + sum->pending);
+    bool marked = sum->marked > 0u;
+    if (marked)
+        fprintf(stderr, "%s: %s: %" PRIu64 " records with a conversion the log cannot reproduce, "
+                "marked <...> in their text\n", CMD, a.stream, sum->marked);
     emb_logdec_free(s.dec);
     emb_logdb_free(db);
-    return bad ? EMB_EXIT_BAD : EMB_EXIT_OK;
+    return bad ? EMB_EXIT_BAD : marked ? EMB_EXIT_FINDINGS : EMB_EXIT_OK;
 }

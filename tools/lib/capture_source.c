@@ -70,6 +70,7 @@ struct emb__cap {
     struct emb_frame_dec *dec;
     struct emb_tasm *tasm;
     struct emb__bytes log;
+    struct emb__bytes crash;    /* the newest whole crash record that came on channel 2 */
     struct emb__splitter sp;
     struct emb__bytes down;     /* command frames waiting to go to the target */
     uint64_t start_ms, last_progress_ms, last_ping_ms, last_packet_ms, closed_ms;
@@ -102,6 +103,17 @@ static void emb__on_frame(void *arg, uint8_t ch, const uint8_t *p, size_t len, u
             emb__append(&c->log, f, n);
             if (f != stack)
                 free(f);
+        }
+    } else if (ch == EMB_FRAME_CH_CRASH) {
+        /* A crash record the target found at start and sent (docs/formats/frame.md): kept
+         * when it checks out (magic, length, CRC), the newest one winning. */
+        struct emb_crash_record r;
+        if (emb_crash_decode(p, len, &r, NULL) == 0 && r.length == len) {
+            c->crash.n = 0;
+            emb__append(&c->crash, p, len);
+            c->st->crash_records++;
+        } else {
+            c->st->bad_crash_records++;
         }
     } else if (ch == EMB_FRAME_CH_SHELL && len >= 2) {
         c->st->replies++;
@@ -818,7 +830,7 @@ static int emb__pid(struct emb__cap *c, char *err, size_t errlen)
 int emb_source_kind_parse(const char *name)
 {
     static const char *const names[] = {"file", "tcp", "serial", "swo", "gdb", "pid", "retained"};
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
         if (!strcmp(name, names[i]))
             return i;
     return -1;
@@ -876,6 +888,12 @@ int emb_source_capture(const struct emb_source_options *opt, struct emb_source_r
     }
     res->log = c.log.p;
     res->log_len = c.log.n;
+    if (res->crash == NULL && c.crash.n > 0) {
+        res->crash = c.crash.p;
+        res->crash_len = c.crash.n;
+    } else {
+        free(c.crash.p);
+    }
     emb_frame_dec_free(c.dec);
     emb_tasm_free(c.tasm);
     free(c.sp.buf.p);

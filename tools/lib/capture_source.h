@@ -15,7 +15,8 @@
  *
  * Frames on channel 1 rebuild the trace stream (trace_assemble.h); channel 0 frames are
  * the log stream, kept as frames (what `emb log` reads; over SWO, the bytes of stimulus
- * port 0 as they are); channel 3 carries shell replies. A capture stops at the end of its source,
+ * port 0 as they are); channel 2 frames are crash records the target sent (found at its
+ * start), the newest kept for the capture's crash section; channel 3 carries shell replies. A capture stops at the end of its source,
  * after a number of packets, a duration, when the target's window has closed, or when
  * *stop becomes nonzero (Ctrl-C); whatever arrived until then is the result, and the
  * statistics say what was lost on the way.
@@ -55,6 +56,8 @@ struct emb_source_stats {
     uint64_t log_bytes;
     uint64_t overflows;      /* SWO overflow packets */
     uint64_t replies;        /* shell replies */
+    uint64_t crash_records;  /* crash records that came as channel 2 frames */
+    uint64_t bad_crash_records; /* channel 2 frames that were no whole crash record */
     uint64_t polls;          /* gdb, pid */
     uint32_t retained_dropped, retained_cut, retained_lost; /* retained: the ring's counters */
     uint32_t retained_starts;
@@ -96,7 +99,8 @@ struct emb_source_result {
     size_t trace_len;
     uint8_t *log;    /* the log stream: channel-0 frames in order (SWO: port 0 bytes), or NULL */
     size_t log_len;
-    uint8_t *crash;  /* gdb through the descriptor: the crash record the target holds, or NULL */
+    uint8_t *crash;  /* the crash record the target holds (gdb through the descriptor) or sent
+                      * (a channel 2 frame, the newest), or NULL */
     size_t crash_len;
     char *notes;     /* what the reader noticed, a line each (malloc'd), or NULL */
     struct emb_source_stats stats;

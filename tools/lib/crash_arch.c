@@ -51,6 +51,13 @@ void emb_crash_view(const struct emb_crash_record *r, struct emb_crash_view *v)
         if (r->status_count > EMB_CRASH_CM_STACK)
             v->stack_words = r->status_count - EMB_CRASH_CM_STACK;
     }
+    if (r->fault_class == EMB_FAULT_MONITOR) {
+        /* The library raised it at the closing point: no address faulted, and the return
+         * address is the monitor's own code, not a caller of the opener. */
+        v->fault_address = 0;
+        v->ra = v->lr = 0;
+        v->ra_source = EMB_CRASH_RA_NONE;
+    }
 }
 
 static const char *const x86_names[] = {"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8",
@@ -254,6 +261,8 @@ static size_t decode_cm(const struct emb_crash_record *r, struct emb_crash_statu
 size_t emb_crash_status_decode(const struct emb_crash_record *r, const struct emb_crash_view *v,
                                struct emb_crash_status_item *out, size_t max)
 {
+    if (v->native && v->signo == 0)
+        return 0; /* raised by the library: no trap, no signal frame, nothing to decode */
     switch (v->arch) {
     case EMB_CRASH_ARCH_X86_64: return decode_x86(r, out, max);
     case EMB_CRASH_ARCH_AARCH64: return decode_a64(r, out, max);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <emb/crc.h>
+#include <emb/monitor.h>
 #include <emb/wire.h>
 
 static int fail(struct emb_crash_error *err, long long offset, const char *fmt, ...)
@@ -66,6 +67,11 @@ static int decode_v1(const uint8_t *d, uint32_t len, struct emb_crash_record *r,
     r->status_regs = d + EMB_CRASH_V1_FIXED_SIZE;
     r->gprs = r->status_regs + 4u * r->status_count;
     r->flight_offset = flight_off;
+    if (r->fault_class == EMB_FAULT_MONITOR) {
+        r->monitor_interval = r->fault_address;
+        r->monitor_threshold = r->lr;
+        r->fault_address = r->lr = 0;
+    }
     return 0;
 }
 
@@ -75,9 +81,15 @@ static int decode_v2(const uint8_t *d, uint32_t len, struct emb_crash_record *r,
     if (len < EMB_CRASH_V2_FIXED_SIZE + EMB_CRASH_CRC_SIZE)
         return fail(err, EMB_CRASH_OFF_LENGTH, "length %u is below the %u bytes of a v2 record",
                     len, EMB_CRASH_V2_FIXED_SIZE + EMB_CRASH_CRC_SIZE);
-    uint8_t shift = d[EMB_CRASH_V2_OFF_ADDR_SHIFT];
+    uint8_t byte = d[EMB_CRASH_V2_OFF_ADDR_SHIFT];
+    uint8_t shift = byte & EMB_CRASH_V2_SHIFT_MASK;
     if (shift > 16)
         return fail(err, EMB_CRASH_V2_OFF_ADDR_SHIFT, "address shift %u is above 16", shift);
+    if (byte & EMB_CRASH_V2_LOST_RESERVED)
+        return fail(err, EMB_CRASH_V2_OFF_ADDR_SHIFT,
+                    "unknown flag 0x%02x in the address shift byte 0x%02x",
+                    EMB_CRASH_V2_LOST_RESERVED, byte);
+    r->addr_lost = byte & (EMB_CRASH_V2_LOST_CODE | EMB_CRASH_V2_LOST_DATA);
     memcpy(r->build_id, d + EMB_CRASH_V2_OFF_BUILD_ID, EMB_CRASH_V2_BUILD_ID_SIZE);
     r->build_id_len = EMB_CRASH_V2_BUILD_ID_SIZE;
     r->uptime_ticks = emb_get_le32(d + EMB_CRASH_V2_OFF_UPTIME);
@@ -94,6 +106,12 @@ static int decode_v2(const uint8_t *d, uint32_t len, struct emb_crash_record *r,
     r->stack_size = emb_get_le16(d + EMB_CRASH_V2_OFF_STACK_SIZE);
     r->flight_packets = emb_get_le16(d + EMB_CRASH_V2_OFF_FLIGHT_COUNT);
     r->flight_offset = EMB_CRASH_V2_FIXED_SIZE;
+    if (r->fault_class == EMB_FAULT_MONITOR) {
+        /* Cycles, saturated, not shifted addresses. */
+        r->monitor_interval = emb_get_le16(d + EMB_CRASH_V2_OFF_FAULT_ADDR);
+        r->monitor_threshold = emb_get_le16(d + EMB_CRASH_V2_OFF_LR);
+        r->fault_address = r->lr = 0;
+    }
     return 0;
 }
 
@@ -197,6 +215,21 @@ size_t emb_crash_mini_scan(const uint8_t *data, size_t size, size_t from,
     }
     qsort(out, found < max ? found : max, sizeof *out, by_sequence);
     return found;
+}
+
+const char *emb_crash_monitor_name(unsigned category, char *buf, size_t len)
+{
+    static const char *const fixed[] = {
+        [EMB_MONITOR_IRQ_LOCK] = "irq_lock",
+        [EMB_MONITOR_SCHED_LOCK] = "sched_lock",
+        [EMB_MONITOR_THREAD_RUN] = "thread_run",
+        [EMB_MONITOR_WORK_HANDLER] = "work_handler",
+    };
+    if (category < EMB_MONITOR_ISR_FIRST)
+        snprintf(buf, len, "%s", fixed[category]);
+    else
+        snprintf(buf, len, "isr vector %u", category - EMB_MONITOR_ISR_FIRST);
+    return buf;
 }
 
 const char *emb_crash_fault_class_name(unsigned c)

@@ -34,9 +34,12 @@ struct emb_crash_record {
     uint16_t thread_index;
     uint16_t thread_generation;
     uint8_t addr_shift;              /* v2: stored addresses were shifted right by this */
-    uint32_t fault_address;          /* addresses as stored, shifted back for v2 */
+    uint8_t addr_lost;               /* v2: EMB_CRASH_V2_LOST_* bits: fields holding only
+                                      * part of their address (the low 16 bits kept) */
+    uint32_t fault_address;          /* addresses as stored, shifted back for v2; 0 for a
+                                      * monitor fault */
     uint32_t pc;
-    uint32_t lr;
+    uint32_t lr;                     /* 0 for a monitor fault */
     uint32_t sp;
     uint32_t stack_base;
     uint32_t stack_size;
@@ -49,6 +52,11 @@ struct emb_crash_record {
     uint32_t flight_len;
     const uint8_t *flight;           /* an EMBT stream, or NULL when flight_len is 0 */
     uint32_t crc;
+    /* A monitor fault (fault_class EMB_FAULT_MONITOR, fault_code its category): the
+     * interval that crossed the threshold and the threshold, in trace clock cycles, which
+     * the record keeps in its fault_address and lr_or_ra fields. */
+    uint32_t monitor_interval;
+    uint32_t monitor_threshold;
 };
 
 /* Decodes the record at the start of data[0..size). Trailing bytes are ignored (a
@@ -80,6 +88,9 @@ int emb_crash_mini_decode(const uint8_t *data, size_t size, struct emb_crash_min
  * sequence). Returns how many were found (at most max are stored). */
 size_t emb_crash_mini_scan(const uint8_t *data, size_t size, size_t from,
                            struct emb_crash_mini *out, size_t max);
+
+/* A monitor category (include/emb/monitor.h) in words: "irq_lock", ..., "isr vector 3". */
+const char *emb_crash_monitor_name(unsigned category, char *buf, size_t len);
 
 /* Names: "memory", "pin", ...; "unknown" outside the enumerations. */
 const char *emb_crash_fault_class_name(unsigned fault_class);

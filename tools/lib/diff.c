@@ -33,7 +33,8 @@ void emb_diff_rules_default(struct emb_diff_rules *r)
         r->enabled[i] = true;
     r->margin_pct = 25.0;
     r->margin_us = 20.0;
-    r->repeat = 3;
+    r->quantile_pct = 5.0;
+    r->repeat = 10;
     r->context_lines = 3;
     r->anchor_field = -2;
 }
@@ -242,10 +243,14 @@ int emb_diff_rules_line(struct emb_diff_rules *r, const struct emb_catalog *cat,
         return 0;
     }
     if (!strcmp(w[0], "margin-pct") || !strcmp(w[0], "margin-us") || !strcmp(w[0], "repeat") ||
-        !strcmp(w[0], "context-lines")) {
+        !strcmp(w[0], "context-lines") || !strcmp(w[0], "quantile")) {
         if (n != 2 || !parse_double(w[1], &v))
             return rule_error(err, errlen, "%s needs one number that is not negative", w[0]);
-        if (!strcmp(w[0], "margin-pct"))
+        if (!strcmp(w[0], "quantile")) {
+            if (v >= 50)
+                return rule_error(err, errlen, "quantile takes a percentage below 50");
+            r->quantile_pct = v;
+        } else if (!strcmp(w[0], "margin-pct"))
             r->margin_pct = v;
         else if (!strcmp(w[0], "margin-us"))
             r->margin_us = v;
@@ -265,7 +270,7 @@ int emb_diff_rules_line(struct emb_diff_rules *r, const struct emb_catalog *cat,
     if (!strcmp(w[0], "compare"))
         return parse_compare(r, cat, w, n, err, errlen);
     return rule_error(err, errlen, "unknown setting '%s' (rule, context, margin-pct, margin-us, "
-                      "repeat, context-lines, anchor, compare)", w[0]);
+                      "quantile, repeat, context-lines, anchor, compare)", w[0]);
 }
 
 int emb_diff_rules_load(struct emb_diff_rules *r, const struct emb_catalog *cat, const char *path,
@@ -391,6 +396,9 @@ struct work {
     size_t tid_n[2];
     size_t anchor_ctx[2];
     size_t *marker_pos[2];   /* [epochs + 1] index of marker k in the anchor context */
+    size_t markers_after[2]; /* anchor markers a run has after the last compared one */
+    long closed_ctx[2];      /* the ring that filled and closed the window, -1 none */
+    uint64_t closed_ns[2], closed_count[2];
 };
 
 static int refuse(struct work *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -739,6 +747,8 @@ static int align(struct work *w)
         goto out;
     }
     d->epochs = common - 1;
+    for (int s = 0; s < 2; s++)
+        w->markers_after[s] = m[s].n - (size_t)start[s] - common;
     d->epoch_value = malloc((d->epochs + 1) * sizeof *d->epoch_value);
     for (int s = 0; s < 2; s++) {
         d->epoch_ns[s] = malloc((d->epochs + 1) * sizeof *d->epoch_ns[s]);
@@ -882,14 +892,36 @@ static int32_t epoch_at(const struct emb_diff *d, int side, uint64_t ns)
     return (int32_t)lo;
 }
 
+/* The last event recorded in any ring of a trace. */
+static uint64_t last_event_ns(const struct emb_trace *t)
+{
+    uint64_t last = 0;
+    for (size_t r = 0; r < emb_trace_context_count(t); r++) {
+        const struct emb_trace_context *c = emb_trace_context(t, r);
+        for (size_t k = c->nrecs; k-- > 0;)
+            if (c->recs[k].type == EMB_TREC_EVENT) {
+                if (c->recs[k].ns > last)
+                    last = c->recs[k].ns;
+                break;
+            }
+    }
+    return last;
+}
+
 /* Losses: inside the compared range they make the comparison incomplete (and are a
- * difference); after it they are the window closing, by design. */
+ * difference); after it they are the window closing, by design. A loss happened after the
+ * ring's last event before it; when the ring stored nothing after it in a window capture,
+ * the ring filled and closed the window, and nothing was recorded after that: the loss
+ * is placed at the end of the recording, after the last frame marker recorded before it,
+ * never at the ring's last event, which may lie epochs earlier. */
 static void find_losses(struct work *w, int side)
 {
     struct emb_diff *d = w->d;
     const struct emb_trace *t = d->trace[side];
     const struct emb_trace_info *h = emb_trace_info(t);
+    bool window = emb_capture_window(d->cap[side])->armed_frame != EMB_CAP_NO_FRAME;
     uint64_t T0 = d->epoch_ns[side][0], TE = d->epoch_ns[side][d->epochs];
+    uint64_t end = last_event_ns(t);
     char key[64];
     for (size_t r = 0; r < emb_trace_context_count(t); r++) {
         const struct emb_trace_context *c = emb_trace_context(t, r);
@@ -897,6 +929,10 @@ static void find_losses(struct work *w, int side)
         long ci = ctx_find(d, key, EMB_DIFF_CTX_THREAD);
         uint64_t prev_ns = 0;
         bool seen = false;
+        size_t last_event = SIZE_MAX;
+        for (size_t k = 0; k < c->nrecs; k++)
+            if (c->recs[k].type == EMB_TREC_EVENT)
+                last_event = k;
         for (size_t k = 0; k < c->nrecs; k++) {
             const struct emb_trace_event *rec = &c->recs[k];
             if (rec->type == EMB_TREC_EVENT) {
@@ -907,10 +943,19 @@ static void find_losses(struct work *w, int side)
             if (rec->type != EMB_TREC_DISCARDED && rec->type != EMB_TREC_LOST)
                 continue;
             uint64_t from = seen ? prev_ns : 0;
+            bool closed = window && rec->type == EMB_TREC_DISCARDED &&
+                          (last_event == SIZE_MAX || k > last_event);
+            if (closed && end > from)
+                from = end;
             const char *what = rec->type == EMB_TREC_LOST ? "packets lost" : "events dropped";
             if (from >= TE) {
                 if (rec->type == EMB_TREC_DISCARDED)
                     d->dropped_after[side] += rec->count;
+                if (closed && ci >= 0 && w->closed_ctx[side] < 0) {
+                    w->closed_ctx[side] = ci;
+                    w->closed_ns[side] = from;
+                    w->closed_count[side] = rec->count;
+                }
                 continue;
             }
             if (rec->ns < T0)
@@ -944,6 +989,36 @@ static void find_losses(struct work *w, int side)
     const struct emb_trace_summary *s = emb_trace_summary(t);
     if (s->lost_no_context)
         add_gap(w, side, "(no ring)", -1, s->lost_no_context, "events with no ring, time unknown");
+}
+
+/* A run whose window closed (a ring filled) at the last compared marker while the other
+ * run recorded on: the comparison ends there because of that run, which is a difference
+ * at the frame it happened in, the first epoch not compared. Both windows closing when
+ * the same ring of the same capacity filled is the window ending by design, whichever
+ * frame each had reached: how many events fit in a ring depends on the timestamps' sizes,
+ * so it is never one event count. Runs after matching. */
+static void window_closed_early(struct work *w)
+{
+    struct emb_diff *d = w->d;
+    for (int s = 0; s < 2; s++) {
+        int o = 1 - s;
+        if (w->closed_ctx[s] < 0 || w->markers_after[s] || !w->markers_after[o])
+            continue;
+        long ci = w->closed_ctx[s];
+        if (w->closed_ctx[o] == ci &&
+            emb_capture_window(d->cap[s])->capacity == emb_capture_window(d->cap[o])->capacity)
+            continue;
+        int32_t ep = (int32_t)d->epochs;
+        add_gap(w, s, d->ctx[ci].name, ep, w->closed_count[s],
+                "events dropped: the ring filled and closed the window");
+        struct emb_diff_item *it = add_item(w, EMB_DIFF_DROPS, ep, (uint32_t)ci);
+        if (it) {
+            it->side = (uint8_t)s;
+            it->count = w->closed_count[s];
+            it->closed = true;
+            it->offset_ns = (int64_t)(w->closed_ns[s] - d->epoch_ns[s][ep]);
+        }
+    }
 }
 
 /* ---- matching ---- */
@@ -1316,6 +1391,21 @@ static int match_context(struct work *w, uint32_t ci)
             d->edge++;
         }
     }
+    /* After a run's window closed, nothing more was recorded in it: what the other run has
+     * after this context's last match has no counterpart to miss. */
+    size_t last_match = o.n;
+    for (size_t i = o.n; i-- > 0;)
+        if (o.v[i].t == OP_MATCH) {
+            last_match = i;
+            break;
+        }
+    for (size_t i = last_match == o.n ? 0 : last_match + 1; i < o.n; i++) {
+        struct op *x = &o.v[i];
+        if (!x->used && w->closed_ctx[x->t == OP_DEL ? 1 : 0] >= 0) {
+            x->used = true;
+            d->after_close++;
+        }
+    }
     pair_reorders(w, ci, &o);
     /* Inside each run of unmatched operations: the same event with other values. */
     int64_t last_a = -1, last_b = -1;
@@ -1405,65 +1495,119 @@ static int match_context(struct work *w, uint32_t ci)
 
 /* ---- timing ---- */
 
+/* A class of interval, and the two runs' spread in it. The band a bad value must leave to
+ * be an outlier is [lo - margin, hi + margin]. */
 struct tclass {
-    double *v;
-    size_t n, cap;
-    double lo, hi, median, margin;
-    size_t outliers;
+    double *v, *bv;           /* the good run's values; the bad run's, matched intervals */
+    size_t n, cap, bn, bcap;
+    double lo, hi, median;    /* the good run's quantiles q and 1 - q, and its median */
+    double b_lo, b_hi, b_median;
+    double margin;
+    size_t bseen;             /* the bad run's occurrences checked so far */
 };
 
-/* The k-th smallest of v[0..n) (Hoare's selection, linear on average; reorders v). */
-static double select_kth(double *v, size_t n, size_t k)
+static int cmp_double(const void *x, const void *y)
 {
-    size_t lo = 0, hi = n - 1;
-    uint32_t seed = 2463534242u;
-    while (lo < hi) {
-        seed ^= seed << 13, seed ^= seed >> 17, seed ^= seed << 5;
-        double pivot = v[lo + seed % (hi - lo + 1)];
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (v[i] < pivot)
-                i++;
-            while (v[j] > pivot)
-                j--;
-            if (i <= j) {
-                double t = v[i];
-                v[i] = v[j];
-                v[j] = t;
-                i++;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            break;
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The p-quantile of sorted v[0..n), linear between the order statistics (Hyndman and
+ * Fan's type 7, R's and NumPy's default). */
+static double quantile(const double *v, size_t n, double p)
+{
+    double h = (double)(n - 1) * p;
+    size_t i = (size_t)h;
+    if (i + 1 >= n)
+        return v[n - 1];
+    return v[i] + (h - (double)i) * (v[i + 1] - v[i]);
+}
+
+static void spread(double *v, size_t n, double q, double *lo, double *median, double *hi)
+{
+    if (!n) {
+        *lo = *median = *hi = 0;
+        return;
     }
-    return v[k];
+    qsort(v, n, sizeof *v, cmp_double);
+    *lo = quantile(v, n, q);
+    *median = quantile(v, n, 0.5);
+    *hi = quantile(v, n, 1.0 - q);
 }
 
 static void finish_class(struct tclass *t, const struct emb_diff_rules *r)
 {
-    t->lo = t->hi = t->v[0];
-    for (size_t i = 1; i < t->n; i++) {
-        if (t->v[i] < t->lo)
-            t->lo = t->v[i];
-        if (t->v[i] > t->hi)
-            t->hi = t->v[i];
-    }
-    t->median = select_kth(t->v, t->n, t->n / 2);
+    double q = r->quantile_pct / 100.0;
+    spread(t->v, t->n, q, &t->lo, &t->median, &t->hi);
+    spread(t->bv, t->bn, q, &t->b_lo, &t->b_median, &t->b_hi);
     double m = r->margin_pct / 100.0 * t->median, floor_ns = r->margin_us * 1000.0;
     t->margin = m > floor_ns ? m : floor_ns;
 }
 
+static bool class_add(double **v, size_t *n, size_t *cap, double x)
+{
+    if (!grow((void **)v, cap, *n + 1, sizeof **v))
+        return false;
+    (*v)[(*n)++] = x;
+    return true;
+}
+
+/* The application's own number of a generic event (user_event's `id`), or 0xFFFF. */
+static uint64_t event_number(const struct emb_trace_event *r)
+{
+    for (size_t f = 0; f < r->ev->nfields; f++)
+        if (!strcmp(r->ev->fields[f].name, "id") && r->ev->fields[f].type != EMB_CAT_CHARS)
+            return emb_cat_field_get_uint(&r->ev->fields[f], r->payload);
+    return 0xFFFFu;
+}
+
+/* Which fields compared exactly change from p to e, two events of one kind: the same
+ * packet event within a frame (its frame field unchanged) and across frames (changed). */
+static uint64_t changed_fields(const struct emb_diff_rules *rules, const struct emb_trace_event *p,
+                               const struct emb_trace_event *e)
+{
+    if (p->ev != e->ev)
+        return 0;
+    uint64_t mask = 0;
+    for (size_t f = 0; f < e->ev->nfields && f < 64; f++) {
+        const struct emb_cat_field *fd = &e->ev->fields[f];
+        double tol;
+        if (fd->type == EMB_CAT_CHARS || fd->meaning == EMB_CAT_MEANING_CYCLES ||
+            policy_of(rules, e->ev, f, e->payload, &tol) != EMB_CAT_COMPARE_EXACT)
+            continue;
+        if (emb_cat_field_get_uint(fd, p->payload) != emb_cat_field_get_uint(fd, e->payload))
+            mask |= 1ull << f;
+    }
+    return mask;
+}
+
+/* What makes an interval one interval: its context, the event before and the event, and
+ * where in the frame it falls, as the pair's fields tell it: the application's numbers of
+ * generic events (user_event 3 -> 4 is not 4 -> 5) and which fields change between them
+ * (a packet after a packet of the same frame is not the first packet of the next one), so
+ * a context of user_events does not pool its gaps inside a frame with its gaps between
+ * frames. (An ordinal within the epoch would say it too, until a late context's events
+ * spill into the next epoch and shift every ordinal there.) Never 0. */
+static uint64_t class_key(const struct emb_diff_rules *rules, uint32_t ci, const struct emb_trace_event *p,
+                          const struct emb_trace_event *e)
+{
+    uint64_t h = mix64(mix64(ci + 1u, p->id), e->id);
+    h = mix64(mix64(h, event_number(p)), event_number(e));
+    return mix64(h, changed_fields(rules, p, e)) | 1u;
+}
+
+/* The class of the good run's interval ending at event j of context c (j > 0). */
+static uint64_t good_class_key(const struct emb_diff *d, const struct emb_diff_ctx *c, uint32_t ci, size_t j)
+{
+    return class_key(&d->rules, ci, c->ev[0][j - 1].rec, c->ev[0][j].rec);
+}
+
 struct candidate {
     size_t cls;
+    size_t seq;               /* the how-manieth of its class in the bad run */
+    int sign;                 /* +1 above the band, -1 below */
+    double dev;               /* value - good median */
     bool persistent;
-    size_t order;
     struct emb_diff_item item;
 };
 
@@ -1472,9 +1616,82 @@ static int cmp_candidate(const void *x, const void *y)
     const struct candidate *a = x, *b = y;
     if (a->cls != b->cls)
         return a->cls < b->cls ? -1 : 1;
-    if (a->item.epoch != b->item.epoch)
-        return a->item.epoch < b->item.epoch ? -1 : 1;
-    return a->order < b->order ? -1 : a->order > b->order;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* A candidate when v, the seq-th occurrence of class t in the bad run, lies outside its
+ * band; NULL when inside (or out of memory). */
+static struct candidate *add_candidate(struct work *w, struct candidate **cand, size_t *n,
+                                       size_t *cap, const struct tclass *t, size_t cls, size_t seq,
+                                       double v)
+{
+    int sign = v > t->hi + t->margin ? 1 : v < t->lo - t->margin ? -1 : 0;
+    if (!sign)
+        return NULL;
+    if (!grow((void **)cand, cap, *n + 1, sizeof **cand)) {
+        w->oom = true;
+        return NULL;
+    }
+    struct candidate *c = &(*cand)[*n];
+    memset(c, 0, sizeof *c);
+    c->cls = cls;
+    c->seq = seq;
+    c->sign = sign;
+    c->dev = v - t->median;
+    (*n)++;
+    struct emb_diff_item *it = &c->item;
+    it->a = it->b = it->a_prev = it->b_prev = it->a_near = it->b_near = -1;
+    it->field = -1;
+    it->value = v;
+    return c;
+}
+
+/* Persistence, in one direction: a class is significant where the bad run's occurrences
+ * of it leave its band on one side and stay there, every occurrence in a row, `repeat`
+ * occurrences or more over `repeat` epochs or more (in a row by occurrence, so a late
+ * context whose events spill into the next epoch does not break its run; over epochs, so
+ * one slow frame of a class that occurs ten times a frame is not a run). A run that pays back an opposite
+ * excursion just before it is a catch-up: a loop paced on absolute deadlines runs short
+ * after a stall until it is on time again. For epochs, the excursion is the lateness the
+ * bad run had built up (late[k]: the sum of its epochs' excess over the good median before
+ * k); for an interval, opposite outliers of its class in its first epoch or the `repeat`
+ * before. Either must be worth at least half the run's own deviation. cand is sorted by
+ * class, then occurrence. */
+static void mark_persistent(struct emb_diff *d, struct candidate *cand, size_t ncand, const double *late)
+{
+    unsigned R = d->rules.repeat;
+    for (size_t i = 0; i < ncand;) {
+        size_t j = i + 1;
+        while (j < ncand && cand[j].cls == cand[i].cls && cand[j].sign == cand[i].sign &&
+               cand[j].seq == cand[j - 1].seq + 1)
+            j++;
+        int32_t first = cand[i].item.epoch;
+        uint32_t span = (uint32_t)(cand[j - 1].item.epoch - first + 1);
+        bool persistent = span >= R && j - i >= R;
+        /* Short epochs from the start of the range: the stall they pay back may lie before
+         * it, where nothing is compared. */
+        if (cand[i].cls == 0 && cand[i].sign < 0 && first < (int32_t)R)
+            persistent = false;
+        if (persistent) {
+            double dev = 0, repaid = 0;
+            for (size_t k = i; k < j; k++)
+                dev += fabs(cand[k].dev);
+            if (cand[i].cls == 0) {
+                repaid = cand[i].sign < 0 ? late[first] : 0;
+            } else {
+                for (size_t k = i; k-- > 0 && cand[k].cls == cand[i].cls &&
+                                   cand[k].item.epoch >= first - (int32_t)R;)
+                    if (cand[k].sign != cand[i].sign)
+                        repaid += fabs(cand[k].dev);
+            }
+            persistent = repaid < 0.5 * dev;
+        }
+        for (size_t k = i; k < j; k++) {
+            cand[k].persistent = persistent;
+            cand[k].item.run = span;
+        }
+        i = j;
+    }
 }
 
 static int timing(struct work *w)
@@ -1486,26 +1703,31 @@ static int timing(struct work *w)
     size_t ncls = 0, cls_cap = 0;
     struct candidate *cand = NULL;
     size_t ncand = 0, cand_cap = 0;
+    bool *catching_up = NULL;
+    double *late = NULL;
+    uint32_t **gcls = calloc(d->nctx + 1, sizeof *gcls); /* class of each good interval */
     int rc = -1;
+    if (!gcls)
+        goto out;
     /* Class 0: epoch durations. */
     if (!grow((void **)&cls, &cls_cap, 1, sizeof *cls))
         goto out;
     memset(&cls[0], 0, sizeof cls[0]);
     ncls = 1;
-    cls[0].v = malloc(E * sizeof(double));
-    if (!cls[0].v)
-        goto out;
     for (size_t k = 0; k < E; k++)
-        cls[0].v[k] = (double)(d->epoch_ns[0][k + 1] - d->epoch_ns[0][k]);
-    cls[0].n = E;
-    /* Intervals between consecutive events of a context, by (context, event before, event). */
+        if (!class_add(&cls[0].v, &cls[0].n, &cls[0].cap, (double)(d->epoch_ns[0][k + 1] - d->epoch_ns[0][k])) ||
+            !class_add(&cls[0].bv, &cls[0].bn, &cls[0].bcap, (double)(d->epoch_ns[1][k + 1] - d->epoch_ns[1][k])))
+            goto out;
+    /* The good run's intervals between consecutive events of a context, by class. */
     for (uint32_t ci = 0; ci < d->nctx; ci++) {
         const struct emb_diff_ctx *c = &d->ctx[ci];
         if (!c->present[0] || !c->present[1])
             continue;
+        if (!(gcls[ci] = malloc((c->n[0] + 1) * sizeof *gcls[ci])))
+            goto out;
+        memset(gcls[ci], 0xFF, (c->n[0] + 1) * sizeof *gcls[ci]);
         for (size_t j = c->epoch_start[0][0] + 1; j < c->epoch_start[0][E]; j++) {
-            uint64_t key = ((uint64_t)ci << 32) | ((uint64_t)c->ev[0][j - 1].rec->id << 16) |
-                           c->ev[0][j].rec->id;
+            uint64_t key = good_class_key(d, c, ci, j);
             uint32_t x = map_get(&classes, key);
             if (x == UINT32_MAX) {
                 if (!grow((void **)&cls, &cls_cap, ncls + 1, sizeof *cls) ||
@@ -1514,37 +1736,56 @@ static int timing(struct work *w)
                 memset(&cls[ncls], 0, sizeof cls[ncls]);
                 x = (uint32_t)ncls++;
             }
+            gcls[ci][j] = x;
             struct tclass *t = &cls[x];
-            if (!grow((void **)&t->v, &t->cap, t->n + 1, sizeof *t->v))
+            if (!class_add(&t->v, &t->n, &t->cap, (double)(c->ev[0][j].ns - c->ev[0][j - 1].ns)))
                 goto out;
-            t->v[t->n++] = (double)(c->ev[0][j].ns - c->ev[0][j - 1].ns);
+        }
+    }
+    /* The bad run's intervals between consecutive events matched to consecutive events
+     * of the good run, in the class of their counterpart. */
+    for (uint32_t ci = 0; ci < d->nctx; ci++) {
+        const struct emb_diff_ctx *c = &d->ctx[ci];
+        if (!c->present[0] || !c->present[1])
+            continue;
+        for (size_t j = c->epoch_start[1][0] + 1; j < c->epoch_start[1][E]; j++) {
+            int32_t pa = c->ev[1][j].peer, pp = c->ev[1][j - 1].peer;
+            if (pa < 1 || pp < 0 || pa != pp + 1 || !compared(d, c->ev[0][pa].epoch))
+                continue;
+            uint32_t x = gcls[ci][pa]; /* the class of the good counterpart's interval */
+            if (x == UINT32_MAX)
+                continue;
+            struct tclass *t = &cls[x];
+            if (!class_add(&t->bv, &t->bn, &t->bcap, (double)(c->ev[1][j].ns - c->ev[1][j - 1].ns)))
+                goto out;
         }
     }
     for (size_t i = 0; i < ncls; i++)
         if (cls[i].n)
             finish_class(&cls[i], &d->rules);
-    /* The bad run against the good run's spread. */
+    /* The bad run against the good run's band. */
+    const struct emb_diff_ctx *ac = &d->ctx[d->anchor_ctx];
+    catching_up = calloc(E + 1, sizeof *catching_up);
+    late = calloc(E + 1, sizeof *late);
+    if (!catching_up || !late)
+        goto out;
     for (size_t k = 0; k < E && cls[0].n; k++) {
         double v = (double)(d->epoch_ns[1][k + 1] - d->epoch_ns[1][k]);
-        if (v <= cls[0].hi + cls[0].margin && v >= cls[0].lo - cls[0].margin)
+        catching_up[k] = v < cls[0].lo - cls[0].margin;
+        late[k + 1] = late[k] + v - cls[0].median;
+    }
+    for (size_t k = 0; k < E && cls[0].n; k++) {
+        double v = (double)(d->epoch_ns[1][k + 1] - d->epoch_ns[1][k]);
+        struct candidate *cd = add_candidate(w, &cand, &ncand, &cand_cap, &cls[0], 0, k, v);
+        if (!cd)
             continue;
-        if (!grow((void **)&cand, &cand_cap, ncand + 1, sizeof *cand))
-            goto out;
-        struct emb_diff_item *it = &cand[ncand].item;
-        memset(it, 0, sizeof *it);
+        struct emb_diff_item *it = &cd->item;
         it->rule = EMB_DIFF_EPOCH_DURATION;
         it->epoch = (int32_t)k;
         it->ctx = d->anchor_ctx;
-        it->a = it->b = it->a_prev = it->b_prev = it->a_near = it->b_near = -1;
-        it->field = -1;
-        it->value = v;
-        const struct emb_diff_ctx *ac = &d->ctx[d->anchor_ctx];
         it->a_near = (int64_t)ac->epoch_start[0][k + 1];
         it->b_near = (int64_t)ac->epoch_start[1][k + 1];
-        it->offset_ns = (int64_t)(d->epoch_ns[1][k + 1] - d->epoch_ns[1][k]);
-        cand[ncand].order = ncand;
-        cand[ncand++].cls = 0;
-        cls[0].outliers++;
+        it->offset_ns = (int64_t)v;
     }
     for (uint32_t ci = 0; ci < d->nctx; ci++) {
         const struct emb_diff_ctx *c = &d->ctx[ci];
@@ -1552,21 +1793,26 @@ static int timing(struct work *w)
             continue;
         for (size_t j = c->epoch_start[1][0] + 1; j < c->epoch_start[1][E]; j++) {
             int32_t pa = c->ev[1][j].peer, pp = c->ev[1][j - 1].peer;
-            if (pa < 0 || pp < 0 || pa != pp + 1)
+            if (pa < 1 || pp < 0 || pa != pp + 1 || !compared(d, c->ev[0][pa].epoch))
                 continue;
-            uint64_t key = ((uint64_t)ci << 32) | ((uint64_t)c->ev[1][j - 1].rec->id << 16) |
-                           c->ev[1][j].rec->id;
-            uint32_t x = map_get(&classes, key);
+            uint32_t x = gcls[ci][pa]; /* the class of the good counterpart's interval */
             if (x == UINT32_MAX)
                 continue;
-            struct tclass *t = &cls[x];
             double v = (double)(c->ev[1][j].ns - c->ev[1][j - 1].ns);
-            if (v <= t->hi + t->margin && v >= t->lo - t->margin)
+            size_t seq = cls[x].bseen++;
+            /* In an epoch shorter than the good run's band, the frame loop is catching up
+             * with its deadlines: an interval shorter than its band there (the loop's idle
+             * time, the gap to the next frame of a context the frames drive) is the
+             * pacing's, never a shift of its own. A catch-up stretches nothing. */
+            int32_t ep = c->ev[1][j].epoch;
+            if (catching_up[ep] && v < cls[x].lo - cls[x].margin) {
+                d->isolated_timing++;
                 continue;
-            if (!grow((void **)&cand, &cand_cap, ncand + 1, sizeof *cand))
-                goto out;
-            struct emb_diff_item *it = &cand[ncand].item;
-            memset(it, 0, sizeof *it);
+            }
+            struct candidate *cd = add_candidate(w, &cand, &ncand, &cand_cap, &cls[x], x, seq, v);
+            if (!cd)
+                continue;
+            struct emb_diff_item *it = &cd->item;
             it->rule = EMB_DIFF_INTERVAL;
             it->epoch = c->ev[1][j].epoch;
             it->ctx = ci;
@@ -1574,28 +1820,13 @@ static int timing(struct work *w)
             it->a_prev = pp;
             it->b = (int64_t)j;
             it->b_prev = (int64_t)j - 1;
-            it->a_near = it->b_near = -1;
-            it->field = -1;
-            it->value = v;
-            cand[ncand].order = ncand;
-            cand[ncand++].cls = x;
-            t->outliers++;
         }
     }
-    /* Persistence: an outlier counts when its class is outside the spread in `repeat`
-     * consecutive epochs or more (a shift, not a host's hiccup). */
+    if (w->oom)
+        goto out;
     if (ncand)
         qsort(cand, ncand, sizeof *cand, cmp_candidate);
-    for (size_t i = 0; i < ncand;) {
-        size_t j = i + 1;
-        while (j < ncand && cand[j].cls == cand[i].cls &&
-               cand[j].item.epoch <= cand[j - 1].item.epoch + 1)
-            j++;
-        int32_t span = cand[j - 1].item.epoch - cand[i].item.epoch + 1;
-        for (size_t k = i; k < j; k++)
-            cand[k].persistent = span >= (int32_t)d->rules.repeat;
-        i = j;
-    }
+    mark_persistent(d, cand, ncand, late);
     for (size_t i = 0; i < ncand; i++) {
         const struct tclass *t = &cls[cand[i].cls];
         if (!cand[i].persistent) {
@@ -1610,6 +1841,11 @@ static int timing(struct work *w)
         it->hi = t->hi;
         it->median = t->median;
         it->margin = t->margin;
+        it->b_lo = t->b_lo;
+        it->b_hi = t->b_hi;
+        it->b_median = t->b_median;
+        it->good_n = (uint32_t)t->n;
+        it->bad_n = (uint32_t)t->bn;
         if (it->rule == EMB_DIFF_INTERVAL)
             set_offset(d, it);
     }
@@ -1617,10 +1853,17 @@ static int timing(struct work *w)
 out:
     if (rc)
         w->oom = true;
-    for (size_t i = 0; i < ncls; i++)
+    for (size_t i = 0; i < ncls; i++) {
         free(cls[i].v);
+        free(cls[i].bv);
+    }
     free(cls);
     free(cand);
+    free(catching_up);
+    free(late);
+    for (size_t i = 0; gcls && i < d->nctx; i++)
+        free(gcls[i]);
+    free(gcls);
     map_free(&classes);
     return rc;
 }
@@ -1749,6 +1992,9 @@ struct emb_diff *emb_diff_run(const struct emb_capture *good, const struct emb_c
                ia->firmware, ia->config);
         goto out;
     }
+    /* Under --same-build, one session id on both sides is one recording sealed twice (or
+     * one capture given twice), not two runs: the report says so. */
+    d->same_run = rules->same_build && ia->session_id && ia->session_id == ib->session_id;
     if (build_contexts(&w, 0) || build_contexts(&w, 1))
         goto out;
     for (size_t i = 0; i < d->nctx; i++)
@@ -1757,11 +2003,13 @@ struct emb_diff *emb_diff_run(const struct emb_capture *good, const struct emb_c
                 d->ctx[i].ev[s][k].identity = identity(&w, s, d->ctx[i].ev[s][k].rec);
     if (align(&w) || assign_epochs(&w))
         goto out;
+    w.closed_ctx[0] = w.closed_ctx[1] = -1;
     find_losses(&w, 0);
     find_losses(&w, 1);
     for (uint32_t ci = 0; ci < d->nctx; ci++)
         if (match_context(&w, ci))
             goto out;
+    window_closed_early(&w);
     if (timing(&w) || group_items(&w))
         goto out;
     rc = w.oom ? -1 : 0;
@@ -1869,20 +2117,36 @@ char *emb_diff_item_text(const struct emb_diff *d, const struct emb_diff_item *i
         break;
     }
     case EMB_DIFF_EPOCH_DURATION:
-    case EMB_DIFF_INTERVAL:
+    case EMB_DIFF_INTERVAL: {
+        char gm[32], bm[32], blo[32], bhi[32], what[320];
         us_text(it->value, v, sizeof v);
         us_text(it->lo, lo, sizeof lo);
         us_text(it->hi, hi, sizeof hi);
         us_text(it->margin, m, sizeof m);
+        us_text(it->median, gm, sizeof gm);
+        us_text(it->b_median, bm, sizeof bm);
+        us_text(it->b_lo, blo, sizeof blo);
+        us_text(it->b_hi, bhi, sizeof bhi);
         if (it->rule == EMB_DIFF_EPOCH_DURATION)
-            snprintf(buf, len, "epoch observed lasting %s; the good run's epochs last %s .. %s "
-                     "(margin %s)", v, lo, hi, m);
+            snprintf(what, sizeof what, "epoch observed lasting %s", v);
         else
-            snprintf(buf, len, "%s observed %s after %s in %s; the good run shows %s .. %s there "
-                     "(margin %s)", c->ev[1][it->b].rec->ev->name, v, c->ev[1][it->b_prev].rec->ev->name,
-                     c->name, lo, hi, m);
+            snprintf(what, sizeof what, "%s observed %s after %s in %s", c->ev[1][it->b].rec->ev->name,
+                     v, c->ev[1][it->b_prev].rec->ev->name, c->name);
+        snprintf(buf, len, "%s, %s the good run's band for %" PRIu32 " epoch%s in a row; good run: "
+                 "median %s, %g%%..%g%% %s .. %s (%" PRIu32 " values, margin %s); bad run: median "
+                 "%s, %g%%..%g%% %s .. %s (%" PRIu32 " values)", what,
+                 it->value > it->hi ? "above" : "below", it->run, it->run == 1 ? "" : "s", gm,
+                 d->rules.quantile_pct, 100 - d->rules.quantile_pct, lo, hi, it->good_n, m, bm,
+                 d->rules.quantile_pct, 100 - d->rules.quantile_pct, blo, bhi, it->bad_n);
         break;
+    }
     case EMB_DIFF_DROPS:
+        if (it->closed) {
+            snprintf(buf, len, "the %s run's window closed here: ring %s filled (%" PRIu64 " events "
+                     "dropped), while the %s run recorded on; nothing after is compared",
+                     it->side ? "bad" : "good", c ? c->name : "?", it->count, it->side ? "good" : "bad");
+            break;
+        }
         snprintf(buf, len, "%" PRIu64 " events dropped or packets lost in the %s run (%s): the "
                  "comparison is incomplete here", it->count, it->side ? "bad" : "good",
                  c ? c->name : "?");

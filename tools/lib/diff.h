@@ -54,7 +54,8 @@ struct emb_diff_rules {
     bool enabled[EMB_DIFF_NRULES];
     double margin_pct;        /* timing margin: this percentage of the good run's median... */
     double margin_us;         /* ...but at least this many microseconds */
-    unsigned repeat;          /* consecutive epochs a timing class must be outside its spread */
+    double quantile_pct;      /* the good run's spread: its quantiles q and 100 - q, percent */
+    unsigned repeat;          /* consecutive epochs a class must stay on one side of its band */
     unsigned context_lines;   /* events shown either side of the first difference */
     const struct emb_cat_event *anchor_event; /* NULL: frame_start */
     long anchor_field;        /* field index; -1: epochs by ordinal; -2: the frame field */
@@ -111,8 +112,15 @@ struct emb_diff_item {
     int64_t a_prev, b_prev;  /* interval: the events before; reorder: -1 */
     int64_t a_near, b_near;  /* where the neighbourhood centres when a side has no event */
     int field;               /* argument: the field that differs */
-    double value, lo, hi, median, margin; /* timing, ns */
+    /* timing, ns: the value; the good run's quantiles (quantile_pct, 100 - quantile_pct)
+     * and median, the margin either side; the bad run's spread in the same class; how
+     * many values each run has in it; the epochs in a row the class stayed on this side */
+    double value, lo, hi, median, margin;
+    double b_lo, b_hi, b_median;
+    uint32_t good_n, bad_n;
+    uint32_t run;
     uint8_t side;            /* drops: 0 good, 1 bad */
+    bool closed;             /* drops: that run's window closed here, the other's did not */
     uint64_t count;          /* drops: how many */
     uint32_t group;
 };
@@ -158,9 +166,11 @@ struct emb_diff {
     struct emb_diff_gap *gaps;
     size_t ngaps;
     bool incomplete;
+    bool same_run;                              /* one session id: a capture and itself */
     /* set aside, with reasons */
     uint64_t matched, boundary_shifts, isolated_timing, within_tolerance;
     uint64_t edge;                              /* unmatched at a context's edges */
+    uint64_t after_close;                       /* unmatched after the other run's window closed */
     uint64_t switched_off;                      /* differences of rules switched off */
     uint64_t outside[2];                        /* events before the anchor or after the range */
     uint64_t dropped_after[2];                  /* drops once the compared range had ended */

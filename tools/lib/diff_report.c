@@ -116,6 +116,10 @@ int emb_diff_write_text(const struct emb_diff *d, FILE *out)
     identity_line(d, 1, out);
     if (d->rules.same_build)
         fprintf(out, "  (--same-build: two runs of one configuration, compared as said)\n");
+    if (d->same_run)
+        fprintf(out, "  %sthe same run%s: both captures carry session 0x%016" PRIx64 ", so this compares "
+                "one recording with itself, not two runs\n", yel, r,
+                emb_capture_identity(d->cap[0])->session_id);
     fprintf(out, "aligned on %s%s%s = %s, never on timestamps: %zu epochs compared (%s .. %s), "
             "%zu contexts\n", d->anchor->name, d->anchor_field ? "." : "",
             d->anchor_field ? d->anchor_field->name : " (by count)",
@@ -176,18 +180,23 @@ int emb_diff_write_text(const struct emb_diff *d, FILE *out)
             " of them in another epoch than their counterpart (order against another context's "
             "marker: scheduling noise); %" PRIu64 " unmatched at a context's leading edge (before "
             "its first match, in the first epoch); %" PRIu64
-            " timing outliers not repeated in %u consecutive epochs; %" PRIu64
+            " timing outliers not on one side of their band in %u consecutive epochs, or paying "
+            "back an excursion just before (a catch-up); %" PRIu64
             " fields within tolerance; outside the compared epochs: %" PRIu64 " good, %" PRIu64 " bad",
             d->matched, d->boundary_shifts, d->edge, d->isolated_timing, d->rules.repeat,
             d->within_tolerance, d->outside[0], d->outside[1]);
+    if (d->after_close)
+        fprintf(out, "; %" PRIu64 " unmatched after a context's last match in one run when the "
+                "other run's window had closed (nothing was recorded there any more)", d->after_close);
     if (d->diff_fallbacks)
         fprintf(out, "; %" PRIu64 " context-epochs too different to align (every event in them "
                 "counted missing or extra)", d->diff_fallbacks);
     fprintf(out, "\nrules:");
     for (int i = 0; i < EMB_DIFF_NRULES; i++)
         fprintf(out, " %s%s", emb_diff_rule_name((enum emb_diff_rule)i), d->rules.enabled[i] ? "" : "(off)");
-    fprintf(out, "; timing margin the larger of %g%% of the good median and %g us; repeat %u; "
-            "%zu field polic%s from rules\n", d->rules.margin_pct, d->rules.margin_us, d->rules.repeat,
+    fprintf(out, "; timing band the good run's %g%%..%g%% quantiles widened by the larger of %g%% "
+            "of its median and %g us; repeat %u; %zu field polic%s from rules\n",
+            d->rules.quantile_pct, 100 - d->rules.quantile_pct, d->rules.margin_pct, d->rules.margin_us, d->rules.repeat,
             d->rules.npolicies, d->rules.npolicies == 1 ? "y" : "ies");
     if (it)
         fprintf(out, "\n%s\n", READING);
@@ -230,10 +239,18 @@ static void json_item(struct emb_json *j, const struct emb_diff *d, const struct
     emb_json_string(j, "text", emb_diff_item_text(d, it, buf, sizeof buf));
     if (it->rule == EMB_DIFF_INTERVAL || it->rule == EMB_DIFF_EPOCH_DURATION) {
         emb_json_double(j, "value_ns", it->value);
-        emb_json_double(j, "good_min_ns", it->lo);
-        emb_json_double(j, "good_max_ns", it->hi);
+        emb_json_string(j, "direction", it->value > it->hi ? "above" : "below");
+        emb_json_uint(j, "epochs_in_a_row", it->run);
+        emb_json_double(j, "quantile_pct", d->rules.quantile_pct);
         emb_json_double(j, "good_median_ns", it->median);
+        emb_json_double(j, "good_q_lo_ns", it->lo);
+        emb_json_double(j, "good_q_hi_ns", it->hi);
+        emb_json_uint(j, "good_values", it->good_n);
         emb_json_double(j, "margin_ns", it->margin);
+        emb_json_double(j, "bad_median_ns", it->b_median);
+        emb_json_double(j, "bad_q_lo_ns", it->b_lo);
+        emb_json_double(j, "bad_q_hi_ns", it->b_hi);
+        emb_json_uint(j, "bad_values", it->bad_n);
     }
     if (it->rule == EMB_DIFF_ARGUMENT && it->field >= 0 && c)
         emb_json_string(j, "field", c->ev[0][it->a].rec->ev->fields[it->field].name);
@@ -278,6 +295,7 @@ int emb_diff_write_json(const struct emb_diff *d, FILE *out)
         emb_json_end_object(&j);
     }
     emb_json_bool(&j, "same_build", d->rules.same_build);
+    emb_json_bool(&j, "same_run", d->same_run);
     emb_json_begin_object(&j, "alignment");
     emb_json_string(&j, "anchor_event", d->anchor->name);
     emb_json_string(&j, "anchor_field", d->anchor_field ? d->anchor_field->name : NULL);
@@ -332,6 +350,7 @@ int emb_diff_write_json(const struct emb_diff *d, FILE *out)
     emb_json_uint(&j, "matched", d->matched);
     emb_json_uint(&j, "matched_across_epochs", d->boundary_shifts);
     emb_json_uint(&j, "leading_edge", d->edge);
+    emb_json_uint(&j, "after_window_closed", d->after_close);
     emb_json_uint(&j, "isolated_timing_outliers", d->isolated_timing);
     emb_json_uint(&j, "within_tolerance", d->within_tolerance);
     emb_json_uint(&j, "outside_good", d->outside[0]);
@@ -345,6 +364,7 @@ int emb_diff_write_json(const struct emb_diff *d, FILE *out)
         emb_json_bool(&j, emb_diff_rule_name((enum emb_diff_rule)i), d->rules.enabled[i]);
     emb_json_double(&j, "margin_pct", d->rules.margin_pct);
     emb_json_double(&j, "margin_us", d->rules.margin_us);
+    emb_json_double(&j, "quantile_pct", d->rules.quantile_pct);
     emb_json_uint(&j, "repeat", d->rules.repeat);
     emb_json_uint(&j, "policies", d->rules.npolicies);
     emb_json_end_object(&j);
@@ -523,6 +543,10 @@ int emb_diff_write_html(const struct emb_diff *d, FILE *out)
         fprintf(out, "</td><td>%.16s</td><td>0x%016" PRIx64 "</td></tr>\n",
                 emb_capture_hex(id->build_id, id->build_id_len, hex), id->session_id);
     }
+    if (d->same_run)
+        fprintf(out, "</table>\n<p class=\"warn\">The same run: both captures carry session "
+                "0x%016" PRIx64 ", so this compares one recording with itself, not two runs.</p>\n<table>",
+                emb_capture_identity(d->cap[0])->session_id);
     fprintf(out, "</table>\n<p class=\"note\">Aligned on %s%s%s, never on timestamps: %zu epochs "
             "compared (%s .. %s), %zu contexts.</p>\n", d->anchor->name, d->anchor_field ? "." : "",
             d->anchor_field ? d->anchor_field->name : "", d->epochs,
@@ -578,8 +602,10 @@ int emb_diff_write_html(const struct emb_diff *d, FILE *out)
     }
     fprintf(out, "<p class=\"note\">Set aside as not significant: %" PRIu64 " events matched (%" PRIu64
             " of them across an epoch marker of another context), %" PRIu64 " isolated timing outliers, %" PRIu64
-            " fields within tolerance. Rules: margin the larger of %g%% of the good median and %g us, "
-            "repeat %u.</p>\n</body></html>\n", d->matched, d->boundary_shifts, d->isolated_timing,
-            d->within_tolerance, d->rules.margin_pct, d->rules.margin_us, d->rules.repeat);
+            " fields within tolerance. Rules: band the good run's %g%%..%g%% quantiles widened by the "
+            "larger of %g%% of its median and %g us, repeat %u in one direction.</p>\n</body></html>\n",
+            d->matched, d->boundary_shifts, d->isolated_timing, d->within_tolerance,
+            d->rules.quantile_pct, 100 - d->rules.quantile_pct, d->rules.margin_pct, d->rules.margin_us,
+            d->rules.repeat);
     return ferror(out) ? -1 : 0;
 }

@@ -169,10 +169,26 @@ static bool emb__is_int(char t)
            t == EMB_LOG_ARG_U64 || t == EMB_LOG_ARG_PTR;
 }
 
-/* One conversion, formatted by the host's snprintf with the C type its length modifier
- * names, so the text is what printf prints for it. */
-static void emb__convert(struct emb__buf *b, const char *spec, char conv, const char *len,
-                         const struct emb__arg *a, bool *clipped)
+/* Bytes of the C type a length modifier names, on the target: %ld of a 32-bit target's
+ * long prints its 32 bits, whatever the host's long is. */
+static unsigned emb__target_int_bytes(const struct emb_logdb *db, const char *len)
+{
+    if (!strcmp(len, "hh")) return 1u;
+    if (!strcmp(len, "h")) return 2u;
+    if (!strcmp(len, "l")) return db->long_bytes;
+    if (!strcmp(len, "ll") || !strcmp(len, "q") || !strcmp(len, "L") || !strcmp(len, "j")) return 8u;
+    if (!strcmp(len, "z") || !strcmp(len, "Z")) return db->size_bytes;
+    if (!strcmp(len, "t")) return db->ptrdiff_bytes;
+    return db->int_bytes;
+}
+
+/* One conversion, formatted by the host's snprintf. An integer is first cut to the width
+ * its length modifier has on the target (sign- or zero-extended back) and printed as a
+ * long long (`spec` ends in "ll" and the conversion), so the text is what the target's
+ * printf prints for it. */
+static void emb__convert(const struct emb_logdb *db, struct emb__buf *b, const char *spec,
+                         const char *written, size_t wlen, char conv, const char *len,
+                         const struct emb__arg *a, bool *clipped, const char **mark)
 {
     char tmp[512];
     int n = -1;
@@ -183,45 +199,36 @@ static void emb__convert(struct emb__buf *b, const char *spec, char conv, const 
         if (n >= (int)sizeof tmp && (heap = malloc((size_t)n + 1u)) != NULL)                  \
             snprintf(heap, (size_t)n + 1u, spec, value);                                       \
     } while (0)
+    const char *why = "the argument recorded is not one it takes";
     switch (conv) {
     case 'd':
-    case 'i': {
-        if (!emb__is_int(a->type))
-            break;
-        int64_t v = (int64_t)a->u;
-        if (!strcmp(len, "hh")) EMB__FMT((signed char)v);
-        else if (!strcmp(len, "h")) EMB__FMT((short)v);
-        else if (!strcmp(len, "l")) EMB__FMT((long)v);
-        else if (!strcmp(len, "ll") || !strcmp(len, "q") || !strcmp(len, "L")) EMB__FMT((long long)v);
-        else if (!strcmp(len, "j")) EMB__FMT((intmax_t)v);
-        else if (!strcmp(len, "z") || !strcmp(len, "Z")) EMB__FMT((ssize_t)v);
-        else if (!strcmp(len, "t")) EMB__FMT((ptrdiff_t)v);
-        else EMB__FMT((int)v);
-        break;
-    }
+    case 'i':
     case 'u':
     case 'o':
     case 'x':
     case 'X': {
         if (!emb__is_int(a->type))
             break;
-        uint64_t v = a->u;
-        if (!strcmp(len, "hh")) EMB__FMT((unsigned char)v);
-        else if (!strcmp(len, "h")) EMB__FMT((unsigned short)v);
-        else if (!strcmp(len, "l")) EMB__FMT((unsigned long)v);
-        else if (!strcmp(len, "ll") || !strcmp(len, "q") || !strcmp(len, "L")) EMB__FMT((unsigned long long)v);
-        else if (!strcmp(len, "j")) EMB__FMT((uintmax_t)v);
-        else if (!strcmp(len, "z") || !strcmp(len, "Z")) EMB__FMT((size_t)v);
-        else if (!strcmp(len, "t")) EMB__FMT((ptrdiff_t)v);
-        else EMB__FMT((unsigned)v);
+        unsigned bits = 8u * emb__target_int_bytes(db, len);
+        uint64_t v = a->u, keep = bits >= 64u ? ~(uint64_t)0 : ((uint64_t)1 << bits) - 1u;
+        v &= keep;
+        if ((conv == 'd' || conv == 'i') && bits < 64u && (v >> (bits - 1u)) != 0u)
+            v |= ~keep; /* negative on the target */
+        if (conv == 'd' || conv == 'i')
+            EMB__FMT((long long)v);
+        else
+            EMB__FMT((unsigned long long)v);
         break;
     }
     case 'c':
-        if (emb__is_int(a->type) && len[0] == '\0')
+        if (emb__is_int(a->type))
             EMB__FMT((int)a->u);
         break;
     case 'p':
-        if (emb__is_int(a->type))
+        if (a->type == EMB_LOG_ARG_STR)
+            why = "a char or uint8_t pointer is recorded as the string it points to: cast it "
+                  "to (void *) to log the address";
+        else if (emb__is_int(a->type))
             EMB__FMT((void *)(uintptr_t)a->u);
         break;
     case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A':
@@ -233,8 +240,12 @@ static void emb__convert(struct emb__buf *b, const char *spec, char conv, const 
             EMB__FMT(a->f);
         break;
     case 's': {
-        if (a->type != EMB_LOG_ARG_STR || len[0] != '\0')
+        if (a->type != EMB_LOG_ARG_STR) {
+            if (a->type == EMB_LOG_ARG_PTR)
+                why = "the argument is a pointer of a type recorded by address, not a string "
+                      "(char *, uint8_t *)";
             break;
+        }
         char text[128];
         memcpy(text, a->s, a->slen);
         text[a->slen] = '\0';
@@ -252,7 +263,9 @@ static void emb__convert(struct emb__buf *b, const char *spec, char conv, const 
     }
 #undef EMB__FMT
     if (n < 0) {
-        emb__buf_printf(b, "<%s: the argument recorded is not one it takes>", spec);
+        emb__buf_printf(b, "<%.*s: %s>", (int)wlen, written, why);
+        if (*mark == NULL)
+            *mark = why;
         return;
     }
     emb__buf_add(b, heap != NULL ? heap : tmp, heap != NULL || n < (int)sizeof tmp ? (size_t)n : sizeof tmp - 1u);
@@ -261,13 +274,35 @@ static void emb__convert(struct emb__buf *b, const char *spec, char conv, const 
         emb__buf_add(b, EMB_LOG_CLIP_MARK, sizeof EMB_LOG_CLIP_MARK - 1u);
 }
 
+/* Why a conversion lies outside what the deferred log reproduces, or NULL. */
+static const char *emb__unsupported(char conv, const char *len, bool positional)
+{
+    if (positional)
+        return "positional arguments (%N$) are not supported: the arguments are recorded in "
+               "call order";
+    if (conv == '%') /* "%%" itself never gets here */
+        return "%% takes no flags, width, precision or length";
+    if (conv == 'm')
+        return "%m prints the target's errno text, which is not recorded";
+    if (conv == 'C' || conv == 'S' || ((conv == 'c' || conv == 's') && len[0] != '\0'))
+        return "wide characters and strings (%lc, %ls, %C, %S) are not supported";
+    if (strchr("diouxXcspnfFeEgGaA", conv) == NULL)
+        return "not a printf conversion";
+    if (strchr("diouxXn", conv) == NULL && len[0] != '\0' &&
+        !(strchr("fFeEgGaA", conv) != NULL && (!strcmp(len, "L") || !strcmp(len, "l"))))
+        return "a length modifier this conversion does not take";
+    return NULL;
+}
+
 bool emb_log_format(const struct emb_logdb *db, const struct emb_log_site *site,
-                    const uint8_t *args, size_t args_len, char **out, size_t *len, bool *clipped)
+                    const uint8_t *args, size_t args_len, char **out, size_t *len, bool *clipped,
+                    const char **mark)
 {
     struct emb__buf b = {0};
     struct emb__arg av[256];
     const char *err;
     *clipped = false;
+    *mark = NULL;
     long need = emb_log_args_size(db, site, args, args_len, &err);
     if (need < 0 || (size_t)need != args_len) {
         emb__buf_printf(&b, "<%s>", err != NULL ? err : "arguments do not match the call site");
@@ -291,12 +326,25 @@ bool emb_log_format(const struct emb_logdb *db, const struct emb_log_site *site,
             f = p + 1;
             continue;
         }
-        /* Rebuild the conversion with '*' replaced by the recorded int. */
+        /* A positional argument: digits and '$' right after the '%'. */
+        const char *q = p;
+        while (*q >= '0' && *q <= '9')
+            q++;
+        bool positional = q > p && *q == '$';
+        if (positional)
+            p = q + 1;
+        /* Rebuild the conversion with '*' replaced by the recorded int. Flags may repeat
+         * (printf takes any number): each is kept once. */
         char spec[96];
         size_t sn = 0;
         spec[sn++] = '%';
-        while (*p != '\0' && strchr("-+ #0'I", *p) != NULL && sn < 16u)
-            spec[sn++] = *p++;
+        char flags[8] = "";
+        size_t nflags = 0;
+        for (; *p != '\0' && strchr("-+ #0'I", *p) != NULL; p++)
+            if (strchr(flags, *p) == NULL && nflags < sizeof flags - 1u) {
+                flags[nflags++] = *p;
+                spec[sn++] = *p;
+            }
         for (int part = 0; part < 2; part++) {
             if (part == 1) {
                 if (*p != '.')
@@ -308,7 +356,8 @@ bool emb_log_format(const struct emb_logdb *db, const struct emb_log_site *site,
                 long v = next < site->nargs && emb__is_int(av[next].type) ? (long)(int)av[next].u : 0;
                 next++;
                 if (part == 0 && v < 0) {
-                    spec[sn++] = '-';
+                    if (strchr(flags, '-') == NULL)
+                        spec[sn++] = '-';
                     v = -v;
                 }
                 if (part == 1 && v < 0)
@@ -316,38 +365,53 @@ bool emb_log_format(const struct emb_logdb *db, const struct emb_log_site *site,
                 else
                     sn += (size_t)snprintf(spec + sn, sizeof spec - sn, "%ld", v);
             } else {
-                while (*p >= '0' && *p <= '9' && sn < 60u)
-                    spec[sn++] = *p++;
+                while (*p >= '0' && *p <= '9') {
+                    if (sn < 60u)
+                        spec[sn++] = *p;
+                    p++;
+                }
             }
         }
         char lenmod[3] = "";
         size_t ln = 0;
-        while (*p != '\0' && strchr("hlLqjzZt", *p) != NULL && ln < 2u) {
-            lenmod[ln++] = *p;
-            spec[sn++] = *p++;
-        }
+        while (*p != '\0' && strchr("hlLqjzZt", *p) != NULL && ln < 2u)
+            lenmod[ln++] = *p++;
         lenmod[ln] = '\0';
         char conv = *p;
         if (conv == '\0') {
             emb__buf_add(&b, pct, strlen(pct));
             break;
         }
+        f = p + 1;
+        const char *why = emb__unsupported(conv, lenmod, positional);
+        if (why != NULL) {
+            emb__buf_add(&b, "<", 1u);
+            emb__buf_add(&b, pct, (size_t)(f - pct));
+            emb__buf_printf(&b, ": %s>", why);
+            if (*mark == NULL)
+                *mark = why;
+            continue;
+        }
+        if (strchr("diouxX", conv) != NULL) {
+            spec[sn++] = 'l'; /* printed as a long long (emb__convert) */
+            spec[sn++] = 'l';
+        } else {
+            memcpy(spec + sn, lenmod, ln);
+            sn += ln;
+        }
         spec[sn++] = conv;
         spec[sn] = '\0';
-        f = p + 1;
         if (conv == 'n') {
             next++; /* %n stores, it prints nothing */
             continue;
         }
-        if (strchr("diouxXcspfFeEgGaA", conv) == NULL) {
-            emb__buf_add(&b, spec, sn); /* not a conversion printf knows: as written */
-            continue;
-        }
         if (next >= site->nargs) {
-            emb__buf_printf(&b, "<%s: missing argument>", spec);
+            emb__buf_printf(&b, "<%.*s: missing argument>", (int)(f - pct), pct);
+            if (*mark == NULL)
+                *mark = "missing argument";
             continue;
         }
-        emb__convert(&b, spec, conv, lenmod, &av[next++], clipped);
+        emb__convert(db, &b, spec, pct, (size_t)(f - pct), conv, lenmod, &av[next++], clipped, mark);
     }
     if (b.p == NULL)
         emb__buf_add(&b, "", 0u);
@@ -394,6 +458,7 @@ struct emb_logdec {
     uint64_t raw_offset;  /* raw mode: stream offset of the next byte */
     uint64_t data_before_hello;
     bool warned_no_build_id;
+    bool *site_marked;   /* by site index: its marked conversion was reported */
 };
 
 static void emb__problem(struct emb_logdec *d, uint64_t offset, bool error, const char *fmt, ...)
@@ -544,6 +609,21 @@ static bool emb__find_sync(const struct emb_logdec *d, const struct emb__ctx *c,
     return false;
 }
 
+/* A record whose format has a conversion the decoder cannot reproduce: a finding, marked
+ * in its text, and reported once per call site. */
+static void emb__marked(struct emb_logdec *d, const struct emb_log_site *site, uint64_t offset,
+                        const char *why, struct emb_logrec *r)
+{
+    r->marked = true;
+    d->sum.marked++;
+    size_t i = (size_t)(site - d->opt.db->sites);
+    if (d->site_marked[i])
+        return;
+    d->site_marked[i] = true;
+    emb__problem(d, offset, false, "call site %s:%u, format \"%s\": %s (marked <...> in the text)",
+                 site->file, site->line, site->fmt, why);
+}
+
 static void emb__record(struct emb_logdec *d, struct emb__ctx *c, const struct emb_log_site *site,
                         const uint8_t *rec, size_t size, uint64_t ts, uint64_t offset, uint32_t pos)
 {
@@ -563,9 +643,13 @@ static void emb__record(struct emb_logdec *d, struct emb__ctx *c, const struct e
         r.clipped = (v & EMB_LOG_HEX_CLIPPED) != 0u;
     } else {
         r.type = EMB_LREC_LOG;
-        if (!emb_log_format(d->opt.db, site, rec + hdr, size - hdr, &text, &text_len, &r.clipped))
+        const char *mark;
+        if (!emb_log_format(d->opt.db, site, rec + hdr, size - hdr, &text, &text_len, &r.clipped,
+                            &mark))
             emb__problem(d, offset, true, "ctx %s: record of %s:%u: %s", c->name, site->file,
                          site->line, text != NULL ? text : "cannot format");
+        else if (mark != NULL)
+            emb__marked(d, site, offset, mark, &r);
         r.text = text != NULL ? text : "";
         r.text_len = text_len;
     }
@@ -759,6 +843,14 @@ static void emb__hello(struct emb_logdec *d, const struct emb_frame_view *f)
         d->sum.fatal = true;
         return;
     }
+    if (h.build_id_len == 0u && !d->opt.no_build_id_check) {
+        emb__problem(d, f->offset, true, "the stream carries no build id, so nothing shows it is "
+                     "from the build of %s; refusing to decode (the firmware reads its id from "
+                     "the GNU build id note: link it with -Wl,--build-id; or decode anyway with "
+                     "--no-build-id-check)", db->path);
+        d->sum.fatal = true;
+        return;
+    }
     if (!d->warned_no_build_id && (h.build_id_len == 0u || db->build_id_len == 0u)) {
         d->warned_no_build_id = true;
         emb__problem(d, f->offset, false, "%s carries no build id: cannot check that the ELF "
@@ -901,8 +993,14 @@ struct emb_logdec *emb_logdec_new(const struct emb_logdec_options *opt)
     d->opt = *opt;
     if (d->opt.name == NULL)
         d->opt.name = "log";
+    d->site_marked = calloc(opt->db->nsites + 1u, sizeof *d->site_marked);
+    if (d->site_marked == NULL) {
+        free(d);
+        return NULL;
+    }
     struct emb_frame_callbacks cb = {emb__on_frame, emb__on_frame_problem, d};
     if (!opt->raw && !emb_frame_decoder_init(&d->frames, 65536u, &cb)) {
+        free(d->site_marked);
         free(d);
         return NULL;
     }
@@ -928,6 +1026,7 @@ void emb_logdec_free(struct emb_logdec *d)
         free(d->ctx[i].segs);
     }
     free(d->ctx);
+    free(d->site_marked);
     free(d);
 }
 

@@ -36,6 +36,8 @@ struct emb_logdb {
     size_t build_id_len;
     /* The note. */
     uint8_t id_bytes, ts_bytes, ptr_bytes, str_max;
+    /* The target's C types, for the length modifiers: from the note, or the ELF class. */
+    uint8_t int_bytes, long_bytes, size_bytes, ptrdiff_bytes;
     uint16_t hex_max;
     uint32_t sync_interval, record_max;
     /* The region. */
@@ -81,6 +83,7 @@ struct emb_logrec {
     const uint8_t *data;     /* HEXDUMP bytes; UNKNOWN raw bytes */
     size_t data_len;
     bool clipped;            /* a %s or the dump was clipped on the target */
+    bool marked;             /* LOG: a conversion the decoder cannot reproduce is marked <...> */
     uint64_t count;          /* DROPPED, PENDING, RESYNC, LOST */
 };
 
@@ -107,6 +110,7 @@ struct emb_logdec_summary {
     uint64_t frames, bad_frames;
     uint64_t errors;         /* problems reported as errors */
     uint64_t notices;
+    uint64_t marked;         /* LOG records with a marked conversion: findings */
     bool fatal;              /* refused (build id, layout): nothing more is decoded */
 };
 
@@ -115,6 +119,8 @@ struct emb_logdec_options {
     const char *name;        /* for messages */
     bool raw;                /* the input is bare records of one context, not frames */
     uint16_t raw_context;
+    /* Decode a stream whose hello carries no build id (else refused, nothing decoded). */
+    bool no_build_id_check;
     void (*record)(void *arg, const struct emb_logrec *rec);
     /* A problem: error (counts toward the exit status) or notice. */
     void (*problem)(void *arg, uint64_t offset, bool error, const char *message);
@@ -132,12 +138,17 @@ void emb_logdec_finish(struct emb_logdec *d);
 const struct emb_logdec_summary *emb_logdec_summary(const struct emb_logdec *d);
 const struct emb_log_hello *emb_logdec_hello(const struct emb_logdec *d);
 
-/* Formats a printf call site's recorded arguments as the host's printf formats the same
- * call; `clipped` is set when a %s was clipped on the target (its text is followed by the
- * clip mark "…"). Returns false, with a message in `out`, when the arguments do not
- * match the signature. The result is NUL-terminated; *len gets its length. */
+/* Formats a printf call site's recorded arguments as the target's printf formats the same
+ * call (integers at the widths the target's types have, docs/formats/log.md); `clipped` is
+ * set when a %s was clipped on the target (its text is followed by the clip mark "…").
+ * A conversion outside what can be reproduced (positional arguments, %m, wide characters,
+ * a flagged %%, an argument of the wrong kind) is written as "<%2$d: why>" and `mark`
+ * gets the first why (else NULL). Returns false, with a message in `out`, when the
+ * arguments do not match the signature. The result is NUL-terminated; *len gets its
+ * length. */
 bool emb_log_format(const struct emb_logdb *db, const struct emb_log_site *site,
-                    const uint8_t *args, size_t args_len, char **out, size_t *len, bool *clipped);
+                    const uint8_t *args, size_t args_len, char **out, size_t *len, bool *clipped,
+                    const char **mark);
 
 /* The clip mark appended to a clipped string. */
 #define EMB_LOG_CLIP_MARK "\xe2\x80\xa6"

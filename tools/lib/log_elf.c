@@ -89,6 +89,17 @@ static void emb__build_id(struct emb__elf *e, struct emb_logdb *db)
     }
 }
 
+static bool emb__int_size_ok(uint8_t n)
+{
+    return n == 2u || n == 4u || n == 8u;
+}
+
+static bool emb__c_type_sizes_ok(const struct emb_logdb *db)
+{
+    return emb__int_size_ok(db->int_bytes) && emb__int_size_ok(db->long_bytes) &&
+           emb__int_size_ok(db->size_bytes) && emb__int_size_ok(db->ptrdiff_bytes);
+}
+
 /* The note of docs/formats/log.md, read by hand: the Cortex-M fragment keeps it in a
  * section that is not of type SHT_NOTE (it is in no segment). */
 static bool emb__note(struct emb__elf *e, struct emb_logdb *db)
@@ -108,7 +119,7 @@ static bool emb__note(struct emb__elf *e, struct emb_logdb *db)
             break;
         if (type == EMB_LOG_NOTE_TYPE && namesz == 4u && memcmp(p + name_at, "EMB", 4) == 0) {
             const uint8_t *d = p + desc_at;
-            if (descsz < EMB_LOG_NOTE_DESC_SIZE) {
+            if (descsz < EMB_LOG_NOTE_DESC_SIZE_V1) {
                 emb__fail(e, "%s note too short (%u bytes)", EMB_LOG_NOTE_SECTION, descsz);
                 return false;
             }
@@ -125,12 +136,24 @@ static bool emb__note(struct emb__elf *e, struct emb_logdb *db)
             db->hex_max = (uint16_t)emb__get(e, d + EMB_LOG_NOTE_OFF_HEX_MAX, 2);
             db->sync_interval = emb__get(e, d + EMB_LOG_NOTE_OFF_SYNC, 4);
             db->record_max = emb__get(e, d + EMB_LOG_NOTE_OFF_RECORD_MAX, 4);
-            if ((db->id_bytes != 2 && db->id_bytes != 4) || (db->ts_bytes != 0 && db->ts_bytes != 4) ||
+            if (descsz >= EMB_LOG_NOTE_DESC_SIZE) {
+                db->int_bytes = d[EMB_LOG_NOTE_OFF_INT_BYTES];
+                db->long_bytes = d[EMB_LOG_NOTE_OFF_LONG_BYTES];
+                db->size_bytes = d[EMB_LOG_NOTE_OFF_SIZE_BYTES];
+                db->ptrdiff_bytes = d[EMB_LOG_NOTE_OFF_PTRDIFF_BYTES];
+            } else { /* an older note: ILP32 or LP64 by the ELF class */
+                db->int_bytes = 4u;
+                db->long_bytes = db->size_bytes = db->ptrdiff_bytes =
+                    gelf_getclass(e->elf) == ELFCLASS64 ? 8u : 4u;
+            }
+            if ((db->id_bytes != 0 && db->id_bytes != 2 && db->id_bytes != 4) ||
+                (db->ts_bytes != 0 && db->ts_bytes != 4) ||
                 (db->ptr_bytes != 4 && db->ptr_bytes != 8) || db->str_max == 0 || db->str_max > 127 ||
-                db->hex_max == 0 || db->hex_max > 0x7FFF) {
+                db->hex_max == 0 || db->hex_max > 0x7FFF || !emb__c_type_sizes_ok(db)) {
                 emb__fail(e, "log note holds impossible values (id %u, timestamp %u, pointer %u, "
-                          "string %u, hexdump %u bytes)", db->id_bytes, db->ts_bytes,
-                          db->ptr_bytes, db->str_max, db->hex_max);
+                          "string %u, hexdump %u, int %u, long %u, size_t %u, ptrdiff_t %u bytes)",
+                          db->id_bytes, db->ts_bytes, db->ptr_bytes, db->str_max, db->hex_max,
+                          db->int_bytes, db->long_bytes, db->size_bytes, db->ptrdiff_bytes);
                 return false;
             }
             return true;
@@ -286,6 +309,8 @@ struct emb_logdb *emb_logdb_open(const char *path, char *err, size_t errlen)
                         emb__loaded(&e, shdr.sh_addr, shdr.sh_size);
     if (!emb__sites(&e, db, region->d_buf, region->d_size))
         goto fail;
+    if (db->id_bytes == 0u) /* chosen at link time, by the region's size (docs/formats/log.md) */
+        db->id_bytes = db->region_size + EMB_LOG_ID_BIAS <= 0x10000u ? 2u : 4u;
     if (db->id_bytes == 2 && db->region_size + EMB_LOG_ID_BIAS > 0x10000u) {
         emb__fail(&e, "the log region (%llu bytes) is too big for 16-bit ids",
                   (unsigned long long)db->region_size);

@@ -52,6 +52,7 @@ struct emb_native_link_stats {
     uint64_t stalls;       /* server: clients dropped for not reading */
     uint64_t log_frames;   /* framed: log frames written */
     uint64_t log_dropped;  /* framed: log frames not written (a write failed) */
+    uint64_t crash_frames; /* crash record frames (channel 2) written or queued */
 };
 
 /* ---- Frames to a descriptor ---- */
@@ -84,6 +85,13 @@ void emb_native_framed_free(struct emb_native_framed *f);
 struct emb_log_output;
 const struct emb_log_output *emb_native_framed_log_output(struct emb_native_framed *f);
 
+/* Writes a crash record (the one emb_crash_record_get() found at start) to the link as
+ * one channel 2 frame, whole, between the other frames. EMB_OK once written (the caller
+ * may then emb_crash_record_clear()), EMB_E_INVALID for an empty or oversized record,
+ * EMB_E_IO when the write failed. */
+emb_status emb_native_framed_send_crash(struct emb_native_framed *f, const uint8_t *record,
+                                        size_t len);
+
 /* A consistent copy of the link's counts. */
 void emb_native_framed_stats(struct emb_native_framed *f, struct emb_native_link_stats *out);
 
@@ -108,6 +116,11 @@ struct emb_native_server;
 struct emb_native_server *emb_native_server_start(const struct emb_native_server_config *config);
 const struct emb_native_sink *emb_native_server_sink(struct emb_native_server *s);
 uint16_t emb_native_server_port(const struct emb_native_server *s);
+/* Keeps a crash record (copied) that every client gets as one channel 2 frame after its
+ * first header, and queues it for the client connected now: a record found at start
+ * reaches whoever connects later. EMB_E_INVALID for an empty or oversized record. */
+emb_status emb_native_server_send_crash(struct emb_native_server *s, const uint8_t *record,
+                                        size_t len);
 void emb_native_server_stats(struct emb_native_server *s, struct emb_native_link_stats *out);
 /* Closes the client and the listening socket; call after emb_native_shutdown(). */
 void emb_native_server_stop(struct emb_native_server *s);
