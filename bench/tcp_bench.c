@@ -64,13 +64,17 @@ static void on_frame(void *arg, uint8_t ch, const uint8_t *p, size_t len, uint64
     r->discarded[ctx] = emb_get_le32(p + EMB_PKT_OFF_DISCARDED);
 }
 
+#define BENCH_TOKEN "tcp-bench-secret-0123456789"
+
 static void *read_socket(void *arg)
 {
     struct reader *r = arg;
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(r->port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+    static const char hello[] = "EMB-TOKEN " BENCH_TOKEN "\n"; /* served after the secret */
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        write(fd, hello, sizeof hello - 1) != (ssize_t)(sizeof hello - 1)) {
         perror("tcp_bench: connect");
         return NULL;
     }
@@ -137,7 +141,9 @@ int main(int argc, char **argv)
     seconds = atof(argv[3]);
     int threads = atoi(argv[4]);
     rate_per_thread = rate / threads;
-    struct emb_native_server_config sc = {.header_period_ms = 1000, .queue_bytes = 64u << 20};
+    /* TCP with the bench's own secret; a reader outside (emb capture) is given it in a file. */
+    struct emb_native_server_config sc = {.tcp = true, .token = BENCH_TOKEN,
+                                          .header_period_ms = 1000, .queue_bytes = 64u << 20};
     struct emb_native_server *server = emb_native_server_start(&sc);
     if (server == NULL) {
         perror("tcp_bench: server");

@@ -40,8 +40,9 @@ rm -f "$dir/port"
 target=$!
 for _ in $(seq 200); do [ -s "$dir/port" ] && break; sleep 0.02; done
 start=$(date +%s.%N)
+echo "tcp-bench-secret-0123456789" > "$dir/token" # tcp_bench.c's BENCH_TOKEN
 "$build/bin/emb" capture -o "$dir/tcp.emb" --save-trace "$dir/tcp.embt" \
-    --tcp "127.0.0.1:$(cat "$dir/port")" > "$dir/capture.txt" 2>&1
+    --tcp "127.0.0.1:$(cat "$dir/port")" --token-file "$dir/token" > "$dir/capture.txt" 2>&1
 end=$(date +%s.%N)
 wait $target
 "$build/bin/emb" trace --json --summary "$dir/tcp.embt" > "$dir/tcp_summary.json"

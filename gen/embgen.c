@@ -637,6 +637,22 @@ static int embgen_source_file(FILE *out, const struct emb_catalog *cat)
             embgen_emit_body(out, ev, up);
         }
     }
+    /* The ring's slow path counts the events of a packet it overwrites unread: a table,
+     * so the walk costs a load per event. */
+    uint32_t end = 1;
+    for (uint32_t id = 1; id <= 65535u; id++)
+        if (emb_catalog_event(cat, (uint16_t)id) != NULL)
+            end = id + 1u;
+    fprintf(out, "\nconst uint32_t emb_trace_event_words_len = %" PRIu32 "u;\n"
+                 "const uint8_t emb_trace_event_words[%" PRIu32 "] = {\n", end, end);
+    for (uint32_t id = 1; id < end; id++) {
+        const struct emb_cat_event *ev = emb_catalog_event(cat, (uint16_t)id);
+        if (ev == NULL)
+            continue;
+        embgen_upper(up, sizeof up, ev->name);
+        fprintf(out, "    [EMB_TRACE_ID_%s] = EMB_TRACE_SIZE_%s / 4u,\n", up, up);
+    }
+    fputs("};\n", out);
     return ferror(out) ? -1 : 0;
 }
 

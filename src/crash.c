@@ -253,9 +253,12 @@ static uint32_t emb__copy_last(const struct emb_trace_ring *r, uint8_t *out, uin
     for (uint32_t start = open_start - held * EMB__P; start != open_start; start += EMB__P) {
         if (emb__committed(r, start) != EMB__P)
             continue;
+        uint32_t discarded = __atomic_load_n(&r->discarded, __ATOMIC_ACQUIRE);
         memcpy(out + (size_t)count * EMB__P, r->buf + (start & r->buf_mask), EMB__P);
-        if (emb__copy_still_valid(r, start))
+        if (emb__copy_still_valid(r, start)) {
+            emb_trace_packet_raise_discarded(out + (size_t)count * EMB__P, discarded);
             count++;
+        }
     }
     return count;
 }

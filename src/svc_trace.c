@@ -119,6 +119,17 @@ size_t emb_svc_encode_log_msg(uint8_t *buf, size_t cap, const char *owner, const
     return EMB_SVC_MSG_LOG_MIN + len;
 }
 
+size_t emb_svc_encode_losses_msg(uint8_t *buf, size_t cap, const struct emb_svc_losses *l)
+{
+    if (cap < EMB_SVC_MSG_LOSSES_LEN)
+        return 0;
+    buf[0] = EMB_SVC_OP_LOSSES;
+    emb_svc_put_name(buf + EMB_SVC_LS_OFF_OWNER, EMB_SVC_NAME_LEN, l->owner);
+    emb_put_le32(buf + EMB_SVC_LS_OFF_SEQ, l->seq);
+    emb_put_le32(buf + EMB_SVC_LS_OFF_REFUSED, l->refused);
+    return EMB_SVC_MSG_LOSSES_LEN;
+}
+
 size_t emb_svc_encode_dump(uint8_t *buf, size_t cap, uint8_t count)
 {
     if (cap < EMB_SVC_MSG_DUMP_LEN)
@@ -164,6 +175,7 @@ size_t emb_svc_encode_status_reply(uint8_t *buf, size_t cap, const struct emb_sv
     emb_put_le64(buf + EMB_SVC_ST_OFF_DROPPED, st->dropped);
     emb_put_le32(buf + EMB_SVC_ST_OFF_HELD, st->held);
     emb_put_le64(buf + EMB_SVC_ST_OFF_MALFORMED, st->malformed);
+    emb_put_le64(buf + EMB_SVC_ST_OFF_FAULTS, st->faults);
     return EMB_SVC_STATUS_LEN;
 }
 
@@ -245,6 +257,15 @@ emb_status emb_svc_decode_msg(const uint8_t *msg, size_t len, struct emb_svc_msg
         out->u.log.text = msg + EMB_SVC_MSG_LOG_MIN;
         out->u.log.len = len - EMB_SVC_MSG_LOG_MIN;
         return EMB_OK;
+    case EMB_SVC_OP_LOSSES:
+        if (len != EMB_SVC_MSG_LOSSES_LEN)
+            break;
+        if (emb__svc_get_name(out->u.losses.owner, msg + EMB_SVC_LS_OFF_OWNER,
+                              EMB_SVC_NAME_LEN) == 0)
+            return emb__svc_bad(bad_at, EMB_SVC_LS_OFF_OWNER);
+        out->u.losses.seq = emb_get_le32(msg + EMB_SVC_LS_OFF_SEQ);
+        out->u.losses.refused = emb_get_le32(msg + EMB_SVC_LS_OFF_REFUSED);
+        return EMB_OK;
     case EMB_SVC_OP_DUMP:
         if (len != EMB_SVC_MSG_DUMP_LEN)
             break;
@@ -283,10 +304,13 @@ emb_status emb_svc_decode_status_reply(const uint8_t *buf, size_t len, struct em
     st->dropped = emb_get_le64(buf + EMB_SVC_ST_OFF_DROPPED);
     st->held = 0;
     st->malformed = 0;
-    if (len >= EMB_SVC_STATUS_LEN) {
+    st->faults = 0;
+    if (len >= EMB_SVC_STATUS_V1_LEN) {
         st->held = emb_get_le32(buf + EMB_SVC_ST_OFF_HELD);
         st->malformed = emb_get_le64(buf + EMB_SVC_ST_OFF_MALFORMED);
     }
+    if (len >= EMB_SVC_STATUS_LEN)
+        st->faults = emb_get_le64(buf + EMB_SVC_ST_OFF_FAULTS);
     return EMB_OK;
 }
 
@@ -401,6 +425,16 @@ size_t emb_svc_trace_encode_log(const struct emb_svc_trace *t, uint8_t *buf, siz
     return emb_svc_encode_log_msg(buf, cap, owner, text, len);
 }
 
+size_t emb_svc_trace_encode_losses(const struct emb_svc_trace *t, uint8_t *buf, size_t cap)
+{
+    if (!t->caller_set)
+        return 0;
+    struct emb_svc_losses l = {.seq = t->seq, .refused = t->send_failures};
+    memcpy(l.owner, t->caller, EMB_SVC_NAME_LEN);
+    l.owner[EMB_SVC_NAME_LEN] = '\0';
+    return emb_svc_encode_losses_msg(buf, cap, &l);
+}
+
 /* ---- Emitter: resolution ---- */
 
 static void emb__svc_set_state(struct emb_svc_trace *t, uint32_t state)
@@ -503,13 +537,35 @@ static uint32_t emb__svc_ready(struct emb_svc_trace *t)
     return emb_svc_trace_sink_slot(t);
 }
 
+/* Tells the sink of refused sends it has not heard of, before anything else goes: a gap
+ * in the sequence then always arrives explained, by the emitter's own count. False when
+ * the report found no room (then nothing else would either). */
+static bool emb__svc_report_losses(struct emb_svc_trace *t, uint32_t slot)
+{
+    if (t->send_failures == t->refused_reported || !t->caller_set)
+        return true;
+    uint8_t msg[EMB_SVC_MSG_LOSSES_LEN];
+    uint32_t refused = t->send_failures;
+    if (!emb_port_svc_send(slot, msg, emb_svc_trace_encode_losses(t, msg, sizeof msg)))
+        return false;
+    t->refused_reported = refused;
+    return true;
+}
+
+bool emb_svc_trace_flush(struct emb_svc_trace *t)
+{
+    uint32_t slot = emb_svc_trace_sink_slot(t);
+    return slot == EMB_SVC_NO_SLOT || emb__svc_report_losses(t, slot);
+}
+
+/* Sends one message, after any losses not yet reported. */
 static void emb__svc_send(struct emb_svc_trace *t, uint32_t slot, const uint8_t *msg, size_t len)
 {
     if (len == 0) {
         t->unnamed++;
         return;
     }
-    if (emb_port_svc_send(slot, msg, len))
+    if (emb__svc_report_losses(t, slot) && emb_port_svc_send(slot, msg, len))
         t->sent++;
     else
         t->send_failures++;
@@ -523,6 +579,13 @@ void emb_svc_trace_call_slow(struct emb_svc_trace *t, const char *peer, const vo
     uint32_t slot = emb__svc_ready(t);
     if (slot == EMB_SVC_NO_SLOT)
         return;
+    if (t->caller_set && !emb__svc_report_losses(t, slot)) {
+        /* The report goes first, carrying the numbers used before this event's; with no
+         * room for it this event is refused too, its number used all the same. */
+        t->seq++;
+        t->send_failures++;
+        return;
+    }
     uint8_t msg[EMB_SVC_MSG_EVENT_LEN];
     emb__svc_send(t, slot, msg, emb_svc_trace_encode(t, msg, sizeof msg, peer, req, req_len, kind));
 }

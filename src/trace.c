@@ -138,6 +138,9 @@ static void emb__drop(struct emb_trace_ring *ring)
 }
 
 #if CONFIG_EMB_TRACE_WINDOW
+/* The class mask drops to zero, so every ring stops at once (the window ends at the same
+ * point for every context). Events an emitter already let through the gate are refused
+ * in the slow path and counted; those after the gate closed are not counted. */
 static void emb__window_close(void)
 {
     uint32_t armed = EMB_TRACE_WINDOW_ARMED;
@@ -145,20 +148,81 @@ static void emb__window_close(void)
                                     false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
         __atomic_store_n(&emb_trace_class_mask, 0u, __ATOMIC_RELEASE);
 }
+
+static bool emb__window_closed(void)
+{
+    return emb__trace.mode == EMB_TRACE_MODE_WINDOW &&
+           __atomic_load_n(&emb__trace.window_state, __ATOMIC_ACQUIRE) == EMB_TRACE_WINDOW_CLOSED;
+}
+#else
+static bool emb__window_closed(void)
+{
+    return false;
+}
 #endif
 
-/* Can the packet starting at `start` be opened now? */
-static bool emb__may_open(struct emb_trace_ring *ring, uint32_t start)
+/* Events in the closed packet at `start`, walked with the catalogue's sizes. Runs only
+ * when a packet is recycled unread (the slow path of a packet switch), never per event.
+ * An id the catalogue does not know ends the walk counting one event for the rest. */
+static uint32_t emb__packet_events(const struct emb_trace_ring *ring, uint32_t start)
+{
+    const uint8_t *pkt = ring->buf + (start & ring->buf_mask);
+    uint32_t content = emb_get_le32(pkt + EMB_PKT_OFF_CONTENT_SIZE) / 8u;
+    if (content > EMB__PACKET_SIZE)
+        content = EMB__PACKET_SIZE;
+    const uint32_t known = emb_trace_event_words_len;
+    uint32_t events = 0;
+    for (uint32_t off = EMB_PKT_HEADER_SIZE; off + EMB_EVT_HEADER_SIZE <= content; events++) {
+        uint32_t id = emb_get_le16(pkt + off + EMB_EVT_OFF_ID);
+        uint32_t words = id < known ? emb_trace_event_words[id] : 0u;
+        if (words == 0u)
+            return events + 1u;
+        off += words * 4u;
+    }
+    return events;
+}
+
+/* Can the packet starting at `start` be opened now? *lost receives the events of the
+ * packet it recycles unread (a snapshot ring's oldest packet), for the opener to count
+ * once its reservation has succeeded; they are counted before any later packet closes,
+ * so the next events_discarded a reader sees includes them. */
+static bool emb__may_open(struct emb_trace_ring *ring, uint32_t start, uint32_t *lost)
 {
     const uint32_t ring_bytes = ring->buf_mask + 1u;
+    *lost = 0u;
     if (!emb__slot_reusable(ring, start))
         return false; /* a preempted producer is still writing a whole ring ago */
-    (void)ring_bytes;
     switch ((enum emb_trace_mode)emb__trace.mode) {
 #if CONFIG_EMB_TRACE_STREAMING
     case EMB_TRACE_MODE_STREAMING:
-        /* The slot's previous packet must have been handed to the sink. */
-        return start + EMB__PACKET_SIZE - emb_port_load32_acquire(&ring->read_pos) <= ring_bytes;
+        for (;;) {
+            /* The slot's previous packet must have been handed to the sink, or be taken
+             * from the consumer: the oldest unconsumed packet gives way to the newest
+             * events (LTTng's overwrite mode), unless the consumer is handing it on right
+             * now (the claim bit), then this event is dropped. */
+            uint32_t read = emb_port_load32_acquire(&ring->read_pos);
+            uint32_t oldest = start - ring_bytes; /* the unread packet in the slot */
+            /* Signed: a `start` gone stale (interrupts that preempted this producer filled
+             * packets that the consumer then read) is behind read_pos; the swap on
+             * write_pos fails then, and the caller starts over. Taking read_pos back to
+             * it would count packets that were read. */
+            if ((int32_t)(start + EMB__PACKET_SIZE - (read & ~EMB_TRACE_READ_BUSY)) <=
+                (int32_t)ring_bytes)
+                return true;
+            if ((read & EMB_TRACE_READ_BUSY) != 0u)
+                return false;
+            uint32_t events = emb__packet_events(ring, oldest);
+            /* Taken in two steps, so that a consumer never claims the next packet before
+             * the count of this one is in `discarded`: move read_pos past it marked
+             * "pushing" (no claim succeeds then), count, then clear the mark. */
+            if (__atomic_compare_exchange_n(&ring->read_pos, &read,
+                                            oldest + EMB__PACKET_SIZE + EMB_TRACE_READ_PUSHING,
+                                            false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+                emb_port_local_add32_release(&ring->discarded, events);
+                emb_port_store32_release(&ring->read_pos, oldest + EMB__PACKET_SIZE);
+                return true;
+            }
+        }
 #endif
 #if CONFIG_EMB_TRACE_WINDOW
     case EMB_TRACE_MODE_WINDOW:
@@ -170,6 +234,9 @@ static bool emb__may_open(struct emb_trace_ring *ring, uint32_t start)
 #endif
     case EMB_TRACE_MODE_SNAPSHOT:
     default:
+        /* Once every slot has held a packet, each opening recycles the oldest. */
+        if (__atomic_load_n(&ring->filled, __ATOMIC_RELAXED) != 0u)
+            *lost = emb__packet_events(ring, start - ring_bytes);
         return true;
     }
 }
@@ -236,6 +303,10 @@ struct emb_trace_slot emb_trace_reserve_slow(struct emb_trace_ring *ring, uint32
     EMB_ASSERT(size >= EMB_EVT_HEADER_SIZE && size % EMB_EVT_ALIGN == 0u &&
                size <= EMB_EVT_HEADER_SIZE + CONFIG_EMB_TRACE_MAX_PAYLOAD);
 
+    if (emb__window_closed()) {
+        emb__drop(ring);
+        return emb__dropped;
+    }
     for (;;) {
         uint32_t pos = __atomic_load_n(&ring->write_pos, __ATOMIC_RELAXED);
         uint64_t now = emb_port_timestamp();
@@ -254,12 +325,15 @@ struct emb_trace_slot emb_trace_reserve_slow(struct emb_trace_ring *ring, uint32
         }
 
         uint32_t next = off != 0u ? start + EMB__PACKET_SIZE : pos;
-        if (!emb__may_open(ring, next)) {
+        uint32_t lost;
+        if (!emb__may_open(ring, next, &lost)) {
             emb__drop(ring);
             return emb__dropped;
         }
         if (!emb_port_local_cas32(&ring->write_pos, pos, next + EMB_PKT_HEADER_SIZE + size))
             continue;
+        if (lost != 0u)
+            emb_port_local_add32_release(&ring->discarded, lost);
 
         /* The swap made [pos, next + header + size) ours: the old packet's padding, the
          * new header and the event. Refresh the hints before anything slow. */
@@ -337,21 +411,56 @@ int emb_trace_frame_mark(uint32_t frame)
 
 /* ---- Readers ---- */
 
-uint32_t emb_trace_ring_consume(struct emb_trace_ring *ring, emb_trace_packet_fn fn, void *arg)
+/* Hands the oldest unread packet on, in place under a claim, or (scratch not NULL) as a
+ * copy taken like a snapshot reader's, so that the claim lasts only for the copy and a
+ * sink that blocks never holds a slot the producers need. */
+static uint32_t emb__consume(struct emb_trace_ring *ring, uint8_t *scratch, emb_trace_packet_fn fn,
+                             void *arg)
 {
     uint32_t count = 0;
-    uint32_t read = ring->read_pos;
     for (;;) {
+        uint32_t read = emb_port_load32_acquire(&ring->read_pos);
+        if ((read & EMB_TRACE_READ_PUSHING) != 0u)
+            break; /* a producer is taking the oldest packet: try again next time */
+        read &= ~EMB_TRACE_READ_CLAIMED;
         uint32_t pos = emb_port_load32_acquire(&ring->write_pos);
         /* Only packets wholly before the open one can be complete. */
         if ((uint32_t)(pos - read) < EMB__PACKET_SIZE || !emb__packet_complete(ring, read))
             break;
-        fn(arg, ring, ring->buf + (read & ring->buf_mask), EMB__PACKET_SIZE);
-        read += EMB__PACKET_SIZE;
-        emb_port_store32_release(&ring->read_pos, read);
+        /* Claim the packet before reading it: a producer overwrites the oldest unread
+         * packet only by moving read_pos past it, which fails while it is claimed; when
+         * the claim fails, a producer took the packet and read_pos says what comes next. */
+        uint32_t expected = read;
+        if (!__atomic_compare_exchange_n(&ring->read_pos, &expected, read | EMB_TRACE_READ_CLAIMED,
+                                         false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            continue;
+        /* Claimed and complete: no producer writes these bytes. Every push counted so
+         * far took a packet older than this one. */
+        uint32_t discarded = __atomic_load_n(&ring->discarded, __ATOMIC_ACQUIRE);
+        uint8_t *packet = ring->buf + (read & ring->buf_mask);
+        if (scratch != NULL) {
+            memcpy(scratch, packet, EMB__PACKET_SIZE);
+            emb_port_store32_release(&ring->read_pos, read + EMB__PACKET_SIZE);
+            packet = scratch;
+        }
+        emb_trace_packet_raise_discarded(packet, discarded);
+        fn(arg, ring, packet, EMB__PACKET_SIZE);
+        if (scratch == NULL)
+            emb_port_store32_release(&ring->read_pos, read + EMB__PACKET_SIZE);
         count++;
     }
     return count;
+}
+
+uint32_t emb_trace_ring_consume(struct emb_trace_ring *ring, emb_trace_packet_fn fn, void *arg)
+{
+    return emb__consume(ring, NULL, fn, arg);
+}
+
+uint32_t emb_trace_ring_consume_copy(struct emb_trace_ring *ring, uint8_t *scratch,
+                                     emb_trace_packet_fn fn, void *arg)
+{
+    return scratch != NULL ? emb__consume(ring, scratch, fn, arg) : 0u;
 }
 
 uint32_t emb_trace_ring_snapshot(const struct emb_trace_ring *ring, uint8_t *scratch,
@@ -374,12 +483,15 @@ uint32_t emb_trace_ring_snapshot(const struct emb_trace_ring *ring, uint8_t *scr
          start += EMB__PACKET_SIZE) {
         if (!emb__packet_complete(ring, start))
             continue;
+        /* Read before the copy: what it counts was overwritten before this packet was. */
+        uint32_t discarded = __atomic_load_n(&ring->discarded, __ATOMIC_ACQUIRE);
         memcpy(scratch, ring->buf + (start & ring->buf_mask), EMB__PACKET_SIZE);
         /* Producers write a slot only after reserving into it: if write_pos has not
          * reached the slot's next use, the copy is what was committed. */
         uint32_t now_pos = emb_port_load32_acquire(&ring->write_pos);
         if ((uint32_t)(now_pos - start) > ring_bytes)
             continue;
+        emb_trace_packet_raise_discarded(scratch, discarded);
         fn(arg, ring, scratch, EMB__PACKET_SIZE);
         count++;
     }

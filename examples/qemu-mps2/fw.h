@@ -11,6 +11,7 @@
 #define FW_EV_TICK 2u   /* the timer interrupt, each tick */
 #define FW_EV_BURST 3u  /* the burst at frame FW_BURST_AT: more than the ring holds */
 #define FW_EV_SENSOR 4u /* the sensor driver, before it faults */
+#define FW_EV_STALLED 5u /* before FW_CMD_STALL_FAULT's fault; a = the last tick's number */
 
 /* The UART variant (FW_UART_LINK, below) runs fewer frames at a lower tick rate: what it
  * records per second must fit through the line (QEMU's UART moves about 300 KB/s; the
@@ -30,6 +31,7 @@
 #define FW_BURST_LOGS 600u
 #define FW_TICKS_PER_FRAME 4u
 #define FW_LOG_TICK_EVERY 8u /* the interrupt logs every 8th tick */
+#define FW_STALL_TICKS 4000u /* FW_CMD_STALL_FAULT: about six rings of tick events */
 
 enum fw_state {
     FW_STARTING = 0,
@@ -43,6 +45,8 @@ enum fw_command {
     FW_CMD_FAULT_BUS = 1,   /* the sensor driver reads a register of an absent device */
     FW_CMD_FAULT_DIV0 = 2,  /* the sensor driver divides by a zero sample count */
     FW_CMD_RUN_AGAIN = 3,   /* another run of FW_FRAMES frames (counts go on) */
+    FW_CMD_STALL_FAULT = 4, /* with no consumer reading, FW_STALL_TICKS timer ticks (many
+                             * rings' worth), then the bus fault */
 };
 
 /* What the firmware emitted, for the host to compare with what it captured. */

@@ -301,6 +301,23 @@ static void fault(uint32_t command)
     mps2_uart_puts("qemu-mps2: the sensor driver did not fault\n");
 }
 
+/* The consumer has stopped (no host reads the ring now): the timer records many rings'
+ * worth of ticks, then the driver faults. The crash record's flight recorder must hold
+ * the last of them, not the first ones after the consumer stopped. */
+static void stall_then_fault(void)
+{
+    emb_trace_set_classes(EMB_TRACE_CLASSES_ALL);
+    uint32_t until = fw_stats.ticks + FW_STALL_TICKS;
+    running = 1;
+    mps2_timer_start(0, MPS2_CPU_HZ / FW_TICK_HZ - 1u);
+    while (fw_stats.ticks < until)
+        __asm__ __volatile__("wfi");
+    running = 0;
+    mps2_timer_stop(0);
+    EMB_TRACE_user_event(FW_EV_STALLED, fw_stats.ticks - 1u, FW_STALL_TICKS);
+    fault(FW_CMD_FAULT_BUS);
+}
+
 int main(void)
 {
     mps2_uart_init();
@@ -362,6 +379,8 @@ int main(void)
                 run();
             else if (command == FW_CMD_FAULT_BUS || command == FW_CMD_FAULT_DIV0)
                 fault(command);
+            else if (command == FW_CMD_STALL_FAULT)
+                stall_then_fault();
         }
         __asm__ __volatile__("wfi");
     }

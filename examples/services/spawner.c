@@ -1,9 +1,9 @@
 /* spawner: starts the example's services and runs its scenario.
  *
- * It holds the authority to trace: it creates the sink's intake (a datagram socket pair),
- * starts `emb events serve` on one end, and passes the other end to the services it grants
- * tracing (client, fs, block-driver) by leaving a copy open in them and naming it in
- * EMB_EVENTS_FD. The second client, `backup`, is not granted: it has no descriptor and
+ * It holds the authority to trace: for each service it grants tracing (client, fs,
+ * block-driver) it creates an intake (a datagram socket pair), starts `emb events serve`
+ * with the sink's ends bound to those names (--intake-fd NAME=FD), and passes each service
+ * its own emitting end by leaving a copy open in it and naming it in EMB_EVENTS_FD. The second client, `backup`, is not granted: it has no descriptor and
  * nothing it does reaches the sink.
  *
  * Scenario, each phase checked against what the clients themselves saw:
@@ -48,7 +48,11 @@ struct result {
     unsigned reply, errors, timeout, peer_lost, queue_full, aborted;
 };
 
-static int intake_emit = -1; /* the capability: the emitting end of the sink's intake */
+/* The capabilities: for each granted service, the emitting end of an intake of its own,
+ * which the sink knows by that service's name (so no service can speak as another). */
+#define GRANTED 3
+static const char *const granted_names[GRANTED] = {"block-driver", "fs", "client"};
+static int intake_emit[GRANTED] = {-1, -1, -1};
 static char bin_dir[PATH_MAX];
 static int failures;
 
@@ -81,8 +85,12 @@ static void spawn(struct proc *p, char *const argv[], bool granted, bool piped, 
     if (p->pid < 0)
         die("fork");
     if (p->pid == 0) {
-        if (granted) {
-            int fd = dup(intake_emit); /* a copy without FD_CLOEXEC survives exec */
+        int grant = -1;
+        for (int i = 0; granted && i < GRANTED; i++)
+            if (strcmp(p->name, granted_names[i]) == 0)
+                grant = intake_emit[i];
+        if (grant >= 0) {
+            int fd = dup(grant); /* a copy without FD_CLOEXEC survives exec */
             char v[16];
             snprintf(v, sizeof v, "%d", fd);
             setenv(EMB_SVC_ENV_FD, v, 1);
@@ -309,22 +317,28 @@ int main(int argc, char **argv)
         die(dir);
     signal(SIGPIPE, SIG_IGN);
 
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) != 0)
-        die("socketpair");
-    intake_emit = sv[1];
-    setsockopt(intake_emit, SOL_SOCKET, SO_SNDBUF, &queue, sizeof queue);
-
-    char sock[PATH_MAX], intake_arg[16];
+    char sock[PATH_MAX], intake_arg[GRANTED][32];
+    int sink_fd[GRANTED];
+    char *sink_argv[6 + 2 * GRANTED] = {(char *)emb, "events", "serve", "--socket", sock};
+    int argc_sink = 5;
+    for (int i = 0; i < GRANTED; i++) {
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) != 0)
+            die("socketpair");
+        intake_emit[i] = sv[1];
+        setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &queue, sizeof queue);
+        sink_fd[i] = dup(sv[0]); /* the sink's end, inherited by the sink alone */
+        close(sv[0]);
+        snprintf(intake_arg[i], sizeof intake_arg[i], "%s=%d", granted_names[i], sink_fd[i]);
+        sink_argv[argc_sink++] = "--intake-fd";
+        sink_argv[argc_sink++] = intake_arg[i];
+    }
+    sink_argv[argc_sink] = NULL;
     snprintf(sock, sizeof sock, "%s/events.sock", dir);
-    int sink_fd = dup(sv[0]); /* the sink's end, inherited by the sink alone */
-    close(sv[0]);
-    snprintf(intake_arg, sizeof intake_arg, "%d", sink_fd);
-    char *sink_argv[] = {(char *)emb, "events", "serve", "--intake-fd", intake_arg,
-                         "--socket", sock, NULL};
     sink.name = "events";
     spawn(&sink, sink_argv, false, false, false);
-    close(sink_fd);
+    for (int i = 0; i < GRANTED; i++)
+        close(sink_fd[i]);
     wait_socket(sock, "the events sink");
 
     char path[PATH_MAX];

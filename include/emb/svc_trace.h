@@ -47,6 +47,7 @@ enum emb_svc_op {
     EMB_SVC_OP_METRICS = 5, /* [5]                                query */
     EMB_SVC_OP_LOG = 6,     /* [6][owner:12][text:0..240]         intake */
     EMB_SVC_OP_LOGS = 7,    /* [7] or [7][since:u64]              query */
+    EMB_SVC_OP_LOSSES = 8,  /* [8][owner:12][seq:u32][refused:u32] intake */
 };
 
 /* ---- What happened to a call ---- */
@@ -85,17 +86,26 @@ enum emb_svc_kind {
 #define EMB_SVC_MSG_LOG_MAX (EMB_SVC_MSG_LOG_MIN + EMB_SVC_LOG_TEXT_MAX)
 #define EMB_SVC_MSG_DUMP_LEN 2u
 #define EMB_SVC_MSG_LOGS_LEN 9u
+/* LOSSES: what an emitter's own count says it lost. `seq` is the last event sequence number
+ * it used, `refused` every send the port refused since it started (events, metrics and
+ * logs). Sent before the next message after a refusal, and at exit. */
+#define EMB_SVC_MSG_LOSSES_LEN 21u
+#define EMB_SVC_LS_OFF_OWNER 1u   /* char[12] */
+#define EMB_SVC_LS_OFF_SEQ 13u    /* u32 */
+#define EMB_SVC_LS_OFF_REFUSED 17u /* u32 */
 #define EMB_SVC_MSG_MAX EMB_SVC_MSG_LOG_MAX /* the longest message anyone may send */
 
 /* ---- Replies (from the sink to a query; no opcode byte: a reply answers the last query) ---- */
-/* STATUS: 32 bytes. A reader needs only the first 20; later versions may append. */
-#define EMB_SVC_STATUS_LEN 32u
+/* STATUS: 40 bytes. A reader needs only the first 20; later versions may append. */
+#define EMB_SVC_STATUS_LEN 40u
 #define EMB_SVC_STATUS_MIN 20u
 #define EMB_SVC_ST_OFF_CAPACITY 0u   /* u32 events the ring holds */
 #define EMB_SVC_ST_OFF_ACCEPTED 4u   /* u64 events stored since the sink started */
 #define EMB_SVC_ST_OFF_DROPPED 12u   /* u64 events known lost before they reached the ring */
 #define EMB_SVC_ST_OFF_HELD 20u      /* u32 events in the ring now */
 #define EMB_SVC_ST_OFF_MALFORMED 24u /* u64 messages refused (bad length, opcode, origin) */
+#define EMB_SVC_ST_OFF_FAULTS 32u    /* u64 sequence numbers no emitter's count can explain */
+#define EMB_SVC_STATUS_V1_LEN 32u    /* a STATUS reply without `faults` */
 /* DUMP: count * 34-byte event records, oldest first.
  * METRICS: count * 40-byte metric records.
  * LOGS: the 25-byte header, then lines "owner 0x1f text \n". */
@@ -128,6 +138,13 @@ struct emb_svc_status {
     uint64_t dropped;
     uint32_t held;      /* 0 when the reply is the 20-byte minimum */
     uint64_t malformed; /* likewise */
+    uint64_t faults;    /* 0 when the reply is shorter than 40 bytes */
+};
+
+struct emb_svc_losses {
+    char owner[EMB_SVC_NAME_LEN + 1];
+    uint32_t seq;     /* the last event sequence number the emitter used */
+    uint32_t refused; /* sends the port refused since the emitter started */
 };
 
 struct emb_svc_logs_header {
@@ -150,6 +167,7 @@ struct emb_svc_msg {
         } log;
         uint8_t dump_count;
         uint64_t since;
+        struct emb_svc_losses losses;
     } u;
 };
 
@@ -166,6 +184,7 @@ size_t emb_svc_encode_event_msg(uint8_t *buf, size_t cap, const struct emb_svc_e
 size_t emb_svc_encode_metric_msg(uint8_t *buf, size_t cap, const struct emb_svc_metric *m);
 size_t emb_svc_encode_log_msg(uint8_t *buf, size_t cap, const char *owner, const void *text,
                               size_t len);
+size_t emb_svc_encode_losses_msg(uint8_t *buf, size_t cap, const struct emb_svc_losses *l);
 size_t emb_svc_encode_dump(uint8_t *buf, size_t cap, uint8_t count);
 size_t emb_svc_encode_status(uint8_t *buf, size_t cap);
 size_t emb_svc_encode_metrics(uint8_t *buf, size_t cap);
@@ -247,6 +266,7 @@ struct emb_svc_trace {
     uint32_t sent;             /* messages the port accepted */
     uint32_t send_failures;    /* messages the port refused (sink full or gone) */
     uint32_t unnamed;          /* messages not built because set_caller was never called */
+    uint32_t refused_reported; /* send_failures as of the last LOSSES the sink took */
     uint8_t sink_changed;      /* 1 until taken */
     uint8_t caller_set;
     uint8_t peer_count;
@@ -280,6 +300,13 @@ size_t emb_svc_trace_encode_metric(const struct emb_svc_trace *t, uint8_t *buf, 
                                    const char *name, uint64_t value);
 size_t emb_svc_trace_encode_log(const struct emb_svc_trace *t, uint8_t *buf, size_t cap,
                                 const void *text, size_t len);
+/* A LOSSES message: the last sequence number used and every refused send so far. */
+size_t emb_svc_trace_encode_losses(const struct emb_svc_trace *t, uint8_t *buf, size_t cap);
+
+/* Reports refused sends the sink has not been told of (one LOSSES message); a service
+ * calls it before it exits (the native port does, for emb_svc_self, at exit). True when
+ * nothing is left unreported. Never waits. */
+bool emb_svc_trace_flush(struct emb_svc_trace *t);
 
 /* Resolution, as the slow path drives it (exposed so a port or a test can drive it too). */
 

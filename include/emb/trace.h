@@ -44,10 +44,26 @@ struct emb_trace_ring {
     uint32_t discarded;      /* events dropped so far: the CTF events_discarded total */
     uint32_t base_pos;       /* write_pos when the ring (or its window) started */
     uint32_t filled;         /* nonzero once every slot has held a packet */
-    /* Consumer state: written by the streaming consumer only. */
-    uint32_t read_pos;       /* first byte not yet handed to the sink */
+    /* Consumer state: the streaming consumer claims and advances it; a producer that
+     * needs the slot of the oldest unread packet moves it past that packet. */
+    uint32_t read_pos;       /* first byte not yet handed to the sink; EMB_TRACE_READ_* */
     char name[EMB_TSF_NAME_MAX];
 };
+
+/* read_pos flags (packet positions are packet-aligned, so the low bits are free).
+ * CLAIMED: the consumer is handing the packet at read_pos to its sink; no producer may
+ * overwrite it. PUSHING: a producer has just taken the oldest unread packet and is
+ * counting its events; the consumer waits for the count before claiming the next. */
+#define EMB_TRACE_READ_CLAIMED 1u
+#define EMB_TRACE_READ_PUSHING 2u
+#define EMB_TRACE_READ_BUSY (EMB_TRACE_READ_CLAIMED | EMB_TRACE_READ_PUSHING)
+
+/* 4-byte words each event takes in a packet (its header included), indexed by event id,
+ * emb_trace_event_words_len entries; 0 for an id the catalogue does not have. Generated
+ * with the catalogue (gen/embgen.c): the ring reads it only to count the events of a
+ * packet it overwrites unread. */
+extern const uint8_t emb_trace_event_words[];
+extern const uint32_t emb_trace_event_words_len;
 
 /* One reservation in flight between emb_trace_try_reserve() and emb_trace_commit():
  * two words, so it travels in registers (returned in rax:rdx on x86-64). */
@@ -130,14 +146,37 @@ typedef void (*emb_trace_packet_fn)(void *arg, const struct emb_trace_ring *ring
                                     const uint8_t *packet, uint32_t size);
 
 /* Streaming: hands every completed packet not yet consumed to `fn`, in order, then
- * releases their slots to the producers. Single consumer per ring. Returns the count. */
+ * releases their slots to the producers. Single consumer per ring. Returns the count.
+ * A producer that finds the ring full of unread packets overwrites the oldest one that
+ * is not being handed on (the flight recorder keeps the newest events): the consumer
+ * then sees a packet_seq_num gap, and events_discarded counts the events it missed. */
 uint32_t emb_trace_ring_consume(struct emb_trace_ring *ring, emb_trace_packet_fn fn, void *arg);
+
+/* The same, handing `fn` a copy in `scratch` (CONFIG_EMB_TRACE_PACKET_SIZE bytes): the
+ * packet is released before `fn` runs, so a sink that blocks (a full pipe, a dead link)
+ * holds no slot, and the producers go on overwriting the oldest packets, keeping the
+ * newest events for the flight recorder. emb_trace_ring_consume() holds the packet it
+ * hands on until `fn` returns: fine for a sink that always returns soon. */
+uint32_t emb_trace_ring_consume_copy(struct emb_trace_ring *ring, uint8_t *scratch,
+                                     emb_trace_packet_fn fn, void *arg);
 
 /* Snapshot: copies each complete packet still held, oldest first, into `scratch`
  * (CONFIG_EMB_TRACE_PACKET_SIZE bytes) and hands the copy to `fn` if no producer
  * overwrote the slot during the copy. Safe while producers run. Returns the count. */
 uint32_t emb_trace_ring_snapshot(const struct emb_trace_ring *ring, uint8_t *scratch,
                                  emb_trace_packet_fn fn, void *arg);
+
+/* A reader taking a packet raises its events_discarded to `discarded`, the ring's count
+ * read before the copy (or once the consumer claimed it): every packet overwritten unread
+ * by then was older than this one, so CTF readers place the loss before the packet, where
+ * it happened, not at the later packet whose close first counted it. */
+static inline void emb_trace_packet_raise_discarded(uint8_t *packet, uint32_t discarded)
+{
+    /* A window never overwrites: its only loss is its end, after every packet held. */
+    if (emb_trace_mode() != EMB_TRACE_MODE_WINDOW &&
+        (int32_t)(discarded - emb_get_le32(packet + EMB_PKT_OFF_DISCARDED)) > 0)
+        emb_put_le32(packet + EMB_PKT_OFF_DISCARDED, discarded);
+}
 
 /* Event header flags while an interrupt (or signal handler) runs on the ring's context:
  * the hooks in emb/hooks.h call these, and they nest. */

@@ -97,6 +97,17 @@ enum emb_context_kind {
 #define EMB_TSF_RING_OFF_PACKETS 8u        /* u32 packets per context ring */
 #define EMB_TSF_RING_OFF_RESERVED 12u      /* u32, 0 */
 #define EMB_TSF_RING_SIZE 16u
+/* A sealed stream file (version EMB_TSF_VERSION_SEALED) carries integrity checks that cost
+ * the target nothing: whoever writes the file (the native port's stream worker or dump, a
+ * host tool) adds them. Its header holds a "SEAL" block with the CRC-32 of the header, and
+ * every packet is followed by the CRC-32 of its bytes. Rings, packets and frames never
+ * carry them. */
+#define EMB_TSF_VERSION_SEALED 2u
+#define EMB_TSF_EXT_SEAL 0x4C414553u       /* "SEAL": the header's CRC; packets carry theirs */
+#define EMB_TSF_SEAL_OFF_HEADER_CRC 8u     /* u32 CRC-32 of header_size bytes, this field 0 */
+#define EMB_TSF_SEAL_OFF_RESERVED 12u      /* u32, 0 */
+#define EMB_TSF_SEAL_SIZE 16u
+#define EMB_TSF_PACKET_CRC_SIZE 4u         /* u32 CRC-32 of the packet, after each packet */
 /* Most bytes the extension blocks of one header take. */
 #define EMB_TSF_EXT_MAX (EMB_TSF_IDENTITY_SIZE + EMB_TSF_RING_SIZE)
 

@@ -166,7 +166,10 @@ static bool emb__after_call(const uint8_t *ra)
 /* x86-64 has no link register: the return address is the first word above sp that
  * points just after a call instruction in the executable. Only the stack the context
  * registered is read (its bounds are known), and only the first 4 KiB of it. */
-static void emb__scan_return_address(struct emb__regs *r, const struct emb__context *ctx)
+/* Not instrumented: the words above sp include the faulting frames' padding and
+ * redzones, which AddressSanitizer would report as an underflow. */
+__attribute__((no_sanitize("address"))) static void
+emb__scan_return_address(struct emb__regs *r, const struct emb__context *ctx)
 {
     if (r->ra_source != EMB_CRASH_RA_NONE || ctx == NULL || ctx->info.stack_low == 0u)
         return;
@@ -177,8 +180,7 @@ static void emb__scan_return_address(struct emb__regs *r, const struct emb__cont
         return;
     uintptr_t end = high - r->sp > EMB__SCAN_BYTES ? r->sp + EMB__SCAN_BYTES : high;
     for (uintptr_t p = (r->sp + 7u) & ~(uintptr_t)7u; p + 8u <= end; p += 8u) {
-        uintptr_t v;
-        memcpy(&v, (const void *)p, sizeof v);
+        uintptr_t v = *(const volatile uintptr_t *)p; /* a load, not an intercepted memcpy */
         if (v >= text_low + 8u && v < text_high && emb__after_call((const uint8_t *)v)) {
             r->ra = v;
             r->ra_source = EMB_CRASH_RA_STACK_SCAN;

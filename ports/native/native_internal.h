@@ -56,4 +56,12 @@ void emb__native_objects_reset(void);
 struct emb_native_server;
 void emb__native_server_client_input(struct emb_native_server *s, const uint8_t *p, size_t n);
 
+/* Writes all len bytes to fd (retrying short writes and EINTR); 0, or -1 with errno.
+ * A library must never kill its host: SIGPIPE is blocked around the write, and one the
+ * write raised (a reader that went away, EPIPE) is consumed before the mask is restored,
+ * so the caller sees EPIPE instead of the process dying. One pending before the call
+ * (the application's own) is left pending. Every write of the port to a descriptor that
+ * may be a pipe goes through here; sockets use send() with MSG_NOSIGNAL. */
+int emb__native_write_all(int fd, const void *buf, size_t len);
+
 #endif /* EMB_NATIVE_INTERNAL_H */

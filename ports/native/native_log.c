@@ -8,6 +8,8 @@
 #include <emb/native.h>
 #include <emb/port.h>
 
+#include "native_internal.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -155,7 +157,7 @@ static void emb__out_flush(void)
         return;
     while (len > 0u) {
         ssize_t n = emb__nlog.config.tcp ? send(emb__nlog.fd, p, len, MSG_NOSIGNAL)
-                                         : write(emb__nlog.fd, p, len);
+                  : emb__native_write_all(emb__nlog.fd, p, len) == 0 ? (ssize_t)len : -1;
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {

@@ -51,8 +51,48 @@ static int emb__svc_env_fd(void)
     return (int)fd;
 }
 
+/* The grant taken at process start, before main(): -1 when none was usable then. */
+static int emb__svc_taken_fd = -1;
+
+/* At exit, the refused sends the sink has not heard of. When the queue is full even for
+ * the report, the socket's send buffer grows by one report's worth (the kernel allows it
+ * up to net.core.wmem_max), so a service that dies while the sink is stopped still has
+ * its losses counted once the sink reads again. */
+static void emb__svc_report_at_exit(void)
+{
+    struct emb_svc_trace *t = &emb_svc_self;
+    if (emb_svc_trace_flush(t))
+        return;
+    int fd = (int)emb_svc_trace_sink_slot(t);
+    int size = 0;
+    socklen_t len = sizeof size;
+    if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, &len) != 0)
+        return;
+    int grown = size / 2 + 2048; /* the kernel doubles what it is given */
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &grown, sizeof grown) == 0)
+        (void)emb_svc_trace_flush(t);
+}
+
+/* Takes the grant before anything runs, so that a child the service starts before its
+ * first traced call inherits neither the descriptor (close-on-exec) nor its name. A
+ * grant not usable yet (a supervisor installs it later) is left for the lazy retry. */
+__attribute__((constructor)) static void emb__svc_take_grant(void)
+{
+    int fd = emb__svc_env_fd();
+    uint32_t id;
+    if (fd >= 0 && emb__svc_fd_usable(fd, &id)) {
+        emb__svc_taken_fd = fd;
+        unsetenv(EMB_SVC_ENV_FD);
+    }
+    (void)atexit(emb__svc_report_at_exit);
+}
+
 enum emb_svc_resolve emb_port_svc_resolve(uint32_t *slot, uint32_t *sink_id)
 {
+    if (emb__svc_taken_fd >= 0 && emb__svc_fd_usable(emb__svc_taken_fd, sink_id)) {
+        *slot = (uint32_t)emb__svc_taken_fd;
+        return EMB_SVC_RESOLVE_OK;
+    }
     int fd = emb__svc_env_fd();
     if (fd < 0)
         return EMB_SVC_RESOLVE_NONE;

@@ -19,31 +19,27 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
 #define EMB__HEADER_MAX (EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS + 1) + EMB_TSF_EXT_MAX)
 #define EMB__FRAME_MAX EMB_FRAME_WIRE_MAX(EMB__HEADER_MAX)
+#define EMB__TOKEN_MIN 16u
+#define EMB__TOKEN_MAX 128u
+#define EMB__AUTH_PREFIX "EMB-TOKEN "
+#define EMB__AUTH_LINE_MAX (sizeof EMB__AUTH_PREFIX - 1u + EMB__TOKEN_MAX + 1u)
 
 static int emb__write_all(int fd, const uint8_t *p, size_t n)
 {
-    while (n > 0u) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
+    return emb__native_write_all(fd, p, n);
 }
 
 static uint64_t emb__now_ms(void)
@@ -312,6 +308,14 @@ struct emb_native_server {
     uint8_t cmd[128];          /* a command frame from the client, being gathered */
     size_t cmdn;
     bool cmd_overlong;
+    bool unix_socket;          /* AF_UNIX, owner only; else TCP with a token */
+    char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    bool path_bound;           /* the socket file at path is this server's, to remove */
+    char token[EMB__TOKEN_MAX + 1];
+    size_t token_len;
+    bool client_ok;            /* the client passed the uid check or presented the token */
+    uint8_t auth[EMB__AUTH_LINE_MAX]; /* a TCP client's first line, being gathered */
+    size_t authn;
     struct emb_native_link_stats stats;
     uint8_t *crash_frame;      /* a crash record every client gets after its first header */
     size_t crash_frame_len;
@@ -337,7 +341,7 @@ static int emb__enqueue_frame(struct emb_native_server *s, uint8_t channel, cons
 static void emb__wake(struct emb_native_server *s)
 {
     uint8_t b = 1;
-    (void)!write(s->wake[1], &b, 1);
+    (void)!emb__native_write_all(s->wake[1], &b, 1);
 }
 
 /* Queues the crash record's frame, if there is one; with the lock held. */
@@ -371,7 +375,7 @@ static int emb__server_start(void *arg, const uint8_t *header, size_t len)
     struct emb_native_server *s = arg;
     pthread_mutex_lock(&s->lock);
     s->streaming = true;
-    if (s->client_fd >= 0)
+    if (s->client_fd >= 0 && s->client_ok)
         emb__queue_header(s);
     pthread_mutex_unlock(&s->lock);
     emb__wake(s);
@@ -385,7 +389,8 @@ static int emb__server_packet(void *arg, const uint8_t *packet, size_t len)
     int rc = -1;
     bool was_empty = s->qlen == 0u;
     /* No client, or one too slow to keep up: the packet is dropped, never waited for. */
-    if (s->client_fd >= 0 && emb__enqueue_frame(s, EMB_FRAME_CH_TRACE, packet, len) == 0)
+    if (s->client_fd >= 0 && s->client_ok &&
+        emb__enqueue_frame(s, EMB_FRAME_CH_TRACE, packet, len) == 0)
         rc = 0;
     else
         s->stats.dropped++;
@@ -414,6 +419,50 @@ static void emb__drop_client(struct emb_native_server *s)
     s->qhead = s->qlen = 0;
     s->cmdn = 0;
     s->cmd_overlong = false;
+    s->client_ok = false;
+    s->authn = 0;
+}
+
+/* Whether two secrets are equal, in a time that does not depend on where they differ. */
+static bool emb__same_secret(const uint8_t *a, size_t an, const char *b, size_t bn)
+{
+    uint8_t diff = (uint8_t)(an != bn);
+    for (size_t i = 0; i < an && i < bn; i++)
+        diff |= (uint8_t)(a[i] ^ (uint8_t)b[i]);
+    return diff == 0;
+}
+
+/* A TCP client's first bytes: the line `EMB-TOKEN <token>\n`, before anything is served or
+ * obeyed. Returns 1 when the line was whole and right (*used: its bytes), 0 when more is
+ * needed, -1 when it is wrong, too long, or not that line at all. */
+static int emb__auth_input(struct emb_native_server *s, const uint8_t *p, size_t n, size_t *used)
+{
+    static const char prefix[] = EMB__AUTH_PREFIX;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '\n') {
+            *used = i + 1;
+            size_t pl = sizeof prefix - 1u;
+            return s->authn > pl && memcmp(s->auth, prefix, pl) == 0 &&
+                           emb__same_secret(s->auth + pl, s->authn - pl, s->token, s->token_len)
+                       ? 1
+                       : -1;
+        }
+        if (s->authn == sizeof s->auth)
+            return -1;
+        s->auth[s->authn++] = p[i];
+        /* Not the line at all (a client of the old protocol sending frames): refuse now. */
+        if (s->authn <= sizeof prefix - 1u && s->auth[s->authn - 1] != (uint8_t)prefix[s->authn - 1])
+            return -1;
+    }
+    return 0;
+}
+
+/* A new connection on the AF_UNIX socket: served only when it runs as this user. */
+static bool emb__peer_is_owner(int fd)
+{
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.uid == geteuid();
 }
 
 /* Bytes from the client: shell command frames on channel 3, answered in the stream. */
@@ -477,15 +526,23 @@ static void *emb__server_thread(void *arg)
         pthread_mutex_lock(&s->lock);
         if (client < 0 && (pfd[1].revents & POLLIN)) {
             int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+            if (fd >= 0 && s->unix_socket && !emb__peer_is_owner(fd)) {
+                close(fd); /* another user: nothing served, nothing obeyed */
+                s->stats.refused++;
+                fd = -1;
+            }
             if (fd >= 0) {
                 int one = 1;
-                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                if (!s->unix_socket)
+                    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
                 s->client_fd = fd;
                 s->stats.clients++;
                 s->last_progress_ms = now;
-                if (s->streaming)
+                s->client_ok = s->unix_socket; /* a TCP client presents the token first */
+                if (s->streaming && s->client_ok)
                     emb__queue_header(s);
-                emb__queue_crash(s);
+                if (s->client_ok)
+                    emb__queue_crash(s);
                 next_header = now + s->config.header_period_ms;
             }
         } else if (client >= 0) {
@@ -497,8 +554,33 @@ static void *emb__server_thread(void *arg)
                     pthread_mutex_unlock(&s->lock);
                     continue;
                 }
-                if (r > 0)
-                    emb__client_input(s, in, (size_t)r);
+                size_t used = 0;
+                if (r > 0 && !s->client_ok) {
+                    int a = emb__auth_input(s, in, (size_t)r, &used);
+                    if (a < 0) {
+                        s->stats.refused++;
+                        emb__drop_client(s);
+                        pthread_mutex_unlock(&s->lock);
+                        continue;
+                    }
+                    if (a > 0) {
+                        s->client_ok = true;
+                        s->last_progress_ms = now;
+                        if (s->streaming)
+                            emb__queue_header(s);
+                        emb__queue_crash(s);
+                        next_header = now + s->config.header_period_ms;
+                    } else {
+                        used = (size_t)r;
+                    }
+                }
+                if (r > 0 && s->client_ok && used < (size_t)r)
+                    emb__client_input(s, in + used, (size_t)r - used);
+            }
+            if (s->client_fd >= 0 && !s->client_ok &&
+                now - s->last_progress_ms > s->config.stall_ms) {
+                s->stats.refused++; /* no token in time */
+                emb__drop_client(s);
             }
             /* Sent without the lock: the worker only appends past qhead + qlen, and only
              * this thread moves qhead or drops the client, so the bytes stay put; the
@@ -535,6 +617,92 @@ static void *emb__server_thread(void *arg)
     return NULL;
 }
 
+/* TCP on host:port, for clients holding the token (from the config or EMB_SERVER_TOKEN). */
+static int emb__listen_tcp(struct emb_native_server *s)
+{
+    const char *token = s->config.token ? s->config.token : getenv("EMB_SERVER_TOKEN");
+    size_t tl = token ? strlen(token) : 0u;
+    if (tl < EMB__TOKEN_MIN || tl > EMB__TOKEN_MAX || memchr(token, '\n', tl) != NULL) {
+        errno = EACCES; /* no listener anyone on the machine could use */
+        return -1;
+    }
+    memcpy(s->token, token, tl);
+    s->token_len = tl;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(s->config.port)};
+    int one = 1;
+    if (inet_pton(AF_INET, s->config.host ? s->config.host : "127.0.0.1", &a.sin_addr) != 1) {
+        errno = EINVAL;
+        return -1;
+    }
+    if ((s->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0 ||
+        setsockopt(s->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        bind(s->listen_fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(s->listen_fd, 1) != 0)
+        return -1;
+    return 0;
+}
+
+/* The socket's directory must be this user's with mode 0700: whoever else could write it
+ * could put a socket of their own at the path. The default one is created so. */
+static int emb__private_dir(const char *path, bool create)
+{
+    char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    const char *slash = strrchr(path, '/');
+    size_t dl = slash == NULL ? 0u : (size_t)(slash - path);
+    if (dl == 0u || dl >= sizeof dir) {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy(dir, path, dl);
+    dir[dl] = '\0';
+    if (create && mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return -1;
+    struct stat st;
+    if (lstat(dir, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+        errno = EPERM;
+        return -1;
+    }
+    return 0;
+}
+
+static int emb__listen_unix(struct emb_native_server *s)
+{
+    bool by_default = s->config.unix_path == NULL;
+    if (by_default) {
+        const char *run = getenv("XDG_RUNTIME_DIR");
+        int n = run && *run ? snprintf(s->path, sizeof s->path, "%s/emb-record-%ld.sock", run,
+                                       (long)getpid())
+                            : snprintf(s->path, sizeof s->path, "/tmp/emb-%u/record-%ld.sock",
+                                       (unsigned)geteuid(), (long)getpid());
+        if (n < 0 || (size_t)n >= sizeof s->path) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+    } else if (strlen(s->config.unix_path) < sizeof s->path) {
+        strcpy(s->path, s->config.unix_path);
+    } else {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    if (emb__private_dir(s->path, by_default) != 0)
+        return -1;
+    struct stat st;
+    if (lstat(s->path, &st) == 0 && S_ISSOCK(st.st_mode))
+        unlink(s->path); /* left by a run that died; the directory is ours alone */
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    memcpy(a.sun_path, s->path, strlen(s->path) + 1);
+    if ((s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0)
+        return -1;
+    mode_t old = umask(0077);
+    int rc = bind(s->listen_fd, (struct sockaddr *)&a, sizeof a);
+    umask(old);
+    if (rc != 0)
+        return -1;
+    s->path_bound = true;
+    return listen(s->listen_fd, 1);
+}
+
 struct emb_native_server *emb_native_server_start(const struct emb_native_server_config *config)
 {
     struct emb_native_server *s = calloc(1, sizeof *s);
@@ -554,13 +722,10 @@ struct emb_native_server *emb_native_server_start(const struct emb_native_server
     s->qcap = s->config.queue_bytes;
     s->queue = malloc(s->qcap);
     pthread_mutex_init(&s->lock, NULL);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(s->config.port)};
-    int one = 1;
+    s->unix_socket = !s->config.tcp;
+    errno = 0;
     if (s->queue == NULL || pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) != 0 ||
-        inet_pton(AF_INET, s->config.host ? s->config.host : "127.0.0.1", &a.sin_addr) != 1 ||
-        (s->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0 ||
-        setsockopt(s->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-        bind(s->listen_fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(s->listen_fd, 1) != 0) {
+        (s->unix_socket ? emb__listen_unix(s) : emb__listen_tcp(s)) != 0) {
         int e = errno ? errno : EINVAL;
         emb_native_server_stop(s);
         errno = e;
@@ -588,8 +753,15 @@ const struct emb_native_sink *emb_native_server_sink(struct emb_native_server *s
     return &s->sink;
 }
 
+const char *emb_native_server_path(const struct emb_native_server *s)
+{
+    return s->unix_socket ? s->path : "";
+}
+
 uint16_t emb_native_server_port(const struct emb_native_server *s)
 {
+    if (s->unix_socket)
+        return 0;
     struct sockaddr_in a;
     socklen_t l = sizeof a;
     if (getsockname(s->listen_fd, (struct sockaddr *)&a, &l) != 0)
@@ -608,7 +780,7 @@ emb_status emb_native_server_send_crash(struct emb_native_server *s, const uint8
     free(s->crash_frame);
     s->crash_frame = frame;
     s->crash_frame_len = n;
-    if (s->client_fd >= 0)
+    if (s->client_fd >= 0 && s->client_ok) /* never before a TCP client's token */
         emb__queue_crash(s);
     pthread_mutex_unlock(&s->lock);
     emb__wake(s);
@@ -645,6 +817,8 @@ void emb_native_server_stop(struct emb_native_server *s)
         close(s->client_fd);
     if (s->listen_fd >= 0)
         close(s->listen_fd);
+    if (s->path_bound)
+        unlink(s->path);
     if (s->wake[0] >= 0) {
         close(s->wake[0]);
         close(s->wake[1]);

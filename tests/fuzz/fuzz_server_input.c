@@ -1,8 +1,9 @@
 /* libFuzzer target: the native port's TCP record server (ports/native/transport.c) taking
  * bytes from its client: shell command frames on channel 3 gathered up to each delimiter,
- * checked, answered in the stream; anything else counted as garbage. A real server is
- * started once, with a real client connected that reads whatever the server sends, so
- * replies go through the queue and out of the socket as they would to `emb capture`.
+ * checked, answered into the server's queue; anything else counted as garbage. A real
+ * server is started once (its default owner-only listener); the input reaches the client
+ * handling past the listener's peer and token checks, which are not fuzzed here. No
+ * client reads the queue, so once it is full replies are dropped as for a slow client.
  *
  * Input, by its first byte's bit 0:
  *   0  the bytes of one client read, as they came (seeds: frames of every shell command
@@ -16,45 +17,14 @@
 #include <emb/native_link.h>
 #include <emb/shell.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "native_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct emb_native_server *server;
-static int client = -1;
-
-static void connect_client(void)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(emb_native_server_port(server))};
-    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-    client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (client < 0 || connect(client, (struct sockaddr *)&a, sizeof a) != 0)
-        abort();
-}
-
-/* Takes what the server sent; reconnects when it dropped the client. */
-static void drain(void)
-{
-    uint8_t buf[65536];
-    for (;;) {
-        ssize_t r = recv(client, buf, sizeof buf, MSG_DONTWAIT);
-        if (r > 0)
-            continue;
-        if (r == 0) {
-            close(client);
-            connect_client();
-        }
-        return;
-    }
-}
 
 static void feed(const uint8_t *p, size_t n)
 {
@@ -64,10 +34,11 @@ static void feed(const uint8_t *p, size_t n)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (server == NULL) {
-        struct emb_native_server_config c = {.queue_bytes = 4096, .stall_ms = 60000};
+        /* The default listener (owner-only Unix socket); bytes come in through the entry
+         * point, past the listener's own checks. */
+        struct emb_native_server_config c = {.queue_bytes = 1u << 20};
         if ((server = emb_native_server_start(&c)) == NULL)
             abort();
-        connect_client();
     }
     if (size == 0)
         return 0;
@@ -90,6 +61,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     static const uint8_t delimiter = EMB_FRAME_DELIMITER;
     feed(&delimiter, 1);
-    drain();
     return 0;
 }

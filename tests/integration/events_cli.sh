@@ -205,7 +205,7 @@ assert ask(b'\x01' + bytes(34)) == b''                 # an EVENT without the ca
 assert ask(b'\x06' + b'fs'.ljust(12, b'\0') + b'x' * 10000) == b''   # oversized
 assert ask(b'\x02') == b''                             # truncated DUMP
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.connect(path); s.close()
-assert len(ask(b'\x03')) == 32
+assert len(ask(b'\x03')) == 40
 "
 ok $? "garbage, an EVENT, an oversized and a truncated query each get an empty reply"
 py "
@@ -216,7 +216,7 @@ for _ in range(40):
     c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); c.connect(path); idle.append(c)
     time.sleep(0.005)
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.connect(path); s.settimeout(3)
-s.send(b'\x03'); assert len(s.recv(100)) == 32
+s.send(b'\x03'); assert len(s.recv(100)) == 40
 "
 ok $? "40 idle connections held open do not lock a reader out"
 "$emb" events status --json | py "import json,sys;d=json.load(sys.stdin);assert d['malformed']==4 and d['accepted']==$held,d"

@@ -103,15 +103,19 @@ check_capture("serial", cap, se)
 # ---- the TCP record server: every client gets the record ----
 region = fault("tcp")
 portfile = os.path.join(WORK, "port")
+token = os.path.join(WORK, "token")  # the TCP server serves a client that sends its secret
+open(token, "w").write("crash-link-secret-%d\n" % os.getpid())
 tgt = subprocess.Popen([TARGET, "--crash-region", region, "tcp", portfile, COUNT],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       env=dict(os.environ, EMB_SERVER_TOKEN=open(token).read().strip()))
 for _ in range(500):
     if os.path.exists(portfile) and open(portfile).read().strip():
         break
     time.sleep(0.02)
 port = open(portfile).read().strip()
 cap = os.path.join(WORK, "tcp.emb")
-r = subprocess.run([EMB, "capture", "--tcp", "127.0.0.1:" + port, "-o", cap], capture_output=True,
+r = subprocess.run([EMB, "capture", "--tcp", "127.0.0.1:" + port, "--token-file", token, "-o", cap],
+                   capture_output=True,
                    text=True, timeout=60)
 so, _ = tgt.communicate(timeout=60)
 ok(tgt.returncode == 0 and "sent the " in so, "tcp: the next start sends its record")

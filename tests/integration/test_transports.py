@@ -202,18 +202,95 @@ fr, bad = frames_of(open(onelog, "rb").read())
 ok(bad == 0 and fr and all(ch == 0 for ch, _ in fr),
    "one-link: the log section holds log frames only (%d frames, %d damaged)" % (len(fr), bad))
 
-# ---- tcp: the record server ----
-portfile = os.path.join(WORK, "port")
-tgt = subprocess.Popen([TARGET, "tcp", portfile, str(COUNT)])
-for _ in range(200):
-    if os.path.exists(portfile) and open(portfile).read().strip():
-        break
-    time.sleep(0.02)
-port = open(portfile).read().strip()
-p, out, embt = capture("tcp", ["--tcp", "127.0.0.1:" + port])
+# ---- tcp and unix: the record server (who may connect: docs/security.md) ----
+import socket  # noqa: E402
+TOKEN = "transport-test-secret-42-" + str(os.getpid())
+server_env = dict(os.environ, EMB_SERVER_TOKEN=TOKEN, XDG_RUNTIME_DIR=os.path.join(WORK, "run"))
+os.makedirs(server_env["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
+os.chmod(server_env["XDG_RUNTIME_DIR"], 0o700)
+tokenfile = os.path.join(WORK, "token")
+open(tokenfile, "w").write(TOKEN + "\n")
+
+
+def start_server(mode, name):
+    portfile = os.path.join(WORK, name)
+    if os.path.exists(portfile):
+        os.unlink(portfile)
+    tgt = subprocess.Popen([TARGET, mode, portfile, str(COUNT)], env=server_env)
+    for _ in range(200):
+        if os.path.exists(portfile) and open(portfile).read().strip():
+            break
+        time.sleep(0.02)
+    return tgt, open(portfile).read().strip()
+
+
+def served_bytes(sock, hello):
+    """What a client that sends `hello` first (and a PING command frame: channel 3) gets in
+    two seconds: the server must send nothing before the secret, and obey nothing."""
+    sock.settimeout(2)
+    got = b""
+    try:
+        sock.sendall(hello + bytes([0x02, 0x03]) + b"\x01\x00")
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+    except OSError:
+        pass
+    sock.close()
+    return got
+
+
+# A client without the token and one with a wrong token: nothing served, closed.
+tgt, port = start_server("tcp", "port-hostile")
+got = served_bytes(socket.create_connection(("127.0.0.1", int(port))), b"")
+ok(got == b"", "tcp: a client that sends frames without the token gets nothing (%d bytes)" % len(got))
+got = served_bytes(socket.create_connection(("127.0.0.1", int(port))),
+                   b"EMB-TOKEN not-the-secret-at-all\n")
+ok(got == b"", "tcp: a client with a wrong token gets nothing (%d bytes)" % len(got))
+tgt.kill()
+tgt.wait(timeout=10)
+r = subprocess.run([EMB, "capture", "-o", os.path.join(WORK, "x.emb"), "--tcp", "127.0.0.1:1"],
+                   capture_output=True, text=True)
+ok(r.returncode == 2 and "--token-file" in r.stderr, "tcp: emb capture --tcp without --token-file: exit 2")
+r = subprocess.run([TARGET, "tcp", os.path.join(WORK, "port-none"), "1"], capture_output=True,
+                   text=True, env=dict(server_env, EMB_SERVER_TOKEN=""), timeout=30)
+ok(r.returncode != 0, "tcp: an application given no token does not listen (%s)" % r.stderr.strip()[:80])
+
+tgt, port = start_server("tcp", "port")
+p, out, embt = capture("tcp", ["--tcp", "127.0.0.1:" + port, "--token-file", tokenfile])
 tgt.wait(timeout=60)
 se = finish("tcp", p, out, embt)
 ok(tgt.returncode == 0, "tcp: the target ran to its end")
+
+# The default listener: AF_UNIX, in a 0700 directory, the owner's uid only.
+tgt, path = start_server("unix", "path-hostile")
+ok(path.startswith(server_env["XDG_RUNTIME_DIR"] + "/emb-record-") and
+   os.stat(path).st_mode & 0o077 == 0,
+   "unix: the default socket is in the private runtime directory, owner-only (%s)" % path)
+if os.geteuid() == 0 and shutil.which("setpriv"):
+    # Opened up by hand (a misconfiguration): the uid check still refuses another user.
+    os.chmod(server_env["XDG_RUNTIME_DIR"], 0o711)
+    os.chmod(path, 0o666)
+    code = ("import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\n"
+            "s.settimeout(2)\ngot=b''\n"
+            "try:\n  s.sendall(bytes([2,3,1,0]))\n  while True:\n    c=s.recv(65536)\n    if not c: break\n    got+=c\n"
+            "except OSError: pass\nprint(len(got))")
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                        "/usr/bin/python3", "-c", code, path], capture_output=True, text=True,
+                       timeout=30)
+    ok(r.stdout.strip() == "0", "unix: a client of another uid (nobody) gets nothing (%s)"
+       % (r.stdout + r.stderr).strip()[:120])
+    os.chmod(server_env["XDG_RUNTIME_DIR"], 0o700)
+tgt.kill()
+tgt.wait(timeout=10)
+tgt, path = start_server("unix", "path")
+p, out, embt = capture("unix", ["--unix", path])
+tgt.wait(timeout=60)
+finish("unix", p, out, embt)
+ok(tgt.returncode == 0 and not os.path.exists(path),
+   "unix: the target ran to its end and removed its socket")
 
 # ---- pipe ----
 tgt = subprocess.Popen([TARGET, "fd", "1", str(COUNT)], stdout=subprocess.PIPE)
@@ -390,8 +467,8 @@ tgt.wait(timeout=60)
 r = subprocess.run([EMB, "capture", "-o", os.path.join(WORK, "x.emb"), "--pid", "999999999"],
                    capture_output=True, text=True)
 ok(r.returncode == 2 and "no process" in r.stderr, "--pid of no process: %s" % r.stderr.strip())
-r = subprocess.run([EMB, "capture", "-o", os.path.join(WORK, "x.emb"), "--tcp", "127.0.0.1:1"],
-                   capture_output=True, text=True)
+r = subprocess.run([EMB, "capture", "-o", os.path.join(WORK, "x.emb"), "--tcp", "127.0.0.1:1",
+                    "--token-file", tokenfile], capture_output=True, text=True)
 ok(r.returncode == 2 and "cannot connect" in r.stderr, "--tcp to a closed port: %s" % r.stderr.strip())
 r = subprocess.run([EMB, "capture", "-o", os.path.join(WORK, "x.emb"), "--serial", "/dev/null-nope"],
                    capture_output=True, text=True)

@@ -260,8 +260,11 @@ int main(int argc, char **argv)
             return 1;
         }
         config.stream_sink = &framed->sink;
-    } else if (!strcmp(mode, "tcp")) {
-        struct emb_native_server_config sc = {.header_period_ms = 200};
+    } else if (!strcmp(mode, "tcp") || !strcmp(mode, "unix")) {
+        /* unix: the owner-only socket at its default path; tcp: the token comes from
+         * EMB_SERVER_TOKEN, as a deployed application would take it. */
+        struct emb_native_server_config sc = {.tcp = !strcmp(mode, "tcp"),
+                                              .header_period_ms = 200};
         if ((server = emb_native_server_start(&sc)) == NULL) {
             perror("transport_target: server");
             return 1;
@@ -296,7 +299,10 @@ int main(int argc, char **argv)
     }
     if (server != NULL) {
         FILE *f = fopen(arg, "w");
-        fprintf(f, "%u\n", emb_native_server_port(server));
+        if (emb_native_server_port(server) != 0)
+            fprintf(f, "%u\n", emb_native_server_port(server));
+        else
+            fprintf(f, "%s\n", emb_native_server_path(server));
         fclose(f);
         struct emb_native_link_stats st;
         do {

@@ -256,6 +256,40 @@ static void check_fault(struct run *r, uint32_t command, uint32_t boot, const ch
     diag("%s", out);
 }
 
+/* A consumer that stopped, then a fault: the flight recorder holds the timer interrupt's
+ * newest ticks. The firmware numbers its ticks and says the last one's number before it
+ * faults (FW_EV_STALLED); the record's ticks must run, without a gap, up to that one. */
+static void check_stalled_fault(struct run *r, uint32_t boot)
+{
+    char cmd[2048], out[65536], bin[512], json[512];
+    ok(write_word(r, r->command_addr, FW_CMD_STALL_FAULT), "stalled: the host sets the command word");
+    struct fw_stats st = {0};
+    bool next = wait_done(r, boot, &st);
+    ok(next && st.crash_status == 0, "stalled: the board reset and boot %u validated the record", boot);
+    snprintf(bin, sizeof bin, "%s/crash-stalled.bin", r->work);
+    snprintf(cmd, sizeof cmd, "%s capture --gdb %s --elf %s -o %s/crash-stalled.emb --save-crash %s",
+             r->emb, r->q.gdb, r->fw, r->work, bin);
+    int rc = qemu_run_cmd(cmd, out, sizeof out);
+    ok(rc == 0 && strstr(out, "holds a crash record"), "stalled: emb capture --gdb saved the record");
+    snprintf(json, sizeof json, "%s/crash-stalled.json", r->work);
+    snprintf(cmd, sizeof cmd, "%s crash --elf %s --json --events 0 %s > %s", r->emb, r->fw, bin, json);
+    rc = qemu_run_cmd(cmd, out, sizeof out);
+    /* The check by sequence numbers, in Python for the JSON (tests/tools/tap.py style). */
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import json,sys\n"
+             "ev=[e for e in json.load(open(sys.argv[1]))[\"flight\"][\"last_events\"] "
+             "if e.get(\"event\")==\"user_event\"]\n"
+             "t=[e[\"fields\"][\"a\"] for e in ev if e[\"fields\"][\"id\"]==%u]\n"
+             "s=[e[\"fields\"][\"a\"] for e in ev if e[\"fields\"][\"id\"]==%u]\n"
+             "print(len(t), t[:1], t[-1:], s)\n"
+             "sys.exit(0 if s and len(t)>=50 and t==list(range(t[0],s[0]+1)) else 1)' %s",
+             FW_EV_TICK, FW_EV_STALLED, json);
+    int prc = qemu_run_cmd(cmd, out, sizeof out);
+    ok(rc == 0 && prc == 0,
+       "stalled: the flight recorder's timer ticks run without a gap to the last one before the "
+       "fault (count, first, last, the firmware's last: %s)", strtok(out, "\n") ? out : "");
+}
+
 /* ---- 5. Pointers out of RAM ---- */
 
 static void check_hostile(struct run *r)
@@ -474,6 +508,7 @@ int main(int argc, char **argv)
                 "BFARVALID", "  fault  ");
     check_fault(&r, FW_CMD_FAULT_DIV0, 3, "div0", "sensor_average", "s->average = s->sum / s->samples", "DIVBYZERO",
                 "sensor_driver_poll");
+    check_stalled_fault(&r, 4);
     check_hostile(&r);
     qemu_stop(&r.q);
     FILE *u = fopen(log, "r");

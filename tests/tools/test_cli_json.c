@@ -168,8 +168,31 @@ static void test_color(void)
     emb_progress_finish(p);
 }
 
+/* Terminal escapes: what xterm's ctlseqs document as controls (C0, DEL, and C1 in both
+ * its 8-bit and UTF-8 forms) never pass; printable UTF-8 does. */
+static void test_escape(void)
+{
+    char out[128];
+    emb_cli_escape_str(out, sizeof out, "\x1b]0;title\x07");
+    ok(!strcmp(out, "\\x1B]0;title\\x07"), "OSC title sequence escaped: %s", out);
+    emb_cli_escape_str(out, sizeof out, "a\nb\tc\x7f");
+    ok(!strcmp(out, "a\\x0Ab\\x09c\\x7F"), "newline, tab, DEL escaped: %s", out);
+    emb_cli_escape_str(out, sizeof out, "\xc2\x9b" "2J \x9b" "2J");
+    ok(!strcmp(out, "\\xC2\\x9B2J \\x9B2J"), "CSI as UTF-8 C1 and as a raw byte escaped: %s", out);
+    emb_cli_escape_str(out, sizeof out, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x99\x82");
+    ok(!strcmp(out, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x99\x82"), "printable UTF-8 kept: %s", out);
+    emb_cli_escape_str(out, sizeof out, "\xc0\xaf\xed\xa0\x80\xff");
+    ok(!strcmp(out, "\\xC0\\xAF\\xED\\xA0\\x80\\xFF"), "overlong, surrogate, 0xFF escaped: %s", out);
+    char small[6];
+    emb_cli_escape_str(small, sizeof small, "ab\x1b" "cd");
+    ok(!strcmp(small, "ab"), "cut short before an escape that does not fit: %s", small);
+    ok(emb_cli_escape(out, sizeof out, "a\0b", 3) == 6 && !strcmp(out, "a\\x00b"),
+       "a NUL inside the length is escaped: %s", out);
+}
+
 int main(void)
 {
+    test_escape();
     test_structure();
     test_strings();
     test_numbers();

@@ -157,9 +157,11 @@ static void test_losses(void)
     tb_open(&b, 2, 1, 0, 100);
     tb_event(&b, cat, 110, 0, "tick", TB_V(1));
     tb_close(&b, 120, 0);
+    /* Fewer discarded events than missing packets: the gap is not the ring's own
+     * overwrite (each overwritten packet held an event), so the packets were lost. */
     tb_open(&b, 2, 1, 3, 200);
     tb_event(&b, cat, 210, 0, "tick", TB_V(2));
-    tb_close(&b, 220, 12);
+    tb_close(&b, 220, 1);
     tb_open(&b, 2, 1, 4, 300);
     tb_event(&b, cat, 310, 0, "tick", TB_V(3));
     tb_close(&b, 320, 12);
@@ -173,17 +175,49 @@ static void test_losses(void)
     ok_eq(emb_trace_summary(t)->errors, 0, "losses are not errors");
     size_t n;
     const struct emb_trace_event *const *e = emb_trace_events(t, &n);
-    /* tick, LOST(2) @200, tick, DISCARDED(12) @220, tick, DISCARDED(3) @310 */
-    ok_eq(n, 6, "3 events and 3 markers");
-    if (n == 6) {
+    /* tick, LOST(2) @200, tick, DISCARDED(1) @220, tick, DISCARDED(11) @320,
+     * DISCARDED(3) */
+    ok_eq(n, 7, "3 events and 4 markers");
+    if (n == 7) {
         ok(e[1]->type == EMB_TREC_LOST && e[1]->count == 2 && e[1]->ts == 200,
            "lost marker before the packet after the gap");
-        ok(e[3]->type == EMB_TREC_DISCARDED && e[3]->count == 12 && e[3]->ts == 220,
+        ok(e[3]->type == EMB_TREC_DISCARDED && e[3]->count == 1 && e[3]->ts == 220,
            "discarded marker at the close of the packet that counted them");
-        ok(e[5]->type == EMB_TREC_DISCARDED && e[5]->count == 3,
+        ok(e[5]->type == EMB_TREC_DISCARDED && e[5]->count == 11 && e[5]->ts == 320,
+           "and at the next");
+        ok(e[6]->type == EMB_TREC_DISCARDED && e[6]->count == 3,
            "drops after the last packet, from the table");
         ok(e[4]->type == EMB_TREC_EVENT && field_u(e[4], "count") == 3, "events go on");
     }
+    emb_trace_free(t);
+    free(b.buf);
+}
+
+/* A streaming ring whose consumer fell behind overwrites its oldest unread packets; the
+ * reader raises the next packet's events_discarded by their events (at least one each),
+ * so the gap is the ring's, its events discarded, not packets lost on the way. */
+static void test_overwritten(void)
+{
+    struct tb b;
+    struct tb_ctx c[] = {{.id = 2, .kind = 1, .name = "audio"}};
+    tb_begin(&b, cat->checksum, 256, 1000000000u, 0, c, 1);
+    tb_open(&b, 2, 1, 0, 100);
+    tb_event(&b, cat, 110, 0, "tick", TB_V(1));
+    tb_close(&b, 120, 0);
+    tb_open(&b, 2, 1, 3, 200);
+    tb_event(&b, cat, 210, 0, "tick", TB_V(2));
+    tb_close(&b, 220, 5);
+    struct emb_trace *t = decode(&b);
+    const struct emb_trace_context *ctx = emb_trace_context(t, 0);
+    ok_eq(ctx->lost_packets, 0, "an overwrite gap is not a loss on the way");
+    ok_eq(ctx->overwritten_packets, 2, "two packets overwritten");
+    ok_eq(emb_trace_summary(t)->overwritten_packets, 2, "summed");
+    ok_eq(ctx->discarded, 5, "their events discarded");
+    size_t n;
+    const struct emb_trace_event *const *e = emb_trace_events(t, &n);
+    ok(n == 3 && e[0]->type == EMB_TREC_EVENT && e[1]->type == EMB_TREC_EVENT &&
+           e[2]->type == EMB_TREC_DISCARDED && e[2]->count == 5,
+       "one discarded marker, no lost marker");
     emb_trace_free(t);
     free(b.buf);
 }
@@ -339,7 +373,8 @@ static void test_bad_header(void)
     char msg[128];
     expect_fatal("magic", 0, 4, 0x464C457F, "not a trace stream file: magic 0x464c457f");
     expect_fatal("bare packet", 0, 4, EMB_PKT_MAGIC, "bare CTF packet");
-    expect_fatal("version", EMB_TSF_OFF_VERSION, 2, 2, "version 2 is not supported");
+    expect_fatal("version", EMB_TSF_OFF_VERSION, 2, 3, "version 3 is not supported");
+    expect_fatal("version 2 without a seal", EMB_TSF_OFF_VERSION, 2, 2, "without its SEAL block");
     expect_fatal("header size", EMB_TSF_OFF_HEADER_SIZE, 2, 120, "header size 120");
     expect_fatal("header size beyond file", EMB_TSF_OFF_HEADER_SIZE, 2, 60000, "truncated header");
     expect_fatal("contexts", EMB_TSF_OFF_CONTEXT_COUNT, 2, 1025, "context count 1025 exceeds 1024");
@@ -457,6 +492,7 @@ int main(void)
     test_valid();
     test_unwrap();
     test_losses();
+    test_overwritten();
     test_bad_packets();
     test_unknown_event();
     test_truncated();

@@ -35,6 +35,17 @@ static void send_event(struct emb_events_sink *s, const char *caller, uint32_t s
     emb_events_sink_handle(s, EMB_EVENTS_FROM_INTAKE, msg, sizeof msg, now, NULL);
 }
 
+/* A LOSSES report: the emitter's last sequence number used and its refused sends so far. */
+static void send_losses(struct emb_events_sink *s, const char *owner, uint32_t seq,
+                        uint32_t refused)
+{
+    struct emb_svc_losses l = {.seq = seq, .refused = refused};
+    snprintf(l.owner, sizeof l.owner, "%s", owner);
+    uint8_t msg[EMB_SVC_MSG_LOSSES_LEN];
+    emb_svc_encode_losses_msg(msg, sizeof msg, &l);
+    emb_events_sink_handle(s, EMB_EVENTS_FROM_INTAKE, msg, sizeof msg, 0, NULL);
+}
+
 static void send_log(struct emb_events_sink *s, const char *owner, const char *text)
 {
     uint8_t msg[EMB_SVC_MSG_LOG_MAX];
@@ -119,19 +130,51 @@ static void test_loss_counting(void)
     send_event(s, "client", 5, "fs", 0, EMB_SVC_KIND_REQUEST, 0);
     ok_eq(query_status(s).dropped, 0, "a first sighting is not a loss (the sink may be new)");
     send_event(s, "client", 6, "fs", 0, EMB_SVC_KIND_REPLY, 0);
+    send_losses(s, "client", 9, 3); /* 7..9 refused: the emitter says so before event 10 */
     send_event(s, "client", 10, "fs", 0, EMB_SVC_KIND_REQUEST, 0);
-    ok_eq(query_status(s).dropped, 3, "seq 7..9 never arrived: 3 dropped");
+    ok_eq(query_status(s).dropped, 3, "seq 7..9 never arrived, as reported: 3 dropped");
     send_event(s, "fs", 1, "block-driver", 0, EMB_SVC_KIND_REQUEST, 0);
+    send_losses(s, "fs", 2, 1);
     send_event(s, "fs", 3, "block-driver", 0, EMB_SVC_KIND_REPLY, 0);
-    ok_eq(query_status(s).dropped, 4, "gaps are per emitter");
+    ok_eq(query_status(s).dropped, 4, "losses are per emitter");
+    ok_eq(query_status(s).faults, 0, "every jump so far was explained");
     send_event(s, "client", 1, "fs", 0, EMB_SVC_KIND_REQUEST, 0);
     send_event(s, "client", 2, "fs", 0, EMB_SVC_KIND_REPLY, 0);
     ok_eq(query_status(s).dropped, 4, "a sequence that restarts is an emitter restart, not a loss");
+    send_losses(s, "client", 2, 0);
+    ok(query_status(s).dropped == 4 && query_status(s).faults == 0,
+       "its counts restarted too: a report with nothing refused adds nothing");
     /* Only two emitters are followed; a third still has its events kept. */
     send_event(s, "third", 1, "fs", 0, EMB_SVC_KIND_REQUEST, 0);
     send_event(s, "third", 9, "fs", 0, EMB_SVC_KIND_REPLY, 0);
     struct emb_svc_status st = query_status(s);
-    ok(st.accepted == 9 && st.dropped == 4, "an emitter beyond the table is stored, not followed");
+    ok(st.accepted == 9 && st.dropped == 4 && st.faults == 0,
+       "an emitter beyond the table is stored, not followed");
+    emb_events_sink_free(s);
+}
+
+/* A granted emitter claiming a number it never used: the datagram of the audit, `fs` with
+ * seq 0xFFFFFFFF, once made the sink report 4294967292 dropped. A jump no report explains,
+ * and a report claiming more lost numbers than refused sends, are faults, not losses. */
+static void test_unbelievable_sequence(void)
+{
+    struct emb_events_sink *s = new_sink(64, 8, 8, 8);
+    send_event(s, "fs", 1, "block-driver", 0, EMB_SVC_KIND_REQUEST, 0);
+    send_event(s, "fs", 2, "block-driver", 0, EMB_SVC_KIND_REPLY, 0);
+    send_event(s, "fs", 0xFFFFFFFFu, "block-driver", 0, EMB_SVC_KIND_REPLY, 0);
+    struct emb_svc_status st = query_status(s);
+    ok_eq(st.dropped, 0, "seq 0xFFFFFFFF after 2 is no loss (dropped %llu)",
+          (unsigned long long)st.dropped);
+    ok_eq(st.faults, 1, "it is one fault of that emitter");
+    send_event(s, "client", 1, "fs", 0, EMB_SVC_KIND_REQUEST, 0);
+    send_losses(s, "client", 1000001, 10);
+    st = query_status(s);
+    ok(st.dropped == 0 && st.faults == 1 + 1,
+       "a report of 1000000 numbers lost with 10 sends refused is a fault too");
+    send_losses(s, "client", 1000011, 20);
+    send_event(s, "client", 1000012, "fs", 0, EMB_SVC_KIND_REPLY, 0);
+    st = query_status(s);
+    ok(st.dropped == 10 && st.faults == 2, "then 10 lost with 10 more refused: believed");
     emb_events_sink_free(s);
 }
 
@@ -350,6 +393,7 @@ int main(void)
     test_metrics();
     test_logs_cursor();
     test_logs_paging();
+    test_unbelievable_sequence();
     test_malformed();
     return emb_test_done();
 }

@@ -171,21 +171,24 @@ static void test_reply_layouts(void)
 {
     struct emb_svc_status st = {.capacity = 0x11223344u, .accepted = 0x0102030405060708ull,
                                 .dropped = 0x1112131415161718ull, .held = 0x21222324u,
-                                .malformed = 0x3132333435363738ull};
+                                .malformed = 0x3132333435363738ull,
+                                .faults = 0x4142434445464748ull};
     static const uint8_t want[EMB_SVC_STATUS_LEN] = {
         0x44, 0x33, 0x22, 0x11,                         /* capacity */
         0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, /* accepted */
         0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11, /* dropped */
         0x24, 0x23, 0x22, 0x21,                         /* held */
         0x38, 0x37, 0x36, 0x35, 0x34, 0x33, 0x32, 0x31, /* malformed */
+        0x48, 0x47, 0x46, 0x45, 0x44, 0x43, 0x42, 0x41, /* faults */
     };
     uint8_t buf[64];
-    ok_eq(emb_svc_encode_status_reply(buf, sizeof buf, &st), 32, "STATUS reply is 32 bytes");
+    ok_eq(emb_svc_encode_status_reply(buf, sizeof buf, &st), 40, "STATUS reply is 40 bytes");
     ok(bytes_eq(buf, want, sizeof want), "STATUS reply bytes");
     struct emb_svc_status back;
     ok(emb_svc_decode_status_reply(want, sizeof want, &back, NULL) == EMB_OK &&
            back.capacity == st.capacity && back.accepted == st.accepted &&
-           back.dropped == st.dropped && back.held == st.held && back.malformed == st.malformed,
+           back.dropped == st.dropped && back.held == st.held && back.malformed == st.malformed &&
+           back.faults == st.faults,
        "STATUS reply decodes");
     ok(emb_svc_decode_status_reply(want, 20, &back, NULL) == EMB_OK && back.held == 0 &&
            back.dropped == st.dropped, "the 20-byte minimum STATUS reply decodes");
@@ -236,8 +239,8 @@ static void test_decode_refusals(void)
     ev[9] = 0;
     ok(emb_svc_decode_msg(ev, 35, &m, &bad) == EMB_E_CORRUPT && bad == 9,
        "empty caller refused at offset 9");
-    const uint8_t unknown[] = {0x08, 0};
-    ok(emb_svc_decode_msg(unknown, 2, &m, &bad) == EMB_E_CORRUPT && bad == 0, "opcode 8 refused");
+    const uint8_t unknown[] = {0x09, 0};
+    ok(emb_svc_decode_msg(unknown, 2, &m, &bad) == EMB_E_CORRUPT && bad == 0, "opcode 9 refused");
     const uint8_t zero[] = {0x00};
     ok(emb_svc_decode_msg(zero, 1, &m, &bad) == EMB_E_CORRUPT, "opcode 0 refused");
     const uint8_t st2[] = {0x03, 0x00};

@@ -224,13 +224,15 @@ static void test_full_and_dead_sink(void)
     ssize_t n;
     while ((n = recv(sv[1], buf, sizeof buf, MSG_DONTWAIT)) > 0)
         emb_events_sink_handle(s, EMB_EVENTS_FROM_INTAKE, buf, (size_t)n, 0, NULL);
-    emb_svc_trace_call(&t, "fs", "\x01", 1, EMB_SVC_KIND_REQUEST); /* room again: arrives */
-    n = recv(sv[1], buf, sizeof buf, MSG_DONTWAIT);
-    emb_events_sink_handle(s, EMB_EVENTS_FROM_INTAKE, buf, (size_t)n, 0, NULL);
+    /* Room again: the emitter's report of its refusals goes first, then the event. */
+    emb_svc_trace_call(&t, "fs", "\x01", 1, EMB_SVC_KIND_REQUEST);
+    while ((n = recv(sv[1], buf, sizeof buf, MSG_DONTWAIT)) > 0)
+        emb_events_sink_handle(s, EMB_EVENTS_FROM_INTAKE, buf, (size_t)n, 0, NULL);
     struct emb_events_sink_stats st;
     emb_events_sink_stats(s, &st);
     ok_eq(st.accepted, t.sent, "the sink accepted what was sent");
     ok_eq(st.dropped, t.send_failures, "and counts exactly the refused sends as dropped");
+    ok_eq(st.faults, 0, "with no fault");
     emb_events_sink_free(s);
 
     /* A dead sink: every send fails at once, without SIGPIPE. */
@@ -244,8 +246,114 @@ static void test_full_and_dead_sink(void)
     close(sv[0]);
 }
 
-int main(void)
+/* The re-executed test: granted at exec, it starts a child before its first traced call.
+ * The child must see neither EMB_EVENTS_FD nor the descriptor; the service still traces. */
+static int spawn_before_trace(int fd)
 {
+    char script[128];
+    snprintf(script, sizeof script, "test -z \"$%s\" && ! test -e /proc/self/fd/%d",
+             EMB_SVC_ENV_FD, fd);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", script, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    int child_clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    emb_svc_trace_set_caller(&emb_svc_self, "parent");
+    emb_svc_trace_call(&emb_svc_self, "fs", "\x01", 1, EMB_SVC_KIND_REQUEST);
+    return child_clean ? (emb_svc_self.sent == 1 ? 0 : 4) : 3;
+}
+
+static void test_child_before_first_call(const char *self)
+{
+    int sv[2];
+    pair(sv);
+    int fd = dup(sv[0]); /* inherited by the re-executed test, as a spawner passes it */
+    pid_t pid = fork();
+    if (pid == 0) {
+        grant_env(fd);
+        char arg[16];
+        snprintf(arg, sizeof arg, "%d", fd);
+        execl(self, self, "--spawn-before-trace", arg, (char *)NULL);
+        _exit(127);
+    }
+    close(fd);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    ok(rc != 3, "a child started before the first traced call inherits neither "
+                "EMB_EVENTS_FD nor the descriptor (status %d)", rc);
+    ok_eq(rc, 0, "and the service itself still traces");
+    ok_eq(pending(sv[1]), 1, "its one event reached the sink");
+    close(sv[0]);
+    close(sv[1]);
+}
+
+/* The re-executed test: records `n` events into a sink that reads nothing, says on stdout
+ * how many sends were refused, and exits: its losses after the last delivered event are
+ * known only from its own report at exit. */
+static int flood_then_exit(int n)
+{
+    emb_svc_trace_set_caller(&emb_svc_self, "flood");
+    for (int i = 0; i < n; i++)
+        emb_svc_trace_call(&emb_svc_self, "fs", "\x01", 1, EMB_SVC_KIND_REQUEST);
+    printf("%u %u\n", emb_svc_self.sent, emb_svc_self.send_failures);
+    return 0;
+}
+
+static void test_losses_at_exit(const char *self)
+{
+    int sv[2];
+    pair(sv);
+    int small = 4096;
+    setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+    int out[2];
+    if (pipe(out) != 0)
+        return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(out[1], 1);
+        grant_env(sv[0]);
+        execl(self, self, "--flood-then-exit", "20000", (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    char line[64] = "";
+    FILE *f = fdopen(out[0], "r");
+    if (!fgets(line, sizeof line, f))
+        line[0] = '\0';
+    fclose(f);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    unsigned sent = 0, refused = 0;
+    ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && sscanf(line, "%u %u", &sent, &refused) == 2,
+       "the emitter recorded 20000 events into a sink that read nothing, and exited");
+    ok(refused > 0 && sent + refused == 20000, "%u delivered, %u refused", sent, refused);
+    struct emb_events_sink_config cfg;
+    emb_events_sink_config_default(&cfg);
+    struct emb_events_sink *s = emb_events_sink_new(&cfg);
+    uint8_t buf[512];
+    ssize_t n;
+    while ((n = recv(sv[1], buf, sizeof buf, MSG_DONTWAIT)) > 0)
+        emb_events_sink_handle(s, EMB_EVENTS_FROM_INTAKE, buf, (size_t)n, 0, NULL);
+    struct emb_events_sink_stats st;
+    emb_events_sink_stats(s, &st);
+    ok_eq(st.accepted, sent, "the sink took what was delivered");
+    ok_eq(st.dropped, refused, "and counts every refused send after the last one as dropped");
+    ok_eq(st.faults, 0, "with no fault");
+    emb_events_sink_free(s);
+    close(sv[0]);
+    close(sv[1]);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--spawn-before-trace") == 0)
+        return spawn_before_trace(atoi(argv[2]));
+    if (argc == 3 && strcmp(argv[1], "--flood-then-exit") == 0)
+        return flood_then_exit(atoi(argv[2]));
     signal(SIGALRM, watchdog);
     unsetenv(EMB_SVC_ENV_FD);
     test_no_capability();
@@ -253,5 +361,7 @@ int main(void)
     test_late_grant();
     test_sink_change();
     test_full_and_dead_sink();
+    test_child_before_first_call("/proc/self/exe");
+    test_losses_at_exit("/proc/self/exe");
     return emb_test_done();
 }

@@ -2,6 +2,7 @@
  * test controls (tests/unit/testport). Each test reads the packets back through the ring's
  * own readers and checks every byte that matters. */
 #include <emb/trace.h>
+#include <emb/trace_events.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +26,11 @@ struct emb_trace_ring *emb_port_trace_ring_claim(void)
 
 #define P CONFIG_EMB_TRACE_PACKET_SIZE
 #define NPKT 4u
-#define EV_SIZE 16u  /* header + seq (u32) + tag (u32) */
-#define EV_ID 0x7001u
+/* A catalogue event of 16 bytes (the ring counts an overwritten packet's events by the
+ * catalogue's sizes); its payload here is the test's seq (u32) and tag (u32). */
+#define EV_SIZE EMB_TRACE_SIZE_SWITCH
+#define EV_ID EMB_TRACE_ID_SWITCH
+_Static_assert(EMB_TRACE_SIZE_SWITCH == 16u, "the test's event is 16 bytes");
 
 static _Alignas(P) uint8_t ring_buf[NPKT * P];
 static uint32_t ring_commit[NPKT];
@@ -187,7 +191,11 @@ static void test_snapshot_overwrite(void)
     ok_eq(out.npackets, NPKT, "a full ring holds its packet count");
     ok_eq(out.packet_seqs[0], 7, "the oldest kept packet is the 8th: 7 were overwritten");
     ok_eq(out.events[out.nevents - 1].seq, n - 1, "the newest event is kept");
-    ok_eq(out.discarded, 0, "overwriting discards packets, not events");
+    /* SPEC-015 §3.2: overflow drops the oldest packet and increments events_discarded.
+     * Seven packets of per_packet events each were overwritten. */
+    ok_eq(ring.discarded, 7u * per_packet, "the ring counts every overwritten event");
+    ok_eq(out.discarded, 7u * per_packet, "the newest packet's events_discarded says so");
+    ok_eq(out.events[0].seq, 7u * per_packet, "and they are exactly the events before the oldest kept");
 }
 
 static void test_clock_high_word(void)
@@ -340,7 +348,11 @@ static void test_preempt_floods_ring(void)
     emb_trace_flush(&ring);
     read_snapshot();
     ok_eq(out.bad, 0, "packets well formed after the ring moves on");
-    ok_eq(out.discarded, dropped_in_handler, "events_discarded published in the packet header");
+    /* 403 events were emitted: 0, 1, the flood's 400 and 2. Those not read back were
+     * dropped during the flood or overwritten when recording resumed (the packet
+     * holding 0, 1 and the flood's first events gave its slot to 2). */
+    ok(out.discarded > dropped_in_handler, "the overwritten packet adds to the drops");
+    ok_eq(out.nevents + out.discarded, 403u, "events_discarded published in the packet header");
     ok_eq(out.events[out.nevents - 1].seq, 2, "recording resumes once the slot is free");
 }
 
@@ -379,25 +391,106 @@ static void test_streaming(void)
     setup(EMB_TRACE_MODE_STREAMING);
     memset(&out, 0, sizeof out);
     unsigned per_packet = (P - EMB_PKT_HEADER_SIZE - 1u) / EV_SIZE;
-    unsigned recorded = 0, dropped = 0;
-    /* The consumer is absent: after NPKT packets the producer must drop, not overwrite. */
-    for (unsigned i = 0; i < per_packet * 6; i++)
+    unsigned recorded = 0, dropped = 0, emitted = per_packet * 6;
+    /* The consumer is absent: once the ring is full the producer overwrites the oldest
+     * unread packet, so the ring holds the newest events (the flight recorder's need). */
+    for (unsigned i = 0; i < emitted; i++)
         emit(i, 0) ? recorded++ : dropped++;
-    ok(dropped > 0, "a stalled consumer makes the producer drop (%u)", dropped);
-    ok_eq(ring.discarded, dropped, "drops counted");
+    ok_eq(dropped, 0, "a stalled consumer makes the producer overwrite, not drop");
+    /* Six packets' worth went through a four-packet ring: packets 0 and 1 were taken
+     * from the consumer before it read them. */
+    ok_eq(ring.discarded, 2u * per_packet, "the overwritten events are counted");
     uint32_t n = emb_trace_ring_consume(&ring, consume_into, &out);
     ok_eq(n, NPKT - 1, "completed packets handed over");
+    ok_eq(out.packet_seqs[0], 2, "the consumer resumes at the oldest packet still held");
+    ok_eq(out.events[0].seq, 2u * per_packet, "its first event follows the last one overwritten");
+    ok_eq(out.discarded, 2u * per_packet, "events_discarded tells the consumer what it missed");
     for (unsigned i = 0; i < per_packet * 2; i++)
         emit(100000 + i, 0) ? recorded++ : dropped++;
     emb_trace_flush(&ring);
     emb_trace_ring_consume(&ring, consume_into, &out);
     ok_eq(out.bad, 0, "packets well formed");
-    ok_eq(out.nevents, recorded, "recorded = consumed");
-    ok_eq(out.discarded, dropped, "the last packet's events_discarded totals every drop");
+    ok_eq(out.nevents + out.discarded, recorded, "every event is consumed or counted");
+    ok_eq(out.events[out.nevents - 1].seq, 100000u + per_packet * 2 - 1u, "the newest event arrives");
     int ordered = 1;
     for (unsigned i = 1; i < out.nevents; i++)
         ordered &= out.events[i].packet_seq >= out.events[i - 1].packet_seq;
     ok(ordered, "packets consumed in order");
+}
+
+/* A producer that needs the slot of the packet the consumer is handing on at that moment
+ * (another context, run here from inside the sink) must not write into it. */
+static unsigned claimed_calls, claimed_dropped;
+static uint8_t claimed_copy[P];
+
+static void consume_while_producing(void *arg, const struct emb_trace_ring *r, const uint8_t *pkt,
+                                    uint32_t size)
+{
+    if (claimed_calls++ == 0u) {
+        memcpy(claimed_copy, pkt, size);
+        /* The ring is full of unread packets and the open one is full: the next switch
+         * wants the slot being handed on. */
+        for (unsigned i = 0; i < 10u; i++)
+            claimed_dropped += emit(50000 + i, 0) ? 0u : 1u;
+        ok(memcmp(claimed_copy, pkt, size) == 0, "the packet being handed on was not overwritten");
+    }
+    take_packet(arg, r, pkt, size);
+}
+
+static void test_streaming_claim(void)
+{
+    setup(EMB_TRACE_MODE_STREAMING);
+    memset(&out, 0, sizeof out);
+    unsigned per_packet = (P - EMB_PKT_HEADER_SIZE - 1u) / EV_SIZE;
+    for (unsigned i = 0; i < per_packet * NPKT; i++)
+        emit(i, 0);
+    claimed_calls = claimed_dropped = 0;
+    uint32_t discarded_before = ring.discarded;
+    emb_trace_ring_consume(&ring, consume_while_producing, &out);
+    ok_eq(claimed_dropped, 10u, "events that needed the claimed slot were dropped");
+    ok_eq(ring.discarded - discarded_before, 10u, "and counted");
+    ok_eq(out.bad, 0, "packets well formed");
+    ok_eq(out.events[0].seq, 0, "the consumer got the packet it claimed, whole");
+}
+
+/* Interrupts that preempt a producer in its packet switch, after it found the next slot
+ * free and before it reads read_pos, fill packets that the consumer then reads: the
+ * producer's next packet is behind read_pos. It must start over, not take read_pos back
+ * (counting packets that were read as overwritten). */
+static unsigned stale_loads;
+static struct readout stale_out;
+static void preempt_stale_switch(void)
+{
+    /* The slow path's first acquire load is the slot's commit count, the second read_pos. */
+    if (++stale_loads < 2u) {
+        emb_test_preempt_load = preempt_stale_switch;
+        return;
+    }
+    unsigned per_packet = (P - EMB_PKT_HEADER_SIZE - 1u) / EV_SIZE;
+    for (unsigned i = 0; i < per_packet * 3u; i++)
+        emit(2000 + i, 0x15);
+    emb_trace_ring_consume(&ring, consume_into, &stale_out);
+}
+
+static void test_streaming_stale_switch(void)
+{
+    setup(EMB_TRACE_MODE_STREAMING);
+    memset(&stale_out, 0, sizeof stale_out);
+    unsigned per_packet = (P - EMB_PKT_HEADER_SIZE - 1u) / EV_SIZE;
+    for (unsigned i = 0; i < per_packet; i++) /* the open packet is full */
+        emit(i, 0);
+    emb_trace_ring_consume(&ring, consume_into, &stale_out);
+    stale_loads = 0;
+    emb_test_preempt_load = preempt_stale_switch;
+    ok(emit(per_packet, 0), "the preempted event is recorded");
+    emb_test_preempt_load = NULL;
+    ok_eq(stale_loads, 2, "preempted between the slot check and the read_pos load");
+    emb_trace_flush(&ring);
+    emb_trace_ring_consume(&ring, consume_into, &stale_out);
+    unsigned emitted = per_packet + per_packet * 3u + 1u;
+    ok_eq(ring.discarded, 0, "nothing was lost, nothing is counted");
+    ok_eq(stale_out.nevents, emitted, "every event consumed once");
+    ok_eq(stale_out.bad, 0, "packets well formed");
 }
 
 static void test_window(void)
@@ -410,17 +503,22 @@ static void test_window(void)
     ok_eq(emb_trace_frame_mark(600), 1, "frame 600 arms");
     ok_eq(emb_trace_window_state(), EMB_TRACE_WINDOW_ARMED, "armed");
     ok_eq(emb_trace_class_mask, 0xFFFFFFFFu, "classes enabled while armed");
-    unsigned recorded = 0;
-    for (unsigned i = 0; i < 1000 && emb_trace_class_mask != 0u; i++)
+    unsigned recorded = 0, i = 0;
+    for (; i < 1000 && emb_trace_window_state() != EMB_TRACE_WINDOW_CLOSED; i++)
         recorded += (unsigned)emit(i, 0);
     ok_eq(emb_trace_window_state(), EMB_TRACE_WINDOW_CLOSED, "a full ring closes the window");
-    ok_eq(emb_trace_class_mask, 0, "and disables every class");
+    ok_eq(recorded, i - 1u, "the event that found the window full was refused");
     ok_eq(emb_trace_frame_mark(600), 0, "a closed window does not re-arm");
+    ok_eq(emb_trace_class_mask, 0, "and disables every class");
+    /* Past the gate (a call that reserves directly), an event is refused and counted. */
+    ok(!emit(10000, 0), "a reservation after the close is refused");
+    ok_eq(ring.discarded, 2u, "and counted with the one that closed the window");
     emb_trace_flush(&ring);
     read_snapshot();
     ok_eq(out.bad, 0, "packets well formed");
     ok_eq(out.npackets, NPKT, "the window filled the ring once");
     ok_eq(out.nevents, recorded, "every recorded event is in the window");
+    ok_eq(out.discarded, 2u, "the last packet's events_discarded counts them");
     ok(out.nevents > 0 && out.events[0].seq == 0, "the window starts at the arming point");
 }
 
@@ -466,6 +564,8 @@ int main(void)
     test_preempt_floods_ring();
     test_preempt_flush();
     test_streaming();
+    test_streaming_claim();
+    test_streaming_stale_switch();
     test_window();
     test_position_wrap();
     test_claim();

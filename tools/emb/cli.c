@@ -3,11 +3,69 @@
 
 #include "cli.h"
 
+#include <errno.h>
 #include <math.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/* ---- escapes ---- */
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes) that encodes a printable
+ * character, or 0: an invalid sequence, an overlong or surrogate form, or a C1 control
+ * (U+0080..U+009F, which some terminals obey like ESC). */
+static size_t utf8_printable(const unsigned char *s, size_t n)
+{
+    size_t len = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 0;
+    if (len == 0 || s[0] > 0xF4 || len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    if (len == 2 && s[0] == 0xC2 && s[1] < 0xA0)
+        return 0; /* C1 control */
+    if (len == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0)))
+        return 0; /* overlong, surrogate */
+    if (len == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] >= 0x90)))
+        return 0; /* overlong, past U+10FFFF */
+    return len;
+}
+
+size_t emb_cli_escape(char *out, size_t cap, const char *text, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t o = 0;
+    for (size_t i = 0; i < len && cap > 0;) {
+        size_t u = s[i] >= 0x80 ? utf8_printable(s + i, len - i) : (s[i] >= 0x20 && s[i] != 0x7F);
+        char piece[5];
+        size_t plen;
+        if (u > 0) {
+            memcpy(piece, s + i, u);
+            plen = u;
+        } else {
+            snprintf(piece, sizeof piece, "\\x%02X", s[i]);
+            plen = 4;
+            u = 1;
+        }
+        if (o + plen >= cap)
+            break;
+        memcpy(out + o, piece, plen);
+        o += plen;
+        i += u;
+    }
+    if (cap > 0)
+        out[o] = '\0';
+    return o;
+}
+
+const char *emb_cli_escape_str(char *out, size_t cap, const char *text)
+{
+    emb_cli_escape(out, cap, text ? text : "", text ? strlen(text) : 0);
+    return out;
+}
 
 /* ---- messages ---- */
 
@@ -15,14 +73,80 @@ static void vmessage(const char *cmd, const char *file, long long offset, const 
                      va_list ap)
 {
     fflush(stdout); /* keep an error after the output it concerns on a shared terminal */
+    /* A message quotes file names, file contents and target strings: escaped, so that no
+     * input reaches the terminal as a control sequence or forges a line of its own. */
+    char text[2048], safe[4 * sizeof text];
+    vsnprintf(text, sizeof text, fmt, ap);
     fprintf(stderr, "%s%s%s: ", emb_cli_color(stderr, EMB_C_BOLD), cmd ? cmd : "emb",
             emb_cli_color(stderr, EMB_C_RESET));
     if (file)
-        fprintf(stderr, "%s: ", file);
+        fprintf(stderr, "%s: ", emb_cli_escape_str(safe, sizeof safe, file));
     if (offset >= 0)
         fprintf(stderr, "byte %lld: ", offset);
-    vfprintf(stderr, fmt, ap);
+    fputs(emb_cli_escape_str(safe, sizeof safe, text), stderr);
     fputc('\n', stderr);
+}
+
+/* ---- output ---- */
+
+/* Whether stdout is a pipe whose reader has gone (`emb ... | head`, `| grep -q`): a reader
+ * that stopped on purpose, which the commands whose SIGPIPE is not ignored never even see
+ * (the signal ends them), is not a failed write. */
+static bool stdout_reader_gone(int e)
+{
+    if (e == EPIPE)
+        return true;
+    struct stat st;
+    struct pollfd p = {STDOUT_FILENO, POLLOUT, 0};
+    return fstat(STDOUT_FILENO, &st) == 0 && S_ISFIFO(st.st_mode) && poll(&p, 1, 0) == 1 &&
+           (p.revents & POLLERR);
+}
+
+int emb_cli_close_output(const char *cmd, FILE *f, const char *name)
+{
+    if (f == NULL)
+        return 0;
+    int bad = ferror(f);
+    int e = 0; /* unknown when an earlier write failed and its buffer was dropped */
+    errno = 0;
+    if (fflush(f) != 0) {
+        bad = 1;
+        e = errno ? errno : EIO;
+    }
+    /* stdout stays open for whatever follows; main() closes it last, and checks. */
+    if (f != stdout && f != stderr && fclose(f) != 0 && !bad) {
+        bad = 1;
+        e = errno ? errno : EIO;
+    }
+    if (bad && f == stdout && stdout_reader_gone(e))
+        return 0;
+    if (bad)
+        emb_cli_error_at(cmd, name ? name : "standard output", -1, "cannot write%s%s",
+                         e ? ": " : " (a write failed)", e ? strerror(e) : "");
+    return bad ? EMB_EXIT_BAD : 0;
+}
+
+int emb_cli_close_stdout(const char *cmd, bool quiet)
+{
+    int bad = ferror(stdout);
+    int e = 0;
+    errno = 0;
+    if (fflush(stdout) != 0) {
+        bad = 1;
+        e = errno ? errno : EIO;
+    }
+    bool gone = bad && stdout_reader_gone(e); /* asked while the descriptor is open */
+    /* A close can report what no write did (NFS, a full quota). */
+    if (fclose(stdout) != 0 && !bad) {
+        bad = 1;
+        e = errno ? errno : EIO;
+    }
+    if (gone)
+        return 0;
+    if (bad && !quiet)
+        emb_cli_error_at(cmd, "standard output", -1, "cannot write%s%s", e ? ": " : " (a write failed)",
+                         e ? strerror(e) : "");
+    return bad ? EMB_EXIT_BAD : 0;
 }
 
 void emb_cli_error_at(const char *cmd, const char *file, long long offset, const char *fmt, ...)

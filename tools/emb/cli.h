@@ -28,6 +28,22 @@ struct emb_cmd {
 /* "emb trace: FILE: byte OFFSET: message" on stderr. offset < 0 omits the offset. */
 void emb_cli_error_at(const char *cmd, const char *file, long long offset, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Escapes len bytes of target- or file-derived text for a terminal into out (cap bytes,
+ * NUL-terminated, cut short rather than overflow): control bytes (C0, DEL), C1 controls
+ * and bytes of invalid UTF-8 become \xNN; printable ASCII and valid UTF-8 pass through.
+ * Returns the length written. emb_cli_escape_str() does a NUL-terminated string (NULL as
+ * "") and returns out. Worst case: 4 bytes of output per byte of input. */
+size_t emb_cli_escape(char *out, size_t cap, const char *text, size_t len);
+const char *emb_cli_escape_str(char *out, size_t cap, const char *text);
+
+/* Flushes and closes an output (stdout is only flushed), and reports a failed write or
+ * close: "emb CMD: NAME: cannot write: ..." (NAME NULL: "standard output"). Returns 0, or
+ * EMB_EXIT_BAD. f NULL is a no-op. */
+int emb_cli_close_output(const char *cmd, FILE *f, const char *name);
+/* main()'s last word: flushes and closes stdout, reporting a failure unless quiet (the
+ * command already failed and said why). Returns 0, or EMB_EXIT_BAD. */
+int emb_cli_close_stdout(const char *cmd, bool quiet);
+
 /* "emb trace: message" on stderr. */
 void emb_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -19,6 +19,7 @@
 #include "catalog_known.h"
 #include "catalog.h"
 #include "cli.h"
+#include "input_file.h"
 #include "emb_cmds.h"
 #include "trace_decode.h"
 
@@ -28,7 +29,8 @@ static void help(FILE *out)
 {
     fprintf(out,
             "Usage: emb capture [options] -o OUT.emb SOURCE\n"
-            "       emb capture [options] -o OUT.emb --tcp HOST:PORT | --serial DEV | --swo FILE |\n"
+            "       emb capture [options] -o OUT.emb --unix PATH | --tcp HOST:PORT --token-file FILE |\n"
+            "                   --serial DEV | --swo FILE |\n"
             "                   --gdb HOST:PORT | --pid PID | --file FILE | --retained IMAGE\n"
             "\n"
             "Seals one run into a capture file (docs/formats/capture.md): the identity the\n"
@@ -39,7 +41,10 @@ static void help(FILE *out)
             "\n"
             "Sources (docs/capture-sources.md):\n"
             "      --file FILE       the framed bytes a transport recorded (or a trace stream)\n"
-            "      --tcp HOST:PORT   the native port's record server\n"
+            "      --unix PATH       the native port's record server on its owner-only socket\n"
+            "                        (a server of another uid is refused)\n"
+            "      --tcp HOST:PORT   the record server over TCP; --token-file FILE holds the\n"
+            "                        secret it was given (EMB_SERVER_TOKEN), sent first\n"
             "      --serial DEV      a serial line carrying frames (--baud N, default 115200)\n"
             "      --swo FILE        a raw SWO capture: ITM stimulus port 1 trace, port 0 log\n"
             "      --gdb HOST:PORT   a GDB server (--elf FW): the trace rings, log rings and crash\n"
@@ -82,7 +87,7 @@ struct args {
     const char *log, *crash, *descriptor;
     /* a live source */
     int kind; /* enum emb_source_kind, -1: none */
-    const char *target, *elf, *save_trace, *save_log, *save_crash;
+    const char *target, *elf, *save_trace, *save_log, *save_crash, *token_file;
     int via; /* enum emb_gdb_via */
     int poll_ms;
     uint32_t baud;
@@ -107,7 +112,7 @@ static int parse_args(int argc, char **argv, struct args *a)
     enum { OPT_REV = 256, OPT_LOG, OPT_CRASH, OPT_DESC, OPT_PID, OPT_CATALOG, OPT_COLOR,
            OPT_FILE, OPT_TCP, OPT_SERIAL, OPT_BAUD, OPT_SWO, OPT_GDB, OPT_ELF, OPT_RAM, OPT_COUNT,
            OPT_DURATION, OPT_ARM, OPT_UNTIL, OPT_SAVE, OPT_RETAINED, OPT_SAVE_LOG, OPT_SAVE_CRASH,
-           OPT_VIA, OPT_POLL };
+           OPT_VIA, OPT_POLL, OPT_UNIX, OPT_TOKEN_FILE };
     static const struct option options[] = {
         {"output", required_argument, NULL, 'o'},   {"label", required_argument, NULL, 'l'},
         {"revision", required_argument, NULL, OPT_REV}, {"log", required_argument, NULL, OPT_LOG},
@@ -116,6 +121,8 @@ static int parse_args(int argc, char **argv, struct args *a)
         {"pid", required_argument, NULL, OPT_PID}, {"catalog", required_argument, NULL, OPT_CATALOG},
         {"color", optional_argument, NULL, OPT_COLOR}, {"colour", optional_argument, NULL, OPT_COLOR},
         {"file", required_argument, NULL, OPT_FILE}, {"tcp", required_argument, NULL, OPT_TCP},
+        {"unix", required_argument, NULL, OPT_UNIX},
+        {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
         {"serial", required_argument, NULL, OPT_SERIAL}, {"baud", required_argument, NULL, OPT_BAUD},
         {"swo", required_argument, NULL, OPT_SWO}, {"gdb", required_argument, NULL, OPT_GDB},
         {"elf", required_argument, NULL, OPT_ELF}, {"ram", required_argument, NULL, OPT_RAM},
@@ -143,6 +150,8 @@ static int parse_args(int argc, char **argv, struct args *a)
         case OPT_PID: if (set_source(a, EMB_SOURCE_PID, optarg)) return EMB_EXIT_BAD; break;
         case OPT_FILE: if (set_source(a, EMB_SOURCE_FILE, optarg)) return EMB_EXIT_BAD; break;
         case OPT_TCP: if (set_source(a, EMB_SOURCE_TCP, optarg)) return EMB_EXIT_BAD; break;
+        case OPT_UNIX: if (set_source(a, EMB_SOURCE_UNIX, optarg)) return EMB_EXIT_BAD; break;
+        case OPT_TOKEN_FILE: a->token_file = optarg; break;
         case OPT_SERIAL: if (set_source(a, EMB_SOURCE_SERIAL, optarg)) return EMB_EXIT_BAD; break;
         case OPT_SWO: if (set_source(a, EMB_SOURCE_SWO, optarg)) return EMB_EXIT_BAD; break;
         case OPT_GDB: if (set_source(a, EMB_SOURCE_GDB, optarg)) return EMB_EXIT_BAD; break;
@@ -231,6 +240,11 @@ static int parse_args(int argc, char **argv, struct args *a)
         return EMB_EXIT_BAD;
     }
     a->source = a->kind >= 0 ? a->target : argv[optind];
+    if ((a->kind == EMB_SOURCE_TCP) != (a->token_file != NULL)) {
+        emb_cli_error(CMD, a->token_file ? "--token-file is for --tcp"
+                                         : "--tcp needs the record server's secret: --token-file FILE");
+        return EMB_EXIT_BAD;
+    }
     if (!a->output) {
         emb_cli_error(CMD, "give the capture file to write with -o OUT.emb");
         return EMB_EXIT_BAD;
@@ -248,34 +262,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 
 static uint8_t *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        emb_cli_error_at(CMD, path, -1, "cannot open: %s", strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1u << 16, n = 0;
-    uint8_t *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        uint8_t *q = realloc(buf, cap * 2);
-        if (!q) {
-            free(buf);
-            buf = NULL;
-        } else {
-            buf = q;
-            cap *= 2;
-        }
-    }
-    bool err = ferror(f);
-    fclose(f);
-    if (!buf || err) {
-        emb_cli_error_at(CMD, path, -1, buf ? "read error" : "out of memory");
-        free(buf);
-        return NULL;
-    }
-    *len = n;
+    char why[256];
+    uint8_t *buf = emb_input_read(path, len, why, sizeof why);
+    if (!buf)
+        emb_cli_error_at(CMD, path, -1, "%s", why);
     return buf;
 }
 
@@ -308,21 +298,48 @@ static void on_source_progress(void *arg, const struct emb_source_stats *st)
     fflush(stderr);
 }
 
+/* A --save-* file that could not be written: the capture goes on, the exit status is 2. */
+static bool save_failed;
+
 static void save(const char *path, const uint8_t *bytes, size_t len)
 {
     FILE *f = fopen(path, "wb");
     bool bad = !f || (len > 0 && fwrite(bytes, 1, len, f) != len);
-    if ((f && fclose(f) != 0) || bad)
+    if ((f && fclose(f) != 0) || bad) {
         emb_cli_error_at(CMD, path, -1, "cannot write: %s", strerror(errno));
+        save_failed = true;
+    }
+}
+
+/* The record server's secret from --token-file: its first line, at most 256 bytes. */
+static bool read_token(const char *path, char *token, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        emb_cli_error_at(CMD, path, -1, "cannot open the token file: %s", strerror(errno));
+        return false;
+    }
+    bool ok = fgets(token, (int)cap, f) != NULL;
+    fclose(f);
+    token[strcspn(token, "\r\n")] = '\0';
+    if (!ok || token[0] == '\0') {
+        emb_cli_error_at(CMD, path, 0, "the token file holds no token");
+        return false;
+    }
+    return true;
 }
 
 /* Captures from a live source; returns the trace stream (malloc'd) or NULL. */
 static uint8_t *capture_live(const struct args *a, size_t *len, uint8_t **log, size_t *log_len,
                              uint8_t **crash, size_t *crash_len)
 {
+    static char token[258];
+    if (a->token_file != NULL && !read_token(a->token_file, token, sizeof token))
+        return NULL;
     struct emb_source_options o = {
         .kind = (enum emb_source_kind)a->kind,
         .target = a->target,
+        .token = a->token_file != NULL ? token : NULL,
         .baud = a->baud,
         .elf = a->elf,
         .via = (enum emb_gdb_via)a->via,
@@ -537,5 +554,5 @@ int emb_cmd_capture(int argc, char **argv)
     rc = seal(&a, cat);
     if (own)
         emb_catalog_free(own);
-    return rc;
+    return save_failed ? EMB_EXIT_BAD : rc;
 }

@@ -49,11 +49,15 @@ static void help(FILE *out)
             "      --events N      flight recorder events to list (default 24, 0: all)\n"
             "      --json          one JSON document\n"
             "      --catalog FILE  decode the flight recorder with this catalogue (YAML)\n"
+            "      --debuginfod    fetch debug info a stripped FW lacks from the servers in\n"
+            "                      DEBUGINFOD_URLS (without it, nothing goes to the network)\n"
             "      --color[=WHEN]  colour: auto (default), always, never; NO_COLOR is honoured\n"
             "  -h, --help          show this help\n"
             "\n"
-            "Exit status: 0 when the record decoded, 2 on bad input or usage (a corrupt or\n"
-            "truncated record, an unknown version, another build's record).\n");
+            "Exit status: 0 when the record decoded, 1 when a valid record contradicts\n"
+            "itself (it announces more or fewer flight packets than decode), 2 on bad input\n"
+            "or usage (a corrupt or truncated record, an unknown version, another build's\n"
+            "record, a truncated or damaged ELF).\n");
 }
 
 struct args {
@@ -66,7 +70,7 @@ struct args {
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    enum { OPT_ELF = 256, OPT_EVENTS, OPT_JSON, OPT_CATALOG, OPT_COLOR };
+    enum { OPT_ELF = 256, OPT_EVENTS, OPT_JSON, OPT_CATALOG, OPT_COLOR, OPT_DEBUGINFOD };
     static const struct option options[] = {
         {"elf", required_argument, NULL, OPT_ELF},
         {"events", required_argument, NULL, OPT_EVENTS},
@@ -74,6 +78,7 @@ static int parse_args(int argc, char **argv, struct args *a)
         {"catalog", required_argument, NULL, OPT_CATALOG},
         {"color", optional_argument, NULL, OPT_COLOR},
         {"colour", optional_argument, NULL, OPT_COLOR},
+        {"debuginfod", no_argument, NULL, OPT_DEBUGINFOD},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -93,6 +98,7 @@ static int parse_args(int argc, char **argv, struct args *a)
             break;
         case OPT_JSON: a->json = true; break;
         case OPT_CATALOG: a->catalog = optarg; break;
+        case OPT_DEBUGINFOD: emb_elf_allow_debuginfod(true); break;
         case OPT_COLOR:
             if (emb_cli_color_option(CMD, optarg) != 0)
                 return EMB_EXIT_BAD;
@@ -141,6 +147,7 @@ struct crash {
     /* flight analysis */
     uint64_t ref_ts;
     bool ref_is_fault;
+    unsigned findings; /* a valid record that contradicts itself: exit status 1 */
     const struct emb_trace_event *switches[5];
     size_t nswitches;
     const struct emb_trace_event *irq_enter, *irq_exit;
@@ -325,16 +332,25 @@ static const char *handle_name(const struct crash *c, uint32_t handle, char *buf
             continue;
         const char *text;
         size_t tl = emb_trace_field_chars(&ev[i]->ev->fields[2], ev[i]->payload, &text);
-        snprintf(buf, len, "%.*s", (int)tl, text);
+        emb_cli_escape(buf, len, text, tl); /* the target's bytes, bound for a terminal */
         return buf;
     }
     return NULL;
 }
 
+/* Target-derived text made safe for a terminal, in one of a few rotating buffers (a
+ * line prints at most two). */
+static const char *esc(const char *text)
+{
+    static char buf[4][4 * 64];
+    static unsigned next;
+    return emb_cli_escape_str(buf[next++ % 4u], sizeof buf[0], text);
+}
+
 static const char *context_name(const struct crash *c, uint16_t id)
 {
     long i = c->trace ? emb_trace_context_index(c->trace, id) : -1;
-    return i >= 0 ? emb_trace_context(c->trace, (size_t)i)->name : NULL;
+    return i >= 0 ? esc(emb_trace_context(c->trace, (size_t)i)->name) : NULL;
 }
 
 /* Signed microseconds from the reference to `ts`. */
@@ -434,7 +450,7 @@ static void print_event(const struct crash *c, const struct emb_trace_event *e)
     format_fields(c, e, fields, sizeof fields);
     const struct emb_trace_context *ctx = emb_trace_context(c->trace, e->ctx);
     const char *kind = e->kind == EMB_EVT_KIND_ISR ? "isr" : e->kind == EMB_EVT_KIND_FAULT ? "FAULT" : "";
-    printf("  %+14.3f us  %-12s %-5s %s%-16s%s %s\n", rel_us(c, e->ts), ctx->name, kind,
+    printf("  %+14.3f us  %-12s %-5s %s%-16s%s %s\n", rel_us(c, e->ts), esc(ctx->name), kind,
            color(EMB_C_BOLD), e->type == EMB_TREC_EVENT ? e->ev->name : "(loss)", color(EMB_C_RESET),
            fields);
 }
@@ -462,7 +478,7 @@ static void print_flight(struct crash *c)
         printf("  (none in the flight recorder)\n");
     } else {
         const struct emb_trace_context *ctx = emb_trace_context(c->trace, c->irq_enter->ctx);
-        printf("  irq %u on %s at %+.3f us", field_u16(c->irq_enter, 0), ctx->name,
+        printf("  irq %u on %s at %+.3f us", field_u16(c->irq_enter, 0), esc(ctx->name),
                rel_us(c, c->irq_enter->ts));
         if (c->irq_exit)
             printf(", ran %.3f us\n", rel_us(c, c->irq_exit->ts) - rel_us(c, c->irq_enter->ts));
@@ -561,7 +577,7 @@ static void print_text(struct crash *c)
     printf("%-10s %s%s\n", "build id", hex_bytes(r->build_id, r->build_id_len, hex, sizeof hex),
            r->version == 2 ? " (prefix)" : "");
     if (r->fw_version[0])
-        printf("%-10s %s\n", "firmware", r->fw_version);
+        printf("%-10s %s\n", "firmware", esc(r->fw_version));
     printf("%-10s %s%s%s", "fault", color(EMB_C_RED), emb_crash_fault_class_name(r->fault_class),
            color(EMB_C_RESET));
     print_cause(c);
@@ -889,6 +905,8 @@ static int decode_flight(struct crash *c)
                                                                       : EMB_CRASH_V2_OFF_FLIGHT_COUNT),
                          "the record announces %u flight packets, %" PRIu64 " decode",
                          c->rec.flight_packets, s->packets);
+    if (s->packets != c->rec.flight_packets && !s->fatal)
+        c->findings++; /* CRC-valid, yet not what it says it holds */
     if (s->fatal || s->errors) {
         size_t n;
         const struct emb_trace_issue *is = emb_trace_issues(c->trace, &n);
@@ -999,6 +1017,8 @@ int emb_cmd_crash(int argc, char **argv)
         else
             print_text(&c);
     }
+    if (rc == EMB_EXIT_OK && c.findings)
+        rc = EMB_EXIT_FINDINGS;
     fflush(stdout);
     if (c.trace)
         emb_trace_free(c.trace);

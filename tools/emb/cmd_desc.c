@@ -532,6 +532,64 @@ static int find_descriptor(struct desc *d)
     return 0;
 }
 
+/* A pointer-sized word of the descriptor at `at`, in the image's byte order. */
+static uint64_t desc_word(const uint8_t *p, unsigned size, bool little)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < size; i++)
+        v |= (uint64_t)p[little ? i : size - 1u - i] << (8u * i);
+    return v;
+}
+
+/* The descriptor is read-only data: the image's copy must equal the ELF's, word for word,
+ * except that a position-independent image's pointers are the ELF's moved by the load
+ * bias. A difference is a damaged image (or another build), and decoding it would print
+ * zeros and lost names as if they were facts: refused, with the first byte that differs. */
+static int check_descriptor(struct desc *d)
+{
+    uint64_t sym = 0, size = 0;
+    if (!d->elf || emb_elf_symbol(d->elf, "emb_debug_descriptor", &sym, &size) != 0 || size == 0 ||
+        size > 65536)
+        return 0;
+    uint8_t *want = malloc(size), *got = malloc(size);
+    int rc = 0;
+    if (want && got && emb_elf_read(d->elf, sym, want, size) == size) {
+        size_t n = emb_mem_read(d->mem, d->image.addr, got, size);
+        size_t first = SIZE_MAX, count = 0;
+        unsigned w = d->image.ptr_size == 4 ? 4u : 8u;
+        for (size_t i = 0; i + w <= n; i += w) {
+            if (!memcmp(got + i, want + i, w))
+                continue;
+            uint64_t g = desc_word(got + i, w, d->image.little), e = desc_word(want + i, w, d->image.little);
+            uint64_t moved = w == 4 ? (uint32_t)(e + d->bias) : e + d->bias;
+            if (d->bias != 0 && e != 0 && g == moved)
+                continue; /* a pointer, relocated at load */
+            for (size_t k = i; k < i + w && count == 0; k++)
+                if (got[k] != want[k])
+                    first = k;
+            count++;
+        }
+        for (size_t i = n - n % w; i < n; i++)
+            if (got[i] != want[i] && count++ == 0)
+                first = i;
+        if (n < size) {
+            emb_cli_error(CMD, "%s: the debug descriptor at 0x%" PRIx64 " reads %zu of its %" PRIu64
+                          " bytes", emb_mem_name(d->mem), d->image.addr, n, size);
+            rc = -1;
+        } else if (count) {
+            emb_cli_error(CMD, "%s: the debug descriptor at 0x%" PRIx64 " differs from %s's in %zu "
+                          "word%s of its %" PRIu64 " bytes, first at descriptor byte %zu (image "
+                          "0x%02x, ELF 0x%02x): a damaged image or another build; refused",
+                          emb_mem_name(d->mem), d->image.addr, emb_elf_path(d->elf), count,
+                          count == 1 ? "" : "s", size, first, got[first], want[first]);
+            rc = -1;
+        }
+    }
+    free(want);
+    free(got);
+    return rc;
+}
+
 static int check_identity(struct desc *d)
 {
     const uint8_t *id;
@@ -564,7 +622,7 @@ static long dump_trace(struct desc *d, const struct args *a)
         emb_cli_error_at(CMD, a->dump_trace, -1, "cannot create: %s", strerror(errno));
     else
         n = emb_dr_dump_trace(d->mem, &d->image, &d->model, cat, f, &d->issues);
-    if (f && fclose(f) != 0)
+    if (f && emb_cli_close_output(CMD, f, a->dump_trace) != 0)
         n = -1;
     if (own)
         emb_catalog_free(own);
@@ -597,7 +655,8 @@ int emb_cmd_desc(int argc, char **argv)
         return EMB_EXIT_BAD;
     }
     rc = EMB_EXIT_BAD;
-    if (open_source(d, &a, source, sizeof source) != 0 || find_descriptor(d) != 0)
+    if (open_source(d, &a, source, sizeof source) != 0 || find_descriptor(d) != 0 ||
+        check_descriptor(d) != 0)
         goto out;
     emb_dr_read(d->mem, &d->image, &d->model, &d->issues);
     if (check_identity(d) != 0)

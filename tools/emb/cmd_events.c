@@ -37,7 +37,7 @@ static void help(FILE *out)
             "copies of their log lines into the `events` sink. These commands ask it:\n"
             "\n"
             "  serve     run the sink (see `emb events serve --help`)\n"
-            "  status    ring capacity, events held, accepted, dropped, malformed\n"
+            "  status    ring capacity, events held, accepted, dropped, malformed, faults\n"
             "  dump [N]  the N most recent events (1 to 255, default 255), with the chain of\n"
             "            calls each belongs to, e.g. client -> fs.read -> block-driver.read_block\n"
             "  logs      log lines after cursor C (default: all held); --follow keeps asking\n"
@@ -48,7 +48,8 @@ static void help(FILE *out)
             "\n"
             "Options:\n"
             "  -s, --socket PATH   the sink's query socket (default: $EMB_EVENTS_SOCKET, else\n"
-            "                      $XDG_RUNTIME_DIR/emb-events.sock, else /tmp/emb-events-UID.sock)\n"
+            "                      $XDG_RUNTIME_DIR/emb-events.sock, else /tmp/emb-UID/events.sock);\n"
+            "                      a sink of another uid is refused\n"
             "      --ops FILE      opcode names: lines of `PEER OPCODE NAME`\n"
             "      --json          one JSON document (logs: one JSON object per line)\n"
             "  -f, --format FMT    export: perfetto or ctf\n"
@@ -221,6 +222,7 @@ static int cmd_status(const struct args *a)
         emb_json_uint(&j, "accepted", st.accepted);
         emb_json_uint(&j, "dropped", st.dropped);
         emb_json_uint(&j, "malformed", st.malformed);
+        emb_json_uint(&j, "faults", st.faults);
         emb_json_end_object(&j);
         emb_json_end(&j);
         return EMB_EXIT_OK;
@@ -236,6 +238,9 @@ static int cmd_status(const struct args *a)
            st.dropped ? "  (emitters found the sink's queue full)" : "");
     printf("%smalformed%s  %s%llu%s\n", b, r, st.malformed ? warn : "",
            (unsigned long long)st.malformed, st.malformed ? r : "");
+    printf("%sfaults%s     %s%llu%s%s\n", b, r, st.faults ? warn : "",
+           (unsigned long long)st.faults, st.faults ? r : "",
+           st.faults ? "  (sequence jumps no emitter's count explains)" : "");
     return EMB_EXIT_OK;
 }
 

@@ -100,9 +100,9 @@ static void print_text(const struct emb_capture *c, const struct stats *s, FILE 
     fprintf(out, "%scontexts:%s %zu\n", b, r, w->nrows);
     for (size_t i = 0; i < w->nrows; i++)
         fprintf(out, "  %-20s id %-4u %-6s %10" PRIu64 " events  %" PRIu32 " dropped  %" PRIu32
-                " packets lost\n", w->rows[i].name, w->rows[i].id,
+                " packets lost  %" PRIu32 " before the first held\n", w->rows[i].name, w->rows[i].id,
                 w->rows[i].kind ? "thread" : "cpu", w->rows[i].events, w->rows[i].discarded,
-                w->rows[i].lost_packets);
+                w->rows[i].lost_packets, w->rows[i].earlier);
     fprintf(out, "%sevents:%s   %" PRIu64 " stored\n", b, r, w->stored);
     for (unsigned id16 = 0; id16 < 65536; id16++) {
         if (!s->by_id[id16])
@@ -116,6 +116,13 @@ static void print_text(const struct emb_capture *c, const struct stats *s, FILE 
     else
         fprintf(out, "%sframes:%s   none (no frame_start event)\n", b, r);
     fprintf(out, "%sspan:%s     %" PRIu64 " us\n", b, r, s->span_ns / 1000u);
+    const struct emb_trace_info *ti = emb_trace_info(t);
+    if (ti->sealed)
+        fprintf(out, "%strace:%s    stream v%u, sealed: header and %" PRIu64 " packet CRC-32s checked\n",
+                b, r, ti->version, ti->packets_checked);
+    else
+        fprintf(out, "%strace:%s    stream v%u, not sealed: no packet CRCs, not checked (the "
+                "capture's CRC covers it since it was captured)\n", b, r, ti->version);
     size_t n;
     const struct emb_cap_section *sec = emb_capture_sections(c, &n);
     fprintf(out, "%ssections:%s", b, r);
@@ -137,6 +144,12 @@ static void print_json(const struct emb_capture *c, const struct stats *s, FILE 
     emb_json_string(&j, "file", emb_capture_name(c));
     emb_json_uint(&j, "version", emb_capture_version(c));
     emb_json_uint(&j, "bytes", emb_capture_size(c));
+    const struct emb_trace_info *ti = emb_trace_info(emb_capture_trace(c));
+    emb_json_begin_object(&j, "trace_integrity");
+    emb_json_uint(&j, "stream_version", ti->version);
+    emb_json_bool(&j, "sealed", ti->sealed);
+    emb_json_uint(&j, "packets_checked", ti->packets_checked);
+    emb_json_end_object(&j);
     emb_json_begin_object(&j, "identity");
     emb_json_string(&j, "label", id->label);
     emb_json_string(&j, "revision", id->revision);
@@ -170,6 +183,7 @@ static void print_json(const struct emb_capture *c, const struct stats *s, FILE 
         emb_json_uint(&j, "events", w->rows[i].events);
         emb_json_uint(&j, "discarded", w->rows[i].discarded);
         emb_json_uint(&j, "lost_packets", w->rows[i].lost_packets);
+        emb_json_uint(&j, "earlier_packets", w->rows[i].earlier);
         emb_json_end_object(&j);
     }
     emb_json_end_array(&j);
@@ -272,7 +286,7 @@ int emb_cmd_inspect(int argc, char **argv)
             print_json(cap, &s, stdout);
         else
             print_text(cap, &s, stdout);
-        rc = fflush(stdout) == 0 ? EMB_EXIT_OK : EMB_EXIT_BAD;
+        rc = emb_cli_close_output(CMD, stdout, NULL);
     }
     free(s.by_id);
     emb_capture_free(cap);

@@ -30,6 +30,29 @@ static const char *const CMD = "emb events serve";
 #define SERVE_BATCH 64         /* datagrams per recvmmsg */
 #define SERVE_INTAKE_ROUNDS 16 /* batches taken before the query socket gets a turn */
 #define SERVE_INTAKE_SNDBUF (1 << 20)
+#define SERVE_MAX_INTAKES 64
+#define SERVE_HELD_MAX (2 * SERVE_MAX_INTAKES * SERVE_BATCH)
+
+/* One intake descriptor, and the service it was granted to ("" when it is shared and
+ * emitters are named as they claim). */
+struct intake {
+    int fd;
+    char name[EMB_SVC_NAME_LEN + 1];
+};
+
+/* A datagram taken from one of several intakes, waiting for its turn by the time the
+ * kernel queued it (SO_TIMESTAMPNS), so the sink sees one order across intakes. */
+struct held_msg {
+    uint64_t ts_ns;
+    uint64_t order; /* arrival order among equal stamps */
+    int intake;
+    uint16_t len;
+    bool truncated;
+    uint8_t bytes[EMB_SVC_MSG_MAX + 1];
+};
+static struct held_msg held[SERVE_HELD_MAX];
+static size_t nheld;
+static uint64_t held_order;
 
 static volatile sig_atomic_t serve_stop;
 
@@ -53,8 +76,13 @@ static void serve_help(FILE *out)
             "\n"
             "Options:\n"
             "  -s, --socket PATH     query socket (default: $EMB_EVENTS_SOCKET, else\n"
-            "                        $XDG_RUNTIME_DIR/emb-events.sock, else /tmp/emb-events-UID.sock)\n"
-            "      --intake-fd FD    the inherited datagram socket events arrive on\n"
+            "                        $XDG_RUNTIME_DIR/emb-events.sock, else /tmp/emb-UID/events.sock);\n"
+            "                        its directory must be yours (or root's) and writable by\n"
+            "                        its owner alone, and only your own uid is answered\n"
+            "      --intake-fd [NAME=]FD  an inherited datagram socket events arrive on; with\n"
+            "                        NAME, granted to that service alone: whatever names\n"
+            "                        another is refused and counted as a fault (repeatable,\n"
+            "                        up to 64; the intakes are merged in the order sent)\n"
             "  -c, --capacity N      events the ring holds (default 4096)\n"
             "      --log-lines N     log lines the window holds (default 1024)\n"
             "      --metrics N       metric names the table holds (default 256, at most 1638)\n"
@@ -94,7 +122,11 @@ static int bind_query_socket(const char *path)
         return -1;
     }
     memcpy(sa.sun_path, path, strlen(path) + 1);
-    char err[256];
+    char err[512];
+    if (emb_events_check_socket_dir(path, true, err, sizeof err) != 0) {
+        emb_cli_error(CMD, "%s", err);
+        return -1;
+    }
     int probe = emb_events_connect(path, err, sizeof err);
     if (probe >= 0) {
         close(probe);
@@ -135,6 +167,14 @@ static int spawn_granted(char **command, pid_t *pid)
     }
     int buf = SERVE_INTAKE_SNDBUF; /* a burst queues instead of being refused */
     setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+    /* Below the kernel's ceiling (net.core.wmem_max), so an emitter that exits while the
+     * queue is full can grow it by one report of its losses (svc_trace_posix.c). */
+    int got = 0;
+    socklen_t glen = sizeof got;
+    if (getsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &got, &glen) == 0 && got / 2 > 65536) {
+        buf = got / 2 - 16384;
+        setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+    }
     *pid = fork();
     if (*pid < 0) {
         emb_cli_error(CMD, "fork: %s", strerror(errno));
@@ -162,8 +202,100 @@ static uint32_t now_s(const struct timespec *start)
     return (uint32_t)(t.tv_sec - start->tv_sec - (t.tv_nsec < start->tv_nsec ? 1 : 0));
 }
 
+static void take_one(struct emb_events_sink *s, const struct intake *in, const uint8_t *msg,
+                     size_t len, bool truncated, uint32_t now)
+{
+    if (truncated)
+        emb_events_sink_count_malformed(s); /* longer than any message */
+    else
+        emb_events_sink_handle_bound(s, in->name[0] ? in->name : NULL, msg, len, now);
+}
+
+static uint64_t realtime_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static int held_cmp(const void *a, const void *b)
+{
+    const struct held_msg *x = a, *y = b;
+    if (x->ts_ns != y->ts_ns)
+        return x->ts_ns < y->ts_ns ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Several intakes: a round reads each; a message is taken once no intake can still hold an
+ * earlier one (every intake found empty after its stamp, or read past it), oldest first.
+ * The rest wait for the next round. Returns whether messages still wait. */
+static bool drain_intakes(const struct intake *in, int n, struct emb_events_sink *s,
+                          const struct timespec *start)
+{
+    static uint8_t ctl[SERVE_BATCH][CMSG_SPACE(sizeof(struct timespec))];
+    struct iovec iov[SERVE_BATCH];
+    struct mmsghdr mm[SERVE_BATCH];
+    for (int round = 0; round < SERVE_INTAKE_ROUNDS; round++) {
+        uint64_t cutoff = UINT64_MAX;
+        bool more = false;
+        for (int i = 0; i < n && nheld + SERVE_BATCH <= SERVE_HELD_MAX; i++) {
+            for (int k = 0; k < SERVE_BATCH; k++) {
+                iov[k] = (struct iovec){held[nheld + k].bytes, sizeof held[0].bytes};
+                memset(&mm[k], 0, sizeof mm[k]);
+                mm[k].msg_hdr.msg_iov = &iov[k];
+                mm[k].msg_hdr.msg_iovlen = 1;
+                mm[k].msg_hdr.msg_control = ctl[k];
+                mm[k].msg_hdr.msg_controllen = sizeof ctl[k];
+            }
+            uint64_t before = realtime_ns();
+            int got = recvmmsg(in[i].fd, mm, SERVE_BATCH, MSG_DONTWAIT, NULL);
+            if (got < 0)
+                got = 0;
+            uint64_t last = before;
+            for (int k = 0; k < got; k++) {
+                struct held_msg *h = &held[nheld++];
+                h->ts_ns = before;
+                for (struct cmsghdr *c = CMSG_FIRSTHDR(&mm[k].msg_hdr); c;
+                     c = CMSG_NXTHDR(&mm[k].msg_hdr, c))
+                    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+                        struct timespec t;
+                        memcpy(&t, CMSG_DATA(c), sizeof t);
+                        h->ts_ns = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+                    }
+                h->order = held_order++;
+                h->intake = i;
+                h->len = (uint16_t)mm[k].msg_len;
+                h->truncated = (mm[k].msg_hdr.msg_flags & MSG_TRUNC) != 0;
+                last = h->ts_ns;
+            }
+            /* Found empty at `before`: nothing earlier can still come from it. Read a
+             * full batch: only what it was read up to is known. */
+            uint64_t known = got < SERVE_BATCH ? before : last;
+            if (got == SERVE_BATCH)
+                more = true;
+            if (known < cutoff)
+                cutoff = known;
+        }
+        if (nheld + SERVE_BATCH > SERVE_HELD_MAX)
+            cutoff = UINT64_MAX; /* no room to wait longer: take everything held */
+        qsort(held, nheld, sizeof held[0], held_cmp);
+        uint32_t now = now_s(start);
+        size_t taken = 0;
+        while (taken < nheld && held[taken].ts_ns <= cutoff) {
+            const struct held_msg *h = &held[taken++];
+            take_one(s, &in[h->intake], h->bytes, h->len, h->truncated, now);
+        }
+        memmove(held, held + taken, (nheld - taken) * sizeof held[0]);
+        nheld -= taken;
+        if (!more && nheld == 0)
+            return false;
+    }
+    return nheld > 0;
+}
+
 /* Takes what waits on the intake, at most SERVE_INTAKE_ROUNDS batches. */
-static void drain_intake(int fd, struct emb_events_sink *s, const struct timespec *start)
+static void drain_intake(int fd, const char *name, struct emb_events_sink *s,
+                         const struct timespec *start)
 {
     static uint8_t bufs[SERVE_BATCH][EMB_SVC_MSG_MAX + 1];
     struct iovec iov[SERVE_BATCH];
@@ -184,8 +316,7 @@ static void drain_intake(int fd, struct emb_events_sink *s, const struct timespe
             if (mm[i].msg_hdr.msg_flags & MSG_TRUNC)
                 emb_events_sink_count_malformed(s); /* longer than any message */
             else
-                emb_events_sink_handle(s, EMB_EVENTS_FROM_INTAKE, bufs[i], mm[i].msg_len, now,
-                                       NULL);
+                emb_events_sink_handle_bound(s, name, bufs[i], mm[i].msg_len, now);
         }
         if (n < SERVE_BATCH)
             return;
@@ -227,20 +358,24 @@ static void reap(pid_t *child)
     }
 }
 
-static int serve_loop(int intake, int listener, struct emb_events_sink *s, pid_t child)
+static int serve_loop(const struct intake *intakes, int nintakes, int listener,
+                      struct emb_events_sink *s, pid_t child)
 {
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
     static uint8_t reply[EMB_EVENTS_REPLY_MAX];
     int clients[SERVE_MAX_CLIENTS];
     int nclients = 0;
+    bool waiting = false; /* messages of several intakes held for their turn */
+    const int ni = nintakes;
     while (!serve_stop) {
-        struct pollfd p[2 + SERVE_MAX_CLIENTS];
-        p[0] = (struct pollfd){.fd = intake, .events = POLLIN};
-        p[1] = (struct pollfd){.fd = listener, .events = POLLIN};
+        struct pollfd p[SERVE_MAX_INTAKES + 1 + SERVE_MAX_CLIENTS];
+        for (int i = 0; i < ni; i++)
+            p[i] = (struct pollfd){.fd = intakes[i].fd, .events = POLLIN};
+        p[ni] = (struct pollfd){.fd = listener, .events = POLLIN};
         for (int i = 0; i < nclients; i++)
-            p[2 + i] = (struct pollfd){.fd = clients[i], .events = POLLIN};
-        int r = poll(p, (nfds_t)(2 + nclients), child > 0 ? 200 : -1);
+            p[ni + 1 + i] = (struct pollfd){.fd = clients[i], .events = POLLIN};
+        int r = poll(p, (nfds_t)(ni + 1 + nclients), waiting ? 1 : child > 0 ? 200 : -1);
         reap(&child);
         if (r < 0) {
             if (errno == EINTR)
@@ -248,12 +383,18 @@ static int serve_loop(int intake, int listener, struct emb_events_sink *s, pid_t
             emb_cli_error(CMD, "poll: %s", strerror(errno));
             return EMB_EXIT_BAD;
         }
-        if (p[0].revents & POLLIN)
-            drain_intake(intake, s, &start);
+        bool readable = waiting;
+        for (int i = 0; i < ni; i++)
+            readable |= (p[i].revents & POLLIN) != 0;
+        if (ni == 1 && readable)
+            drain_intake(intakes[0].fd, intakes[0].name[0] ? intakes[0].name : NULL, s, &start);
+        else if (readable)
+            waiting = drain_intakes(intakes, ni, s, &start);
         for (int i = 0; i < nclients; i++) {
-            if (!p[2 + i].revents)
+            struct pollfd *pc = &p[ni + 1 + i];
+            if (!pc->revents)
                 continue;
-            if (!(p[2 + i].revents & POLLIN) || !serve_client(clients[i], s, &start, reply)) {
+            if (!(pc->revents & POLLIN) || !serve_client(clients[i], s, &start, reply)) {
                 close(clients[i]);
                 clients[i] = -1;
             }
@@ -263,7 +404,7 @@ static int serve_loop(int intake, int listener, struct emb_events_sink *s, pid_t
             if (clients[i] >= 0)
                 clients[kept++] = clients[i];
         nclients = kept;
-        if (p[1].revents & POLLIN) {
+        if (p[ni].revents & POLLIN) {
             int c = accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
             if (c >= 0 && nclients == SERVE_MAX_CLIENTS) {
                 /* Full: the longest-connected client makes room, so connections left idle
@@ -271,6 +412,13 @@ static int serve_loop(int intake, int listener, struct emb_events_sink *s, pid_t
                 close(clients[0]);
                 memmove(clients, clients + 1, (SERVE_MAX_CLIENTS - 1) * sizeof clients[0]);
                 nclients--;
+            }
+            char err[512];
+            if (c >= 0 && emb_events_check_peer(c, "the query socket", "client", err,
+                                                sizeof err) != 0) {
+                emb_cli_error(CMD, "%s", err); /* another user: never answered */
+                close(c);
+                c = -1;
             }
             if (c >= 0)
                 clients[nclients++] = c;
@@ -297,7 +445,8 @@ int emb_events_serve_main(int argc, char **argv)
     emb_events_sink_config_default(&cfg);
     char defpath[256];
     const char *path = NULL;
-    int intake = -1;
+    static struct intake intakes[SERVE_MAX_INTAKES];
+    int nintakes = 0;
     uint32_t v;
     int c;
     optind = 0;
@@ -307,14 +456,30 @@ int emb_events_serve_main(int argc, char **argv)
         case 's':
             path = optarg;
             break;
-        case OPT_INTAKE:
-            if (!parse_u32(optarg, &v) || v > 1000000 || !is_dgram_unix((int)v)) {
+        case OPT_INTAKE: {
+            const char *eq = strchr(optarg, '=');
+            const char *num = eq ? eq + 1 : optarg;
+            size_t nl = eq ? (size_t)(eq - optarg) : 0u;
+            if (eq && (nl == 0 || nl > EMB_SVC_NAME_LEN)) {
+                emb_cli_error(CMD, "--intake-fd %s: a service name is 1 to %u bytes", optarg,
+                              EMB_SVC_NAME_LEN);
+                return EMB_EXIT_BAD;
+            }
+            if (!parse_u32(num, &v) || v > 1000000 || !is_dgram_unix((int)v)) {
                 emb_cli_error(CMD, "--intake-fd %s: not an inherited AF_UNIX datagram socket",
                               optarg);
                 return EMB_EXIT_BAD;
             }
-            intake = (int)v;
+            if (nintakes == SERVE_MAX_INTAKES) {
+                emb_cli_error(CMD, "--intake-fd: at most %d intakes", SERVE_MAX_INTAKES);
+                return EMB_EXIT_BAD;
+            }
+            intakes[nintakes].fd = (int)v;
+            memcpy(intakes[nintakes].name, optarg, nl);
+            intakes[nintakes].name[nl] = '\0';
+            nintakes++;
             break;
+        }
         case 'c':
         case OPT_LOG_LINES:
         case OPT_METRICS:
@@ -334,8 +499,8 @@ int emb_events_serve_main(int argc, char **argv)
         }
     }
     char **command = optind < argc ? &argv[optind] : NULL;
-    if ((intake >= 0) == (command != NULL)) {
-        emb_cli_error(CMD, intake >= 0 ? "give --intake-fd or a COMMAND, not both"
+    if ((nintakes > 0) == (command != NULL)) {
+        emb_cli_error(CMD, nintakes > 0 ? "give --intake-fd or a COMMAND, not both"
                                        : "nothing could emit: give --intake-fd FD or -- COMMAND");
         return EMB_EXIT_BAD;
     }
@@ -360,16 +525,24 @@ int emb_events_serve_main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     pid_t child = 0;
     if (command) {
-        intake = spawn_granted(command, &child);
-        if (intake < 0) {
+        intakes[0].fd = spawn_granted(command, &child);
+        intakes[0].name[0] = '\0';
+        nintakes = 1;
+        if (intakes[0].fd < 0) {
             close(listener);
             unlink(path);
             emb_events_sink_free(sink);
             return EMB_EXIT_BAD;
         }
     }
-    fcntl(intake, F_SETFD, FD_CLOEXEC);
-    int status = serve_loop(intake, listener, sink, child);
+    int on = 1;
+    for (int i = 0; i < nintakes; i++) {
+        fcntl(intakes[i].fd, F_SETFD, FD_CLOEXEC);
+        /* The kernel's stamp of each datagram orders several intakes' messages as sent. */
+        if (nintakes > 1)
+            setsockopt(intakes[i].fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
+    }
+    int status = serve_loop(intakes, nintakes, listener, sink, child);
     close(listener);
     unlink(path);
     struct emb_events_sink_stats st;

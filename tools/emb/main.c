@@ -41,6 +41,17 @@ static const struct emb_cmd *find(const char *name)
     return NULL;
 }
 
+/* Every command's stdout is checked once, here: a write that failed anywhere (a full disk,
+ * a closed pipe) is an exit status 2 with a message, never a silent 0. */
+static int finish(const char *name, int rc)
+{
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "emb %s", name ? name : "");
+    /* A command that failed has said why (one that saw its own write fail says so). */
+    int out = emb_cli_close_stdout(name ? cmd : "emb", rc == EMB_EXIT_BAD);
+    return out != 0 ? out : rc;
+}
+
 static int unknown(const char *name)
 {
     emb_cli_error(NULL, "unknown command '%s'", name);
@@ -57,22 +68,22 @@ int main(int argc, char **argv)
     const char *arg = argv[1];
     if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
         usage(stdout);
-        return EMB_EXIT_OK;
+        return finish(NULL, EMB_EXIT_OK);
     }
     if (!strcmp(arg, "--version") || !strcmp(arg, "-V")) {
         printf("emb %s\n", EMB_VERSION);
-        return EMB_EXIT_OK;
+        return finish(NULL, EMB_EXIT_OK);
     }
     if (!strcmp(arg, "help")) {
         if (argc < 3) {
             usage(stdout);
-            return EMB_EXIT_OK;
+            return finish(NULL, EMB_EXIT_OK);
         }
         const struct emb_cmd *cmd = find(argv[2]);
         if (!cmd)
             return unknown(argv[2]);
         char *help_argv[] = {(char *)cmd->name, "--help", NULL};
-        return cmd->run(2, help_argv);
+        return finish(cmd->name, cmd->run(2, help_argv));
     }
     if (arg[0] == '-') {
         emb_cli_error(NULL, "unknown option '%s'", arg);
@@ -82,5 +93,5 @@ int main(int argc, char **argv)
     const struct emb_cmd *cmd = find(arg);
     if (!cmd)
         return unknown(arg);
-    return cmd->run(argc - 1, argv + 1);
+    return finish(cmd->name, cmd->run(argc - 1, argv + 1));
 }

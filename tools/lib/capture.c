@@ -14,6 +14,8 @@
 #include <emb/wire.h>
 #include <zlib.h>
 
+#include "input_file.h"
+
 /* The CRC-32 of include/emb/crc.h (IEEE 802.3, as zlib), computed by zlib on the host:
  * its table-driven loop checks a capture of a million events in a few milliseconds where
  * the target's 64-byte-table version (built for flash size) takes 0.16 s. The tests check
@@ -146,6 +148,7 @@ int emb_capture_describe(const struct emb_trace *t, const char *label, const cha
         r->kind = c->kind;
         r->discarded = (uint32_t)c->discarded;
         r->lost_packets = c->lost_packets > UINT32_MAX ? UINT32_MAX : (uint32_t)c->lost_packets;
+        r->earlier = c->first_seq;
         r->events = c->events;
         snprintf(r->name, sizeof r->name, "%s", c->name);
     }
@@ -227,6 +230,7 @@ static void encode_window(uint8_t *b, const struct emb_cap_window *w)
         emb_put_le16(r + EMB_CAP_ROW_OFF_KIND, row->kind);
         emb_put_le32(r + EMB_CAP_ROW_OFF_DISCARDED, row->discarded);
         emb_put_le32(r + EMB_CAP_ROW_OFF_LOST, row->lost_packets);
+        emb_put_le32(r + EMB_CAP_ROW_OFF_EARLIER, row->earlier);
         emb_put_le64(r + EMB_CAP_ROW_OFF_EVENTS, row->events);
         put_text(r + EMB_CAP_ROW_OFF_NAME, row->name, 24);
     }
@@ -460,6 +464,7 @@ static bool read_window(struct emb_capture *c)
         row->kind = emb_get_le16(r + EMB_CAP_ROW_OFF_KIND);
         row->discarded = emb_get_le32(r + EMB_CAP_ROW_OFF_DISCARDED);
         row->lost_packets = emb_get_le32(r + EMB_CAP_ROW_OFF_LOST);
+        row->earlier = emb_get_le32(r + EMB_CAP_ROW_OFF_EARLIER);
         row->events = emb_get_le64(r + EMB_CAP_ROW_OFF_EVENTS);
         get_text(row->name, r + EMB_CAP_ROW_OFF_NAME, 24);
     }
@@ -560,38 +565,14 @@ struct emb_capture *emb_capture_decode_file(const char *path, const struct emb_c
     struct emb_capture *c = capture_new(opt, path);
     if (!c)
         return NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fail(c, -1, "cannot open: %s", strerror(errno));
-        return c;
-    }
-    size_t cap = 1u << 16, n = 0;
-    uint8_t *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        uint8_t *q = realloc(buf, cap * 2);
-        if (!q) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = q;
-        cap *= 2;
-    }
-    bool err = ferror(f);
-    int saved = errno;
-    fclose(f);
+    char why[256];
+    size_t n = 0;
+    uint8_t *buf = emb_input_read(path, &n, why, sizeof why);
     if (!buf) {
-        fail(c, -1, "out of memory reading the file");
+        fail(c, -1, "%s", why);
         return c;
     }
     c->owned = buf;
-    if (err) {
-        fail(c, -1, "read error: %s", strerror(saved));
-        return c;
-    }
     c->data = buf;
     c->size = n;
     return run(c, opt);

@@ -80,6 +80,7 @@ enum emb_cap_section_type {
 #define EMB_CAP_ROW_OFF_KIND 2u        /* u16 */
 #define EMB_CAP_ROW_OFF_DISCARDED 4u   /* u32 */
 #define EMB_CAP_ROW_OFF_LOST 8u        /* u32 packets lost */
+#define EMB_CAP_ROW_OFF_EARLIER 12u    /* u32 packets before the first held (0 in older files) */
 #define EMB_CAP_ROW_OFF_EVENTS 16u     /* u64 events stored */
 #define EMB_CAP_ROW_OFF_NAME 24u       /* char[24] */
 #define EMB_CAP_ROW_SIZE 48u
@@ -105,6 +106,7 @@ struct emb_cap_row {
     uint16_t id, kind;
     uint32_t discarded;
     uint32_t lost_packets;
+    uint32_t earlier;     /* packets before the first held: overwritten, or never received */
     uint64_t events;
     char name[25];
 };

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +26,7 @@
 #include "frame_decode.h"
 #include "gdb_rsp.h"
 #include "hostio.h"
+#include "input_file.h"
 #include "memaccess.h"
 #include "memchan_host.h"
 #include "probe.h"
@@ -324,6 +327,11 @@ static int emb__stream_loop(struct emb__cap *c, int fd, bool live, bool can_writ
         }
         c->st->bytes += (uint64_t)n;
         emb_frame_dec_feed(c->dec, buf, (size_t)n);
+        if (!live && c->st->bytes > emb_input_limit()) {
+            /* A file of frames (or /dev/zero): bounded like any other whole input. */
+            errno = EFBIG;
+            return -1;
+        }
     }
 }
 
@@ -342,10 +350,24 @@ static int emb__file(struct emb__cap *c, struct emb_source_result *r, char *err,
         emb__append(&all, head, 4);
         uint8_t buf[65536];
         ssize_t n;
-        while ((n = read(fd, buf, sizeof buf)) > 0)
-            emb__append(&all, buf, (size_t)n);
+        uint64_t limit = emb_input_limit();
+        while ((n = read(fd, buf, sizeof buf)) > 0 && all.n <= limit)
+            if (emb__append(&all, buf, (size_t)n) != 0) {
+                n = -1;
+                break;
+            }
         if (fd != 0)
             close(fd);
+        if (n < 0 || all.n > limit) {
+            if (n < 0)
+                snprintf(err, errlen, "%s: %s", c->o->target, all.p ? strerror(errno) : "out of memory");
+            else
+                snprintf(err, errlen, "%s: more than the input limit of %llu bytes (set "
+                         EMB_INPUT_LIMIT_ENV " to read more)", c->o->target,
+                         (unsigned long long)limit);
+            free(all.p);
+            return -1;
+        }
         r->trace = all.p;
         r->trace_len = all.n;
         c->st->bytes = all.n;
@@ -357,11 +379,36 @@ static int emb__file(struct emb__cap *c, struct emb_source_result *r, char *err,
         emb_frame_dec_feed(c->dec, head, (size_t)hn);
     }
     int rc = emb__stream_loop(c, fd, false, false);
-    if (rc != 0)
+    if (rc != 0 && errno == EFBIG)
+        snprintf(err, errlen, "%s: more than the input limit of %llu bytes (set "
+                 EMB_INPUT_LIMIT_ENV " to read more)", c->o->target,
+                 (unsigned long long)emb_input_limit());
+    else if (rc != 0)
         snprintf(err, errlen, "%s: read error: %s", c->o->target, strerror(errno));
     if (fd != 0)
         close(fd);
     return rc;
+}
+
+/* The record server's first line from a TCP client (docs/formats/frame.md). */
+static int emb__send_token(int fd, const char *token, char *err, size_t errlen,
+                           const char *target)
+{
+    static const char prefix[] = "EMB-TOKEN ";
+    size_t tl = strlen(token);
+    uint8_t line[sizeof prefix + 256];
+    if (tl > 256 || memchr(token, '\n', tl) != NULL) {
+        snprintf(err, errlen, "%s: the token is longer than 256 bytes or holds a newline", target);
+        return -1;
+    }
+    memcpy(line, prefix, sizeof prefix - 1);
+    memcpy(line + sizeof prefix - 1, token, tl);
+    line[sizeof prefix - 1 + tl] = '\n';
+    if (emb_hostio_write_all(fd, line, sizeof prefix + tl) != 0) {
+        snprintf(err, errlen, "%s: sending the token: %s", target, strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 static int emb__tcp(struct emb__cap *c, char *err, size_t errlen)
@@ -369,6 +416,44 @@ static int emb__tcp(struct emb__cap *c, char *err, size_t errlen)
     int fd = emb_hostio_connect(c->o->target, 5000, err, errlen);
     if (fd < 0)
         return -1;
+    if (c->o->token != NULL && emb__send_token(fd, c->o->token, err, errlen, c->o->target) != 0) {
+        close(fd);
+        return -1;
+    }
+    int rc = emb__stream_loop(c, fd, true, true);
+    if (rc != 0)
+        snprintf(err, errlen, "%s: %s", c->o->target, strerror(errno));
+    close(fd);
+    return rc;
+}
+
+/* The record server's owner-only socket: served when the server runs as this user, and
+ * believed only then (SO_PEERCRED: another user could have bound a socket at the path). */
+static int emb__unix(struct emb__cap *c, char *err, size_t errlen)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(c->o->target) >= sizeof sa.sun_path) {
+        snprintf(err, errlen, "%s: socket path longer than %zu bytes", c->o->target,
+                 sizeof sa.sun_path - 1);
+        return -1;
+    }
+    strcpy(sa.sun_path, c->o->target);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        snprintf(err, errlen, "%s: no record server answers there (%s)", c->o->target,
+                 strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != getuid()) {
+        snprintf(err, errlen, "%s: the record server there runs as uid %u, not as you (uid %u): "
+                 "refused", c->o->target, (unsigned)cred.uid, (unsigned)getuid());
+        close(fd);
+        return -1;
+    }
     int rc = emb__stream_loop(c, fd, true, true);
     if (rc != 0)
         snprintf(err, errlen, "%s: %s", c->o->target, strerror(errno));
@@ -429,24 +514,10 @@ static int emb__swo(struct emb__cap *c, char *err, size_t errlen)
 
 static int emb__retained(struct emb__cap *c, char *err, size_t errlen)
 {
-    int fd = strcmp(c->o->target, "-") ? open(c->o->target, O_RDONLY | O_CLOEXEC) : 0;
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot open: %s", c->o->target, strerror(errno));
-        return -1;
-    }
     struct emb__bytes img = {0};
-    uint8_t buf[65536];
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof buf)) > 0)
-        if (emb__append(&img, buf, (size_t)n) != 0) {
-            n = -1;
-            break;
-        }
-    if (fd != 0)
-        close(fd);
-    if (n < 0) {
-        snprintf(err, errlen, "%s: read error: %s", c->o->target, strerror(errno));
-        free(img.p);
+    char why_read[200];
+    if (!(img.p = emb_input_read(c->o->target, &img.n, why_read, sizeof why_read))) {
+        snprintf(err, errlen, "%s: %s", c->o->target, why_read);
         return -1;
     }
     struct emb_retained_view v;
@@ -829,7 +900,8 @@ static int emb__pid(struct emb__cap *c, char *err, size_t errlen)
 
 int emb_source_kind_parse(const char *name)
 {
-    static const char *const names[] = {"file", "tcp", "serial", "swo", "gdb", "pid", "retained"};
+    static const char *const names[] = {"file", "tcp", "serial", "swo", "gdb", "pid", "retained",
+                                        "unix"};
     for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
         if (!strcmp(name, names[i]))
             return i;
@@ -860,6 +932,7 @@ int emb_source_capture(const struct emb_source_options *opt, struct emb_source_r
     switch (opt->kind) {
     case EMB_SOURCE_FILE: rc = emb__file(&c, res, err, errlen); break;
     case EMB_SOURCE_TCP: rc = emb__tcp(&c, err, errlen); break;
+    case EMB_SOURCE_UNIX: rc = emb__unix(&c, err, errlen); break;
     case EMB_SOURCE_SERIAL: rc = emb__serial(&c, err, errlen); break;
     case EMB_SOURCE_SWO: rc = emb__swo(&c, err, errlen); break;
     case EMB_SOURCE_GDB:

@@ -2,7 +2,8 @@
  * into a trace stream file ("EMBT") and the log stream, for `emb capture` to seal.
  *
  *   file     a file: a trace stream as is, or the framed bytes a transport recorded
- *   tcp      HOST:PORT: the native port's record server (frames)
+ *   tcp      HOST:PORT: the native port's record server over TCP (frames), after its token
+ *   unix     PATH: the native port's record server on its owner-only AF_UNIX socket
  *   serial   a serial line (raw, 8N1, at a baud rate), frames; joined mid-stream
  *   swo      a raw SWO capture (ITM packets): stimulus port 1 trace, port 0 log
  *   gdb      HOST:PORT of a GDB server, the target halted for a moment at each poll:
@@ -36,6 +37,7 @@ enum emb_source_kind {
     EMB_SOURCE_GDB,
     EMB_SOURCE_PID,
     EMB_SOURCE_RETAINED,
+    EMB_SOURCE_UNIX,
 };
 
 /* How a GDB source reads the target. */
@@ -79,6 +81,7 @@ struct emb_source_options {
     enum emb_source_kind kind;
     const char *target;          /* path, HOST:PORT, device or PID */
     uint32_t baud;               /* serial; 0: 115200 */
+    const char *token;           /* tcp: the record server's secret, sent before anything */
     const char *elf;             /* gdb: the firmware (its descriptor, or emb_memchan) */
     enum emb_gdb_via via;        /* gdb */
     uint64_t memchan_addr;       /* gdb, pid: the control block, when known */

@@ -266,13 +266,15 @@ static int poll_ring(struct emb_dr_follow *f, struct tring *tr, struct emb_mem *
     bool take_open = last && end == open_start && off > EMB_PKT_HEADER_SIZE &&
                      committed(c, f->commits, f->d->little, open_start) == off;
     uint32_t upto = take_open ? open_start + off : end;
+    /* The ring's count before the copy: what it says was overwritten before any packet
+     * copied now (the target's readers do the same, emb_trace_packet_raise_discarded). */
+    read_u32(m, f->d, c->ring + df.off, &discarded);
     if (upto != tr->next && !read_positions(m, c, f->scratch, tr->next, upto)) {
         emb__dr_issue(is, "context %u (%s): ring contents unreadable", c->index, c->name);
         return -1;
     }
     if (!read_u32(m, f->d, c->ring + wp.off, &w2))
         w2 = w1;
-    read_u32(m, f->d, c->ring + df.off, &discarded);
     for (uint32_t start = tr->next; start != end; start += p) {
         if ((uint32_t)(w2 - start) > ring_bytes) {
             f->st.packets_lost++; /* reused while it was copied */
@@ -282,6 +284,9 @@ static int poll_ring(struct emb_dr_follow *f, struct tring *tr, struct emb_mem *
         if (!dst)
             return -1;
         memcpy(dst, f->scratch + (start & c->buf_mask), p);
+        if (f->md->trace_mode != 1u /* a window never overwrites */ &&
+            (int32_t)(discarded - emb_get_le32(dst + EMB_PKT_OFF_DISCARDED)) > 0)
+            emb_put_le32(dst + EMB_PKT_OFF_DISCARDED, discarded);
         f->st.packets++;
     }
     tr->next = end;

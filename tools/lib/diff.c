@@ -13,6 +13,8 @@
 
 #include <emb/trace_format.h>
 
+#include "input_file.h"
+
 #define MYERS_MAX_D 2048u /* edit distance past which an epoch is not aligned (docs/diff.md) */
 
 static const char *const rule_names[EMB_DIFF_NRULES] = {
@@ -276,21 +278,35 @@ int emb_diff_rules_line(struct emb_diff_rules *r, const struct emb_catalog *cat,
 int emb_diff_rules_load(struct emb_diff_rules *r, const struct emb_catalog *cat, const char *path,
                         char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return rule_error(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-    char line[1024], why[400];
+    /* Read whole and bounded: a directory or /dev/zero is refused, never read as no rules
+     * or forever. */
+    char why[400];
+    size_t len = 0;
+    uint8_t *text = emb_input_read_max(path, EMB_DIFF_RULES_MAX_BYTES, &len, why, sizeof why);
+    if (!text)
+        return rule_error(err, errlen, "%s: %s", path, why);
+    const uint8_t *nul = memchr(text, 0, len);
+    if (nul) {
+        size_t at = (size_t)(nul - text);
+        free(text);
+        return rule_error(err, errlen, "%s: byte %zu: a NUL byte: not a text file", path, at);
+    }
     unsigned no = 0;
     int rc = 0;
-    while (fgets(line, sizeof line, f)) {
+    for (char *line = (char *)text; rc == 0 && line < (char *)text + len;) {
+        char *eol = strchr(line, '\n');
+        char *next = eol ? eol + 1 : (char *)text + len;
+        if (eol)
+            *eol = 0;
         no++;
-        line[strcspn(line, "\r\n")] = 0;
-        if (emb_diff_rules_line(r, cat, line, why, sizeof why) != 0) {
+        line[strcspn(line, "\r")] = 0;
+        if (strlen(line) >= 1024)
+            rc = rule_error(err, errlen, "%s:%u: a line longer than 1023 bytes", path, no);
+        else if (emb_diff_rules_line(r, cat, line, why, sizeof why) != 0)
             rc = rule_error(err, errlen, "%s:%u: %s", path, no, why);
-            break;
-        }
+        line = next;
     }
-    fclose(f);
+    free(text);
     return rc;
 }
 
@@ -923,8 +939,19 @@ static void find_losses(struct work *w, int side)
     uint64_t T0 = d->epoch_ns[side][0], TE = d->epoch_ns[side][d->epochs];
     uint64_t end = last_event_ns(t);
     char key[64];
-    for (size_t r = 0; r < emb_trace_context_count(t); r++) {
+    /* Each context's first packet: a snapshot ring that overwrote its oldest packets
+     * covers the range only from there on, and the events they held are that packet's
+     * events_discarded (the ring's readers raise it so), counted once, as that gap. */
+    size_t np;
+    const struct emb_trace_packet *pk = emb_trace_packets(t, &np);
+    size_t nctx = emb_trace_context_count(t);
+    const struct emb_trace_packet **first = calloc(nctx + 1, sizeof *first);
+    for (size_t i = 0; first && i < np; i++)
+        if (!first[pk[i].ctx])
+            first[pk[i].ctx] = &pk[i];
+    for (size_t r = 0; r < nctx; r++) {
         const struct emb_trace_context *c = emb_trace_context(t, r);
+        const struct emb_trace_packet *f = first ? first[r] : NULL;
         thread_key(t, r, key, sizeof key);
         long ci = ctx_find(d, key, EMB_DIFF_CTX_THREAD);
         uint64_t prev_ns = 0;
@@ -942,6 +969,8 @@ static void find_losses(struct work *w, int side)
             }
             if (rec->type != EMB_TREC_DISCARDED && rec->type != EMB_TREC_LOST)
                 continue;
+            if (rec->type == EMB_TREC_DISCARDED && f && f->seq > 0 && rec->offset == f->offset)
+                continue; /* the overwritten packets' events: the gap below */
             uint64_t from = seen ? prev_ns : 0;
             bool closed = window && rec->type == EMB_TREC_DISCARDED &&
                           (last_event == SIZE_MAX || k > last_event);
@@ -969,20 +998,17 @@ static void find_losses(struct work *w, int side)
                 it->offset_ns = (int64_t)((from > T0 ? from : T0) - d->epoch_ns[side][ep]);
             }
         }
-    }
-    /* A snapshot ring that overwrote its oldest packets covers the range only from its
-     * first packet on. */
-    size_t np;
-    const struct emb_trace_packet *pk = emb_trace_packets(t, &np);
-    bool *first = calloc(emb_trace_context_count(t) + 1, sizeof *first);
-    for (size_t i = 0; first && i < np; i++) {
-        if (first[pk[i].ctx])
+        if (!f || f->seq == 0)
             continue;
-        first[pk[i].ctx] = true;
-        uint64_t ns = emb_trace_ticks_to_ns(pk[i].ts_begin - h->start_ts, h->clock_hz);
-        if (pk[i].seq > 0 && ns > T0) {
-            thread_key(t, pk[i].ctx, key, sizeof key);
-            add_gap(w, side, key, epoch_at(d, side, ns), pk[i].seq, "oldest packets overwritten");
+        uint64_t ns = emb_trace_ticks_to_ns(f->ts_begin - h->start_ts, h->clock_hz);
+        if (ns > T0) {
+            /* Files from before the readers raised events_discarded say only how many
+             * packets went. */
+            if (f->discarded > 0)
+                add_gap(w, side, key, epoch_at(d, side, ns), f->discarded,
+                        "events overwritten with the oldest packets");
+            else
+                add_gap(w, side, key, epoch_at(d, side, ns), f->seq, "oldest packets overwritten");
         }
     }
     free(first);

@@ -75,6 +75,8 @@ void emb_diff_rules_free(struct emb_diff_rules *r);
 int emb_diff_rules_line(struct emb_diff_rules *r, const struct emb_catalog *cat, const char *line,
                         char *err, size_t errlen);
 /* A rules file; errors say "FILE:LINE: ...". */
+/* The largest rules file emb_diff_rules_load() reads (1 MiB): rules are a few lines. */
+#define EMB_DIFF_RULES_MAX_BYTES (UINT64_C(1) << 20)
 int emb_diff_rules_load(struct emb_diff_rules *r, const struct emb_catalog *cat, const char *path,
                         char *err, size_t errlen);
 /* --anchor EVENT[.FIELD] */

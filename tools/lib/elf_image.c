@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct emb_segment {
@@ -32,6 +33,33 @@ struct emb_elf {
     Dwfl *dwfl;
     Dwfl_Module *mod;
 };
+
+/* Whether libdwfl may ask the servers of DEBUGINFOD_URLS for debug info the local file
+ * system lacks (dwfl_standard_find_debuginfo falls back on libdebuginfod, which reads the
+ * variable when it queries). Off unless asked: no command reaches the network by itself. */
+static bool debuginfod_allowed;
+static bool debuginfod_urls_saved;
+static char *debuginfod_urls;
+
+void emb_elf_allow_debuginfod(bool allow)
+{
+    debuginfod_allowed = allow;
+}
+
+/* Hides DEBUGINFOD_URLS from libdebuginfod while the network is not allowed, and gives it
+ * back when it is. The host tool is single-threaded where it reads ELF files. */
+static void apply_debuginfod_policy(void)
+{
+    if (!debuginfod_urls_saved) {
+        const char *v = getenv("DEBUGINFOD_URLS");
+        debuginfod_urls = v ? strdup(v) : NULL;
+        debuginfod_urls_saved = true;
+    }
+    if (debuginfod_allowed && debuginfod_urls)
+        setenv("DEBUGINFOD_URLS", debuginfod_urls, 1);
+    else
+        unsetenv("DEBUGINFOD_URLS");
+}
 
 static const Dwfl_Callbacks offline_callbacks = {
     .find_debuginfo = dwfl_standard_find_debuginfo,
@@ -64,6 +92,83 @@ static void find_build_id(struct emb_elf *e)
     }
 }
 
+/* A truncated or damaged ELF reads as "no symbol" everywhere, which looks like an answer:
+ * every table and every section with bytes must lie inside the file. Returns 0, or -1
+ * with what is wrong in err. */
+static int check_structure(struct emb_elf *e, const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (fstat(e->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file", path);
+        return -1;
+    }
+    uint64_t size = (uint64_t)st.st_size;
+    const GElf_Ehdr *h = &e->ehdr;
+    size_t shnum = 0, phnum = 0, shstrndx = 0;
+    if (elf_getshdrnum(e->elf, &shnum) != 0 || elf_getphdrnum(e->elf, &phnum) != 0 ||
+        elf_getshdrstrndx(e->elf, &shstrndx) != 0) {
+        snprintf(err, errlen, "%s: broken ELF: its header's table counts do not read: %s", path,
+                 elf_errmsg(-1));
+        return -1;
+    }
+    /* libelf reads a section table past the end as no sections at all: the header's own
+     * count (0 with e_shoff set means the count is in section 0, itself in the table). */
+    uint64_t want_sh = h->e_shnum > 0 ? h->e_shnum : h->e_shoff ? 1u : 0u;
+    if (shnum < want_sh)
+        shnum = (size_t)want_sh;
+    if (shnum > 0 && (h->e_shentsize == 0 || h->e_shoff > size ||
+                      (size - h->e_shoff) / h->e_shentsize < shnum)) {
+        snprintf(err, errlen, "%s: broken ELF: the section header table (%zu entries at byte "
+                 "%" PRIu64 ") runs past the end of the file (%" PRIu64 " bytes): truncated?",
+                 path, shnum, (uint64_t)h->e_shoff, size);
+        return -1;
+    }
+    if (phnum < h->e_phnum && h->e_phnum != PN_XNUM)
+        phnum = h->e_phnum;
+    if (phnum > 0 && (h->e_phentsize == 0 || h->e_phoff > size ||
+                      (size - h->e_phoff) / h->e_phentsize < phnum)) {
+        snprintf(err, errlen, "%s: broken ELF: the program header table runs past the end of "
+                 "the file (%" PRIu64 " bytes): truncated?", path, size);
+        return -1;
+    }
+    if (shnum > 0 && shstrndx >= shnum) {
+        snprintf(err, errlen, "%s: broken ELF: section name table index %zu of %zu sections",
+                 path, shstrndx, shnum);
+        return -1;
+    }
+    for (size_t i = 1; i < shnum; i++) {
+        Elf_Scn *scn = elf_getscn(e->elf, i);
+        GElf_Shdr sh;
+        if (!scn || !gelf_getshdr(scn, &sh)) {
+            snprintf(err, errlen, "%s: broken ELF: section header %zu does not read: %s", path, i,
+                     elf_errmsg(-1));
+            return -1;
+        }
+        if (sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL)
+            continue;
+        if (sh.sh_offset > size || size - sh.sh_offset < sh.sh_size) {
+            const char *name = elf_strptr(e->elf, shstrndx, sh.sh_name);
+            snprintf(err, errlen, "%s: broken ELF: section %zu (%s) at byte %" PRIu64 ", %" PRIu64
+                     " bytes, runs past the end of the file (%" PRIu64 " bytes): truncated?",
+                     path, i, name ? name : "?", (uint64_t)sh.sh_offset, (uint64_t)sh.sh_size, size);
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < phnum; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(e->elf, (int)i, &ph)) {
+            snprintf(err, errlen, "%s: broken ELF: program header %zu does not read", path, i);
+            return -1;
+        }
+        if (ph.p_type == PT_LOAD && (ph.p_offset > size || size - ph.p_offset < ph.p_filesz)) {
+            snprintf(err, errlen, "%s: broken ELF: loadable segment %zu runs past the end of the "
+                     "file (%" PRIu64 " bytes): truncated?", path, i, size);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 struct emb_elf *emb_elf_open(const char *path, char *err, size_t errlen)
 {
     elf_version(EV_CURRENT);
@@ -85,6 +190,10 @@ struct emb_elf *emb_elf_open(const char *path, char *err, size_t errlen)
         emb_elf_close(e);
         return NULL;
     }
+    if (check_structure(e, path, err, errlen) != 0) {
+        emb_elf_close(e);
+        return NULL;
+    }
     size_t n = 0;
     if (elf_getphdrnum(e->elf, &n) == 0 && n > 0 && n < 65536) {
         e->segs = calloc(n, sizeof *e->segs);
@@ -97,6 +206,7 @@ struct emb_elf *emb_elf_open(const char *path, char *err, size_t errlen)
         }
     }
     find_build_id(e);
+    apply_debuginfod_policy();
     e->dwfl = dwfl_begin(&offline_callbacks);
     if (e->dwfl) {
         /* At the file's own addresses: dwfl_report_offline() would move a

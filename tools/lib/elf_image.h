@@ -11,6 +11,12 @@
 
 struct emb_elf;
 
+/* Whether debug info missing from the local file system may be fetched from the
+ * debuginfod servers named in DEBUGINFOD_URLS. Off by default: the variable is hidden
+ * from elfutils, so opening and symbolising an image never reaches the network. Call
+ * before emb_elf_open(). */
+void emb_elf_allow_debuginfod(bool allow);
+
 /* Opens an ELF file; NULL with a message in err on failure. */
 struct emb_elf *emb_elf_open(const char *path, char *err, size_t errlen);
 void emb_elf_close(struct emb_elf *e);

@@ -10,7 +10,8 @@
 /* One emitter whose sequence numbers are followed, to count what never arrived. */
 struct emb__caller {
     uint8_t name[EMB_SVC_NAME_LEN];
-    uint32_t last_seq;
+    uint32_t last_seq;     /* the last sequence number accounted for */
+    uint32_t last_refused; /* the emitter's refused count as of its last LOSSES */
     bool used;
 };
 
@@ -30,6 +31,7 @@ struct emb_events_sink {
     uint8_t *ring;       /* capacity records of EMB_SVC_EV_LEN bytes */
     uint64_t accepted;   /* records ever written; the next goes to accepted % capacity */
     uint64_t dropped;
+    uint64_t faults;
     uint64_t malformed;
     uint64_t queries;
     struct emb__caller *callers; /* open addressing, caller_slots entries */
@@ -107,6 +109,7 @@ void emb_events_sink_stats(const struct emb_events_sink *s, struct emb_events_si
     out->held = emb__held(s);
     out->accepted = s->accepted;
     out->dropped = s->dropped;
+    out->faults = s->faults;
     out->malformed = s->malformed;
     out->metric_samples = s->metric_samples;
     out->metrics_full = s->metrics_full;
@@ -160,12 +163,41 @@ static void emb__take_event(struct emb_events_sink *s, struct emb_svc_event *ev,
     bool fresh = false;
     struct emb__caller *c = emb__caller(s, slot + EMB_SVC_EV_OFF_CALLER, &fresh);
     if (c != NULL) {
-        /* A gap is events the emitter counted as sent-and-failed (its send found the queue
-         * full). A sequence that goes back is the emitter restarted: start again from it. */
-        if (!fresh && ev->seq > c->last_seq)
-            s->dropped += ev->seq - c->last_seq - 1u;
+        /* An emitter reports its refused sends (LOSSES) before anything that follows them,
+         * so its events arrive numbered one after another. A jump no report explained is
+         * not a loss but a fault of that emitter (a forged or broken number): counted
+         * apart, and followed from there. A sequence that goes back is the emitter
+         * restarted: start again from it. */
+        if (fresh || ev->seq <= c->last_seq)
+            c->last_refused = 0;
+        else if (ev->seq != c->last_seq + 1u)
+            s->faults++;
         c->last_seq = ev->seq;
     }
+}
+
+static void emb__take_losses(struct emb_events_sink *s, const struct emb_svc_losses *l)
+{
+    uint8_t name[EMB_SVC_NAME_LEN];
+    emb_svc_put_name(name, EMB_SVC_NAME_LEN, l->owner);
+    bool fresh = false;
+    struct emb__caller *c = emb__caller(s, name, &fresh);
+    if (c == NULL)
+        return;
+    if (!fresh && (l->seq < c->last_seq || l->refused < c->last_refused))
+        fresh = true; /* the emitter restarted: its counts began again */
+    uint32_t from_seq = fresh ? 0 : c->last_seq;
+    uint32_t from_refused = fresh ? 0 : c->last_refused;
+    uint32_t gap = l->seq - from_seq;
+    /* Believable: the numbers skipped are no more than the sends the emitter says were
+     * refused since it last reported. An emitter first heard of by its report is counted
+     * only when its refusals explain every number it used. */
+    if (gap <= l->refused - from_refused)
+        s->dropped += gap;
+    else if (!fresh)
+        s->faults++;
+    c->last_seq = l->seq;
+    c->last_refused = l->refused;
 }
 
 static void emb__take_metric(struct emb_events_sink *s, const struct emb_svc_metric *m)
@@ -216,6 +248,7 @@ static long emb__reply_status(const struct emb_events_sink *s, uint8_t *reply)
         .dropped = s->dropped,
         .held = emb__held(s),
         .malformed = s->malformed,
+        .faults = s->faults,
     };
     return (long)emb_svc_encode_status_reply(reply, EMB_EVENTS_REPLY_MAX, &st);
 }
@@ -275,8 +308,20 @@ static long emb__reply_logs(const struct emb_events_sink *s, uint64_t since, uin
     return (long)pos;
 }
 
-long emb_events_sink_handle(struct emb_events_sink *s, enum emb_events_origin from,
-                            const uint8_t *msg, size_t len, uint32_t now_s, uint8_t *reply)
+/* The name a decoded intake message claims for its emitter. */
+static const char *emb__claimed_name(const struct emb_svc_msg *m)
+{
+    switch (m->op) {
+    case EMB_SVC_OP_EVENT: return m->u.event.caller;
+    case EMB_SVC_OP_METRIC: return m->u.metric.owner;
+    case EMB_SVC_OP_LOG: return m->u.log.owner;
+    case EMB_SVC_OP_LOSSES: return m->u.losses.owner;
+    default: return NULL;
+    }
+}
+
+static long emb__handle(struct emb_events_sink *s, enum emb_events_origin from, const char *bound,
+                        const uint8_t *msg, size_t len, uint32_t now_s, uint8_t *reply)
 {
     struct emb_svc_msg m;
     bool query = from == EMB_EVENTS_FROM_QUERY;
@@ -285,8 +330,14 @@ long emb_events_sink_handle(struct emb_events_sink *s, enum emb_events_origin fr
         s->malformed++;
         return refused;
     }
+    const char *claimed = emb__claimed_name(&m);
+    if (bound != NULL && claimed != NULL &&
+        strncmp(claimed, bound, EMB_SVC_NAME_LEN) != 0) {
+        s->faults++; /* an emitter speaking as another service */
+        return refused;
+    }
     bool intake_op = m.op == EMB_SVC_OP_EVENT || m.op == EMB_SVC_OP_METRIC ||
-                     m.op == EMB_SVC_OP_LOG;
+                     m.op == EMB_SVC_OP_LOG || m.op == EMB_SVC_OP_LOSSES;
     if (intake_op == query) {
         /* Emission through the query socket would bypass the capability; a query on the
          * intake has nowhere to send its answer. */
@@ -302,6 +353,9 @@ long emb_events_sink_handle(struct emb_events_sink *s, enum emb_events_origin fr
         return -1;
     case EMB_SVC_OP_LOG:
         emb__take_log(s, &m);
+        return -1;
+    case EMB_SVC_OP_LOSSES:
+        emb__take_losses(s, &m.u.losses);
         return -1;
     case EMB_SVC_OP_STATUS:
         s->queries++;
@@ -319,4 +373,16 @@ long emb_events_sink_handle(struct emb_events_sink *s, enum emb_events_origin fr
         s->malformed++;
         return refused;
     }
+}
+
+long emb_events_sink_handle(struct emb_events_sink *s, enum emb_events_origin from,
+                            const uint8_t *msg, size_t len, uint32_t now_s, uint8_t *reply)
+{
+    return emb__handle(s, from, NULL, msg, len, now_s, reply);
+}
+
+long emb_events_sink_handle_bound(struct emb_events_sink *s, const char *name,
+                                  const uint8_t *msg, size_t len, uint32_t now_s)
+{
+    return emb__handle(s, EMB_EVENTS_FROM_INTAKE, name, msg, len, now_s, NULL);
 }

@@ -30,7 +30,10 @@ struct emb_events_sink_stats {
     uint32_t capacity;
     uint32_t held;           /* events in the ring */
     uint64_t accepted;       /* events stored since the start */
-    uint64_t dropped;        /* events lost on the way in: gaps in an emitter's sequence */
+    uint64_t dropped;        /* events lost on the way in, as the emitters' LOSSES reports
+                              * explain the gaps in their sequence numbers */
+    uint64_t faults;         /* an emitter's faults: a sequence jump no report explains,
+                              * a name other than the one its intake was granted for */
     uint64_t malformed;      /* messages refused: bad length, opcode, name, kind or origin */
     uint64_t metric_samples; /* METRIC messages stored */
     uint64_t metrics_full;   /* METRIC samples refused because the table was full */
@@ -59,6 +62,14 @@ void emb_events_sink_free(struct emb_events_sink *s);
  * at least EMB_EVENTS_REPLY_MAX bytes when `from` is the query socket. */
 long emb_events_sink_handle(struct emb_events_sink *s, enum emb_events_origin from,
                             const uint8_t *msg, size_t len, uint32_t now_s, uint8_t *reply);
+
+/* Handles one whole message from an intake granted to the service `name` (1 to 12 bytes):
+ * the name is the sink's fact, not the emitter's claim, so an EVENT, METRIC, LOG or LOSSES
+ * naming any other caller or owner is refused and counted as that emitter's fault. With
+ * `name` NULL, as emb_events_sink_handle() (an intake shared by emitters named as they
+ * claim). */
+long emb_events_sink_handle_bound(struct emb_events_sink *s, const char *name,
+                                  const uint8_t *msg, size_t len, uint32_t now_s);
 
 /* Counts a message the transport already knows is malformed (longer than any message). */
 void emb_events_sink_count_malformed(struct emb_events_sink *s);

@@ -4,6 +4,9 @@
 
 #include "trace_write.h"
 
+#include <emb/trace_format.h>
+#include <emb/wire.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -122,6 +125,23 @@ static int write_stream(const struct emb_trace *t, const char *dir, const size_t
     if (!f) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
+    }
+    /* babeltrace2 counts discarded events as the difference between two packets'
+     * events_discarded: the first packet's own total (a snapshot's overwritten packets)
+     * would be "may have discarded", uncounted. An empty packet before it, numbered just
+     * before it and ending where it begins, gives the count a zero to start from. */
+    const struct emb_trace_packet *first = &pk[order[0]];
+    if (first->discarded > 0u && first->seq > 0u && P >= EMB_PKT_HEADER_SIZE) {
+        uint8_t *base = calloc(1, P);
+        if (base) {
+            memcpy(base, first->data, EMB_PKT_HEADER_SIZE);
+            emb_put_le32(base + EMB_PKT_OFF_SEQ, first->seq - 1u);
+            emb_put_le64(base + EMB_PKT_OFF_TS_END, first->ts_begin);
+            emb_put_le32(base + EMB_PKT_OFF_CONTENT_SIZE, EMB_PKT_HEADER_SIZE * 8u);
+            emb_put_le32(base + EMB_PKT_OFF_DISCARDED, 0u);
+            fwrite(base, 1, P, f);
+            free(base);
+        }
     }
     /* Verbatim: the metadata declares the payloads' tail padding, so the content_size
      * the ring wrote is what a CTF reader expects. */

@@ -13,6 +13,9 @@
 #include <emb/trace_format.h>
 #include <emb/wire.h>
 
+#include "input_file.h"
+#include "trace_seal.h"
+
 #define NO_CONTEXT_ID 0xFFFFu /* the port's pseudo-context for events with no ring */
 
 struct ctx_state {
@@ -44,8 +47,16 @@ struct emb_trace {
     size_t nissues;
     const struct emb_trace_event **merged;
     size_t nmerged;
+    struct emb_trace_unsealed seal; /* a sealed file: the checked copy that data points to */
+    bool issues_raw;                /* issue() offsets are the source's already */
     bool oom;
 };
+
+/* The source's offset of byte `off` of the data decoded: a sealed file's CRCs counted. */
+static uint64_t src_off(const struct emb_trace *t, uint64_t off)
+{
+    return emb_trace_sealed_offset(&t->seal, off) + t->base;
+}
 
 /* ---- small helpers ---- */
 
@@ -91,7 +102,9 @@ static void issue(struct emb_trace *t, long long offset, const char *fmt, ...)
         t->oom = true;
         return;
     }
-    t->issues[t->nissues].offset = offset < 0 ? -1 : offset + (long long)t->base;
+    t->issues[t->nissues].offset = offset < 0                ? -1
+                                   : t->issues_raw ? offset + (long long)t->base
+                                                   : (long long)src_off(t, (uint64_t)offset);
     t->issues[t->nissues].message = m;
     t->nissues++;
 }
@@ -241,8 +254,9 @@ static bool read_header(struct emb_trace *t)
     copy_name(h->port, sizeof h->port, d + EMB_TSF_OFF_PORT, EMB_TSF_PORT_MAX);
 
     if (h->version != EMB_TSF_VERSION) {
-        issue(t, EMB_TSF_OFF_VERSION, "trace stream version %u is not supported (this tool reads %u)",
-              h->version, EMB_TSF_VERSION);
+        issue(t, EMB_TSF_OFF_VERSION,
+              "trace stream version %u is not supported (this tool reads %u and %u)",
+              h->version, EMB_TSF_VERSION, EMB_TSF_VERSION_SEALED);
         return false;
     }
     if (h->context_count > EMB_TSF_MAX_CONTEXTS) {
@@ -423,7 +437,7 @@ static bool decode_events(struct emb_trace *t, struct ctx_state *c, size_t off,
         if (!r)
             return false;
         r->ts = ts;
-        r->offset = (uint64_t)at + t->base;
+        r->offset = src_off(t, at);
         r->id = id;
         r->kind = (uint8_t)(flags & EMB_EVT_FLAG_KIND_MASK);
         r->depth = (uint8_t)((flags & EMB_EVT_FLAG_DEPTH_MASK) >> EMB_EVT_FLAG_DEPTH_SHIFT);
@@ -461,7 +475,7 @@ static bool take_packet(struct emb_trace *t, size_t off)
 {
     const uint8_t *p = t->data + off;
     struct emb_trace_packet pk = {
-        .offset = off + t->base,
+        .offset = src_off(t, off),
         .data = p,
         .seq = emb_get_le32(p + EMB_PKT_OFF_SEQ),
         .ts_begin = emb_get_le64(p + EMB_PKT_OFF_TS_BEGIN),
@@ -492,8 +506,15 @@ static bool take_packet(struct emb_trace *t, size_t off)
             t->sum.bad_packets++;
             return false;
         }
-        if (pk.seq - c->prev_seq > 1) {
-            uint32_t gap = pk.seq - c->prev_seq - 1;
+        uint32_t gap = pk.seq - c->prev_seq - 1;
+        if (gap > 0 && pk.discarded >= c->prev_discarded &&
+            pk.discarded - c->prev_discarded >= gap) {
+            /* The ring overwrote them unread (a stalled consumer): every packet holds an
+             * event, and the reader raised this packet's events_discarded by theirs, so
+             * they are counted as discarded events, not as packets lost on the way. */
+            c->pub.overwritten_packets += gap;
+            t->sum.overwritten_packets += gap;
+        } else if (gap > 0) {
             struct emb_trace_event *r = push_rec(t, c);
             if (!r)
                 return false;
@@ -597,7 +618,7 @@ static void finish_contexts(struct emb_trace *t)
                 break;
             r->type = EMB_TREC_DISCARDED;
             r->ts = ts;
-            r->offset = t->base + EMB_TSF_FIXED_SIZE;
+            r->offset = src_off(t, EMB_TSF_FIXED_SIZE);
             r->count = c->pub.table_discarded - c->prev_discarded;
             c->pub.discarded = c->pub.table_discarded;
         }
@@ -664,11 +685,44 @@ static struct emb_trace *trace_new(const struct emb_trace_options *opt, const ch
     return t;
 }
 
+/* The sealed layer's problems, at the file's own offsets. */
+static void seal_problem(void *arg, long long offset, bool fatal, const char *msg)
+{
+    struct emb_trace *t = arg;
+    t->issues_raw = true;
+    issue(t, offset, "%s", msg);
+    t->issues_raw = false;
+    if (fatal)
+        t->sum.fatal = true;
+}
+
+/* A sealed file is checked, and decoded from its copy without the CRCs. */
+static bool unseal(struct emb_trace *t)
+{
+    if (emb_trace_unseal(t->data, t->size, &t->seal, seal_problem, t) != 0) {
+        t->oom = true;
+        return false;
+    }
+    if (!t->seal.sealed)
+        return true;
+    if (t->seal.data == NULL)
+        return false;
+    t->data = t->seal.data;
+    t->size = t->seal.size;
+    return true;
+}
+
 static struct emb_trace *run(struct emb_trace *t)
 {
-    if (!read_header(t)) {
+    if (!unseal(t) || !read_header(t)) {
         t->sum.fatal = true;
     } else {
+        if (t->seal.sealed) {
+            t->info.version = EMB_TSF_VERSION_SEALED;
+            t->info.sealed = true;
+            t->info.packets_checked = t->seal.checked;
+            t->info.packets_damaged = t->seal.damaged;
+        }
         walk_packets(t);
         finish_contexts(t);
         if (!t->opt->no_merge)
@@ -694,49 +748,14 @@ struct emb_trace *emb_trace_decode(const uint8_t *data, size_t size,
     return run(t);
 }
 
-/* Reads a whole file, regular or not, into memory. */
-static uint8_t *read_all(FILE *f, size_t *size)
-{
-    size_t cap = 1u << 16, n = 0;
-    uint8_t *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        uint8_t *q = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-        if (!q) {
-            free(buf);
-            return NULL;
-        }
-        buf = q;
-        cap *= 2;
-    }
-    *size = n;
-    return buf;
-}
-
 struct emb_trace *emb_trace_decode_file(const char *path, const struct emb_trace_options *opt)
 {
     struct emb_trace *t = trace_new(opt, path);
     if (!t)
         return NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        issue(t, -1, "cannot open: %s", strerror(errno));
-        t->sum.fatal = true;
-        t->opt = NULL;
-        return t;
-    }
-    t->owned = read_all(f, &t->size);
-    bool err = ferror(f);
-    int saved = errno;
-    fclose(f);
-    if (!t->owned) {
-        emb_trace_free(t);
-        return NULL;
-    }
-    if (err) {
-        issue(t, -1, "read error: %s", strerror(saved));
+    char why[256];
+    if (!(t->owned = emb_input_read(path, &t->size, why, sizeof why))) {
+        issue(t, -1, "%s", why);
         t->sum.fatal = true;
         t->opt = NULL;
         return t;
@@ -759,6 +778,7 @@ void emb_trace_free(struct emb_trace *t)
     free(t->pkts);
     free(t->merged);
     free(t->owned);
+    free(t->seal.data);
     free(t->name);
     free(t);
 }

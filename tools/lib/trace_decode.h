@@ -61,6 +61,8 @@ struct emb_trace_context {
     uint64_t unknown;         /* UNKNOWN records */
     uint64_t packets;         /* packets whose header was valid */
     uint64_t lost_packets;    /* packet_seq_num gaps, summed */
+    uint64_t overwritten_packets; /* gaps the ring made itself (a streaming ring whose
+                               * consumer fell behind), their events in `discarded` */
     uint32_t first_seq;       /* packet_seq_num of the first packet held: as many earlier
                                * packets were overwritten (a snapshot ring) or never received
                                * (a stream joined late) */
@@ -106,6 +108,10 @@ struct emb_trace_info {
     char firmware[EMB_TSF_FIRMWARE_MAX + 1];
     char config[EMB_TSF_CONFIG_MAX + 1];
     uint32_t ring_packets;  /* the ring block: packets per context ring; 0 not said */
+    /* A sealed file (version 2): its header CRC matched, and each packet's was checked. A
+     * version-1 file is not checked (sealed false). */
+    bool sealed;
+    uint64_t packets_checked, packets_damaged;
     uint64_t start_ts;      /* earliest timestamp_begin of a valid packet (ns = 0 there) */
     uint64_t end_ts;        /* latest timestamp_end of a valid packet */
 };
@@ -114,7 +120,8 @@ struct emb_trace_summary {
     uint64_t events;        /* EVENT records, all contexts */
     uint64_t unknown;
     uint64_t discarded;     /* sum over contexts */
-    uint64_t lost_packets;
+    uint64_t lost_packets;  /* packets lost on the way (not the ring's overwrites) */
+    uint64_t overwritten_packets; /* packets the ring overwrote unread: events discarded */
     uint64_t packets;       /* valid packets */
     uint64_t bad_packets;   /* regions skipped */
     uint64_t lost_no_context; /* the port's count of events with no ring (context 0xFFFF) */

@@ -67,8 +67,17 @@ static inline void emb_port_local_add32_release(uint32_t *p, uint32_t v)
     __atomic_fetch_add(p, v, __ATOMIC_RELEASE);
 }
 
+/* A preemption point at acquire loads, for the tests that set it (weak: the others need
+ * not define it). Cleared before it runs, as emb_test_preempt is. */
+__attribute__((weak)) void (*emb_test_preempt_load)(void);
+
 static inline uint32_t emb_port_load32_acquire(const uint32_t *p)
 {
+    void (*fn)(void) = emb_test_preempt_load;
+    if (fn != 0) {
+        emb_test_preempt_load = 0;
+        fn();
+    }
     return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 

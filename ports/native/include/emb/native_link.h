@@ -50,6 +50,7 @@ struct emb_native_link_stats {
     uint64_t commands;     /* server: shell commands received and answered */
     uint64_t garbage;      /* server: bytes from clients that were no command frame */
     uint64_t stalls;       /* server: clients dropped for not reading */
+    uint64_t refused;      /* server: clients closed unserved (another uid, no or a bad token) */
     uint64_t log_frames;   /* framed: log frames written */
     uint64_t log_dropped;  /* framed: log frames not written (a write failed) */
     uint64_t crash_frames; /* crash record frames (channel 2) written or queued */
@@ -101,9 +102,19 @@ int emb_native_serial_open(const char *path, uint32_t baud);
 
 /* ---- The TCP record server ---- */
 
+/* Who may connect (docs/security.md). By default the server listens on an AF_UNIX socket
+ * only its owner can use: in a directory of the owner's with mode 0700 (checked; the
+ * default one, $XDG_RUNTIME_DIR or /tmp/emb-UID, is created so), and every client's uid
+ * is checked (SO_PEERCRED): another user's connection is closed unserved. With `tcp`, it
+ * listens on host:port instead, and a client must first present the shared secret
+ * (`EMB-TOKEN <token>\n`, docs/formats/frame.md) before anything is served or obeyed. */
 struct emb_native_server_config {
-    const char *host;           /* address to listen on; NULL: 127.0.0.1 */
-    uint16_t port;              /* 0: any free port (see emb_native_server_port) */
+    const char *unix_path;      /* the socket's path; NULL: $XDG_RUNTIME_DIR/emb-record-PID.sock,
+                                 * else /tmp/emb-UID/record-PID.sock */
+    bool tcp;                   /* listen on TCP host:port instead (needs a token) */
+    const char *token;          /* tcp: the secret, 16 to 128 bytes; NULL: $EMB_SERVER_TOKEN */
+    const char *host;           /* tcp: address to listen on; NULL: 127.0.0.1 */
+    uint16_t port;              /* tcp: 0: any free port (see emb_native_server_port) */
     uint32_t header_period_ms;  /* the header again, with the clock offset; 0: 1000 */
     uint32_t queue_bytes;       /* what may wait for a slow client; 0: 4 MB */
     uint32_t stall_ms;          /* a client that reads nothing this long is dropped; 0: 5000 */
@@ -116,6 +127,8 @@ struct emb_native_server;
 struct emb_native_server *emb_native_server_start(const struct emb_native_server_config *config);
 const struct emb_native_sink *emb_native_server_sink(struct emb_native_server *s);
 uint16_t emb_native_server_port(const struct emb_native_server *s);
+/* The AF_UNIX socket's path ("" for a TCP server). */
+const char *emb_native_server_path(const struct emb_native_server *s);
 /* Keeps a crash record (copied) that every client gets as one channel 2 frame after its
  * first header, and queues it for the client connected now: a record found at start
  * reaches whoever connects later. EMB_E_INVALID for an empty or oversized record. */

@@ -1,0 +1,122 @@
+/* Sealed trace stream files: check and take out the CRCs (trace_seal.h). */
+#include "trace_seal.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <emb/crc.h>
+#include <emb/trace_format.h>
+#include <emb/wire.h>
+
+/* The SEAL block's offset in the header, or 0 when there is none. */
+static uint32_t find_seal(const uint8_t *d, uint32_t header_size)
+{
+    uint32_t at = EMB_TSF_FIXED_SIZE +
+                  (uint32_t)emb_get_le16(d + EMB_TSF_OFF_CONTEXT_COUNT) * EMB_TSF_CONTEXT_SIZE;
+    while (at <= header_size && header_size - at >= EMB_TSF_EXT_HEADER_SIZE) {
+        uint32_t tag = emb_get_le32(d + at + EMB_TSF_EXT_OFF_TAG);
+        uint32_t size = emb_get_le32(d + at + EMB_TSF_EXT_OFF_SIZE);
+        if (tag == 0u || size < EMB_TSF_EXT_HEADER_SIZE || size % 4u || size > header_size - at)
+            return 0;
+        if (tag == EMB_TSF_EXT_SEAL)
+            return size >= EMB_TSF_SEAL_SIZE ? at : 0u;
+        at += size;
+    }
+    return 0;
+}
+
+static void say(emb_trace_seal_problem problem, void *arg, long long off, bool fatal,
+                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void say(emb_trace_seal_problem problem, void *arg, long long off, bool fatal,
+                const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    problem(arg, off, fatal, msg);
+}
+
+int emb_trace_unseal(const uint8_t *in, size_t n, struct emb_trace_unsealed *out,
+                     emb_trace_seal_problem problem, void *arg)
+{
+    memset(out, 0, sizeof *out);
+    if (in == NULL || n < EMB_TSF_FIXED_SIZE || emb_get_le32(in + EMB_TSF_OFF_MAGIC) != EMB_TSF_MAGIC ||
+        emb_get_le16(in + EMB_TSF_OFF_VERSION) != EMB_TSF_VERSION_SEALED)
+        return 0;
+    out->sealed = true;
+    uint32_t H = emb_get_le16(in + EMB_TSF_OFF_HEADER_SIZE);
+    uint32_t P = emb_get_le32(in + EMB_TSF_OFF_PACKET_SIZE);
+    out->header_size = H;
+    out->packet_size = P;
+    if (H < EMB_TSF_FIXED_SIZE || H > n || P < 256u || P > 65536u || (P & (P - 1u))) {
+        say(problem, arg, EMB_TSF_OFF_HEADER_SIZE, true,
+            "sealed stream: header size %" PRIu32 " or packet size %" PRIu32 " out of bounds "
+            "(a damaged header)", H, P);
+        return 0;
+    }
+    uint32_t seal = find_seal(in, H);
+    if (seal == 0) {
+        say(problem, arg, EMB_TSF_OFF_VERSION, true,
+            "a version-2 stream without its SEAL block: the header is damaged");
+        return 0;
+    }
+    uint32_t stored = emb_get_le32(in + seal + EMB_TSF_SEAL_OFF_HEADER_CRC);
+    static const uint8_t zero[4];
+    uint32_t crc = emb_crc32(0, in, seal + EMB_TSF_SEAL_OFF_HEADER_CRC);
+    crc = emb_crc32(crc, zero, sizeof zero);
+    crc = emb_crc32(crc, in + seal + EMB_TSF_SEAL_OFF_HEADER_CRC + 4u,
+                    H - (seal + EMB_TSF_SEAL_OFF_HEADER_CRC + 4u));
+    if (crc != stored) {
+        say(problem, arg, seal + EMB_TSF_SEAL_OFF_HEADER_CRC, true,
+            "header CRC-32 0x%08" PRIx32 " differs from the header's 0x%08" PRIx32
+            ": the header is damaged", stored, crc);
+        return 0;
+    }
+    size_t body = n - H, rec = (size_t)P + EMB_TSF_PACKET_CRC_SIZE;
+    size_t whole = body / rec, tail = body % rec;
+    size_t tail_copy = tail > P ? P : tail;
+    out->data = malloc(H + whole * P + tail_copy + 1u);
+    if (out->data == NULL)
+        return -1;
+    memcpy(out->data, in, H);
+    /* The copy reads as what it is: a version-1 stream, checked. */
+    emb_put_le16(out->data + EMB_TSF_OFF_VERSION, EMB_TSF_VERSION);
+    uint8_t *o = out->data + H;
+    for (size_t k = 0; k < whole; k++) {
+        const uint8_t *p = in + H + k * rec;
+        uint32_t want = emb_get_le32(p + P), got = emb_crc32(0, p, P);
+        if (want == got) {
+            out->checked++;
+        } else {
+            out->damaged++;
+            say(problem, arg, (long long)(H + k * rec), false,
+                "packet CRC-32 0x%08" PRIx32 " differs from the packet's 0x%08" PRIx32
+                ": the packet is damaged (its events are not to be believed)", want, got);
+        }
+        memcpy(o, p, P);
+        o += P;
+    }
+    if (tail > P) {
+        out->damaged++;
+        say(problem, arg, (long long)(H + whole * rec + P), false,
+            "the last packet's CRC is cut short (%zu of %u bytes): not checked", tail - P,
+            EMB_TSF_PACKET_CRC_SIZE);
+    }
+    memcpy(o, in + H + whole * rec, tail_copy);
+    o += tail_copy;
+    out->size = (size_t)(o - out->data);
+    return 0;
+}
+
+uint64_t emb_trace_sealed_offset(const struct emb_trace_unsealed *u, uint64_t off)
+{
+    if (!u->sealed || off < u->header_size || u->packet_size == 0u)
+        return off;
+    return off + EMB_TSF_PACKET_CRC_SIZE * ((off - u->header_size) / u->packet_size);
+}
