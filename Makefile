@@ -7,7 +7,7 @@ CTEST ?= ctest
 BUILD_TYPE ?= RelWithDebInfo
 
 .PHONY: all deps configure build demo check check-main check-asan check-tsan check-arm \
-        check-fuzz bench clean
+        check-fuzz fuzz bench clean
 
 all: build
 
@@ -57,6 +57,15 @@ check-fuzz: deps
 	@CC=clang $(CMAKE) -S . -B $(BUILD)/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMB_FUZZ=ON >/dev/null
 	@$(CMAKE) --build $(BUILD)/fuzz -j$(JOBS)
 	$(CTEST) --test-dir $(BUILD)/fuzz --output-on-failure -j$(JOBS) -L 'fuzz'
+
+# Every fuzz target for FUZZ_SECONDS each (default 10 minutes), JOBS at a time; the merged
+# corpus lands in tests/fuzz/corpus/, findings in $(BUILD)/fuzz/fuzz-findings/
+# (docs/reliability.md).
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	@CC=clang $(CMAKE) -S . -B $(BUILD)/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMB_FUZZ=ON >/dev/null
+	@$(CMAKE) --build $(BUILD)/fuzz -j$(JOBS)
+	@bash scripts/fuzz.sh $(BUILD)/fuzz $(FUZZ_SECONDS) $(JOBS)
 
 bench: build
 	@bash bench/run.sh $(BUILD)

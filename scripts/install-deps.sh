@@ -13,6 +13,7 @@ packages=(
   qemu-system-arm gdb-multiarch             # Cortex-M target under emulation
   liblttng-ust-dev lttng-tools              # benchmark peer
   clang llvm                                # libFuzzer, TSan
+  gdb jq                                    # fuzz seeds (gcore's core), make fuzz's target list
   valgrind time                             # instruction counts, peak memory in benchmarks
   chromium                                  # renders emb diff's HTML report in a test
   binutils-multiarch

@@ -51,6 +51,11 @@ emb_stats_thread_t *emb__native_my_stats(void);
 struct emb_object_info *emb__native_object_new(uint16_t type, uint32_t handle, const char *name);
 void emb__native_objects_reset(void);
 
+/* The TCP record server's handling of bytes its client sent (transport.c), under the
+ * server's lock as its thread calls it: the fuzz target's way in. */
+struct emb_native_server;
+void emb__native_server_client_input(struct emb_native_server *s, const uint8_t *p, size_t n);
+
 /* Writes all len bytes to fd (retrying short writes and EINTR); 0, or -1 with errno.
  * A library must never kill its host: SIGPIPE is blocked around the write, and one the
  * write raised (a reader that went away, EPIPE) is consumed before the mask is restored,

@@ -494,6 +494,13 @@ static void emb__client_input(struct emb_native_server *s, const uint8_t *p, siz
     }
 }
 
+void emb__native_server_client_input(struct emb_native_server *s, const uint8_t *p, size_t n)
+{
+    pthread_mutex_lock(&s->lock);
+    emb__client_input(s, p, n);
+    pthread_mutex_unlock(&s->lock);
+}
+
 static void *emb__server_thread(void *arg)
 {
     struct emb_native_server *s = arg;

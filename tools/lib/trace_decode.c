@@ -244,7 +244,10 @@ static bool read_header(struct emb_trace *t)
     h->clock_hz = emb_get_le64(d + EMB_TSF_OFF_CLOCK_HZ);
     h->clock_offset_ns = (int64_t)emb_get_le64(d + EMB_TSF_OFF_CLOCK_OFFSET);
     memcpy(h->uuid, d + EMB_TSF_OFF_UUID, 16);
-    h->build_id_len = d[EMB_TSF_OFF_BUILD_ID_LEN];
+    /* The info never claims more than build_id holds, even for a header refused below:
+     * writers read build_id[build_id_len] of whatever the decoder returns. */
+    uint8_t build_id_len = d[EMB_TSF_OFF_BUILD_ID_LEN];
+    h->build_id_len = build_id_len <= EMB_TSF_BUILD_ID_MAX ? build_id_len : 0;
     h->pointer_size = d[EMB_TSF_OFF_POINTER_SIZE];
     h->context_count = emb_get_le16(d + EMB_TSF_OFF_CONTEXT_COUNT);
     memcpy(h->build_id, d + EMB_TSF_OFF_BUILD_ID, 32);
@@ -273,8 +276,8 @@ static bool read_header(struct emb_trace *t)
               h->header_size);
         return false;
     }
-    if (h->build_id_len > EMB_TSF_BUILD_ID_MAX) {
-        issue(t, EMB_TSF_OFF_BUILD_ID_LEN, "build id length %u exceeds %u", h->build_id_len,
+    if (build_id_len > EMB_TSF_BUILD_ID_MAX) {
+        issue(t, EMB_TSF_OFF_BUILD_ID_LEN, "build id length %u exceeds %u", build_id_len,
               EMB_TSF_BUILD_ID_MAX);
         return false;
     }
