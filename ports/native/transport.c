@@ -50,18 +50,22 @@ static uint64_t emb__now_ms(void)
 }
 
 /* A crash record as one channel 2 frame (malloc'd), or NULL. */
-static uint8_t *emb__crash_frame(const uint8_t *record, size_t len, size_t *n)
+/* A crash record as one channel 2 frame, in memory the caller frees; the status says why
+ * there is none (a record no frame can carry, or no memory). */
+static emb_status emb__crash_frame(const uint8_t *record, size_t len, uint8_t **frame, size_t *n)
 {
+    *frame = NULL;
     *n = 0;
     if (record == NULL || len == 0u || len > EMB_FRAME_CRASH_MAX)
-        return NULL;
+        return EMB_E_INVALID;
     size_t cap = EMB_FRAME_WIRE_MAX(len);
-    uint8_t *frame = malloc(cap);
-    if (frame != NULL && (*n = emb_frame_encode(frame, cap, EMB_FRAME_CH_CRASH, record, len)) == 0u) {
-        free(frame);
-        return NULL;
+    uint8_t *f = malloc(cap);
+    if (f == NULL || (*n = emb_frame_encode(f, cap, EMB_FRAME_CH_CRASH, record, len)) == 0u) {
+        free(f);
+        return EMB_E_NOSPACE;
     }
-    return frame;
+    *frame = f;
+    return EMB_OK;
 }
 
 /* ---- Frames to a descriptor ---- */
@@ -144,9 +148,10 @@ emb_status emb_native_framed_send_crash(struct emb_native_framed *f, const uint8
                                         size_t len)
 {
     size_t n;
-    uint8_t *frame = emb__crash_frame(record, len, &n);
-    if (frame == NULL)
-        return record == NULL || len == 0u || len > EMB_FRAME_CRASH_MAX ? EMB_E_INVALID : EMB_E_NOSPACE;
+    uint8_t *frame;
+    emb_status st = emb__crash_frame(record, len, &frame, &n);
+    if (st != EMB_OK)
+        return st;
     pthread_mutex_lock(&f->lock);
     int rc = emb__write_all(f->fd, frame, n);
     if (rc == 0) {
@@ -773,9 +778,10 @@ emb_status emb_native_server_send_crash(struct emb_native_server *s, const uint8
                                         size_t len)
 {
     size_t n;
-    uint8_t *frame = emb__crash_frame(record, len, &n);
-    if (frame == NULL)
-        return record == NULL || len == 0u || len > EMB_FRAME_CRASH_MAX ? EMB_E_INVALID : EMB_E_NOSPACE;
+    uint8_t *frame;
+    emb_status st = emb__crash_frame(record, len, &frame, &n);
+    if (st != EMB_OK)
+        return st;
     pthread_mutex_lock(&s->lock);
     free(s->crash_frame);
     s->crash_frame = frame;

@@ -390,6 +390,16 @@ static int emb__file(struct emb__cap *c, struct emb_source_result *r, char *err,
     return rc;
 }
 
+/* A live, two-way link (socket or serial line) read to its end; takes the descriptor. */
+static int emb__stream_live(struct emb__cap *c, int fd, char *err, size_t errlen)
+{
+    int rc = emb__stream_loop(c, fd, true, true);
+    if (rc != 0)
+        snprintf(err, errlen, "%s: %s", c->o->target, strerror(errno));
+    close(fd);
+    return rc;
+}
+
 /* The record server's first line from a TCP client (docs/formats/frame.md). */
 static int emb__send_token(int fd, const char *token, char *err, size_t errlen,
                            const char *target)
@@ -420,11 +430,7 @@ static int emb__tcp(struct emb__cap *c, char *err, size_t errlen)
         close(fd);
         return -1;
     }
-    int rc = emb__stream_loop(c, fd, true, true);
-    if (rc != 0)
-        snprintf(err, errlen, "%s: %s", c->o->target, strerror(errno));
-    close(fd);
-    return rc;
+    return emb__stream_live(c, fd, err, errlen);
 }
 
 /* The record server's owner-only socket: served when the server runs as this user, and
@@ -454,11 +460,7 @@ static int emb__unix(struct emb__cap *c, char *err, size_t errlen)
         close(fd);
         return -1;
     }
-    int rc = emb__stream_loop(c, fd, true, true);
-    if (rc != 0)
-        snprintf(err, errlen, "%s: %s", c->o->target, strerror(errno));
-    close(fd);
-    return rc;
+    return emb__stream_live(c, fd, err, errlen);
 }
 
 static int emb__serial(struct emb__cap *c, char *err, size_t errlen)
@@ -469,11 +471,7 @@ static int emb__serial(struct emb__cap *c, char *err, size_t errlen)
                  c->o->baud ? c->o->baud : 115200u, strerror(errno));
         return -1;
     }
-    int rc = emb__stream_loop(c, fd, true, true);
-    if (rc != 0)
-        snprintf(err, errlen, "%s: %s", c->o->target, strerror(errno));
-    close(fd);
-    return rc;
+    return emb__stream_live(c, fd, err, errlen);
 }
 
 static int emb__swo(struct emb__cap *c, char *err, size_t errlen)
