@@ -1720,6 +1720,19 @@ static void mark_persistent(struct emb_diff *d, struct candidate *cand, size_t n
     }
 }
 
+/* The class of the bad run's interval ending at event j of context c: that of its good
+ * counterpart when both of its events matched consecutive events of the good run inside
+ * the compared range; UINT32_MAX otherwise. */
+static uint32_t matched_class(const struct emb_diff *d, const struct emb_diff_ctx *c,
+                              const uint32_t *good_class, size_t j, int32_t *pa, int32_t *pp)
+{
+    *pa = c->ev[1][j].peer;
+    *pp = c->ev[1][j - 1].peer;
+    if (*pa < 1 || *pp < 0 || *pa != *pp + 1 || !compared(d, c->ev[0][*pa].epoch))
+        return UINT32_MAX;
+    return good_class[*pa];
+}
+
 static int timing(struct work *w)
 {
     struct emb_diff *d = w->d;
@@ -1775,10 +1788,8 @@ static int timing(struct work *w)
         if (!c->present[0] || !c->present[1])
             continue;
         for (size_t j = c->epoch_start[1][0] + 1; j < c->epoch_start[1][E]; j++) {
-            int32_t pa = c->ev[1][j].peer, pp = c->ev[1][j - 1].peer;
-            if (pa < 1 || pp < 0 || pa != pp + 1 || !compared(d, c->ev[0][pa].epoch))
-                continue;
-            uint32_t x = gcls[ci][pa]; /* the class of the good counterpart's interval */
+            int32_t pa, pp;
+            uint32_t x = matched_class(d, c, gcls[ci], j, &pa, &pp);
             if (x == UINT32_MAX)
                 continue;
             struct tclass *t = &cls[x];
@@ -1818,10 +1829,8 @@ static int timing(struct work *w)
         if (!c->present[0] || !c->present[1])
             continue;
         for (size_t j = c->epoch_start[1][0] + 1; j < c->epoch_start[1][E]; j++) {
-            int32_t pa = c->ev[1][j].peer, pp = c->ev[1][j - 1].peer;
-            if (pa < 1 || pp < 0 || pa != pp + 1 || !compared(d, c->ev[0][pa].epoch))
-                continue;
-            uint32_t x = gcls[ci][pa]; /* the class of the good counterpart's interval */
+            int32_t pa, pp;
+            uint32_t x = matched_class(d, c, gcls[ci], j, &pa, &pp);
             if (x == UINT32_MAX)
                 continue;
             double v = (double)(c->ev[1][j].ns - c->ev[1][j - 1].ns);
