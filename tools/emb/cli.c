@@ -102,6 +102,23 @@ void emb_cli_error_at(const char *cmd, const char *file, long long offset, const
     va_end(ap);
 }
 
+void emb_cli_problem(void *cmd, const struct emb_problem *p)
+{
+    if (p->severity == EMB_NOTE)
+        emb_cli_error_at(cmd, p->file, p->offset, "note: %s", p->message);
+    else
+        emb_cli_error_at(cmd, p->file, p->offset, "%s", p->message);
+}
+
+void emb_cli_problems(const char *cmd, const struct emb_problems *ps)
+{
+    for (size_t i = 0; i < ps->n; i++)
+        emb_cli_problem((void *)cmd, &ps->items[i]);
+    size_t dropped = emb_problems_dropped(ps);
+    if (dropped != 0)
+        emb_cli_error_at(cmd, ps->file, -1, "%zu more problems not shown", dropped);
+}
+
 void emb_cli_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "json.h"
+#include "problem.h"
 #include "text.h"
 
 /* Exit statuses, mapped once: main() returns what the subcommand returns. */
@@ -38,6 +39,13 @@ int emb_cli_close_output(const char *cmd, FILE *f, const char *name);
 /* main()'s last word: flushes and closes stdout, reporting a failure unless quiet (the
  * command already failed and said why). Returns 0, or EMB_EXIT_BAD. */
 int emb_cli_close_stdout(const char *cmd, bool quiet);
+
+/* A decoder's problems (base/problem.h), shown alike by every command: "emb CMD: FILE:
+ * byte OFFSET: message" (a note's message after "note: "). emb_cli_problem() shows one and
+ * fits a callback sink (arg: the command's name, "emb trace"); emb_cli_problems() shows a
+ * kept list, then "N more problems not shown" when the sink kept fewer than it was told. */
+void emb_cli_problem(void *cmd, const struct emb_problem *p);
+void emb_cli_problems(const char *cmd, const struct emb_problems *ps);
 
 /* "emb trace: message" on stderr. */
 void emb_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
