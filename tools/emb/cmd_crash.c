@@ -165,55 +165,10 @@ static void print_frames(const struct emb_crash_report *rep, const char *label,
     }
 }
 
-/* A field's value with what the report knows of it: the code at a pc, an object's name,
- * a thread's name. */
-static void field_text(const struct emb_crash_report *rep, const struct emb_catalog_field *f,
-                       const uint8_t *payload, char *v, size_t len)
-{
-    char name[64];
-    emb_trace_field_text(f, payload, v, len);
-    size_t l = strlen(v);
-    if (f->meaning == EMB_CAT_MEANING_PC) {
-        uint64_t pc = emb_catalog_field_get_uint(f, payload);
-        emb_elf_describe(rep->elf, emb_crash_report_elf_address(rep, pc), v, len);
-    } else if (f->meaning == EMB_CAT_MEANING_HANDLE &&
-               emb_crash_report_handle_name(rep, (uint32_t)emb_catalog_field_get_uint(f, payload),
-                                            name, sizeof name)) {
-        snprintf(v + l, len - l, " \"%s\"", name);
-    } else if (f->meaning == EMB_CAT_MEANING_THREAD) {
-        const char *cn = context_name(rep, (uint16_t)emb_catalog_field_get_uint(f, payload));
-        if (cn)
-            snprintf(v + l, len - l, " (%s)", cn);
-    }
-}
-
-static void format_fields(const struct emb_crash_report *rep, const struct emb_trace_event *e,
-                          char *buf, size_t len)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    if (e->type != EMB_TREC_EVENT) {
-        snprintf(buf, len, e->type == EMB_TREC_UNKNOWN ? "unknown event id %u"
-                           : e->type == EMB_TREC_DISCARDED ? "%u events discarded"
-                                                           : "%u packets lost",
-                 e->type == EMB_TREC_UNKNOWN ? e->id : e->count);
-        return;
-    }
-    for (size_t k = 0; k < e->ev->nfields && used < len; k++) {
-        const struct emb_catalog_field *f = &e->ev->fields[k];
-        char v[320];
-        field_text(rep, f, e->payload, v, sizeof v);
-        int w = snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "", f->name, v);
-        if (w < 0)
-            break;
-        used += (size_t)w;
-    }
-}
-
 static void print_event(const struct emb_crash_report *rep, const struct emb_trace_event *e)
 {
     char fields[1024];
-    format_fields(rep, e, fields, sizeof fields);
+    emb_crash_report_event_fields(rep, e, fields, sizeof fields);
     const struct emb_trace_context *ctx = emb_trace_context(rep->trace, e->ctx);
     const char *kind = e->kind == EMB_EVT_KIND_ISR ? "isr" : e->kind == EMB_EVT_KIND_FAULT ? "FAULT" : "";
     printf("  %+14.3f us  %-12s %-5s %s%-16s%s %s\n", emb_crash_report_us(rep, e->ts), esc(ctx->name),

@@ -152,6 +152,11 @@ const char *emb_crash_report_context_name(const struct emb_crash_report *rep, ui
  * buf, or NULL when it gave none. */
 const char *emb_crash_report_handle_name(const struct emb_crash_report *rep, uint32_t handle,
                                          char *buf, size_t len);
+/* An event's fields as "name=value ..." with what the report knows of each (the code at
+ * a pc, the name obj_init gave a handle, a thread's name, escaped for a terminal); a
+ * loss record in words. */
+void emb_crash_report_event_fields(const struct emb_crash_report *rep,
+                                   const struct emb_trace_event *e, char *buf, size_t len);
 /* The first field of an event as a 16-bit number (an irq's vector). */
 unsigned emb_crash_report_irq(const struct emb_trace_event *e);
 
