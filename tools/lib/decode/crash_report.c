@@ -347,7 +347,6 @@ static void decode_flight(struct emb_crash_report *rep, const struct emb_crash_r
         .catalog = opt->catalog,
         .name = opt->name,
         .base_offset = (uint64_t)rep->input->base + r->flight_offset,
-        .ignore_checksum = opt->ignore_checksum,
     };
     rep->trace = emb_trace_decode(r->flight, r->flight_len, &topt);
     if (!rep->trace) {

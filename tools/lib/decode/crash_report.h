@@ -103,7 +103,6 @@ struct emb_crash_report_options {
     const struct emb_catalog *catalog; /* decodes the flight recorder; required */
     const char *name;                  /* the input, for the flight recorder's messages */
     size_t events;                     /* last events to list; 0: all */
-    bool ignore_checksum;              /* decode a flight recorder of another catalogue */
 };
 
 struct emb_crash_report {
