@@ -107,8 +107,6 @@ static int parse_args(int argc, char **argv, struct args *a)
     return EMB_EXIT_OK;
 }
 
-/* ---- Text ---- */
-
 /* Target-derived text made safe for a terminal, in one of a few rotating buffers (a
  * line prints at most two). */
 static const char *esc(const char *text)
@@ -399,8 +397,6 @@ static void print_text(const struct emb_crash_report *rep, const char *file)
     print_mini(rep);
 }
 
-/* ---- JSON ---- */
-
 static void json_hex(struct emb_json *j, const char *key, uint64_t v)
 {
     char buf[24];
@@ -651,8 +647,6 @@ static void print_json(const struct emb_crash_report *rep, const char *file)
     emb_json_end_object(&j);
     emb_json_end(&j);
 }
-
-/* ---- The command ---- */
 
 /* The catalogue that decodes the flight recorder: --catalog's, else the built-in one.
  * NULL after saying why; *own is what to free. */

@@ -196,14 +196,16 @@ int emb_crash_mini_decode(const uint8_t *d, size_t size, struct emb_crash_mini *
     if (crc != computed)
         return fail(to, EMB_MINI_OFF_CRC, "CRC mismatch: the mini-record says %08x, its bytes give %08x",
                     crc, computed);
-    m->partition = d[EMB_MINI_OFF_PARTITION];
-    m->thread = emb_get_le16(d + EMB_MINI_OFF_THREAD);
-    m->fault_class = d[EMB_MINI_OFF_FAULT_CLASS];
-    m->fault_code = d[EMB_MINI_OFF_FAULT_CODE];
-    m->generation = emb_get_le16(d + EMB_MINI_OFF_GENERATION);
-    m->sequence = emb_get_le32(d + EMB_MINI_OFF_SEQUENCE);
-    m->pc = emb_get_le32(d + EMB_MINI_OFF_PC);
-    m->uptime_ticks = emb_get_le64(d + EMB_MINI_OFF_UPTIME);
+    *m = (struct emb_crash_mini){
+        .sequence = emb_get_le32(d + EMB_MINI_OFF_SEQUENCE),
+        .partition = d[EMB_MINI_OFF_PARTITION],
+        .thread = emb_get_le16(d + EMB_MINI_OFF_THREAD),
+        .generation = emb_get_le16(d + EMB_MINI_OFF_GENERATION),
+        .fault_class = d[EMB_MINI_OFF_FAULT_CLASS],
+        .fault_code = d[EMB_MINI_OFF_FAULT_CODE],
+        .pc = emb_get_le32(d + EMB_MINI_OFF_PC),
+        .uptime_ticks = emb_get_le64(d + EMB_MINI_OFF_UPTIME),
+    };
     return 0;
 }
 

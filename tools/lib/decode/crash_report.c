@@ -398,9 +398,7 @@ struct emb_crash_report *emb_crash_report_build(const struct emb_crash_input *in
 
 void emb_crash_report_free(struct emb_crash_report *rep)
 {
-    if (!rep)
-        return;
-    if (rep->trace)
+    if (rep)
         emb_trace_free(rep->trace);
     free(rep);
 }
