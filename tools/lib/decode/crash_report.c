@@ -392,6 +392,8 @@ struct emb_crash_report *emb_crash_report_build(const struct emb_crash_input *in
     emb_crash_report_code(rep, v->pc, rep->code_partial, &rep->pc);
     if (v->ra_source != EMB_CRASH_RA_NONE)
         emb_crash_report_code(rep, v->ra, rep->code_partial, &rep->caller);
+    else
+        memset(&rep->caller, 0, sizeof rep->caller); /* choose_caller's scratch */
     decode_flight(rep, opt, ps);
     return rep;
 }
