@@ -211,16 +211,19 @@ static void print_crash_summary(struct desc *d)
         printf(" of %u bytes", m->crash_found_length);
     printf("\n");
     struct emb_crash_record r;
-    struct emb_crash_error e;
+    struct emb_problems e;
+    emb_problems_init(&e, NULL);
     if (m->crash_bytes && emb_crash_decode(m->crash_bytes, m->crash_cap, &r, &e) == 0) {
         char where[300];
         printf("  now: a v%u record of %u bytes: %s fault, pc %s\n", r.version, r.length,
                emb_crash_fault_class_name(r.fault_class),
                d->elf ? emb_elf_describe(d->elf, r.pc, where, sizeof where) : "(no --elf)");
     } else {
-        printf("  now: %s\n", m->crash_bytes ? (e.offset == 0 ? "no record" : e.message)
+        printf("  now: %s\n", m->crash_bytes ? (e.n == 0 || e.items[0].offset == 0 ? "no record"
+                                                                                : e.items[0].message)
                                               : "the area is not in this image");
     }
+    emb_problems_free(&e);
     if (m->has_mini && m->mini_bytes) {
         struct emb_crash_mini mini[64];
         size_t n = emb_crash_mini_scan(m->mini_bytes, (size_t)m->mini_entries * 32, 0, mini, 64);
