@@ -82,6 +82,17 @@ EXPECTED = [
     "tools/lib/write/ctf.c:3: includes tools/lib/diff/diff.h (layer diff) from layer write",
 ]
 
+# The mended tree with target code including host headers and a host file in no layer.
+TARGET_INCLUDES = {
+    "ports/native/native.c": '#include <emb/trace.h>\n#include "buf.h"\n#include "stray.h"\n',
+    "tools/lib/stray.h": "",
+}
+TARGET_EXPECTED = [
+    "ports/native/native.c:2: includes tools/lib/base/buf.h (layer base) from layer target",
+    "ports/native/native.c:3: includes tools/lib/stray.h (layer none) from layer target",
+    "tools/lib/stray.h:1: is in no layer of the table in scripts/check_layers.py",
+]
+
 # The same tree with the three violations mended.
 MENDED = {
     "tools/lib/base/buf.c": '#include "buf.h"\n#include <stdio.h>\n',
@@ -113,29 +124,21 @@ def fixture_checks(checker):
     with tempfile.TemporaryDirectory() as tmp:
         make_tree(tmp, FIXTURE)
         rc, out, _ = run(checker, tmp)
-        ok(out == EXPECTED, "fixture: exactly the upward include, the sibling include and "
-           "the foreign source, in that form")
-        if out != EXPECTED:
+        if not ok(out == EXPECTED, "fixture: exactly the upward include, the sibling "
+                  "include and the foreign source, in that form"):
             report(out)
         ok(rc == 1, "fixture: exit status 1 with violations (got %d)" % rc)
 
         make_tree(tmp, MENDED)
         rc, out, _ = run(checker, tmp)
-        ok(rc == 0 and out == [], "mended fixture: silent, exit status 0 (got %d)" % rc)
-        report(out)
+        if not ok(rc == 0 and out == [], "mended fixture: silent, exit status 0 (got %d)" % rc):
+            report(out)
 
-        make_tree(tmp, {"ports/native/native.c":
-                        '#include <emb/trace.h>\n#include "buf.h"\n#include "stray.h"\n',
-                        "tools/lib/stray.h": ""})
+        make_tree(tmp, TARGET_INCLUDES)
         rc, out, _ = run(checker, tmp)
-        ok(out == ["ports/native/native.c:2: includes tools/lib/base/buf.h (layer base) "
-                   "from layer target",
-                   "ports/native/native.c:3: includes tools/lib/stray.h (layer none) "
-                   "from layer target",
-                   "tools/lib/stray.h:1: is in no layer of the table in "
-                   "scripts/check_layers.py"] and rc == 1,
-           "target code including tools/, and a host file in no layer, are violations")
-        report(out)
+        if not ok(out == TARGET_EXPECTED and rc == 1,
+                  "target code including tools/, and a host file in no layer, are violations"):
+            report(out)
 
     rc, _, err = run(checker, os.path.join(tmp, "gone"))
     ok(rc == 2 and "not a folder" in err, "a missing tree is a usage error (exit status 2)")
