@@ -64,47 +64,39 @@ struct args {
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    enum { OPT_ELF = 256, OPT_PID, OPT_CORE, OPT_DUMP, OPT_BASE, OPT_TRACE, OPT_JSON, OPT_CATALOG, OPT_COLOR,
-           OPT_GDB };
+    enum { OPT_ELF = 256, OPT_PID, OPT_CORE, OPT_DUMP, OPT_BASE, OPT_TRACE, OPT_JSON, OPT_CATALOG, OPT_GDB };
     static const struct option options[] = {
         {"elf", required_argument, NULL, OPT_ELF},     {"pid", required_argument, NULL, OPT_PID},
         {"core", required_argument, NULL, OPT_CORE},   {"dump", required_argument, NULL, OPT_DUMP},
         {"base", required_argument, NULL, OPT_BASE},   {"dump-trace", required_argument, NULL, OPT_TRACE},
         {"json", no_argument, NULL, OPT_JSON},         {"catalog", required_argument, NULL, OPT_CATALOG},
-        {"color", optional_argument, NULL, OPT_COLOR}, {"colour", optional_argument, NULL, OPT_COLOR},
-        {"gdb", required_argument, NULL, OPT_GDB},     {"help", no_argument, NULL, 'h'},
+        {"gdb", required_argument, NULL, OPT_GDB},     EMB_CLI_OPTIONS_COMMON,
         {NULL, 0, NULL, 0},
     };
     int c;
-    char *end;
+    uint64_t pid;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         switch (c) {
         case OPT_ELF: a->elf = optarg; break;
         case OPT_PID:
-            a->pid = strtol(optarg, &end, 10);
-            if (*end || a->pid <= 0) {
-                emb_cli_error(CMD, "--pid takes a process id, not '%s'", optarg);
+            if (emb_cli_option_u64(CMD, "pid", optarg, 1, INT32_MAX, "a process id", &pid) != 0)
                 return EMB_EXIT_BAD;
-            }
+            a->pid = (long)pid;
             break;
         case OPT_CORE: a->core = optarg; break;
         case OPT_GDB: a->gdb = optarg; break;
         case OPT_DUMP: a->dump = optarg; break;
         case OPT_BASE:
-            errno = 0;
-            a->base = strtoull(optarg, &end, 0);
-            if (*end || errno) {
-                emb_cli_error(CMD, "--base takes an address, not '%s'", optarg);
+            if (emb_cli_option_u64(CMD, "base", optarg, 0, UINT64_MAX, "an address", &a->base) != 0)
                 return EMB_EXIT_BAD;
-            }
             a->has_base = true;
             break;
         case OPT_TRACE: a->dump_trace = optarg; break;
         case OPT_JSON: a->json = true; break;
         case OPT_CATALOG: a->catalog = optarg; break;
-        case OPT_COLOR:
+        case EMB_OPT_COLOR:
             if (emb_cli_color_option(CMD, optarg) != 0)
                 return EMB_EXIT_BAD;
             break;
@@ -141,7 +133,7 @@ struct desc {
     uint64_t bias;
     struct emb_desc_image image;
     struct emb_desc_model model;
-    struct emb_desc_issues issues;
+    struct emb_problems issues; /* what reading the image found */
 };
 
 static const char *hex(const uint8_t *b, size_t n, char *buf, size_t len)
@@ -475,7 +467,7 @@ static void print_json(struct desc *d, const char *source)
     emb_json_end_object(&j);
     emb_json_begin_array(&j, "issues");
     for (size_t i = 0; i < d->issues.n; i++)
-        emb_json_string(&j, NULL, d->issues.msg[i]);
+        emb_json_string(&j, NULL, d->issues.items[i].message);
     emb_json_end_array(&j);
     emb_json_end_object(&j);
     emb_json_end(&j);
@@ -491,8 +483,9 @@ static int open_source(struct desc *d, const struct args *a, char *source, size_
         return -1;
     }
     if (a->gdb) {
+        /* Its message names the address (or the ELF) already. */
         if (!(d->probe = emb_probe_open(a->gdb, d->elf, err, sizeof err))) {
-            emb_cli_error(CMD, "%s: %s", a->gdb, err);
+            emb_cli_error(CMD, "%s", err);
             return -1;
         }
         d->mem = emb_probe_mem(d->probe);
@@ -513,7 +506,8 @@ static int open_source(struct desc *d, const struct args *a, char *source, size_
 /* By the symbol at its load bias when both are known, else by scanning for the magic. */
 static int find_descriptor(struct desc *d)
 {
-    char err[512];
+    struct emb_problems ps;
+    emb_problems_init_callback(&ps, emb_mem_name(d->mem), emb_cli_problem, (void *)CMD);
     uint64_t sym = 0, bias = 0;
     bool have_sym = d->elf && emb_elf_symbol(d->elf, "emb_debug_descriptor", &sym, NULL) == 0;
     bool have_bias = d->elf && emb_mem_bias(d->mem, d->elf, &bias) == 0;
@@ -522,10 +516,8 @@ static int find_descriptor(struct desc *d)
                 emb_elf_path(d->elf));
     if (d->elf && have_bias)
         emb_mem_set_image(d->mem, d->elf, bias);
-    if (emb_desc_find(d->mem, have_sym && have_bias ? sym + bias : 0, SCAN_MAX, &d->image, err, sizeof err) != 0) {
-        emb_cli_error(CMD, "%s: %s", emb_mem_name(d->mem), err);
+    if (emb_desc_find(d->mem, have_sym && have_bias ? sym + bias : 0, SCAN_MAX, &d->image, &ps) != 0)
         return -1;
-    }
     d->bias = have_sym ? d->image.addr - sym : 0;
     if (d->elf)
         emb_mem_set_image(d->mem, d->elf, d->bias);
@@ -655,8 +647,11 @@ int emb_cmd_desc(int argc, char **argv)
         return EMB_EXIT_BAD;
     }
     rc = EMB_EXIT_BAD;
-    if (open_source(d, &a, source, sizeof source) != 0 || find_descriptor(d) != 0 ||
-        check_descriptor(d) != 0)
+    if (open_source(d, &a, source, sizeof source) != 0)
+        goto out;
+    emb_problems_init(&d->issues, source);
+    d->issues.max_kept = 32;
+    if (find_descriptor(d) != 0 || check_descriptor(d) != 0)
         goto out;
     emb_desc_read(d->mem, &d->image, &d->model, &d->issues);
     if (check_identity(d) != 0)
@@ -672,16 +667,14 @@ int emb_cmd_desc(int argc, char **argv)
     if (a.dump_trace && packets >= 0 && !a.json)
         printf("\nTrace: %ld packets written to %s\n", packets, a.dump_trace);
     fflush(stdout);
-    for (size_t i = 0; i < d->issues.n; i++)
-        emb_cli_error(CMD, "%s: %s", source, d->issues.msg[i]);
-    if (d->issues.total > d->issues.n)
-        emb_cli_error(CMD, "%zu more problems not shown", d->issues.total - d->issues.n);
-    if (d->issues.total)
+    emb_cli_problems(CMD, &d->issues);
+    if (emb_problems_at_least(&d->issues, EMB_NOTE) != 0)
         rc = EMB_EXIT_BAD;
 out:
     if (d->probe && !d->released)
         emb_probe_detach(d->probe); /* the target runs on whatever went wrong */
     emb_desc_model_free(&d->model);
+    emb_problems_free(&d->issues);
     if (d->probe)
         emb_probe_close(d->probe); /* owns the memory source */
     else

@@ -1,4 +1,5 @@
-/* The generic descriptor reader (docs/formats/descriptor.md). */
+/* The generic descriptor reader (docs/formats/descriptor.md): what the descriptor points
+ * at, read through a memory source, every count and size bounded before use. */
 #define _GNU_SOURCE
 
 #include "desc_read.h"
@@ -6,157 +7,23 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <emb/trace_format.h>
 #include <emb/wire.h>
 
-#define HEADER_FIXED 16u
-
-void emb__dr_issue(struct emb_desc_issues *is, const char *fmt, ...)
+void emb_desc_report(struct emb_problems *ps, const char *fmt, ...)
 {
-    if (!is)
+    if (!ps)
         return;
-    if (is->n < sizeof is->msg / sizeof is->msg[0]) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(is->msg[is->n++], sizeof is->msg[0], fmt, ap);
-        va_end(ap);
-    }
-    is->total++;
-}
-
-/* ---- The descriptor ---- */
-
-int emb_desc_parse(const uint8_t *b, size_t len, uint64_t addr, struct emb_desc_image *d, char *err,
-                 size_t errlen)
-{
-    memset(d, 0, sizeof *d);
-    if (len < HEADER_FIXED || memcmp(b, "EMBD", 4) != 0) {
-        snprintf(err, errlen, "0x%" PRIx64 ": no \"EMBD\" descriptor there", addr);
-        return -1;
-    }
-    if (b[4] != EMB_DESC_LITTLE_ENDIAN && b[4] != EMB_DESC_BIG_ENDIAN) {
-        snprintf(err, errlen, "0x%" PRIx64 ": descriptor byte order %u unknown", addr, b[4]);
-        return -1;
-    }
-    d->little = b[4] == EMB_DESC_LITTLE_ENDIAN;
-    d->ptr_size = b[5];
-    if (d->ptr_size != 4 && d->ptr_size != 8) {
-        snprintf(err, errlen, "0x%" PRIx64 ": descriptor pointer size %u (4 or 8)", addr, b[5]);
-        return -1;
-    }
-    d->version = (unsigned)get_uint(b + 6, 2, d->little);
-    d->length = (uint32_t)get_uint(b + 8, 4, d->little);
-    d->section_count = (uint32_t)get_uint(b + 12, 4, d->little);
-    d->addr = addr;
-    unsigned w = d->ptr_size;
-    size_t first = HEADER_FIXED + w; /* the self word, then sections */
-    if (d->version == 0 || d->length < first || d->length > len) {
-        snprintf(err, errlen, "0x%" PRIx64 ": descriptor version %u, length %u: %s", addr, d->version,
-                 d->length, d->version == 0 ? "version 0 is not a descriptor" : "length out of range");
-        return -1;
-    }
-    uint64_t self = get_uint(b + HEADER_FIXED, w, d->little);
-    if (self != addr) {
-        snprintf(err, errlen, "0x%" PRIx64 ": descriptor says it is at 0x%" PRIx64, addr, self);
-        return -1;
-    }
-    size_t off = first;
-    for (uint32_t s = 0; s < d->section_count && s < EMB_DR_MAX_SECTIONS; s++) {
-        if (off + 2u * w > d->length) {
-            snprintf(err, errlen, "0x%" PRIx64 ": section %u runs past the descriptor's %u bytes", addr,
-                     s, d->length);
-            return -1;
-        }
-        uint64_t tag = get_uint(b + off, w, d->little);
-        uint64_t words = get_uint(b + off + w, w, d->little);
-        off += 2u * w;
-        if (words > (d->length - off) / w) {
-            snprintf(err, errlen, "0x%" PRIx64 ": section %u claims %" PRIu64 " words, past the end",
-                     addr + off, s, words);
-            return -1;
-        }
-        struct emb_desc_image_section *sec = &d->sections[d->nsections++];
-        sec->kind = (unsigned)(tag & 0xFFFFu);
-        sec->version = (unsigned)((tag >> 16) & 0xFFFFu);
-        sec->words = (uint32_t)words;
-        for (uint64_t i = 0; i < words && i < EMB_DR_MAX_WORDS; i++)
-            sec->w[i] = get_uint(b + off + i * w, w, d->little);
-        off += (size_t)words * w;
-    }
-    return 0;
-}
-
-const struct emb_desc_image_section *emb_desc_image_section(const struct emb_desc_image *d, unsigned kind)
-{
-    for (size_t i = 0; i < d->nsections; i++)
-        if (d->sections[i].kind == kind)
-            return &d->sections[i];
-    return NULL;
-}
-
-bool emb_desc_word(const struct emb_desc_image *d, unsigned kind, unsigned i, uint64_t *out)
-{
-    const struct emb_desc_image_section *s = emb_desc_image_section(d, kind);
-    if (!s || i >= s->words || i >= EMB_DR_MAX_WORDS)
-        return false;
-    *out = s->w[i];
-    return true;
-}
-
-#define MAX_DESC_BYTES 65536u
-
-static int try_at(struct emb_mem *m, uint64_t addr, struct emb_desc_image *d, char *err, size_t errlen)
-{
-    static uint8_t buf[MAX_DESC_BYTES];
-    size_t got = emb_mem_read(m, addr, buf, HEADER_FIXED);
-    if (got < HEADER_FIXED) {
-        snprintf(err, errlen, "0x%" PRIx64 ": cannot read the descriptor there", addr);
-        return -1;
-    }
-    uint32_t length = (uint32_t)get_uint(buf + 8, 4, buf[4] == EMB_DESC_LITTLE_ENDIAN);
-    if (length > MAX_DESC_BYTES)
-        length = MAX_DESC_BYTES;
-    if (length > HEADER_FIXED)
-        got += emb_mem_read(m, addr + HEADER_FIXED, buf + HEADER_FIXED, length - HEADER_FIXED);
-    return emb_desc_parse(buf, got, addr, d, err, errlen);
-}
-
-struct scan_ctx {
-    struct emb_mem *m;
-    struct emb_desc_image *d;
-    char *err;
-    size_t errlen;
-    unsigned tried;
-};
-
-static int scan_hit(void *arg, uint64_t addr)
-{
-    struct scan_ctx *s = arg;
-    s->tried++;
-    return try_at(s->m, addr, s->d, s->err, s->errlen) == 0 ? 1 : s->tried >= 1000 ? -1 : 0;
-}
-
-int emb_desc_find(struct emb_mem *m, uint64_t symbol_addr, uint64_t scan_max, struct emb_desc_image *d,
-                char *err, size_t errlen)
-{
-    if (symbol_addr && try_at(m, symbol_addr, d, err, errlen) == 0)
-        return 0;
-    if (scan_max == 0)
-        return -1;
-    static const uint8_t magic[4] = {'E', 'M', 'B', 'D'};
-    char last[256] = "";
-    struct scan_ctx s = {m, d, last, sizeof last, 0};
-    int rc = emb_mem_scan(m, magic, 4, scan_max, scan_hit, &s);
-    if (rc == 1)
-        return 0;
-    if (s.tried)
-        snprintf(err, errlen, "no valid descriptor: %u \"EMBD\" found, none valid (last: %s)", s.tried, last);
-    else
-        snprintf(err, errlen, "no \"EMBD\" descriptor in %s", emb_mem_name(m));
-    return -1;
+    char message[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    emb_report(ps, EMB_WARNING, -1, "%s", message);
 }
 
 /* ---- Reading what it points at ---- */
@@ -164,7 +31,7 @@ int emb_desc_find(struct emb_mem *m, uint64_t symbol_addr, uint64_t scan_max, st
 struct rd {
     struct emb_mem *m;
     const struct emb_desc_image *d;
-    struct emb_desc_issues *is;
+    struct emb_problems *is;
 };
 
 /* A structure a pointer read from the target leads to must lie in the image's RAM (when
@@ -174,7 +41,7 @@ static bool in_ram(struct rd *r, uint64_t addr, uint64_t len, const char *what)
     if (emb_mem_in_ram(r->m, addr, len))
         return true;
     char regions[512];
-    emb__dr_issue(r->is, "%s at 0x%" PRIx64 " (%" PRIu64 " bytes) lies outside the image's RAM: refused "
+    emb_desc_report(r->is, "%s at 0x%" PRIx64 " (%" PRIu64 " bytes) lies outside the image's RAM: refused "
                   "(RAM: %s)", what, addr, len, emb_mem_ram_text(r->m, regions, sizeof regions));
     return false;
 }
@@ -279,7 +146,7 @@ static size_t read_named_fields(struct rd *r, uint64_t table, uint64_t count, co
 {
     size_t n = 0;
     if (count > EMB_DR_MAX_FIELDS) {
-        emb__dr_issue(r->is, "%s: %" PRIu64 " statistics fields, reading the first %u", what, count,
+        emb_desc_report(r->is, "%s: %" PRIu64 " statistics fields, reading the first %u", what, count,
               EMB_DR_MAX_FIELDS);
         count = EMB_DR_MAX_FIELDS;
     }
@@ -289,7 +156,7 @@ static size_t read_named_fields(struct rd *r, uint64_t table, uint64_t count, co
             !read_word(r, table + (i * 2u + 1u) * r->d->ptr_size, &w))
             break;
         if (field_of(w).off + field_of(w).size > block_len) {
-            emb__dr_issue(r->is, "%s: field %" PRIu64 " lies outside its block", what, i);
+            emb_desc_report(r->is, "%s: field %" PRIu64 " lies outside its block", what, i);
             continue;
         }
         read_string(r, name, out[n].name, sizeof out[n].name);
@@ -361,7 +228,7 @@ static void read_ring(struct rd *r, struct emb_desc_model *md, struct emb_desc_c
     uint32_t size = extent(f, RG_F_NAME - RG_F_WRITE_POS + 1);
     uint8_t buf[4096];
     if (size > sizeof buf) {
-        emb__dr_issue(r->is, "ring fields span %u bytes: not a ring layout", size);
+        emb_desc_report(r->is, "ring fields span %u bytes: not a ring layout", size);
         return;
     }
     char what[48];
@@ -371,7 +238,7 @@ static void read_ring(struct rd *r, struct emb_desc_model *md, struct emb_desc_c
         return;
     }
     if (!read_full(r, c->ring, buf, size)) {
-        emb__dr_issue(r->is, "context %u: ring at 0x%" PRIx64 " unreadable", c->index, c->ring);
+        emb_desc_report(r->is, "context %u: ring at 0x%" PRIx64 " unreadable", c->index, c->ring);
         return;
     }
     c->write_pos = (uint32_t)fv(r, buf, size, s->w[RG_F_WRITE_POS]);
@@ -395,7 +262,7 @@ static void read_ring(struct rd *r, struct emb_desc_model *md, struct emb_desc_c
                  (uint64_t)c->slot_mask + 1u == bytes / p && c->slot_shift < 32 &&
                  (1ull << c->slot_shift) == (uint64_t)c->slot_mask + 1u && c->buf && c->commit;
     if (!c->ring_ok) {
-        emb__dr_issue(r->is, "context %u: ring at 0x%" PRIx64 " is inconsistent (%" PRIu64
+        emb_desc_report(r->is, "context %u: ring at 0x%" PRIx64 " is inconsistent (%" PRIu64
               " bytes, packet shift %u, %u slots): not read", c->index, c->ring, bytes,
               c->packet_shift, c->slot_mask + 1u);
         return;
@@ -419,7 +286,7 @@ static void read_ring(struct rd *r, struct emb_desc_model *md, struct emb_desc_c
 static void read_stack(struct rd *r, struct emb_desc_context *c)
 {
     if (c->stack_painted > c->stack_size || c->stack_painted > (64u << 20)) {
-        emb__dr_issue(r->is, "context %u: %u painted stack bytes of %u (at most 64 MiB): not read", c->index,
+        emb_desc_report(r->is, "context %u: %u painted stack bytes of %u (at most 64 MiB): not read", c->index,
               c->stack_painted, c->stack_size);
         return;
     }
@@ -452,19 +319,19 @@ struct table {
 static bool read_table(struct rd *r, unsigned kind, unsigned i_table, unsigned i_stride, unsigned i_cap,
                        unsigned i_count, uint32_t need, uint32_t max, struct table *t, const char *what)
 {
-    uint64_t v;
+    uint64_t v = 0; /* an unreadable stride says 0 */
     memset(t, 0, sizeof *t);
     uint64_t table_ptr;
     if (!emb_desc_word(r->d, kind, i_table, &table_ptr) || !table_ptr)
         return false;
     if (!read_word(r, table_ptr, &t->base)) {
-        emb__dr_issue(r->is, "%s: the table pointer at 0x%" PRIx64 " is unreadable", what, table_ptr);
+        emb_desc_report(r->is, "%s: the table pointer at 0x%" PRIx64 " is unreadable", what, table_ptr);
         return false;
     }
     if (t->base == 0)
         return false; /* not set up yet */
     if (!deref(r, kind, i_stride, 4, &v) || v < need || v > 65536) {
-        emb__dr_issue(r->is, "%s: entry stride %" PRIu64 " is out of range (%u to 65536)", what, v, need);
+        emb_desc_report(r->is, "%s: entry stride %" PRIu64 " is out of range (%u to 65536)", what, v, need);
         return false;
     }
     t->stride = (uint32_t)v;
@@ -473,17 +340,17 @@ static bool read_table(struct rd *r, unsigned kind, unsigned i_table, unsigned i
         return false;
     t->capacity = (uint32_t)(v > max ? max : v);
     if (v > max)
-        emb__dr_issue(r->is, "%s: capacity %" PRIu64 " is absurd, reading at most %u", what, v, max);
+        emb_desc_report(r->is, "%s: capacity %" PRIu64 " is absurd, reading at most %u", what, v, max);
     if (!deref(r, kind, i_count, 4, &v))
         return false;
     if (v > t->capacity) {
-        emb__dr_issue(r->is, "%s: %" PRIu64 " entries in a table of %u, reading %u", what, v, t->capacity,
+        emb_desc_report(r->is, "%s: %" PRIu64 " entries in a table of %u, reading %u", what, v, t->capacity,
               t->capacity);
         v = t->capacity;
     }
     t->count = (uint32_t)v;
     if (t->base + (uint64_t)t->stride * t->count < t->base) {
-        emb__dr_issue(r->is, "%s: table at 0x%" PRIx64 " wraps around the address space", what, t->base);
+        emb_desc_report(r->is, "%s: table at 0x%" PRIx64 " wraps around the address space", what, t->base);
         return false;
     }
     char table[48];
@@ -515,7 +382,7 @@ static void read_contexts(struct rd *r, struct emb_desc_model *md)
     for (uint32_t i = 0; i < t.count && !emb_mem_budget_spent(r->m); i++) {
         uint64_t at = t.base + (uint64_t)i * t.stride;
         if (!read_full(r, at, entry, t.need)) {
-            emb__dr_issue(r->is, "context %u: entry at 0x%" PRIx64 " unreadable", i, at);
+            emb_desc_report(r->is, "context %u: entry at 0x%" PRIx64 " unreadable", i, at);
             continue;
         }
         struct emb_desc_context *c = &md->contexts[md->ncontexts];
@@ -557,7 +424,7 @@ static void read_monitors(struct rd *r, struct emb_desc_model *md)
     uint64_t count = s->w[MO_COUNT], stride = s->w[MO_STRIDE];
     uint32_t need = extent(&s->w[MO_F_WORST], MO_F_ACTION - MO_F_WORST + 1);
     if (count > EMB_DR_MAX_MONITORS || stride < need || stride > 1024) {
-        emb__dr_issue(r->is, "monitors: %" PRIu64 " blocks of %" PRIu64 " bytes: out of range", count, stride);
+        emb_desc_report(r->is, "monitors: %" PRIu64 " blocks of %" PRIu64 " bytes: out of range", count, stride);
         return;
     }
     if (!in_ram(r, s->w[MO_BLOCKS], count * stride, "the monitor blocks"))
@@ -566,7 +433,7 @@ static void read_monitors(struct rd *r, struct emb_desc_model *md)
     md->monitors = calloc(count + 1, sizeof *md->monitors);
     if (!blocks || !md->monitors || !read_full(r, s->w[MO_BLOCKS], blocks, count * stride)) {
         if (blocks && md->monitors)
-            emb__dr_issue(r->is, "monitors: blocks at 0x%" PRIx64 " unreadable", s->w[MO_BLOCKS]);
+            emb_desc_report(r->is, "monitors: blocks at 0x%" PRIx64 " unreadable", s->w[MO_BLOCKS]);
         free(blocks);
         return;
     }
@@ -667,7 +534,7 @@ static void read_crash(struct rd *r, struct emb_desc_model *md)
         md->mini_entries = (uint32_t)word_or(r->d, EMB_DESC_MINI, MI_ENTRIES, 0);
         md->mini_entry_size = (uint32_t)word_or(r->d, EMB_DESC_MINI, MI_ENTRY_SIZE, 0);
         if (md->mini_entries > 1024 || md->mini_entry_size != 32) {
-            emb__dr_issue(r->is, "mini-record ring: %u entries of %u bytes: out of range", md->mini_entries,
+            emb_desc_report(r->is, "mini-record ring: %u entries of %u bytes: out of range", md->mini_entries,
                   md->mini_entry_size);
             md->mini_entries = 0;
             return;
@@ -691,13 +558,13 @@ static void read_logring(struct rd *r, const struct emb_desc_image_section *s, s
     char what[48];
     snprintf(what, sizeof what, "log ring %u", l->index);
     if (size > sizeof buf) {
-        emb__dr_issue(r->is, "log ring fields span %u bytes: not a ring layout", size);
+        emb_desc_report(r->is, "log ring fields span %u bytes: not a ring layout", size);
         return;
     }
     if (!in_ram(r, l->addr, size, what))
         return;
     if (!read_full(r, l->addr, buf, size)) {
-        emb__dr_issue(r->is, "log ring %u at 0x%" PRIx64 " unreadable", l->index, l->addr);
+        emb_desc_report(r->is, "log ring %u at 0x%" PRIx64 " unreadable", l->index, l->addr);
         return;
     }
     l->write_pos = (uint32_t)fv(r, buf, size, s->w[LG_F_WRITE_POS]);
@@ -718,7 +585,7 @@ static void read_logring(struct rd *r, const struct emb_desc_image_section *s, s
             l->spill <= md->log_slack && (uint32_t)(l->write_pos - l->read_pos) <= bytes &&
             (uint32_t)(l->committed - l->read_pos) <= (uint32_t)(l->write_pos - l->read_pos);
     if (!l->ok) {
-        emb__dr_issue(r->is, "log ring %u at 0x%" PRIx64 " is inconsistent (%" PRIu64 " bytes, positions %u"
+        emb_desc_report(r->is, "log ring %u at 0x%" PRIx64 " is inconsistent (%" PRIu64 " bytes, positions %u"
                       " written, %u committed, %u read, %u spilled): not read", l->index, l->addr,
                       bytes, l->write_pos, l->committed, l->read_pos, l->spill);
         return;
@@ -738,7 +605,7 @@ static void read_log(struct rd *r, struct emb_desc_model *md)
     md->log_slack = (uint32_t)s->w[LG_SLACK];
     if ((md->log_id_bytes != 2 && md->log_id_bytes != 4) || (md->log_ts_bytes != 0 && md->log_ts_bytes != 4) ||
         md->log_slack > EMB_DR_MAX_LOG_SLACK) {
-        emb__dr_issue(r->is, "log section: %u-byte ids, %u-byte timestamps, %u bytes of slack: not a log layout",
+        emb_desc_report(r->is, "log section: %u-byte ids, %u-byte timestamps, %u bytes of slack: not a log layout",
                       md->log_id_bytes, md->log_ts_bytes, md->log_slack);
         return;
     }
@@ -746,7 +613,7 @@ static void read_log(struct rd *r, struct emb_desc_model *md)
         !count)
         return; /* no log ring (yet) */
     if (count > EMB_DR_MAX_LOG_RINGS) {
-        emb__dr_issue(r->is, "log section: %" PRIu64 " rings, reading %u", count, EMB_DR_MAX_LOG_RINGS);
+        emb_desc_report(r->is, "log section: %" PRIu64 " rings, reading %u", count, EMB_DR_MAX_LOG_RINGS);
         count = EMB_DR_MAX_LOG_RINGS;
     }
     if (!in_ram(r, array, count * r->d->ptr_size, "the log ring array"))
@@ -766,13 +633,13 @@ static void read_log(struct rd *r, struct emb_desc_model *md)
 }
 
 int emb_desc_read(struct emb_mem *m, const struct emb_desc_image *d, struct emb_desc_model *md,
-                struct emb_desc_issues *issues)
+                struct emb_problems *issues)
 {
     memset(md, 0, sizeof *md);
     struct rd r = {m, d, issues};
     read_identity(&r, md);
     if (!md->ready)
-        emb__dr_issue(issues, "the registry is not filled in: the library has not started (or the image is not live)");
+        emb_desc_report(issues, "the registry is not filled in: the library has not started (or the image is not live)");
     read_contexts(&r, md);
     read_monitors(&r, md);
     read_objects(&r, md);
@@ -780,7 +647,7 @@ int emb_desc_read(struct emb_mem *m, const struct emb_desc_image *d, struct emb_
     read_crash(&r, md);
     read_log(&r, md);
     if (emb_mem_budget_spent(m))
-        emb__dr_issue(issues, "stopped: the read budget is spent (a hostile or huge image)");
+        emb_desc_report(issues, "stopped: the read budget is spent (a hostile or huge image)");
     return 0;
 }
 
@@ -798,12 +665,12 @@ void emb_desc_model_free(struct emb_desc_model *md)
 /* ---- Pulling the rings out ---- */
 
 long emb_desc_dump_trace(struct emb_mem *m, const struct emb_desc_image *d, const struct emb_desc_model *md,
-                       const struct emb_catalog *cat, FILE *out, struct emb_desc_issues *issues)
+                       const struct emb_catalog *cat, FILE *out, struct emb_problems *issues)
 {
     const struct emb_desc_follow_options o = {.cat = cat};
     struct emb_desc_follow *f = emb_desc_follow_new(d, md, &o);
     if (!f) {
-        emb__dr_issue(issues, "out of memory");
+        emb_desc_report(issues, "out of memory");
         return -1;
     }
     emb_desc_follow_finish(f, m, issues);
@@ -811,7 +678,7 @@ long emb_desc_dump_trace(struct emb_mem *m, const struct emb_desc_image *d, cons
     uint8_t *trace = emb_desc_follow_trace(f, &len);
     long count = (long)emb_desc_follow_stats(f)->packets;
     if (!trace || fwrite(trace, 1, len, out) != len) {
-        emb__dr_issue(issues, "cannot write the trace");
+        emb_desc_report(issues, "cannot write the trace");
         count = -1;
     }
     free(trace);

@@ -328,7 +328,11 @@ struct emb_gdb *emb_gdb_connect(const char *host_port, int timeout_ms, char *err
     int fd = emb_hostio_connect(host_port, timeout_ms > 0 ? timeout_ms : 2000, err, errlen);
     if (fd < 0)
         return NULL;
-    return emb_gdb_open_fd(fd, timeout_ms, err, errlen);
+    char why[256];
+    struct emb_gdb *g = emb_gdb_open_fd(fd, timeout_ms, why, sizeof why);
+    if (g == NULL)
+        snprintf(err, errlen, "%s: %s", host_port, why);
+    return g;
 }
 
 int emb_gdb_halt(struct emb_gdb *g)
