@@ -6,6 +6,7 @@
 #include "desc_read_internal.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,6 +218,88 @@ static bool is_pow2(uint64_t v)
     return v && !(v & (v - 1));
 }
 
+/* A structure of the target's whose fields a section describes, read whole: at most this
+ * many bytes (its fields' extent). */
+#define MAX_STRUCT 4096u
+
+/* Reads the structure at addr whose fields are the `n` words at `fields` into buf: its
+ * size, -1 after saying why not, -2 when it lies outside RAM (said too). `kind` names
+ * the layout, `what` the structure for the RAM check, `name` it when unreadable. */
+static int read_described(struct rd *r, uint64_t addr, const uint64_t *fields, size_t n,
+                          const char *kind, const char *what, const char *name, uint8_t *buf)
+{
+    uint32_t size = extent(fields, n);
+    if (size > MAX_STRUCT) {
+        emb_desc_report(r->is, "%s fields span %u bytes: not a ring layout", kind, size);
+        return -1;
+    }
+    if (!in_ram(r, addr, size, what))
+        return -2;
+    if (!read_full(r, addr, buf, size)) {
+        emb_desc_report(r->is, "%s at 0x%" PRIx64 " unreadable", name, addr);
+        return -1;
+    }
+    return (int)size;
+}
+
+/* A member of a host structure that a described field fills: the section word that
+ * describes the field, and where the member lies in the structure and its width. */
+struct member {
+    unsigned word;
+    size_t offset, size;
+};
+
+#define MEMBER(word, type, name) {word, offsetof(type, name), sizeof(((type *)0)->name)}
+
+static const struct member ring_members[] = {
+    MEMBER(RG_F_WRITE_POS, struct emb_desc_context, write_pos),
+    MEMBER(RG_F_CONTEXT_ID, struct emb_desc_context, context_id),
+    MEMBER(RG_F_BUF, struct emb_desc_context, buf),
+    MEMBER(RG_F_COMMIT, struct emb_desc_context, commit),
+    MEMBER(RG_F_BUF_MASK, struct emb_desc_context, buf_mask),
+    MEMBER(RG_F_SLOT_MASK, struct emb_desc_context, slot_mask),
+    MEMBER(RG_F_PACKET_SHIFT, struct emb_desc_context, packet_shift),
+    MEMBER(RG_F_SLOT_SHIFT, struct emb_desc_context, slot_shift),
+    MEMBER(RG_F_CONTEXT_KIND, struct emb_desc_context, context_kind),
+    MEMBER(RG_F_DISCARDED, struct emb_desc_context, discarded),
+    MEMBER(RG_F_BASE_POS, struct emb_desc_context, base_pos),
+    MEMBER(RG_F_FILLED, struct emb_desc_context, filled),
+    MEMBER(RG_F_READ_POS, struct emb_desc_context, read_pos),
+};
+
+static const struct member log_ring_members[] = {
+    MEMBER(LG_F_WRITE_POS, struct emb_desc_logring, write_pos),
+    MEMBER(LG_F_COMMITTED, struct emb_desc_logring, committed),
+    MEMBER(LG_F_READ_POS, struct emb_desc_logring, read_pos),
+    MEMBER(LG_F_BUF, struct emb_desc_logring, buf),
+    MEMBER(LG_F_MASK, struct emb_desc_logring, mask),
+    MEMBER(LG_F_SPILL_POS, struct emb_desc_logring, spill_pos),
+    MEMBER(LG_F_SPILL, struct emb_desc_logring, spill),
+    MEMBER(LG_F_DROPPED, struct emb_desc_logring, dropped),
+    MEMBER(LG_F_PENDING, struct emb_desc_logring, pending),
+    MEMBER(LG_F_DRAINING, struct emb_desc_logring, draining),
+    MEMBER(LG_F_CONTEXT_ID, struct emb_desc_logring, context_id),
+    MEMBER(LG_F_CONTEXT_KIND, struct emb_desc_logring, context_kind),
+};
+
+/* Each member set to its field's value in buf (truncated to the member's width). */
+static void set_members(const struct rd *r, const uint8_t *buf, size_t len, const uint64_t *words,
+                        const struct member *m, size_t n, void *object)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = fv(r, buf, len, words[m[i].word]);
+        void *at = (uint8_t *)object + m[i].offset;
+        if (m[i].size == 1)
+            *(uint8_t *)at = (uint8_t)v;
+        else if (m[i].size == 2)
+            *(uint16_t *)at = (uint16_t)v;
+        else if (m[i].size == 4)
+            *(uint32_t *)at = (uint32_t)v;
+        else
+            *(uint64_t *)at = v;
+    }
+}
+
 static void read_ring(struct rd *r, struct emb_desc_model *md, struct emb_desc_context *c)
 {
     const struct emb_desc_image_section *s = emb_desc_image_section(r->d, EMB_DESC_RINGS);
@@ -224,37 +307,18 @@ static void read_ring(struct rd *r, struct emb_desc_model *md, struct emb_desc_c
         c->ring = 0;
         return;
     }
-    const uint64_t *f = &s->w[RG_F_WRITE_POS];
-    uint32_t size = extent(f, RG_F_NAME - RG_F_WRITE_POS + 1);
-    uint8_t buf[4096];
-    if (size > sizeof buf) {
-        emb_desc_report(r->is, "ring fields span %u bytes: not a ring layout", size);
-        return;
-    }
-    char what[48];
+    uint8_t buf[MAX_STRUCT];
+    char what[48], name[48];
     snprintf(what, sizeof what, "context %u: its ring", c->index);
-    if (!in_ram(r, c->ring, size, what)) {
+    snprintf(name, sizeof name, "context %u: ring", c->index);
+    int size = read_described(r, c->ring, &s->w[RG_F_WRITE_POS], RG_F_NAME - RG_F_WRITE_POS + 1,
+                              "ring", what, name, buf);
+    if (size == -2)
         c->ring = 0;
+    if (size < 0)
         return;
-    }
-    if (!read_full(r, c->ring, buf, size)) {
-        emb_desc_report(r->is, "context %u: ring at 0x%" PRIx64 " unreadable", c->index, c->ring);
-        return;
-    }
-    c->write_pos = (uint32_t)fv(r, buf, size, s->w[RG_F_WRITE_POS]);
-    c->context_id = (uint16_t)fv(r, buf, size, s->w[RG_F_CONTEXT_ID]);
-    c->buf = fv(r, buf, size, s->w[RG_F_BUF]);
-    c->commit = fv(r, buf, size, s->w[RG_F_COMMIT]);
-    c->buf_mask = (uint32_t)fv(r, buf, size, s->w[RG_F_BUF_MASK]);
-    c->slot_mask = (uint32_t)fv(r, buf, size, s->w[RG_F_SLOT_MASK]);
-    c->packet_shift = (uint8_t)fv(r, buf, size, s->w[RG_F_PACKET_SHIFT]);
-    c->slot_shift = (uint8_t)fv(r, buf, size, s->w[RG_F_SLOT_SHIFT]);
-    c->context_kind = (uint16_t)fv(r, buf, size, s->w[RG_F_CONTEXT_KIND]);
-    c->discarded = (uint32_t)fv(r, buf, size, s->w[RG_F_DISCARDED]);
-    c->base_pos = (uint32_t)fv(r, buf, size, s->w[RG_F_BASE_POS]);
-    c->filled = (uint32_t)fv(r, buf, size, s->w[RG_F_FILLED]);
-    c->read_pos = (uint32_t)fv(r, buf, size, s->w[RG_F_READ_POS]);
-    field_text(buf, size, s->w[RG_F_NAME], c->name, sizeof c->name);
+    set_members(r, buf, (size_t)size, s->w, ring_members, sizeof ring_members / sizeof ring_members[0], c);
+    field_text(buf, (size_t)size, s->w[RG_F_NAME], c->name, sizeof c->name);
     uint64_t bytes = (uint64_t)c->buf_mask + 1u;
     uint32_t p = md->packet_size;
     c->ring_ok = is_pow2(p) && p >= 128 && c->packet_shift < 32 && (1ull << c->packet_shift) == p &&
@@ -552,34 +616,16 @@ static void read_crash(struct rd *r, struct emb_desc_model *md)
 static void read_logring(struct rd *r, const struct emb_desc_image_section *s, struct emb_desc_model *md,
                          struct emb_desc_logring *l)
 {
-    const uint64_t *f = &s->w[LG_F_WRITE_POS];
-    uint32_t size = extent(f, LG_F_NAME - LG_F_WRITE_POS + 1);
-    uint8_t buf[4096];
+    uint8_t buf[MAX_STRUCT];
     char what[48];
     snprintf(what, sizeof what, "log ring %u", l->index);
-    if (size > sizeof buf) {
-        emb_desc_report(r->is, "log ring fields span %u bytes: not a ring layout", size);
+    int size = read_described(r, l->addr, &s->w[LG_F_WRITE_POS], LG_F_NAME - LG_F_WRITE_POS + 1,
+                              "log ring", what, what, buf);
+    if (size < 0)
         return;
-    }
-    if (!in_ram(r, l->addr, size, what))
-        return;
-    if (!read_full(r, l->addr, buf, size)) {
-        emb_desc_report(r->is, "log ring %u at 0x%" PRIx64 " unreadable", l->index, l->addr);
-        return;
-    }
-    l->write_pos = (uint32_t)fv(r, buf, size, s->w[LG_F_WRITE_POS]);
-    l->committed = (uint32_t)fv(r, buf, size, s->w[LG_F_COMMITTED]);
-    l->read_pos = (uint32_t)fv(r, buf, size, s->w[LG_F_READ_POS]);
-    l->buf = fv(r, buf, size, s->w[LG_F_BUF]);
-    l->mask = (uint32_t)fv(r, buf, size, s->w[LG_F_MASK]);
-    l->spill_pos = (uint32_t)fv(r, buf, size, s->w[LG_F_SPILL_POS]);
-    l->spill = (uint32_t)fv(r, buf, size, s->w[LG_F_SPILL]);
-    l->dropped = (uint32_t)fv(r, buf, size, s->w[LG_F_DROPPED]);
-    l->pending = (uint32_t)fv(r, buf, size, s->w[LG_F_PENDING]);
-    l->draining = (uint32_t)fv(r, buf, size, s->w[LG_F_DRAINING]);
-    l->context_id = (uint16_t)fv(r, buf, size, s->w[LG_F_CONTEXT_ID]);
-    l->context_kind = (uint16_t)fv(r, buf, size, s->w[LG_F_CONTEXT_KIND]);
-    field_text(buf, size, s->w[LG_F_NAME], l->name, sizeof l->name);
+    set_members(r, buf, (size_t)size, s->w, log_ring_members,
+                sizeof log_ring_members / sizeof log_ring_members[0], l);
+    field_text(buf, (size_t)size, s->w[LG_F_NAME], l->name, sizeof l->name);
     uint64_t bytes = (uint64_t)l->mask + 1u;
     l->ok = is_pow2(bytes) && bytes >= 256u && bytes <= EMB_DR_MAX_RING_BYTES && l->buf &&
             l->spill <= md->log_slack && (uint32_t)(l->write_pos - l->read_pos) <= bytes &&
