@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[512];
     if (self == NULL && (self = emb_elf_open("/proc/self/exe", err, sizeof err)) == NULL)
         abort();
-    struct emb_mem *m = emb_mem_open_core(emb_fuzz_file(data, size), err, sizeof err);
+    struct emb_mem *m = emb_mem_open_core(emb_fuzz_file(data, size), NULL);
     if (m == NULL)
         return 0;
     emb_mem_set_budget(m, 8u << 20);

@@ -286,7 +286,7 @@ static void test_self(const char *dir)
 
     char err[256];
     struct emb_elf *elf = emb_elf_open("/proc/self/exe", err, sizeof err);
-    struct emb_mem *m = emb_mem_open_pid(getpid(), err, sizeof err);
+    struct emb_mem *m = emb_mem_open_pid(getpid(), NULL);
     uint64_t sym = 0, bias = 0;
     ok(elf && m && emb_elf_symbol(elf, "emb_debug_descriptor", &sym, NULL) == 0 &&
            emb_mem_bias(m, elf, &bias) == 0,

@@ -552,15 +552,20 @@ static int open_source(struct desc *d, const struct args *a, char *source, size_
             return -1;
         }
         d->mem = emb_probe_mem(d->probe);
-    } else if (a->pid > 0)
-        d->mem = emb_mem_open_pid((pid_t)a->pid, err, sizeof err);
-    else if (a->core)
-        d->mem = emb_mem_open_core(a->core, err, sizeof err);
-    else
-        d->mem = emb_mem_open_dump(a->dump, a->base, err, sizeof err);
-    if (!d->mem) {
-        emb_cli_error(CMD, "%s", err);
-        return -1;
+    } else {
+        char pid[32];
+        snprintf(pid, sizeof pid, "pid %ld", a->pid);
+        struct emb_problems ps;
+        emb_problems_init_callback(&ps, a->pid > 0 ? pid : a->core ? a->core : a->dump, emb_cli_problem,
+                                   (void *)CMD);
+        if (a->pid > 0)
+            d->mem = emb_mem_open_pid((pid_t)a->pid, &ps);
+        else if (a->core)
+            d->mem = emb_mem_open_core(a->core, &ps);
+        else
+            d->mem = emb_mem_open_dump(a->dump, a->base, &ps);
+        if (!d->mem)
+            return -1;
     }
     snprintf(source, len, "%s", emb_mem_name(d->mem));
     return 0;
