@@ -281,7 +281,8 @@ static long split_packet(struct emb_source_run *c, const uint8_t *b, size_t avai
     return (long)s->packet_size;
 }
 
-void emb_source_split(struct emb_source_run *c, const uint8_t *p, size_t n, bool lost)
+/* Bytes of a raw trace stream (SWO port 1), `lost` when bytes went missing before them. */
+static void split(struct emb_source_run *c, const uint8_t *p, size_t n, bool lost)
 {
     struct emb_source_splitter *s = &c->sp;
     if (lost && s->have_header && s->buf.len > 0) {
@@ -314,7 +315,7 @@ static void on_swo(void *arg, unsigned port, const uint8_t *b, size_t n, bool lo
     (void)t;
     struct emb_source_run *c = arg;
     if (port == 1)
-        emb_source_split(c, b, n, lost);
+        split(c, b, n, lost);
     else if (port == 0)
         emb_buf_append(&c->log, b, n);
 }

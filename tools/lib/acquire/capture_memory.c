@@ -25,8 +25,6 @@
 #include "memchan_host.h"
 #include "probe.h"
 
-#define IDLE_AFTER_CLOSE_MS 300u
-
 static int poll_period(const struct emb_source_options *o)
 {
     return o->poll_ms > 0 ? o->poll_ms : 10;
@@ -306,7 +304,7 @@ static const char *tracing_stopped(struct mask_watch *w, uint32_t mask)
         return "tracing stopped";
     } else if (w->zero_since == 0) {
         w->zero_since = now;
-    } else if (now - w->zero_since >= IDLE_AFTER_CLOSE_MS) {
+    } else if (now - w->zero_since >= EMB_SOURCE_IDLE_AFTER_CLOSE_MS) {
         return "tracing off";
     }
     return NULL;

@@ -25,7 +25,6 @@
 #include "hostio.h"
 #include "trace_assemble.h"
 
-#define IDLE_AFTER_CLOSE_MS 300u
 #define PING_MS 250u
 
 /* ---- What arrives ---- */
@@ -143,8 +142,8 @@ const char *emb_source_should_stop(struct emb_source_run *c)
     if (o->max_packets > 0 && c->st->packets >= o->max_packets)
         return "count";
     if (o->until_window_closed) {
-        if (c->st->window_closed && now - c->closed_ms >= IDLE_AFTER_CLOSE_MS &&
-            now - c->last_packet_ms >= IDLE_AFTER_CLOSE_MS)
+        if (c->st->window_closed && now - c->closed_ms >= EMB_SOURCE_IDLE_AFTER_CLOSE_MS &&
+            now - c->last_packet_ms >= EMB_SOURCE_IDLE_AFTER_CLOSE_MS)
             return "window closed";
         if (!c->st->window_closed && now - c->last_ping_ms >= PING_MS) {
             c->last_ping_ms = now;

@@ -38,6 +38,10 @@ struct emb_source_run {
     bool direct;                /* the trace and log arrive whole, not as frames */
 };
 
+/* How long a target must stay quiet after its window closed (or its tracing went off)
+ * before the capture stops: what it sent before is still on its way. */
+#define EMB_SOURCE_IDLE_AFTER_CLOSE_MS 300u
+
 /* The sources, each returning 0 when it could be read, -1 after reporting why not. */
 int emb_source_file(struct emb_source_run *c);
 int emb_source_tcp(struct emb_source_run *c);
@@ -47,9 +51,6 @@ int emb_source_swo(struct emb_source_run *c);
 int emb_source_retained(struct emb_source_run *c);
 int emb_source_gdb(struct emb_source_run *c);
 int emb_source_pid(struct emb_source_run *c);
-
-/* Bytes of a raw trace stream (SWO port 1), `lost` when bytes went missing before them. */
-void emb_source_split(struct emb_source_run *c, const uint8_t *p, size_t n, bool lost);
 
 /* Updates the statistics (and the progress callback), then returns a reason to stop, or
  * NULL to go on. */
