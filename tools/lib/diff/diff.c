@@ -10,11 +10,34 @@
 #include "buffer.h"
 #include "diff_internal.h"
 
+static int report_error_v(struct emb_problems *ps, const char *file, long long offset,
+                          const char *fmt, va_list ap)
+{
+    char message[512];
+    vsnprintf(message, sizeof message, fmt, ap);
+    /* The sink stamps its own file on what it is given. */
+    const char *own = ps->file;
+    ps->file = file;
+    emb_report(ps, EMB_ERROR, offset, "%s", message);
+    ps->file = own;
+    return -1;
+}
+
+int emb_diff_report_error(struct emb_problems *ps, const char *file, long long offset,
+                          const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    report_error_v(ps, file, offset, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
 int emb_diff_refuse(struct emb_diff_work *w, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(w->err, w->errlen, fmt, ap);
+    report_error_v(w->ps, w->ps->file, -1, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -212,14 +235,14 @@ static int compare(struct emb_diff_work *w)
 }
 
 struct emb_diff *emb_diff_run(const struct emb_capture *good, const struct emb_capture *bad,
-                              const struct emb_diff_rules *rules, char *err, size_t errlen)
+                              const struct emb_diff_rules *rules, struct emb_problems *ps)
 {
     struct emb_diff *d = calloc(1, sizeof *d);
     if (!d) {
-        snprintf(err, errlen, "out of memory");
+        emb_report(ps, EMB_ERROR, -1, "out of memory");
         return NULL;
     }
-    struct emb_diff_work w = {.d = d, .err = err, .errlen = errlen};
+    struct emb_diff_work w = {.d = d, .ps = ps};
     d->cap[0] = good;
     d->cap[1] = bad;
     d->trace[0] = emb_capture_trace(good);
@@ -234,7 +257,7 @@ struct emb_diff *emb_diff_run(const struct emb_capture *good, const struct emb_c
     else
         rc = compare(&w);
     if (w.oom)
-        snprintf(err, errlen, "out of memory");
+        emb_report(ps, EMB_ERROR, -1, "out of memory");
     free(w.tid_map[0]);
     free(w.tid_map[1]);
     free(w.marker_pos[0]);

@@ -22,8 +22,7 @@ struct emb_diff_work {
     struct emb_diff *d;
     const struct emb_catalog *cat;
     const struct emb_catalog_event *irq_enter;
-    char *err;
-    size_t errlen;
+    struct emb_problems *ps; /* where a refusal goes */
     bool oom;
     size_t ctx_cap, item_cap, gap_cap;
     /* thread id -> global thread-name index, per run */
@@ -36,6 +35,11 @@ struct emb_diff_work {
 };
 
 /* diff.c: the findings and refusals every step makes. */
+/* Reports an error into ps as a problem of `file` (the sink's own, or another: a rules
+ * file names itself) and returns -1. */
+int emb_diff_report_error(struct emb_problems *ps, const char *file, long long offset,
+                          const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The comparison refused (bad input): why, into the caller's sink; returns -1. */
 int emb_diff_refuse(struct emb_diff_work *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* A new item of `rule` (NULL when the rule is switched off there, or out of memory). */
