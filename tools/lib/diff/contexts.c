@@ -8,7 +8,6 @@
 
 #include <emb/trace_format.h>
 
-#include "buffer.h"
 #include "diff_internal.h"
 
 long emb_diff_ctx_find(struct emb_diff *d, const char *name, uint8_t kind)
@@ -26,11 +25,9 @@ static long ctx_get(struct emb_diff_work *w, const char *name, uint8_t kind)
     long i = emb_diff_ctx_find(d, name, kind);
     if (i >= 0)
         return i;
-    struct emb_diff_ctx *ctx = emb_array_grow(d->ctx, &w->ctx_cap, d->nctx + 1, sizeof *ctx);
-    if (!ctx) {
-        w->oom = true;
+    struct emb_diff_ctx *ctx = emb_diff_grow(w, d->ctx, &w->ctx_cap, d->nctx + 1, sizeof *ctx);
+    if (!ctx)
         return -1;
-    }
     d->ctx = ctx;
     struct emb_diff_ctx *c = &d->ctx[d->nctx];
     memset(c, 0, sizeof *c);
@@ -49,11 +46,10 @@ struct pending {
 static int cmp_pending(const void *x, const void *y)
 {
     const struct pending *a = x, *b = y;
-    if (a->rec->ns != b->rec->ns)
-        return a->rec->ns < b->rec->ns ? -1 : 1;
-    if (a->ring != b->ring)
-        return a->ring < b->ring ? -1 : 1;
-    return a->pos < b->pos ? -1 : a->pos > b->pos;
+    int c = emb_diff_order_u64(a->rec->ns, b->rec->ns);
+    if (!c)
+        c = emb_diff_order_u64(a->ring, b->ring);
+    return c ? c : emb_diff_order_u64(a->pos, b->pos);
 }
 
 /* One run's records, a list per context (index as in d->ctx). */
@@ -120,12 +116,10 @@ static int collect_ring(struct emb_diff_work *w, int side, size_t r, struct pend
             w->oom = w->oom || target < 0;
             return -1;
         }
-        struct pending *list = emb_array_grow(l->v[target], &l->cap[target], l->count[target] + 1,
-                                              sizeof *list);
-        if (!list) {
-            w->oom = true;
+        struct pending *list = emb_diff_grow(w, l->v[target], &l->cap[target], l->count[target] + 1,
+                                             sizeof *list);
+        if (!list)
             return -1;
-        }
         l->v[target] = list;
         list[l->count[target]++] = (struct pending){rec, (uint32_t)r, (uint32_t)k};
     }

@@ -59,20 +59,31 @@ struct emb_diff_item *emb_diff_add_item(struct emb_diff_work *w, enum emb_diff_r
         d->switched_off++;
         return NULL;
     }
-    struct emb_diff_item *items = emb_array_grow(d->items, &w->item_cap, d->nitems + 1, sizeof *items);
-    if (!items) {
-        w->oom = true;
+    struct emb_diff_item *items = emb_diff_grow(w, d->items, &w->item_cap, d->nitems + 1, sizeof *items);
+    if (!items)
         return NULL;
-    }
     d->items = items;
     struct emb_diff_item *it = &d->items[d->nitems++];
-    memset(it, 0, sizeof *it);
+    emb_diff_item_clear(it);
     it->rule = (uint8_t)rule;
     it->epoch = epoch;
     it->ctx = ctx;
+    return it;
+}
+
+void *emb_diff_grow(struct emb_diff_work *w, void *items, size_t *cap, size_t need, size_t size)
+{
+    void *grown = emb_array_grow(items, cap, need, size);
+    if (!grown)
+        w->oom = true;
+    return grown;
+}
+
+void emb_diff_item_clear(struct emb_diff_item *it)
+{
+    memset(it, 0, sizeof *it);
     it->a = it->b = it->a_prev = it->b_prev = it->a_near = it->b_near = -1;
     it->field = -1;
-    return it;
 }
 
 void emb_diff_set_offset(struct emb_diff *d, struct emb_diff_item *it)
@@ -94,13 +105,12 @@ bool emb_diff_compared(const struct emb_diff *d, int32_t epoch)
 static int cmp_item(const void *x, const void *y)
 {
     const struct emb_diff_item *a = x, *b = y;
-    if (a->epoch != b->epoch)
-        return a->epoch < b->epoch ? -1 : 1;
-    if (a->offset_ns != b->offset_ns)
-        return a->offset_ns < b->offset_ns ? -1 : 1;
-    if (a->ctx != b->ctx)
-        return a->ctx < b->ctx ? -1 : 1;
-    return a->rule < b->rule ? -1 : a->rule > b->rule;
+    int c = emb_diff_order_i64(a->epoch, b->epoch);
+    if (!c)
+        c = emb_diff_order_i64(a->offset_ns, b->offset_ns);
+    if (!c)
+        c = emb_diff_order_u64(a->ctx, b->ctx);
+    return c ? c : emb_diff_order_u64(a->rule, b->rule);
 }
 
 static uint16_t item_id(const struct emb_diff *d, const struct emb_diff_item *it, bool prev)
@@ -161,6 +171,14 @@ static bool same_configuration(const struct emb_capture_identity *a, const struc
            !strcmp(a->firmware, b->firmware) && !strcmp(a->config, b->config);
 }
 
+static void *copy_of(const void *items, size_t n, size_t size)
+{
+    void *copy = malloc(n * size);
+    if (copy)
+        memcpy(copy, items, n * size);
+    return copy;
+}
+
 /* The comparison's own copy of the rules, so that the caller may free theirs. */
 static int copy_rules(struct emb_diff *d, const struct emb_diff_rules *rules)
 {
@@ -169,20 +187,14 @@ static int copy_rules(struct emb_diff *d, const struct emb_diff_rules *rules)
     d->rules.npolicies = 0;
     d->rules.switches = NULL;
     d->rules.nswitches = 0;
-    if (rules->npolicies) {
-        d->rules.policies = malloc(rules->npolicies * sizeof *rules->policies);
-        if (!d->rules.policies)
-            return -1;
-        memcpy(d->rules.policies, rules->policies, rules->npolicies * sizeof *rules->policies);
-        d->rules.npolicies = rules->npolicies;
-    }
-    if (rules->nswitches) {
-        d->rules.switches = malloc(rules->nswitches * sizeof *rules->switches);
-        if (!d->rules.switches)
-            return -1;
-        memcpy(d->rules.switches, rules->switches, rules->nswitches * sizeof *rules->switches);
-        d->rules.nswitches = rules->nswitches;
-    }
+    if (rules->npolicies &&
+        !(d->rules.policies = copy_of(rules->policies, rules->npolicies, sizeof *rules->policies)))
+        return -1;
+    d->rules.npolicies = rules->npolicies;
+    if (rules->nswitches &&
+        !(d->rules.switches = copy_of(rules->switches, rules->nswitches, sizeof *rules->switches)))
+        return -1;
+    d->rules.nswitches = rules->nswitches;
     return 0;
 }
 

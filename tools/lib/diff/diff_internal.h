@@ -17,6 +17,11 @@
  * after one, and the matching's regions lie between them. */
 #define EMB_DIFF_RESYNC 16
 
+/* The order of two numbers for a qsort comparator (-1, 0, 1): a comparator chains them,
+ * the first that differs deciding. */
+static inline int emb_diff_order_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
+static inline int emb_diff_order_i64(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
+
 /* The state of one comparison while it is made. */
 struct emb_diff_work {
     struct emb_diff *d;
@@ -45,6 +50,10 @@ int emb_diff_refuse(struct emb_diff_work *w, const char *fmt, ...)
 /* A new item of `rule` (NULL when the rule is switched off there, or out of memory). */
 struct emb_diff_item *emb_diff_add_item(struct emb_diff_work *w, enum emb_diff_rule rule,
                                         int32_t epoch, uint32_t ctx);
+/* emb_array_grow (base/buffer.h), out of memory noted in w when it fails. */
+void *emb_diff_grow(struct emb_diff_work *w, void *items, size_t *cap, size_t need, size_t size);
+/* An item that is nothing yet: every event index -1, no field. */
+void emb_diff_item_clear(struct emb_diff_item *it);
 /* The item's offset into its epoch, from its event in the bad run, else the good one. */
 void emb_diff_set_offset(struct emb_diff *d, struct emb_diff_item *it);
 /* Whether an event of this epoch is inside the compared range. */

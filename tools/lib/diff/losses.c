@@ -8,18 +8,15 @@
 
 #include <emb/trace_format.h>
 
-#include "buffer.h"
 #include "diff_internal.h"
 
 static void add_gap(struct emb_diff_work *w, int side, const char *where, int32_t epoch,
                     uint64_t count, const char *what)
 {
     struct emb_diff *d = w->d;
-    struct emb_diff_gap *gaps = emb_array_grow(d->gaps, &w->gap_cap, d->ngaps + 1, sizeof *gaps);
-    if (!gaps) {
-        w->oom = true;
+    struct emb_diff_gap *gaps = emb_diff_grow(w, d->gaps, &w->gap_cap, d->ngaps + 1, sizeof *gaps);
+    if (!gaps)
         return;
-    }
     d->gaps = gaps;
     struct emb_diff_gap *g = &d->gaps[d->ngaps++];
     g->side = (uint8_t)side;

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buffer.h"
 #include "diff_internal.h"
 
 static uint64_t op_identity(const struct emb_diff_ctx *c, const struct emb_diff_op *op)
@@ -19,14 +18,19 @@ struct keyed {
     size_t op;
 };
 
+/* Region, then identity: how an unmatched event of one run finds its reordered
+ * counterpart in the other. */
+static int keyed_order(const struct keyed *a, const struct keyed *b)
+{
+    int c = emb_diff_order_u64(a->region, b->region);
+    return c ? c : emb_diff_order_u64(a->key, b->key);
+}
+
 static int cmp_keyed(const void *x, const void *y)
 {
     const struct keyed *a = x, *b = y;
-    if (a->region != b->region)
-        return a->region < b->region ? -1 : 1;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    return a->op < b->op ? -1 : a->op > b->op;
+    int c = keyed_order(a, b);
+    return c ? c : emb_diff_order_u64(a->op, b->op);
 }
 
 /* The first field that differs under its policy between two events of one name. */
@@ -114,9 +118,7 @@ static void pair_reorders(struct emb_diff_work *w, uint32_t ci, struct emb_diff_
     qsort(dk, nd, sizeof *dk, cmp_keyed);
     qsort(ik, ni, sizeof *ik, cmp_keyed);
     for (size_t i = 0, j = 0; i < nd && j < ni;) {
-        int cmp = dk[i].region != ik[j].region ? (dk[i].region < ik[j].region ? -1 : 1)
-                  : dk[i].key != ik[j].key     ? (dk[i].key < ik[j].key ? -1 : 1)
-                                               : 0;
+        int cmp = keyed_order(&dk[i], &ik[j]);
         if (cmp < 0) {
             i++;
             continue;
@@ -328,10 +330,8 @@ int emb_diff_match_context(struct emb_diff_work *w, uint32_t ci)
     if (!c->present[0] || !c->present[1])
         return match_lone_context(w, ci);
     struct emb_diff_ops o = {0};
-    if (!(o.v = emb_array_grow(NULL, &o.cap, c->n[0] + c->n[1] + 1, sizeof *o.v))) {
-        w->oom = true;
+    if (!(o.v = emb_diff_grow(w, NULL, &o.cap, c->n[0] + c->n[1] + 1, sizeof *o.v)))
         return -1;
-    }
     if (emb_diff_sequences(c->ev[0], c->n[0], c->ev[1], c->n[1], &o, &d->diff_fallbacks) != 0) {
         free(o.v);
         w->oom = true;

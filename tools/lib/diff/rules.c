@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buffer.h"
 #include "diff_internal.h"
 #include "input_file.h"
 #include "parse_number.h"

@@ -13,9 +13,10 @@
 struct tclass {
     double *v, *bv;           /* the good run's values; the bad run's, matched intervals */
     size_t n, cap, bn, bcap;
-    double lo, hi, median;    /* the good run's quantiles q and 1 - q, and its median */
-    double b_lo, b_hi, b_median;
-    double margin;
+    /* the spread as each of the class's items reports it: the good run's quantiles q and
+     * 1 - q (lo, hi), its median and the margin; the bad run's (b_lo, b_hi, b_median);
+     * how many values each run has */
+    struct emb_diff_item band;
     size_t bseen;             /* the bad run's occurrences checked so far */
 };
 
@@ -50,11 +51,15 @@ static void spread(double *v, size_t n, double q, double *lo, double *median, do
 
 static void finish_class(struct tclass *t, const struct emb_diff_rules *r)
 {
+    struct emb_diff_item *b = &t->band;
     double q = r->quantile_pct / 100.0;
-    spread(t->v, t->n, q, &t->lo, &t->median, &t->hi);
-    spread(t->bv, t->bn, q, &t->b_lo, &t->b_median, &t->b_hi);
-    double m = r->margin_pct / 100.0 * t->median, floor_ns = r->margin_us * 1000.0;
-    t->margin = m > floor_ns ? m : floor_ns;
+    emb_diff_item_clear(b);
+    spread(t->v, t->n, q, &b->lo, &b->median, &b->hi);
+    spread(t->bv, t->bn, q, &b->b_lo, &b->b_median, &b->b_hi);
+    double m = r->margin_pct / 100.0 * b->median, floor_ns = r->margin_us * 1000.0;
+    b->margin = m > floor_ns ? m : floor_ns;
+    b->good_n = (uint32_t)t->n;
+    b->bad_n = (uint32_t)t->bn;
 }
 
 static bool class_add(double **v, size_t *n, size_t *cap, double x)
@@ -129,9 +134,8 @@ struct candidate {
 static int cmp_candidate(const void *x, const void *y)
 {
     const struct candidate *a = x, *b = y;
-    if (a->cls != b->cls)
-        return a->cls < b->cls ? -1 : 1;
-    return a->seq < b->seq ? -1 : a->seq > b->seq;
+    int c = emb_diff_order_u64(a->cls, b->cls);
+    return c ? c : emb_diff_order_u64(a->seq, b->seq);
 }
 
 /* One comparison's classes (class 0: the epochs' durations; the others found by key) and
@@ -153,26 +157,23 @@ static struct candidate *add_candidate(struct emb_diff_work *w, struct timing *t
                                        size_t seq, double v)
 {
     const struct tclass *t = &tm->cls[cls];
-    int sign = v > t->hi + t->margin ? 1 : v < t->lo - t->margin ? -1 : 0;
+    const struct emb_diff_item *b = &t->band;
+    int sign = v > b->hi + b->margin ? 1 : v < b->lo - b->margin ? -1 : 0;
     if (!sign)
         return NULL;
-    struct candidate *cand = emb_array_grow(tm->cand, &tm->cand_cap, tm->ncand + 1, sizeof *cand);
-    if (!cand) {
-        w->oom = true;
+    struct candidate *cand = emb_diff_grow(w, tm->cand, &tm->cand_cap, tm->ncand + 1, sizeof *cand);
+    if (!cand)
         return NULL;
-    }
     tm->cand = cand;
     struct candidate *c = &tm->cand[tm->ncand];
     memset(c, 0, sizeof *c);
     c->cls = cls;
     c->seq = seq;
     c->sign = sign;
-    c->dev = v - t->median;
+    c->dev = v - b->median;
     tm->ncand++;
-    struct emb_diff_item *it = &c->item;
-    it->a = it->b = it->a_prev = it->b_prev = it->a_near = it->b_near = -1;
-    it->field = -1;
-    it->value = v;
+    c->item = *b;
+    c->item.value = v;
     return c;
 }
 
@@ -290,24 +291,47 @@ static int good_intervals(const struct emb_diff *d, struct timing *tm)
     return 0;
 }
 
-/* The bad run's intervals between consecutive events matched to consecutive events of
- * the good run, in the class of their counterpart. */
-static int bad_intervals(const struct emb_diff *d, struct timing *tm)
+/* One of the bad run's intervals whose two events matched consecutive events of the good
+ * run inside the compared range: its context and last event, its counterpart's class and
+ * events, its value. */
+struct bad_interval {
+    uint32_t ci;
+    size_t j;
+    uint32_t cls;
+    int32_t pa, pp;
+    double v;
+};
+
+/* The next such interval after *bi (zeroed to start), by context, then event; false at
+ * the end. */
+static bool next_bad_interval(const struct emb_diff *d, const struct timing *tm,
+                              struct bad_interval *bi)
 {
-    size_t E = d->epochs;
-    for (uint32_t ci = 0; ci < d->nctx; ci++) {
-        const struct emb_diff_ctx *c = &d->ctx[ci];
+    for (; bi->ci < d->nctx; bi->ci++, bi->j = 0) {
+        const struct emb_diff_ctx *c = &d->ctx[bi->ci];
         if (!c->present[0] || !c->present[1])
             continue;
-        for (size_t j = c->epoch_start[1][0] + 1; j < c->epoch_start[1][E]; j++) {
-            int32_t pa, pp;
-            uint32_t x = matched_class(d, c, tm->gcls[ci], j, &pa, &pp);
-            if (x == UINT32_MAX)
-                continue;
-            struct tclass *t = &tm->cls[x];
-            if (!class_add(&t->bv, &t->bn, &t->bcap, (double)(c->ev[1][j].ns - c->ev[1][j - 1].ns)))
-                return -1;
+        if (bi->j == 0)
+            bi->j = c->epoch_start[1][0];
+        while (++bi->j < c->epoch_start[1][d->epochs]) {
+            bi->cls = matched_class(d, c, tm->gcls[bi->ci], bi->j, &bi->pa, &bi->pp);
+            if (bi->cls != UINT32_MAX) {
+                bi->v = (double)(c->ev[1][bi->j].ns - c->ev[1][bi->j - 1].ns);
+                return true;
+            }
         }
+    }
+    return false;
+}
+
+/* The bad run's matched intervals, in the class of their counterpart. */
+static int bad_intervals(const struct emb_diff *d, struct timing *tm)
+{
+    struct bad_interval bi = {0};
+    while (next_bad_interval(d, tm, &bi)) {
+        struct tclass *t = &tm->cls[bi.cls];
+        if (!class_add(&t->bv, &t->bn, &t->bcap, bi.v))
+            return -1;
     }
     return 0;
 }
@@ -326,8 +350,8 @@ static int epoch_candidates(struct emb_diff_work *w, struct timing *tm)
         return -1;
     for (size_t k = 0; k < E && t->n; k++) {
         double v = (double)(d->epoch_ns[1][k + 1] - d->epoch_ns[1][k]);
-        tm->catching_up[k] = v < t->lo - t->margin;
-        tm->late[k + 1] = tm->late[k] + v - t->median;
+        tm->catching_up[k] = v < t->band.lo - t->band.margin;
+        tm->late[k + 1] = tm->late[k] + v - t->band.median;
     }
     for (size_t k = 0; k < E && tm->cls[0].n; k++) {
         double v = (double)(d->epoch_ns[1][k + 1] - d->epoch_ns[1][k]);
@@ -349,38 +373,30 @@ static int epoch_candidates(struct emb_diff_work *w, struct timing *tm)
 static void interval_candidates(struct emb_diff_work *w, struct timing *tm)
 {
     struct emb_diff *d = w->d;
-    for (uint32_t ci = 0; ci < d->nctx; ci++) {
-        const struct emb_diff_ctx *c = &d->ctx[ci];
-        if (!c->present[0] || !c->present[1])
+    struct bad_interval bi = {0};
+    while (next_bad_interval(d, tm, &bi)) {
+        struct tclass *t = &tm->cls[bi.cls];
+        size_t seq = t->bseen++;
+        /* In an epoch shorter than the good run's band, the frame loop is catching up
+         * with its deadlines: an interval shorter than its band there (the loop's idle
+         * time, the gap to the next frame of a context the frames drive) is the
+         * pacing's, never a shift of its own. A catch-up stretches nothing. */
+        int32_t ep = d->ctx[bi.ci].ev[1][bi.j].epoch;
+        if (tm->catching_up[ep] && bi.v < t->band.lo - t->band.margin) {
+            d->isolated_timing++;
             continue;
-        for (size_t j = c->epoch_start[1][0] + 1; j < c->epoch_start[1][d->epochs]; j++) {
-            int32_t pa, pp;
-            uint32_t x = matched_class(d, c, tm->gcls[ci], j, &pa, &pp);
-            if (x == UINT32_MAX)
-                continue;
-            double v = (double)(c->ev[1][j].ns - c->ev[1][j - 1].ns);
-            size_t seq = tm->cls[x].bseen++;
-            /* In an epoch shorter than the good run's band, the frame loop is catching up
-             * with its deadlines: an interval shorter than its band there (the loop's idle
-             * time, the gap to the next frame of a context the frames drive) is the
-             * pacing's, never a shift of its own. A catch-up stretches nothing. */
-            int32_t ep = c->ev[1][j].epoch;
-            if (tm->catching_up[ep] && v < tm->cls[x].lo - tm->cls[x].margin) {
-                d->isolated_timing++;
-                continue;
-            }
-            struct candidate *cd = add_candidate(w, tm, x, seq, v);
-            if (!cd)
-                continue;
-            struct emb_diff_item *it = &cd->item;
-            it->rule = EMB_DIFF_INTERVAL;
-            it->epoch = c->ev[1][j].epoch;
-            it->ctx = ci;
-            it->a = pa;
-            it->a_prev = pp;
-            it->b = (int64_t)j;
-            it->b_prev = (int64_t)j - 1;
         }
+        struct candidate *cd = add_candidate(w, tm, bi.cls, seq, bi.v);
+        if (!cd)
+            continue;
+        struct emb_diff_item *it = &cd->item;
+        it->rule = EMB_DIFF_INTERVAL;
+        it->epoch = ep;
+        it->ctx = bi.ci;
+        it->a = bi.pa;
+        it->a_prev = bi.pp;
+        it->b = (int64_t)bi.j;
+        it->b_prev = (int64_t)bi.j - 1;
     }
 }
 
@@ -394,7 +410,6 @@ static void report_persistent(struct emb_diff_work *w, struct timing *tm)
     mark_persistent(d, tm->cand, tm->ncand, tm->late);
     for (size_t i = 0; i < tm->ncand; i++) {
         const struct candidate *cd = &tm->cand[i];
-        const struct tclass *t = &tm->cls[cd->cls];
         if (!cd->persistent) {
             d->isolated_timing++;
             continue;
@@ -403,15 +418,6 @@ static void report_persistent(struct emb_diff_work *w, struct timing *tm)
         if (!it)
             continue;
         *it = cd->item;
-        it->lo = t->lo;
-        it->hi = t->hi;
-        it->median = t->median;
-        it->margin = t->margin;
-        it->b_lo = t->b_lo;
-        it->b_hi = t->b_hi;
-        it->b_median = t->b_median;
-        it->good_n = (uint32_t)t->n;
-        it->bad_n = (uint32_t)t->bn;
         if (it->rule == EMB_DIFF_INTERVAL)
             emb_diff_set_offset(d, it);
     }
