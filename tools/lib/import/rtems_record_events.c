@@ -10,7 +10,7 @@
 #include <string.h>
 
 /* Version 1: the first published list (118 system events; USER is 512). */
-static const char *const emb__rr_v1[] = {
+static const char *const names_v1[] = {
     "EMPTY", "VERSION", "ACCEPT", "BIND", "CHOWN", "CLOSE", "CONNECT", "COUNT", "FCHMOD", "FCNTL",
     "FDATASYNC", "FREQUENCY", "FSTAT", "FSYNC", "FTRUNCATE", "HEAD", "HEAP_ALLOC", "HEAP_FREE",
     "HEAP_SIZE", "HEAP_USAGE", "INTERUPT_BEGIN", "INTERUPT_END", "INTERUPT_INSTALL",
@@ -40,7 +40,7 @@ static const char *const emb__rr_v1[] = {
 /* Version 4: 238 system events, then SYSTEM_238..511 and USER_0..511. RTEMS
  * cpukit/include/rtems/recorddata.h at commit c9bd696eb4 (2019-04-03), the last with
  * RTEMS_RECORD_THE_VERSION 4. */
-static const char *const emb__rr_v4[] = {
+static const char *const names_v4[] = {
     "EMPTY", "VERSION", "ACCEPT_ENTRY", "ACCEPT_EXIT", "BIND_ENTRY", "BIND_EXIT", "BUFFER",
     "CHOWN_ENTRY", "CHOWN_EXIT", "CLOSE_ENTRY", "CLOSE_EXIT", "CONNECT_ENTRY", "CONNECT_EXIT",
     "ETHER_INPUT", "ETHER_OUTPUT", "FCHMOD_ENTRY", "FCHMOD_EXIT", "FCNTL_ENTRY", "FCNTL_EXIT",
@@ -98,7 +98,7 @@ static const char *const emb__rr_v4[] = {
 /* Version 9 (RTEMS 5.1 to 5.3): 341 system events, then SYSTEM_341..511 and USER_0..511.
  * RTEMS cpukit/include/rtems/recorddata.h of the 5.3 tag (commit e41e9961df, 2019-09-02,
  * the last change to the list before version 10). */
-static const char *const emb__rr_v9[] = {
+static const char *const names_v9[] = {
     "EMPTY", "VERSION", "ACCEPT_ENTRY", "ACCEPT_EXIT", "ADDRESS", "ALIGNED_ALLOC_ENTRY",
     "ALIGNED_ALLOC_EXIT", "ARCH", "ARG_0", "ARG_1", "ARG_2", "ARG_3", "ARG_4", "ARG_5", "ARG_6",
     "ARG_7", "ARG_8", "ARG_9", "BIND_ENTRY", "BIND_EXIT", "BSP", "BUFFER", "CALLER",
@@ -182,7 +182,7 @@ static const char *const emb__rr_v9[] = {
  * PER_CPU_TAIL and added PER_CPU_DISCARD, TIME_ADJUSTMENT and UNRELIABLE_TIME: 342 system
  * events, then SYSTEM_342..511 and USER_0..511. RTEMS cpukit/include/rtems/recorddata.h at
  * 4655a7df00, the same list in the 6.1 and 6.2 tags and on main (181e86a199, 2026-07). */
-static const char *const emb__rr_v10[] = {
+static const char *const names_v10[] = {
     "EMPTY", "VERSION", "ARCH", "BSP", "FREQUENCY", "MULTILIB", "PER_CPU_COUNT", "PER_CPU_DISCARD",
     "PER_CPU_OVERFLOW", "PROCESSOR", "PROCESSOR_MAXIMUM", "THREAD_ID", "THREAD_NAME",
     "TIME_ADJUSTMENT", "TOOLS", "UNRELIABLE_TIME", "VERSION_CONTROL_KEY", "ACCEPT_ENTRY",
@@ -259,16 +259,16 @@ static const char *const emb__rr_v10[] = {
     "WRITEV_EXIT",
 };
 
-#define EMB__COUNT(a) (sizeof(a) / sizeof((a)[0]))
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
-struct emb__role_name {
+struct role_name {
     enum emb_rtems_record_role role;
     const char *name;
 };
 
 /* Roles by name: the reader keys its behaviour on names, so a table read from a target's
  * header works as long as it spells them the system's way. Old and new spellings both. */
-static const struct emb__role_name emb__roles[] = {
+static const struct role_name role_names[] = {
     {EMB_RR_ROLE_EMPTY, "EMPTY"},
     {EMB_RR_ROLE_VERSION, "VERSION"},
     {EMB_RR_ROLE_PROCESSOR, "PROCESSOR"},
@@ -290,9 +290,9 @@ static const struct emb__role_name emb__roles[] = {
     {EMB_RR_ROLE_UNRELIABLE_TIME, "UNRELIABLE_TIME"},
 };
 
-static void emb__assign_roles(struct emb_rtems_record_table *t)
+static void assign_roles(struct emb_rtems_record_table *t)
 {
-    for (size_t r = 0; r < EMB__COUNT(t->role_event); r++)
+    for (size_t r = 0; r < COUNT_OF(t->role_event); r++)
         t->role_event[r] = 0xFFFFu;
     memset(t->roles, EMB_RR_ROLE_OTHER, sizeof t->roles);
     t->no_time_last = 0xFFFFu;
@@ -301,12 +301,12 @@ static void emb__assign_roles(struct emb_rtems_record_table *t)
         const char *name = t->names[ev];
         if (name == NULL)
             continue;
-        for (size_t i = 0; i < EMB__COUNT(emb__roles); i++) {
-            if (strcmp(name, emb__roles[i].name) != 0)
+        for (size_t i = 0; i < COUNT_OF(role_names); i++) {
+            if (strcmp(name, role_names[i].name) != 0)
                 continue;
-            t->roles[ev] = (uint8_t)emb__roles[i].role;
-            if (t->role_event[emb__roles[i].role] == 0xFFFFu)
-                t->role_event[emb__roles[i].role] = (uint16_t)ev;
+            t->roles[ev] = (uint8_t)role_names[i].role;
+            if (t->role_event[role_names[i].role] == 0xFFFFu)
+                t->role_event[role_names[i].role] = (uint16_t)ev;
         }
         if (!strcmp(name, "ARCH") || !strcmp(name, "MULTILIB") || !strcmp(name, "BSP") ||
             !strcmp(name, "VERSION_CONTROL_KEY") || !strcmp(name, "TOOLS"))
@@ -316,47 +316,47 @@ static void emb__assign_roles(struct emb_rtems_record_table *t)
     }
 }
 
-static struct emb_rtems_record_table emb__tables[4] = {
-    {.version = 1, .named = EMB__COUNT(emb__rr_v1), .names = emb__rr_v1},
-    {.version = 4, .named = EMB__COUNT(emb__rr_v4), .names = emb__rr_v4},
-    {.version = 9, .named = EMB__COUNT(emb__rr_v9), .names = emb__rr_v9},
-    {.version = 10, .named = EMB__COUNT(emb__rr_v10), .names = emb__rr_v10},
+static struct emb_rtems_record_table tables[4] = {
+    {.version = 1, .named = COUNT_OF(names_v1), .names = names_v1},
+    {.version = 4, .named = COUNT_OF(names_v4), .names = names_v4},
+    {.version = 9, .named = COUNT_OF(names_v9), .names = names_v9},
+    {.version = 10, .named = COUNT_OF(names_v10), .names = names_v10},
 };
 
-_Static_assert(EMB__COUNT(emb__rr_v1) == 118, "version 1 names 118 events");
-_Static_assert(EMB__COUNT(emb__rr_v4) == 238, "version 4 names 238 events");
-_Static_assert(EMB__COUNT(emb__rr_v9) == 341, "version 9 names 341 events");
-_Static_assert(EMB__COUNT(emb__rr_v10) == 342, "version 10 names 342 events");
+_Static_assert(COUNT_OF(names_v1) == 118, "version 1 names 118 events");
+_Static_assert(COUNT_OF(names_v4) == 238, "version 4 names 238 events");
+_Static_assert(COUNT_OF(names_v9) == 341, "version 9 names 341 events");
+_Static_assert(COUNT_OF(names_v10) == 342, "version 10 names 342 events");
 
-static void emb__tables_init(void)
+static void tables_init(void)
 {
     static int done;
     if (done)
         return;
-    for (size_t i = 0; i < EMB__COUNT(emb__tables); i++)
-        emb__assign_roles(&emb__tables[i]);
+    for (size_t i = 0; i < COUNT_OF(tables); i++)
+        assign_roles(&tables[i]);
     done = 1;
 }
 
 const struct emb_rtems_record_table *emb_rtems_record_table_builtin(unsigned version)
 {
-    emb__tables_init();
-    for (size_t i = 0; i < EMB__COUNT(emb__tables); i++)
-        if (emb__tables[i].version == version)
-            return &emb__tables[i];
+    tables_init();
+    for (size_t i = 0; i < COUNT_OF(tables); i++)
+        if (tables[i].version == version)
+            return &tables[i];
     return NULL;
 }
 
 const struct emb_rtems_record_table *emb_rtems_record_table_for_version(unsigned version, bool *exact)
 {
-    emb__tables_init();
+    tables_init();
     if (version < EMB_RR_VERSION_MIN || version > EMB_RR_VERSION_MAX)
         return NULL;
-    for (size_t i = 0; i < EMB__COUNT(emb__tables); i++) {
-        if (emb__tables[i].version >= version) {
+    for (size_t i = 0; i < COUNT_OF(tables); i++) {
+        if (tables[i].version >= version) {
             if (exact != NULL)
-                *exact = emb__tables[i].version == version;
-            return &emb__tables[i];
+                *exact = tables[i].version == version;
+            return &tables[i];
         }
     }
     return NULL;
@@ -391,7 +391,7 @@ enum emb_rtems_record_role emb_rtems_record_event_role(const struct emb_rtems_re
 
 /* ---- Tables read from text ---- */
 
-struct emb__parsed_table {
+struct parsed_table {
     struct emb_rtems_record_table table;
     char *names[EMB_RR_EVENTS];
 };
@@ -400,13 +400,13 @@ void emb_rtems_record_table_free(struct emb_rtems_record_table *table)
 {
     if (table == NULL)
         return;
-    struct emb__parsed_table *p = (struct emb__parsed_table *)table;
-    for (size_t i = 0; i < EMB__COUNT(p->names); i++)
+    struct parsed_table *p = (struct parsed_table *)table;
+    for (size_t i = 0; i < COUNT_OF(p->names); i++)
         free(p->names[i]);
     free(p);
 }
 
-static int emb__valid_name(const char *s, size_t n)
+static int is_valid_name(const char *s, size_t n)
 {
     if (n == 0 || n > 63 || !(isupper((unsigned char)s[0])))
         return 0;
@@ -419,7 +419,7 @@ static int emb__valid_name(const char *s, size_t n)
 struct emb_rtems_record_table *emb_rtems_record_table_parse(const char *text, size_t len, unsigned version,
                                         char *err, size_t errlen)
 {
-    struct emb__parsed_table *p = calloc(1, sizeof *p);
+    struct parsed_table *p = calloc(1, sizeof *p);
     if (p == NULL) {
         snprintf(err, errlen, "out of memory");
         return NULL;
@@ -453,7 +453,7 @@ struct emb_rtems_record_table *emb_rtems_record_table_parse(const char *text, si
         size_t nl = 0;
         while (name[nl] != '\0' && !isspace((unsigned char)name[nl]))
             nl++;
-        if (numend == s || ev >= EMB_RR_EVENTS || !emb__valid_name(name, nl)) {
+        if (numend == s || ev >= EMB_RR_EVENTS || !is_valid_name(name, nl)) {
             snprintf(err, errlen, "line %u: expected `NUMBER NAME` with NUMBER below 1024 and "
                      "NAME an upper-case identifier", line);
             emb_rtems_record_table_free(&p->table);
@@ -482,6 +482,6 @@ struct emb_rtems_record_table *emb_rtems_record_table_parse(const char *text, si
     p->table.version = version;
     p->table.named = highest;
     p->table.names = (const char *const *)p->names;
-    emb__assign_roles(&p->table);
+    assign_roles(&p->table);
     return &p->table;
 }
