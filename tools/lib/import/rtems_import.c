@@ -22,15 +22,15 @@ struct emb_rtems_import {
     int ctx_of_cpu[EMB_RR_MAX_CPUS];
     struct emb_rtems_import_stats stats;
     bool failed;            /* the import stopped the reader (and said why) */
-    struct emb_problems *problems; /* the caller's, or own_problems */
-    struct emb_problems own_problems;
 };
 
 /* The reader knows only that its handler refused the event: the import says why, at the
  * item's offset. An expression worth -1. */
-#define import_fail(imp, offset, ...)                                                          \
-    ((imp)->failed = true,                                                                     \
-     emb_report((imp)->problems, EMB_ERROR, (long long)(offset), __VA_ARGS__), -1)
+#define import_fail(imp, offset, ...)                                                    \
+    ((imp)->failed = true,                                                               \
+     emb_report(emb_rtems_record_problems((imp)->rr), EMB_ERROR, (long long)(offset),    \
+                __VA_ARGS__),                                                            \
+     -1)
 
 static void random_uuid(uint8_t uuid[16])
 {
@@ -136,13 +136,10 @@ struct emb_rtems_import *emb_rtems_import_new(const struct emb_rtems_import_opti
         return NULL;
     if (opt != NULL)
         imp->opt = *opt;
-    emb_problems_init(&imp->own_problems, NULL);
-    imp->own_problems.max_kept = 1;
-    imp->problems = imp->opt.problems != NULL ? imp->opt.problems : &imp->own_problems;
     for (unsigned i = 0; i < EMB_RR_MAX_CPUS; i++)
         imp->ctx_of_cpu[i] = -1;
     struct emb_rtems_record_options ro = {
-        .handler = on_event, .arg = imp, .table = imp->opt.table, .problems = imp->problems};
+        .handler = on_event, .arg = imp, .table = imp->opt.table, .problems = imp->opt.problems};
     imp->rr = emb_rtems_record_new(&ro);
     if (imp->rr == NULL) {
         free(imp);
@@ -209,6 +206,5 @@ void emb_rtems_import_free(struct emb_rtems_import *imp)
     emb_rtems_record_free(imp->rr);
     if (imp->own_cat != NULL)
         emb_catalog_free(imp->own_cat);
-    emb_problems_free(&imp->own_problems);
     free(imp);
 }

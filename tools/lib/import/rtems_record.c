@@ -108,6 +108,11 @@ void emb_rtems_record_free(struct emb_rtems_record *rr)
     free(rr);
 }
 
+struct emb_problems *emb_rtems_record_problems(struct emb_rtems_record *rr)
+{
+    return rr->problems;
+}
+
 bool emb_rtems_record_failed(const struct emb_rtems_record *rr)
 {
     return rr->failed;

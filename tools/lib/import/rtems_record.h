@@ -156,6 +156,9 @@ int emb_rtems_record_finish(struct emb_rtems_record *rr);
 /* The reading was stopped before the stream ended (a live import cut by a deadline or a
  * signal): like emb_rtems_record_finish(), but a partial last item is dropped, not refused. */
 int emb_rtems_record_stop(struct emb_rtems_record *rr);
+/* Where the reader reports: the options' sink, or its own when they gave none (so a
+ * handler can report there too). */
+struct emb_problems *emb_rtems_record_problems(struct emb_rtems_record *rr);
 /* An error was reported, or the handler stopped the reader: it reads no more. */
 bool emb_rtems_record_failed(const struct emb_rtems_record *rr);
 const struct emb_rtems_record_info *emb_rtems_record_info(const struct emb_rtems_record *rr);
