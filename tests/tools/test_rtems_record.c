@@ -610,7 +610,9 @@ static void tables(void)
     const char text[] = "# from recorddata.h\n0 EMPTY\n1 VERSION\n0x2 PROCESSOR\n3 UPTIME_LOW\n"
                         "4 UPTIME_HIGH\n5 MY_EVENT\n";
     char err[128];
-    struct emb_rtems_record_table *t = emb_rtems_record_table_parse(text, sizeof text - 1, 10, err, sizeof err);
+    struct emb_problems ps;
+    emb_problems_init(&ps, "table.txt");
+    struct emb_rtems_record_table *t = emb_rtems_record_table_parse(text, sizeof text - 1, 10, &ps);
     ok(t != NULL && t->named == 6 && t->role_event[EMB_RR_ROLE_PROCESSOR] == 2 &&
        !strcmp(emb_rtems_record_event_name(t, 5, buf, sizeof buf), "MY_EVENT"), "table from text");
     struct emb_catalog *cat = t ? emb_rtems_record_catalog(t, err, sizeof err) : NULL;
@@ -621,8 +623,10 @@ static void tables(void)
         emb_catalog_free(cat);
     emb_rtems_record_table_free(t);
     const char bad[] = "0 EMPTY\n1 lower_case\n";
-    t = emb_rtems_record_table_parse(bad, sizeof bad - 1, 10, err, sizeof err);
-    ok(t == NULL && strstr(err, "line 2"), "bad table line: %s", err);
+    t = emb_rtems_record_table_parse(bad, sizeof bad - 1, 10, &ps);
+    const char *why = ps.n > 0 ? ps.items[0].message : "";
+    ok(t == NULL && strstr(why, "line 2"), "bad table line: %s", why);
+    emb_problems_free(&ps);
 
     const struct emb_catalog *c1 = emb_rtems_record_catalog_builtin(1), *c4 = emb_rtems_record_catalog_builtin(4),
                              *c9 = emb_rtems_record_catalog_builtin(9), *c10 = emb_rtems_record_catalog_builtin(10);

@@ -321,13 +321,17 @@ static struct emb_rtems_record_table *read_events(const char *path)
         emb_cli_error_at(CMD, path, -1, "%s", err);
         return NULL;
     }
+    struct emb_problems ps;
+    emb_problems_init(&ps, path);
     struct emb_rtems_record_table *table =
-        emb_rtems_record_table_parse((const char *)text, len, 0, err, sizeof err);
+        emb_rtems_record_table_parse((const char *)text, len, 0, &ps);
     free(text);
+    emb_cli_problems(CMD, &ps);
+    emb_problems_free(&ps);
     struct emb_catalog *cat = table != NULL ? emb_rtems_record_catalog(table, err, sizeof err) : NULL;
     if (cat == NULL) {
-        emb_cli_error_at(CMD, path, -1, table != NULL ? "these event names make no "
-                         "catalogue: %s" : "%s", err);
+        if (table != NULL)
+            emb_cli_error_at(CMD, path, -1, "these event names make no catalogue: %s", err);
         emb_rtems_record_table_free(table);
         return NULL;
     }

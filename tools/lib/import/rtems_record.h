@@ -84,10 +84,11 @@ const struct emb_rtems_record_table *emb_rtems_record_table_builtin(unsigned ver
 /* Reads a table from text: one `NUMBER NAME` per line (decimal or 0x hex; `#` comments),
  * the output of the sed line in docs/formats/rtems-record.md run over a target's
  * recorddata.h. Names are upper-case identifiers; numbers 0 to 1023 (512 and up name user
- * events, which have no role). Returns NULL and a message in err on a
- * bad line. Free with emb_rtems_record_table_free(). */
-struct emb_rtems_record_table *emb_rtems_record_table_parse(const char *text, size_t len, unsigned version,
-                                        char *err, size_t errlen);
+ * events, which have no role). Returns NULL after reporting a bad line ("line N: ...") to
+ * `problems`. Free with emb_rtems_record_table_free(). */
+struct emb_rtems_record_table *emb_rtems_record_table_parse(const char *text, size_t len,
+                                                            unsigned version,
+                                                            struct emb_problems *problems);
 void emb_rtems_record_table_free(struct emb_rtems_record_table *table);
 
 /* The name of event `event` (upper case, as the system spells it): a table name,

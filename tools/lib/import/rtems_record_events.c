@@ -4,6 +4,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "rtems_record.h"
 
+#include "problem.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -381,66 +383,73 @@ static int is_valid_name(const char *s, size_t n)
     return 1;
 }
 
-struct emb_rtems_record_table *emb_rtems_record_table_parse(const char *text, size_t len, unsigned version,
-                                        char *err, size_t errlen)
+/* One line of a table, into p->names: a `NUMBER NAME` pair, or nothing but a comment or
+ * space. Returns the event number, -1 for a line without one, -2 after a problem. */
+static long parse_line(struct parsed_table *p, char *line, unsigned number,
+                       struct emb_problems *problems)
+{
+    char *hash = strchr(line, '#');
+    if (hash != NULL)
+        *hash = '\0';
+    char *s = line;
+    while (isspace((unsigned char)*s))
+        s++;
+    if (*s == '\0')
+        return -1;
+    char *numend;
+    unsigned long ev = strtoul(s, &numend, 0);
+    char *name = numend;
+    while (isspace((unsigned char)*name))
+        name++;
+    size_t nl = 0;
+    while (name[nl] != '\0' && !isspace((unsigned char)name[nl]))
+        nl++;
+    if (numend == s || ev >= EMB_RR_EVENTS || !is_valid_name(name, nl)) {
+        emb_report(problems, EMB_ERROR, -1, "line %u: expected `NUMBER NAME` with NUMBER "
+                   "below 1024 and NAME an upper-case identifier", number);
+        return -2;
+    }
+    if (p->names[ev] != NULL) {
+        emb_report(problems, EMB_ERROR, -1, "line %u: event %lu named twice", number, ev);
+        return -2;
+    }
+    p->names[ev] = strndup(name, nl);
+    if (p->names[ev] == NULL) {
+        emb_report(problems, EMB_ERROR, -1, "out of memory");
+        return -2;
+    }
+    return (long)ev;
+}
+
+struct emb_rtems_record_table *emb_rtems_record_table_parse(const char *text, size_t len,
+                                                            unsigned version,
+                                                            struct emb_problems *problems)
 {
     struct parsed_table *p = calloc(1, sizeof *p);
     if (p == NULL) {
-        snprintf(err, errlen, "out of memory");
+        emb_report(problems, EMB_ERROR, -1, "out of memory");
         return NULL;
     }
     unsigned line = 0, highest = 0;
-    bool any = false;
-    size_t i = 0;
-    while (i < len) {
+    for (size_t i = 0; i < len;) {
         size_t end = i;
         while (end < len && text[end] != '\n')
             end++;
-        line++;
         char buf[160];
         size_t n = end - i < sizeof buf - 1 ? end - i : sizeof buf - 1;
         memcpy(buf, text + i, n);
         buf[n] = '\0';
         i = end + 1;
-        char *hash = strchr(buf, '#');
-        if (hash != NULL)
-            *hash = '\0';
-        char *s = buf;
-        while (isspace((unsigned char)*s))
-            s++;
-        if (*s == '\0')
-            continue;
-        char *numend;
-        unsigned long ev = strtoul(s, &numend, 0);
-        char *name = numend;
-        while (isspace((unsigned char)*name))
-            name++;
-        size_t nl = 0;
-        while (name[nl] != '\0' && !isspace((unsigned char)name[nl]))
-            nl++;
-        if (numend == s || ev >= EMB_RR_EVENTS || !is_valid_name(name, nl)) {
-            snprintf(err, errlen, "line %u: expected `NUMBER NAME` with NUMBER below 1024 and "
-                     "NAME an upper-case identifier", line);
+        long ev = parse_line(p, buf, ++line, problems);
+        if (ev == -2) {
             emb_rtems_record_table_free(&p->table);
             return NULL;
         }
-        if (p->names[ev] != NULL) {
-            snprintf(err, errlen, "line %u: event %lu named twice", line, ev);
-            emb_rtems_record_table_free(&p->table);
-            return NULL;
-        }
-        p->names[ev] = strndup(name, nl);
-        if (p->names[ev] == NULL) {
-            snprintf(err, errlen, "out of memory");
-            emb_rtems_record_table_free(&p->table);
-            return NULL;
-        }
-        any = true;
-        if (ev + 1u > highest)
+        if (ev >= 0 && (unsigned)ev + 1u > highest)
             highest = (unsigned)ev + 1u;
     }
-    if (!any) {
-        snprintf(err, errlen, "no event names");
+    if (highest == 0) {
+        emb_report(problems, EMB_ERROR, -1, "no event names");
         emb_rtems_record_table_free(&p->table);
         return NULL;
     }
