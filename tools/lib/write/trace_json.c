@@ -119,6 +119,18 @@ void emb_trace_json_header(struct emb_json *j, const struct emb_trace *t)
     emb_json_end_object(j);
 }
 
+/* Counters of the decoder, as members in the order given. */
+struct count {
+    const char *key;
+    uint64_t value;
+};
+
+static void json_counts(struct emb_json *j, const struct count *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        emb_json_uint(j, c[i].key, c[i].value);
+}
+
 void emb_trace_json_contexts(struct emb_json *j, const struct emb_trace *t)
 {
     emb_json_begin_array(j, "contexts");
@@ -129,13 +141,16 @@ void emb_trace_json_contexts(struct emb_json *j, const struct emb_trace *t)
         emb_json_string(j, "name", c->name);
         emb_json_string(j, "kind", emb_trace_context_kind_name(c->kind));
         emb_json_bool(j, "in_table", c->in_table);
-        emb_json_uint(j, "events", c->events);
-        emb_json_uint(j, "unknown", c->unknown);
-        emb_json_uint(j, "packets", c->packets);
-        emb_json_uint(j, "packets_opened", c->table_packets);
-        emb_json_uint(j, "discarded", c->discarded);
-        emb_json_uint(j, "lost_packets", c->lost_packets);
-        emb_json_uint(j, "first_seq", c->first_seq);
+        const struct count counts[] = {
+            {"events", c->events},
+            {"unknown", c->unknown},
+            {"packets", c->packets},
+            {"packets_opened", c->table_packets},
+            {"discarded", c->discarded},
+            {"lost_packets", c->lost_packets},
+            {"first_seq", c->first_seq},
+        };
+        json_counts(j, counts, sizeof counts / sizeof counts[0]);
         emb_json_end_object(j);
     }
     emb_json_end_array(j);
@@ -145,14 +160,17 @@ void emb_trace_json_summary(struct emb_json *j, const struct emb_trace *t)
 {
     const struct emb_trace_summary *s = emb_trace_summary(t);
     emb_json_begin_object(j, "summary");
-    emb_json_uint(j, "events", s->events);
-    emb_json_uint(j, "unknown", s->unknown);
-    emb_json_uint(j, "discarded", s->discarded);
-    emb_json_uint(j, "lost_packets", s->lost_packets);
-    emb_json_uint(j, "lost_no_context", s->lost_no_context);
-    emb_json_uint(j, "packets", s->packets);
-    emb_json_uint(j, "bad_packets", s->bad_packets);
-    emb_json_uint(j, "errors", s->errors);
+    const struct count counts[] = {
+        {"events", s->events},
+        {"unknown", s->unknown},
+        {"discarded", s->discarded},
+        {"lost_packets", s->lost_packets},
+        {"lost_no_context", s->lost_no_context},
+        {"packets", s->packets},
+        {"bad_packets", s->bad_packets},
+        {"errors", s->errors},
+    };
+    json_counts(j, counts, sizeof counts / sizeof counts[0]);
     emb_json_bool(j, "fatal", s->fatal);
     emb_json_end_object(j);
     size_t n;
@@ -170,14 +188,29 @@ void emb_trace_json_summary(struct emb_json *j, const struct emb_trace *t)
     emb_json_end_array(j);
 }
 
+/* The document's opening: the file, its header and contexts. */
+static void document_begin(struct emb_json *j, const struct emb_trace *t, FILE *out)
+{
+    emb_json_init(j, out, true);
+    emb_json_begin_object(j, NULL);
+    emb_json_string(j, "file", emb_trace_name(t));
+    emb_trace_json_header(j, t);
+    emb_trace_json_contexts(j, t);
+}
+
+/* The summary and issues, and the document's close. */
+static int document_end(struct emb_json *j, const struct emb_trace *t)
+{
+    emb_trace_json_summary(j, t);
+    emb_json_end_object(j);
+    emb_json_end(j);
+    return ferror(j->out) ? -1 : 0;
+}
+
 int emb_trace_write_json(const struct emb_trace *t, FILE *out)
 {
     struct emb_json j;
-    emb_json_init(&j, out, true);
-    emb_json_begin_object(&j, NULL);
-    emb_json_string(&j, "file", emb_trace_name(t));
-    emb_trace_json_header(&j, t);
-    emb_trace_json_contexts(&j, t);
+    document_begin(&j, t, out);
     size_t n;
     const struct emb_trace_event *const *recs = emb_trace_events(t, &n);
     emb_json_begin_array(&j, "events");
@@ -187,8 +220,12 @@ int emb_trace_write_json(const struct emb_trace *t, FILE *out)
         emb_trace_json_record(&j, t, recs[i]);
     emb_json_end_array(&j);
     j.flat_depth = 0;
-    emb_trace_json_summary(&j, t);
-    emb_json_end_object(&j);
-    emb_json_end(&j);
-    return ferror(out) ? -1 : 0;
+    return document_end(&j, t);
+}
+
+int emb_trace_write_json_summary(const struct emb_trace *t, FILE *out)
+{
+    struct emb_json j;
+    document_begin(&j, t, out);
+    return document_end(&j, t);
 }
