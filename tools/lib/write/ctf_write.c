@@ -45,8 +45,6 @@ static const char *type_name(enum emb_ctf_type t)
         return "uint8_t";
     case EMB_CTF_U32:
         return "uint32_t";
-    case EMB_CTF_U64:
-        return "uint64_t";
     default:
         return "string";
     }
@@ -172,9 +170,6 @@ void emb_ctf_event(struct emb_ctf_stream *s, uint32_t id, uint64_t ts,
             break;
         case EMB_CTF_U32:
             put_u32(&s->bytes, (uint32_t)v[f].u);
-            break;
-        case EMB_CTF_U64:
-            put_u64(&s->bytes, v[f].u);
             break;
         case EMB_CTF_STRING:
             emb_buf_append(&s->bytes, v[f].s, strlen(v[f].s) + 1);

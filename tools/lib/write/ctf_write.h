@@ -1,8 +1,9 @@
 /* CTF 1.8 written from a description: the metadata (TSDL) of a trace of one stream whose
- * event classes are lists of typed fields, and that stream's packets, built in memory and
- * written with the metadata into a directory. `emb events export` describes its service
- * events this way; a decoded trace's packets already are CTF (trace_ctf.c copies them
- * beside the catalogue's TSDL), and both share the directory handling here. */
+ * event classes share one list of typed fields, and that stream's packets, built in memory
+ * and written with the metadata into a directory. `emb events export` describes its service
+ * events this way. A decoded trace needs none of it: its packets already are CTF and its
+ * TSDL is the catalogue's (emb_catalog_write_tsdl, which the capture decoder and embgen
+ * write too), so trace_ctf.c copies them and shares only the directory handling here. */
 #ifndef EMB_WRITE_CTF_WRITE_H
 #define EMB_WRITE_CTF_WRITE_H
 
@@ -16,7 +17,6 @@
 enum emb_ctf_type {
     EMB_CTF_U8,     /* uint8_t */
     EMB_CTF_U32,    /* uint32_t, little-endian */
-    EMB_CTF_U64,    /* uint64_t, little-endian */
     EMB_CTF_STRING, /* NUL-terminated */
 };
 
