@@ -119,18 +119,6 @@ void emb_trace_json_header(struct emb_json *j, const struct emb_trace *t)
     emb_json_end_object(j);
 }
 
-/* Counters of the decoder, as members in the order given. */
-struct count {
-    const char *key;
-    uint64_t value;
-};
-
-static void json_counts(struct emb_json *j, const struct count *c, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        emb_json_uint(j, c[i].key, c[i].value);
-}
-
 void emb_trace_json_contexts(struct emb_json *j, const struct emb_trace *t)
 {
     emb_json_begin_array(j, "contexts");
@@ -141,16 +129,13 @@ void emb_trace_json_contexts(struct emb_json *j, const struct emb_trace *t)
         emb_json_string(j, "name", c->name);
         emb_json_string(j, "kind", emb_trace_context_kind_name(c->kind));
         emb_json_bool(j, "in_table", c->in_table);
-        const struct count counts[] = {
-            {"events", c->events},
-            {"unknown", c->unknown},
-            {"packets", c->packets},
-            {"packets_opened", c->table_packets},
-            {"discarded", c->discarded},
-            {"lost_packets", c->lost_packets},
-            {"first_seq", c->first_seq},
-        };
-        json_counts(j, counts, sizeof counts / sizeof counts[0]);
+        emb_json_uint(j, "events", c->events);
+        emb_json_uint(j, "unknown", c->unknown);
+        emb_json_uint(j, "packets", c->packets);
+        emb_json_uint(j, "packets_opened", c->table_packets);
+        emb_json_uint(j, "discarded", c->discarded);
+        emb_json_uint(j, "lost_packets", c->lost_packets);
+        emb_json_uint(j, "first_seq", c->first_seq);
         emb_json_end_object(j);
     }
     emb_json_end_array(j);
@@ -160,17 +145,14 @@ void emb_trace_json_summary(struct emb_json *j, const struct emb_trace *t)
 {
     const struct emb_trace_summary *s = emb_trace_summary(t);
     emb_json_begin_object(j, "summary");
-    const struct count counts[] = {
-        {"events", s->events},
-        {"unknown", s->unknown},
-        {"discarded", s->discarded},
-        {"lost_packets", s->lost_packets},
-        {"lost_no_context", s->lost_no_context},
-        {"packets", s->packets},
-        {"bad_packets", s->bad_packets},
-        {"errors", s->errors},
-    };
-    json_counts(j, counts, sizeof counts / sizeof counts[0]);
+    emb_json_uint(j, "events", s->events);
+    emb_json_uint(j, "unknown", s->unknown);
+    emb_json_uint(j, "discarded", s->discarded);
+    emb_json_uint(j, "lost_packets", s->lost_packets);
+    emb_json_uint(j, "lost_no_context", s->lost_no_context);
+    emb_json_uint(j, "packets", s->packets);
+    emb_json_uint(j, "bad_packets", s->bad_packets);
+    emb_json_uint(j, "errors", s->errors);
     emb_json_bool(j, "fatal", s->fatal);
     emb_json_end_object(j);
     size_t n;
