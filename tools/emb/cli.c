@@ -151,6 +151,28 @@ int emb_cli_bad_option(const char *cmd, int opt, char *const argv[])
     return EMB_EXIT_BAD;
 }
 
+int emb_cli_parse_options(const struct emb_cli_command *c, int argc, char **argv,
+                          int (*on_option)(void *arg, int opt, char *optarg), void *arg)
+{
+    optind = 0; /* 0, not 1: getopt_long also forgets what it read of the last argv */
+    opterr = 0;
+    int opt;
+    while ((opt = getopt_long(argc, argv, c->shortopts ? c->shortopts : ":h", c->options, NULL)) !=
+           -1) {
+        int rc;
+        if (opt == 'h') {
+            fputs(c->help, stdout);
+            return -1;
+        }
+        if (opt == '?' || opt == ':')
+            return emb_cli_bad_option(c->name, opt, argv);
+        rc = opt == EMB_OPT_COLOR ? emb_cli_color_option(c->name, optarg) : on_option(arg, opt, optarg);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
 int emb_cli_option_u64(const char *cmd, const char *name, const char *arg, uint64_t min,
                        uint64_t max, const char *what, uint64_t *out)
 {

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <getopt.h>
 #include <stdio.h>
 
 #include "json.h"
@@ -63,6 +64,21 @@ int emb_cli_bad_option(const char *cmd, int opt, char *const argv[]);
 #define EMB_CLI_OPTIONS_COMMON                                                              \
     {"color", optional_argument, NULL, EMB_OPT_COLOR},                                      \
         {"colour", optional_argument, NULL, EMB_OPT_COLOR}, {"help", no_argument, NULL, 'h'}
+
+/* A command's options, parsed the one way. `options` ends with EMB_CLI_OPTIONS_COMMON and
+ * {NULL}; `shortopts` lists the short options after ':' (NULL: ":h"). --color and --help
+ * are handled here (the help text printed to stdout); every other option goes to
+ * on_option(arg, opt, optarg), which returns 0, or EMB_EXIT_BAD after saying why; an
+ * unknown option or a missing value is reported here. Returns 0 with optind at the first
+ * operand, -1 after --help (the command exits 0), or EMB_EXIT_BAD. */
+struct emb_cli_command {
+    const char *name; /* "emb crash" */
+    const char *help; /* the --help text */
+    const char *shortopts;
+    const struct option *options;
+};
+int emb_cli_parse_options(const struct emb_cli_command *c, int argc, char **argv,
+                          int (*on_option)(void *arg, int opt, char *optarg), void *arg);
 
 /* An option's number, parsed with emb_parse_u64/emb_parse_double (base/parse_number.h):
  * on a bad one, "emb CMD: --NAME takes WHAT, not 'ARG'" and EMB_EXIT_BAD; else 0. */

@@ -2,22 +2,14 @@
  * any capture source (tools/lib/acquire/capture_source.h). */
 #define _POSIX_C_SOURCE 200809L
 
-#include <errno.h>
+#include "command.h"
+
 #include <float.h>
-#include <getopt.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <signal.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "capture_session.h"
 #include "catalog_known.h"
-#include "catalog.h"
-#include "catalog_choice.h"
-#include "cli.h"
-#include "emb_cmds.h"
 #include "parse_number.h"
 
 static const char *const CMD = "emb capture";

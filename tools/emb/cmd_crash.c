@@ -4,18 +4,10 @@
  * events (switches, the interrupt that ran, the locks held). */
 #define _POSIX_C_SOURCE 200809L
 
-#include <getopt.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "command.h"
 
-#include "catalog.h"
-#include "catalog_choice.h"
-#include "cli.h"
 #include "crash_report.h"
 #include "elf_image.h"
-#include "emb_cmds.h"
 #include "input_file.h"
 #include "trace_decode.h"
 #include "trace_write.h"
@@ -26,34 +18,31 @@ static const char *const CMD = "emb crash";
 
 #define MAX_INPUT (16u << 20) /* a record or a retained region, or a capture holding one */
 
-static void help(FILE *out)
-{
-    fprintf(out,
-            "Usage: emb crash --elf FW [options] RECORD|CAPTURE\n"
-            "\n"
-            "Shows a crash record (version 1 or 2, docs/formats/crash.md) with the firmware's\n"
-            "ELF: the faulting function and line with its inlined callers, the caller, the\n"
-            "stack and thread, the registers decoded for the architecture, and the flight\n"
-            "recorder's last events: the switches, the interrupt that ran, the locks held.\n"
-            "RECORD is a saved record or a whole retained region (its mini-records are listed\n"
-            "too); CAPTURE a sealed capture (emb capture) whose crash section holds the record\n"
-            "the target sent. A record from another build is refused with both build ids.\n"
-            "\n"
-            "Options:\n"
-            "      --elf FW        the image the record came from (symbols and build id)\n"
-            "      --events N      flight recorder events to list (default 24, 0: all)\n"
-            "      --json          one JSON document\n"
-            "      --catalog FILE  decode the flight recorder with this catalogue (YAML)\n"
-            "      --debuginfod    fetch debug info a stripped FW lacks from the servers in\n"
-            "                      DEBUGINFOD_URLS (without it, nothing goes to the network)\n"
-            "      --color[=WHEN]  colour: auto (default), always, never; NO_COLOR is honoured\n"
-            "  -h, --help          show this help\n"
-            "\n"
-            "Exit status: 0 when the record decoded, 1 when a valid record contradicts\n"
-            "itself (it announces more or fewer flight packets than decode), 2 on bad input\n"
-            "or usage (a corrupt or truncated record, an unknown version, another build's\n"
-            "record, a truncated or damaged ELF).\n");
-}
+static const char HELP[] =
+    "Usage: emb crash --elf FW [options] RECORD|CAPTURE\n"
+    "\n"
+    "Shows a crash record (version 1 or 2, docs/formats/crash.md) with the firmware's\n"
+    "ELF: the faulting function and line with its inlined callers, the caller, the\n"
+    "stack and thread, the registers decoded for the architecture, and the flight\n"
+    "recorder's last events: the switches, the interrupt that ran, the locks held.\n"
+    "RECORD is a saved record or a whole retained region (its mini-records are listed\n"
+    "too); CAPTURE a sealed capture (emb capture) whose crash section holds the record\n"
+    "the target sent. A record from another build is refused with both build ids.\n"
+    "\n"
+    "Options:\n"
+    "      --elf FW        the image the record came from (symbols and build id)\n"
+    "      --events N      flight recorder events to list (default 24, 0: all)\n"
+    "      --json          one JSON document\n"
+    "      --catalog FILE  decode the flight recorder with this catalogue (YAML)\n"
+    "      --debuginfod    fetch debug info a stripped FW lacks from the servers in\n"
+    "                      DEBUGINFOD_URLS (without it, nothing goes to the network)\n"
+    "      --color[=WHEN]  colour: auto (default), always, never; NO_COLOR is honoured\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "Exit status: 0 when the record decoded, 1 when a valid record contradicts\n"
+    "itself (it announces more or fewer flight packets than decode), 2 on bad input\n"
+    "or usage (a corrupt or truncated record, an unknown version, another build's\n"
+    "record, a truncated or damaged ELF).\n";
 
 struct args {
     const char *elf;
@@ -63,38 +52,36 @@ struct args {
     bool json;
 };
 
+enum { OPT_ELF = 256, OPT_EVENTS, OPT_JSON, OPT_CATALOG, OPT_DEBUGINFOD };
+static const struct option OPTIONS[] = {
+    {"elf", required_argument, NULL, OPT_ELF},
+    {"events", required_argument, NULL, OPT_EVENTS},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"catalog", required_argument, NULL, OPT_CATALOG},
+    {"debuginfod", no_argument, NULL, OPT_DEBUGINFOD},
+    EMB_CLI_OPTIONS_COMMON,
+    {NULL, 0, NULL, 0},
+};
+static const struct emb_cli_command COMMAND = {CMD, HELP, NULL, OPTIONS};
+
+static int on_option(void *arg, int opt, char *value)
+{
+    struct args *a = arg;
+    switch (opt) {
+    case OPT_ELF: a->elf = value; return 0;
+    case OPT_EVENTS: return emb_cli_option_u64(CMD, "events", value, 0, SIZE_MAX, "a count", &a->events);
+    case OPT_JSON: a->json = true; return 0;
+    case OPT_CATALOG: a->catalog = value; return 0;
+    case OPT_DEBUGINFOD: emb_elf_allow_debuginfod(true); return 0;
+    default: return 0;
+    }
+}
+
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    enum { OPT_ELF = 256, OPT_EVENTS, OPT_JSON, OPT_CATALOG, OPT_DEBUGINFOD };
-    static const struct option options[] = {
-        {"elf", required_argument, NULL, OPT_ELF},
-        {"events", required_argument, NULL, OPT_EVENTS},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"catalog", required_argument, NULL, OPT_CATALOG},
-        {"debuginfod", no_argument, NULL, OPT_DEBUGINFOD},
-        EMB_CLI_OPTIONS_COMMON,
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-        int rc = 0;
-        switch (c) {
-        case OPT_ELF: a->elf = optarg; break;
-        case OPT_EVENTS:
-            rc = emb_cli_option_u64(CMD, "events", optarg, 0, SIZE_MAX, "a count", &a->events);
-            break;
-        case OPT_JSON: a->json = true; break;
-        case OPT_CATALOG: a->catalog = optarg; break;
-        case OPT_DEBUGINFOD: emb_elf_allow_debuginfod(true); break;
-        case EMB_OPT_COLOR: rc = emb_cli_color_option(CMD, optarg); break;
-        case 'h': help(stdout); return -1;
-        default: return emb_cli_bad_option(CMD, c, argv);
-        }
-        if (rc != 0)
-            return rc;
-    }
+    int rc = emb_cli_parse_options(&COMMAND, argc, argv, on_option, a);
+    if (rc != 0)
+        return rc;
     if (optind + 1 != argc) {
         emb_cli_error(CMD, optind == argc ? "no crash record given" : "one crash record, please");
         fprintf(stderr, "Usage: emb crash --elf FW [options] RECORD (emb crash --help)\n");

@@ -3,20 +3,11 @@
  * objects, the crash record; and the rings pulled out as a trace file. */
 #define _GNU_SOURCE
 
-#include <errno.h>
-#include <getopt.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "command.h"
 
-#include "catalog.h"
-#include "catalog_choice.h"
-#include "cli.h"
 #include "crash_decode.h"
 #include "desc_read.h"
 #include "elf_image.h"
-#include "emb_cmds.h"
 #include "probe.h"
 
 static const char *const CMD = "emb desc";

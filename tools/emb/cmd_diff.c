@@ -2,21 +2,14 @@
  * difference (docs/diff.md). */
 #define _POSIX_C_SOURCE 200809L
 
-#include <errno.h>
+#include "command.h"
+
 #include <float.h>
-#include <getopt.h>
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "capture.h"
-#include "catalog.h"
 #include "catalog_known.h"
-#include "catalog_choice.h"
-#include "cli.h"
 #include "diff.h"
-#include "emb_cmds.h"
 
 static const char *const CMD = "emb diff";
 

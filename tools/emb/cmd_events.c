@@ -1,18 +1,12 @@
 /* `emb events`: the service IPC trace sink and the questions it answers. */
 #define _POSIX_C_SOURCE 200809L
 
-#include <errno.h>
-#include <getopt.h>
+#include "command.h"
+
 #include <signal.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "emb_cmds.h"
 #include "events_chain.h"
 #include "events_client.h"
 #include "events_cmd.h"

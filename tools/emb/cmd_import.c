@@ -2,20 +2,13 @@
  * its Perfetto and CTF exports, and two-run comparisons work on it. */
 #define _POSIX_C_SOURCE 200809L
 
-#include <errno.h>
+#include "command.h"
+
 #include <float.h>
 #include <fcntl.h>
-#include <getopt.h>
-#include <inttypes.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
-#include "catalog.h"
-#include "cli.h"
-#include "emb_cmds.h"
 #include "hostio.h"
 #include "input_file.h"
 #include "rtems_import.h"

@@ -3,15 +3,11 @@
  * SOCK_SEQPACKET socket at a path, answering one reply per query. The logic is
  * tools/lib/events/events_sink.c; this file moves bytes and never trusts them. */
 #define _GNU_SOURCE
-#include <errno.h>
+#include "command.h"
+
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -19,7 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "events_client.h"
 #include "events_cmd.h"
 #include "events_sink.h"
