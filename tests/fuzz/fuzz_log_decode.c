@@ -39,8 +39,11 @@ static void on_record(void *arg, const struct emb_logrec *r)
     sink += strlen(r->ctx_name);
 }
 
-static void on_problem(void *arg, uint64_t offset, bool error, const char *msg)
+static void on_problem(void *arg, const struct emb_problem *p)
 {
+    uint64_t offset = (uint64_t)p->offset;
+    bool error = p->severity != EMB_NOTE;
+    const char *msg = p->message;
     (void)arg;
     sink += offset + error + strlen(msg);
 }
@@ -48,8 +51,10 @@ static void on_problem(void *arg, uint64_t offset, bool error, const char *msg)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     for (int raw = 0; raw < 2; raw++) {
+        struct emb_problems problems;
+        emb_problems_init_callback(&problems, NULL, on_problem, NULL);
         struct emb_log_decoder_options opt = {.db = db, .raw = raw != 0, .record = on_record,
-                                         .problem = on_problem};
+                                         .problems = &problems};
         struct emb_log_decoder *d = emb_log_decoder_new(&opt);
         if (d == NULL)
             return 0;

@@ -48,8 +48,11 @@ static void on_record(void *arg, const struct emb_logrec *r)
     snprintf(last, sizeof last, "%.*s", (int)r->text_len, r->text);
 }
 
-static void on_problem(void *arg, uint64_t offset, bool error, const char *msg)
+static void on_problem(void *arg, const struct emb_problem *p)
 {
+    uint64_t offset = (uint64_t)p->offset;
+    bool error = p->severity != EMB_NOTE;
+    const char *msg = p->message;
     (void)arg;
     if (error) {
         errors++;
@@ -89,7 +92,9 @@ int main(void)
     FILE *f = fopen(path, "rb");
     if (db == NULL || f == NULL)
         return emb_test_done();
-    struct emb_log_decoder_options opt = {.db = db, .record = on_record, .problem = on_problem};
+    struct emb_problems problems;
+    emb_problems_init_callback(&problems, NULL, on_problem, NULL);
+    struct emb_log_decoder_options opt = {.db = db, .record = on_record, .problems = &problems};
     struct emb_log_decoder *d = emb_log_decoder_new(&opt);
     static uint8_t buf[65536];
     size_t n;

@@ -135,8 +135,11 @@ static void on_record(void *arg, const struct emb_logrec *r)
     }
 }
 
-static void on_problem(void *arg, uint64_t offset, bool error, const char *msg)
+static void on_problem(void *arg, const struct emb_problem *p)
 {
+    uint64_t offset = (uint64_t)p->offset;
+    bool error = p->severity != EMB_NOTE;
+    const char *msg = p->message;
     (void)arg;
     if (error) {
         res.errors++;
@@ -150,9 +153,11 @@ static void on_problem(void *arg, uint64_t offset, bool error, const char *msg)
 static void decode(const uint8_t *data, size_t len, bool raw, size_t piece)
 {
     memset(&res, 0, sizeof res);
+    struct emb_problems problems;
+    emb_problems_init_callback(&problems, NULL, on_problem, NULL);
     struct emb_log_decoder_options opt = {.db = db, .raw = raw, .raw_context = 5,
                                      .no_build_id_check = no_build_id_check,
-                                     .record = on_record, .problem = on_problem};
+                                     .record = on_record, .problems = &problems};
     struct emb_log_decoder *d = emb_log_decoder_new(&opt);
     for (size_t i = 0; i < len; i += piece)
         emb_log_decoder_feed(d, data + i, len - i < piece ? len - i : piece);

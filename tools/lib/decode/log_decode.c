@@ -44,6 +44,7 @@ struct context {
 struct emb_log_decoder {
     struct emb_log_decoder_options opt;
     struct emb_frame_decoder frames;
+    struct emb_problems frame_problems; /* the frame decoder's, counted and passed on */
     struct emb_log_hello hello;
     struct emb_log_decoder_summary sum;
     struct context *ctx;
@@ -54,21 +55,22 @@ struct emb_log_decoder {
     bool *site_marked;   /* by site index: its marked conversion was reported */
 };
 
-static void problem(struct emb_log_decoder *d, uint64_t offset, bool error, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void problem(struct emb_log_decoder *d, uint64_t offset, bool error, const char *fmt, ...)
+static void problem(struct emb_log_decoder *d, uint64_t offset, enum emb_severity severity,
+                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void problem(struct emb_log_decoder *d, uint64_t offset, enum emb_severity severity,
+                    const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (error)
+    if (severity != EMB_NOTE)
         d->sum.errors++;
     else
         d->sum.notices++;
-    if (d->opt.problem != NULL)
-        d->opt.problem(d->opt.arg, offset, error, msg);
+    if (d->opt.problems != NULL)
+        emb_report(d->opt.problems, severity, (long long)offset, "%s", msg);
 }
 
 static void emit(struct emb_log_decoder *d, struct emb_logrec *r)
@@ -213,7 +215,7 @@ static void report_marked(struct emb_log_decoder *d, const struct emb_log_site *
     if (d->site_marked[i])
         return;
     d->site_marked[i] = true;
-    problem(d, offset, false, "call site %s:%u, format \"%s\": %s (marked <...> in the text)",
+    problem(d, offset, EMB_NOTE, "call site %s:%u, format \"%s\": %s (marked <...> in the text)",
                  site->file, site->line, site->fmt, why);
 }
 
@@ -239,7 +241,7 @@ static void emit_log_record(struct emb_log_decoder *d, struct context *c, const 
         const char *mark;
         if (!emb_log_format(d->opt.db, site, rec + hdr, size - hdr, &text, &text_len, &r.clipped,
                             &mark))
-            problem(d, offset, true, "ctx %s: record of %s:%u: %s", c->name, site->file,
+            problem(d, offset, EMB_WARNING, "ctx %s: record of %s:%u: %s", c->name, site->file,
                          site->line, text != NULL ? text : "cannot format");
         else if (mark != NULL)
             report_marked(d, site, offset, mark, &r);
@@ -251,137 +253,181 @@ static void emit_log_record(struct emb_log_decoder *d, struct context *c, const 
     free(text);
 }
 
+/* Skips to the next sync marker. False when the buffer holds none yet (or not all of it). */
+static bool seek_sync(struct emb_log_decoder *d, struct context *c)
+{
+    size_t at;
+    bool found = find_sync(d, c, &at);
+    if (at > 0u) {
+        uint32_t pos;
+        if (c->skipped == 0u)
+            where(c, 0, &c->skip_offset, &pos);
+        c->skipped += at;
+        d->sum.skipped_bytes += at;
+        consume(c, at);
+    }
+    return found && c->len >= header_bytes(d) + EMB_LOG_SYNC_PAYLOAD;
+}
+
+/* What is wrong with the sync marker at the buffer's start, or NULL. */
+static const char *bad_sync(const struct emb_log_decoder *d, const struct context *c)
+{
+    static const uint8_t magic[EMB_LOG_SYNC_MAGIC_SIZE] = EMB_LOG_SYNC_MAGIC;
+    const struct emb_logdb *db = d->opt.db;
+    const uint8_t *p = c->buf + header_bytes(d);
+    uint64_t full = emb_get_le64(p + EMB_LOG_SYNC_OFF_TS);
+    if (memcmp(p, magic, sizeof magic) != 0)
+        return "sync marker without its magic";
+    if (!d->opt.raw && emb_get_le16(p + EMB_LOG_SYNC_OFF_CONTEXT) != c->id)
+        return "sync marker of another context";
+    if (db->ts_bytes != 0u && emb_get_le32(c->buf + db->id_bytes) != (uint32_t)full)
+        return "sync marker whose two timestamps disagree";
+    if (c->have_ts && full < c->prev_ts)
+        return "sync marker earlier than the record before it";
+    return NULL;
+}
+
+/* The sync marker at the buffer's start. False when it is not all there yet. */
+static bool take_sync(struct emb_log_decoder *d, struct context *c, uint64_t offset, uint32_t pos)
+{
+    size_t size = header_bytes(d) + EMB_LOG_SYNC_PAYLOAD;
+    if (c->len < size)
+        return false;
+    const char *bad = bad_sync(d, c);
+    if (bad != NULL) {
+        problem(d, offset, EMB_WARNING, "ctx %s: ring position %" PRIu32 ": %s", c->name, pos, bad);
+        consume(c, 1u);
+        lose_sync(d, c, offset);
+        return true;
+    }
+    uint64_t full = emb_get_le64(c->buf + header_bytes(d) + EMB_LOG_SYNC_OFF_TS);
+    if (!c->synced && (c->skipped > 0u || !c->first_sync)) {
+        struct emb_logrec r = {.type = EMB_LREC_RESYNC, .ctx = c->id, .ctx_name = c->name,
+                               .has_ts = true, .ts = full, .offset = c->skip_offset,
+                               .ring_pos = pos, .count = c->skipped};
+        d->sum.resyncs++;
+        emit(d, &r);
+    }
+    c->synced = true;
+    c->first_sync = false;
+    c->skipped = 0;
+    c->prev_ts = full;
+    c->have_ts = true;
+    consume(c, size);
+    return true;
+}
+
+/* The dropped record at the buffer's start. False when it is not all there yet. */
+static bool take_dropped(struct emb_log_decoder *d, struct context *c, uint64_t ts,
+                         uint64_t offset, uint32_t pos)
+{
+    size_t hdr = header_bytes(d), size = hdr + EMB_LOG_DROPPED_PAYLOAD;
+    if (c->len < size)
+        return false;
+    uint16_t n = emb_get_le16(c->buf + hdr);
+    struct emb_logrec r = {.type = EMB_LREC_DROPPED, .ctx = c->id, .ctx_name = c->name,
+                           .has_ts = d->opt.db->ts_bytes != 0u, .ts = ts, .offset = offset,
+                           .ring_pos = pos, .id = EMB_LOG_ID_DROPPED, .count = n};
+    if (n == 0u)
+        problem(d, offset, EMB_WARNING,
+                "ctx %s: ring position %" PRIu32 ": dropped record with a zero count", c->name, pos);
+    c->announced += n;
+    d->sum.dropped += n;
+    c->prev_ts = ts;
+    emit(d, &r);
+    consume(c, size);
+    return true;
+}
+
+/* A record that cannot be sized: its first byte skipped, the context resynchronising. */
+static void skip_to_sync(struct emb_log_decoder *d, struct context *c, uint64_t offset)
+{
+    consume(c, 1u);
+    lose_sync(d, c, offset);
+    c->skipped = 1;
+    d->sum.skipped_bytes++;
+}
+
+/* An id that names no call site: what follows is shown, then skipped to the next sync. */
+static void take_unknown(struct emb_log_decoder *d, struct context *c, uint32_t id, uint64_t ts,
+                         uint64_t offset, uint32_t pos)
+{
+    const struct emb_logdb *db = d->opt.db;
+    bool outside = id < EMB_LOG_ID_BIAS || id - EMB_LOG_ID_BIAS >= db->region_size;
+    problem(d, offset, EMB_WARNING, "ctx %s: ring position %" PRIu32 ": id 0x%" PRIx32 " %s; "
+            "skipping to the next sync marker", c->name, pos, id,
+            outside ? "outside the log metadata region" : "names no call site");
+    size_t show = c->len < 32u ? c->len : 32u;
+    struct emb_logrec r = {.type = EMB_LREC_UNKNOWN, .ctx = c->id, .ctx_name = c->name,
+                           .has_ts = db->ts_bytes != 0u && c->len >= header_bytes(d), .ts = ts,
+                           .offset = offset, .ring_pos = pos, .id = id, .data = c->buf,
+                           .data_len = show};
+    d->sum.unknown++;
+    emit(d, &r);
+    skip_to_sync(d, c, offset);
+}
+
+/* A call site's record at the buffer's start. False when it is not all there yet. */
+static bool take_record(struct emb_log_decoder *d, struct context *c,
+                        const struct emb_log_site *site, uint64_t ts, uint64_t offset, uint32_t pos)
+{
+    const struct emb_logdb *db = d->opt.db;
+    size_t hdr = header_bytes(d);
+    const char *err;
+    long args = emb_log_args_size(db, site, c->buf + hdr, c->len - hdr, &err);
+    if (args == EMB_LOG_ARGS_MORE) {
+        if (hdr + (size_t)db->record_max > c->len)
+            return false; /* wait for the rest */
+        err = "record longer than the build's maximum";
+    }
+    if (args < 0 || (args > 0 && hdr + (size_t)args > db->record_max)) {
+        problem(d, offset, EMB_WARNING, "ctx %s: ring position %" PRIu32 ": record of %s:%u: %s; "
+                "skipping to the next sync marker", c->name, pos, site->file, site->line,
+                err != NULL ? err : "record longer than the build's maximum");
+        skip_to_sync(d, c, offset);
+        return true;
+    }
+    size_t size = hdr + (size_t)args;
+    c->prev_ts = ts;
+    emit_log_record(d, c, site, c->buf, size, ts, offset, pos);
+    consume(c, size);
+    return true;
+}
+
 /* Decodes what the context's buffer holds; leaves an incomplete record for later. */
 static void parse(struct emb_log_decoder *d, struct context *c)
 {
     const struct emb_logdb *db = d->opt.db;
-    size_t hdr = header_bytes(d);
     for (;;) {
-        uint64_t offset;
-        uint32_t pos;
-        if (!c->synced) {
-            size_t at;
-            bool found = find_sync(d, c, &at);
-            if (at > 0u) {
-                if (c->skipped == 0u)
-                    where(c, 0, &c->skip_offset, &pos);
-                c->skipped += at;
-                d->sum.skipped_bytes += at;
-                consume(c, at);
-            }
-            if (!found || c->len < hdr + EMB_LOG_SYNC_PAYLOAD)
-                return;
-        }
+        if (!c->synced && !seek_sync(d, c))
+            return;
         if (c->len < db->id_bytes)
             return;
+        uint64_t offset;
+        uint32_t pos;
         where(c, 0, &offset, &pos);
         uint32_t id = read_id(d, c->buf);
-        const uint8_t *rec = c->buf;
-        uint64_t ts = c->prev_ts;
         if (id == EMB_LOG_ID_SYNC) {
-            static const uint8_t magic[EMB_LOG_SYNC_MAGIC_SIZE] = EMB_LOG_SYNC_MAGIC;
-            size_t size = hdr + EMB_LOG_SYNC_PAYLOAD;
-            if (c->len < size)
+            if (!take_sync(d, c, offset, pos))
                 return;
-            const uint8_t *p = rec + hdr;
-            uint64_t full = emb_get_le64(p + EMB_LOG_SYNC_OFF_TS);
-            uint16_t ctx = emb_get_le16(p + EMB_LOG_SYNC_OFF_CONTEXT);
-            const char *bad = NULL;
-            if (memcmp(p, magic, sizeof magic) != 0)
-                bad = "sync marker without its magic";
-            else if (!d->opt.raw && ctx != c->id)
-                bad = "sync marker of another context";
-            else if (db->ts_bytes != 0u && emb_get_le32(rec + db->id_bytes) != (uint32_t)full)
-                bad = "sync marker whose two timestamps disagree";
-            else if (c->have_ts && full < c->prev_ts)
-                bad = "sync marker earlier than the record before it";
-            if (bad != NULL) {
-                problem(d, offset, true, "ctx %s: ring position %" PRIu32 ": %s", c->name, pos, bad);
-                consume(c, 1u);
-                lose_sync(d, c, offset);
-                continue;
-            }
-            if (!c->synced && (c->skipped > 0u || !c->first_sync)) {
-                struct emb_logrec r = {.type = EMB_LREC_RESYNC, .ctx = c->id, .ctx_name = c->name,
-                                       .has_ts = true, .ts = full, .offset = c->skip_offset,
-                                       .ring_pos = pos, .count = c->skipped};
-                d->sum.resyncs++;
-                emit(d, &r);
-            }
-            c->synced = true;
-            c->first_sync = false;
-            c->skipped = 0;
-            c->prev_ts = full;
-            c->have_ts = true;
-            consume(c, size);
             continue;
         }
+        uint64_t ts = c->prev_ts;
         if (db->ts_bytes != 0u) {
-            if (c->len < hdr)
+            if (c->len < header_bytes(d))
                 return;
-            uint32_t ts32 = emb_get_le32(rec + db->id_bytes);
+            uint32_t ts32 = emb_get_le32(c->buf + db->id_bytes);
             ts = c->prev_ts + (uint32_t)(ts32 - (uint32_t)c->prev_ts);
         }
+        const struct emb_log_site *site = NULL;
         if (id == EMB_LOG_ID_DROPPED) {
-            size_t size = hdr + EMB_LOG_DROPPED_PAYLOAD;
-            if (c->len < size)
+            if (!take_dropped(d, c, ts, offset, pos))
                 return;
-            uint16_t n = emb_get_le16(rec + hdr);
-            struct emb_logrec r = {.type = EMB_LREC_DROPPED, .ctx = c->id, .ctx_name = c->name,
-                                   .has_ts = db->ts_bytes != 0u, .ts = ts, .offset = offset,
-                                   .ring_pos = pos, .id = id, .count = n};
-            if (n == 0u)
-                problem(d, offset, true, "ctx %s: ring position %" PRIu32 ": dropped record with a zero count", c->name, pos);
-            c->announced += n;
-            d->sum.dropped += n;
-            c->prev_ts = ts;
-            emit(d, &r);
-            consume(c, size);
-            continue;
+        } else if ((site = emb_logdb_site(db, id)) == NULL) {
+            take_unknown(d, c, id, ts, offset, pos);
+        } else if (!take_record(d, c, site, ts, offset, pos)) {
+            return;
         }
-        const struct emb_log_site *site = emb_logdb_site(db, id);
-        if (site == NULL) {
-            /* Its size is unknown: show what follows, then skip to the next sync marker. */
-            bool outside = id < EMB_LOG_ID_BIAS || id - EMB_LOG_ID_BIAS >= db->region_size;
-            problem(d, offset, true, "ctx %s: ring position %" PRIu32 ": id 0x%" PRIx32 " %s; "
-                         "skipping to the next sync marker", c->name, pos, id,
-                         outside ? "outside the log metadata region" : "names no call site");
-            size_t show = c->len < 32u ? c->len : 32u;
-            struct emb_logrec r = {.type = EMB_LREC_UNKNOWN, .ctx = c->id, .ctx_name = c->name,
-                                   .has_ts = db->ts_bytes != 0u && c->len >= hdr, .ts = ts,
-                                   .offset = offset, .ring_pos = pos, .id = id, .data = rec,
-                                   .data_len = show};
-            d->sum.unknown++;
-            emit(d, &r);
-            consume(c, 1u);
-            lose_sync(d, c, offset);
-            c->skipped = 1;
-            d->sum.skipped_bytes++;
-            continue;
-        }
-        const char *err;
-        long args = emb_log_args_size(db, site, rec + hdr, c->len - hdr, &err);
-        if (args == EMB_LOG_ARGS_MORE) {
-            if (hdr + (size_t)db->record_max <= c->len) {
-                err = "record longer than the build's maximum";
-            } else {
-                return; /* wait for the rest */
-            }
-        }
-        if (args < 0 || (args > 0 && hdr + (size_t)args > db->record_max)) {
-            problem(d, offset, true, "ctx %s: ring position %" PRIu32 ": record of %s:%u: %s; "
-                         "skipping to the next sync marker", c->name, pos, site->file, site->line,
-                         err != NULL ? err : "record longer than the build's maximum");
-            consume(c, 1u);
-            lose_sync(d, c, offset);
-            c->skipped = 1;
-            d->sum.skipped_bytes++;
-            continue;
-        }
-        size_t size = hdr + (size_t)args;
-        c->prev_ts = ts;
-        emit_log_record(d, c, site, rec, size, ts, offset, pos);
-        consume(c, size);
     }
 }
 
@@ -394,11 +440,11 @@ static void read_hello(struct emb_log_decoder *d, const struct emb_frame_view *f
     if (f->len < EMB_LOG_HELLO_SIZE || emb_get_le32(p + EMB_LOG_HELLO_OFF_MAGIC) != EMB_LOG_HELLO_MAGIC ||
         emb_get_le16(p + EMB_LOG_HELLO_OFF_SIZE) < EMB_LOG_HELLO_SIZE ||
         emb_get_le16(p + EMB_LOG_HELLO_OFF_SIZE) > f->len) {
-        problem(d, f->offset, true, "malformed hello frame (%zu bytes)", f->len);
+        problem(d, f->offset, EMB_WARNING, "malformed hello frame (%zu bytes)", f->len);
         return;
     }
     if (p[EMB_LOG_HELLO_OFF_VERSION] != EMB_LOG_HELLO_VERSION) {
-        problem(d, f->offset, true, "hello frame version %u; this emb reads version %u",
+        problem(d, f->offset, EMB_WARNING, "hello frame version %u; this emb reads version %u",
                      p[EMB_LOG_HELLO_OFF_VERSION], EMB_LOG_HELLO_VERSION);
         return;
     }
@@ -410,7 +456,7 @@ static void read_hello(struct emb_log_decoder *d, const struct emb_frame_view *f
     h.ptr_bytes = p[EMB_LOG_HELLO_OFF_PTR_BYTES];
     h.build_id_len = p[EMB_LOG_HELLO_OFF_BUILD_ID_LEN];
     if (h.build_id_len > EMB_LOG_BUILD_ID_MAX) {
-        problem(d, f->offset, true, "hello frame: build id of %u bytes (at most %u)",
+        problem(d, f->offset, EMB_WARNING, "hello frame: build id of %u bytes (at most %u)",
                      h.build_id_len, EMB_LOG_BUILD_ID_MAX);
         return;
     }
@@ -424,20 +470,20 @@ static void read_hello(struct emb_log_decoder *d, const struct emb_frame_view *f
             sprintf(a + 2 * i, "%02x", h.build_id[i]);
         for (size_t i = 0; i < db->build_id_len && i < 32u; i++)
             sprintf(b + 2 * i, "%02x", db->build_id[i]);
-        problem(d, f->offset, true, "build id mismatch: the stream is from build %s, the "
+        problem(d, f->offset, EMB_ERROR, "build id mismatch: the stream is from build %s, the "
                      "ELF %s is build %s; refusing to decode", a, db->path, b);
         d->sum.fatal = true;
         return;
     }
     if (h.id_bytes != db->id_bytes || h.ts_bytes != db->ts_bytes || h.ptr_bytes != db->ptr_bytes) {
-        problem(d, f->offset, true, "the stream's records (id %u, timestamp %u, pointer %u "
+        problem(d, f->offset, EMB_ERROR, "the stream's records (id %u, timestamp %u, pointer %u "
                      "bytes) are not the ELF's (%u, %u, %u); refusing to decode", h.id_bytes,
                      h.ts_bytes, h.ptr_bytes, db->id_bytes, db->ts_bytes, db->ptr_bytes);
         d->sum.fatal = true;
         return;
     }
     if (h.build_id_len == 0u && !d->opt.no_build_id_check) {
-        problem(d, f->offset, true, "the stream carries no build id, so nothing shows it is "
+        problem(d, f->offset, EMB_ERROR, "the stream carries no build id, so nothing shows it is "
                      "from the build of %s; refusing to decode (the firmware reads its id from "
                      "the GNU build id note: link it with -Wl,--build-id; or decode anyway with "
                      "--no-build-id-check)", db->path);
@@ -446,15 +492,15 @@ static void read_hello(struct emb_log_decoder *d, const struct emb_frame_view *f
     }
     if (!d->warned_no_build_id && (h.build_id_len == 0u || db->build_id_len == 0u)) {
         d->warned_no_build_id = true;
-        problem(d, f->offset, false, "%s carries no build id: cannot check that the ELF "
+        problem(d, f->offset, EMB_NOTE, "%s carries no build id: cannot check that the ELF "
                      "matches the stream", h.build_id_len == 0u ? "the stream" : "the ELF");
     }
     if (h.clock_hz == 0u) {
-        problem(d, f->offset, true, "hello frame: clock frequency 0");
+        problem(d, f->offset, EMB_WARNING, "hello frame: clock frequency 0");
         return;
     }
     if (!d->hello.seen && d->data_before_hello > 0u)
-        problem(d, f->offset, false, "%" PRIu64 " ring bytes arrived before the first hello "
+        problem(d, f->offset, EMB_NOTE, "%" PRIu64 " ring bytes arrived before the first hello "
                      "frame and were skipped (a stream joined mid-way)", d->data_before_hello);
     d->hello = h;
 }
@@ -462,7 +508,7 @@ static void read_hello(struct emb_log_decoder *d, const struct emb_frame_view *f
 static void read_data_frame(struct emb_log_decoder *d, const struct emb_frame_view *f)
 {
     if (f->len < EMB_LOG_DATA_HEADER) {
-        problem(d, f->offset, true, "data frame of %zu bytes: shorter than its header", f->len);
+        problem(d, f->offset, EMB_WARNING, "data frame of %zu bytes: shorter than its header", f->len);
         return;
     }
     size_t n = f->len - EMB_LOG_DATA_HEADER;
@@ -474,7 +520,7 @@ static void read_data_frame(struct emb_log_decoder *d, const struct emb_frame_vi
     uint32_t pos = emb_get_le32(f->payload + EMB_LOG_DATA_OFF_POS);
     struct context *c = context_for(d, id);
     if (c == NULL) {
-        problem(d, f->offset, true, "too many contexts: data frame of context %u skipped", id);
+        problem(d, f->offset, EMB_WARNING, "too many contexts: data frame of context %u skipped", id);
         return;
     }
     if (c->known_pos && pos != c->next_pos) {
@@ -484,12 +530,12 @@ static void read_data_frame(struct emb_log_decoder *d, const struct emb_frame_vi
                                    .has_ts = c->have_ts, .ts = c->prev_ts, .offset = f->offset,
                                    .ring_pos = c->next_pos, .count = gap};
             d->sum.lost_bytes += gap;
-            problem(d, f->offset, true, "ctx %s: %" PRIu32 " ring bytes missing before this "
+            problem(d, f->offset, EMB_WARNING, "ctx %s: %" PRIu32 " ring bytes missing before this "
                          "frame (ring position %" PRIu32 ", expected %" PRIu32 ")", c->name, gap,
                          pos, c->next_pos);
             emit(d, &r);
         } else {
-            problem(d, f->offset, true, "ctx %s: data frame goes back to ring position %"
+            problem(d, f->offset, EMB_WARNING, "ctx %s: data frame goes back to ring position %"
                          PRIu32 " (expected %" PRIu32 ")", c->name, pos, c->next_pos);
         }
         c->from_start = false;
@@ -501,7 +547,7 @@ static void read_data_frame(struct emb_log_decoder *d, const struct emb_frame_vi
     c->known_pos = true;
     c->next_pos = pos + (uint32_t)n;
     if (!append_bytes(c, f->payload + EMB_LOG_DATA_HEADER, n, f->offset, pos, false)) {
-        problem(d, f->offset, true, "out of memory");
+        problem(d, f->offset, EMB_ERROR, "out of memory");
         d->sum.fatal = true;
         return;
     }
@@ -511,7 +557,7 @@ static void read_data_frame(struct emb_log_decoder *d, const struct emb_frame_vi
 static void read_stats_frame(struct emb_log_decoder *d, const struct emb_frame_view *f)
 {
     if (f->len < EMB_LOG_STATS_SIZE) {
-        problem(d, f->offset, true, "stats frame of %zu bytes: too short", f->len);
+        problem(d, f->offset, EMB_WARNING, "stats frame of %zu bytes: too short", f->len);
         return;
     }
     const uint8_t *p = f->payload;
@@ -524,10 +570,10 @@ static void read_stats_frame(struct emb_log_decoder *d, const struct emb_frame_v
     d->sum.dropped_total += total;
     d->sum.pending += pending;
     if (c->known_pos && pos != c->next_pos)
-        problem(d, f->offset, true, "ctx %s: the stream stops %" PRIu32 " ring bytes short "
+        problem(d, f->offset, EMB_WARNING, "ctx %s: the stream stops %" PRIu32 " ring bytes short "
                      "of the context's last record", c->name, pos - c->next_pos);
     else if (c->from_start && c->announced + pending != total)
-        problem(d, f->offset, true, "ctx %s: drops do not add up: %" PRIu64 " announced + %"
+        problem(d, f->offset, EMB_WARNING, "ctx %s: drops do not add up: %" PRIu64 " announced + %"
                      PRIu32 " pending, but the ring counted %" PRIu32, c->name, c->announced,
                      pending, total);
     if (pending > 0u) {
@@ -560,22 +606,22 @@ static void on_frame(void *arg, const struct emb_frame_view *f)
                     snprintf(c->name, sizeof c->name, "ctx%u", c->id);
             }
         } else {
-            problem(d, f->offset, true, "context frame of %zu bytes: too short", f->len);
+            problem(d, f->offset, EMB_WARNING, "context frame of %zu bytes: too short", f->len);
         }
         break;
     case EMB_LOG_FRAME_STATS: read_stats_frame(d, f); break;
     default:
-        problem(d, f->offset, false, "log frame of unknown kind %u skipped", f->payload[0]);
+        problem(d, f->offset, EMB_NOTE, "log frame of unknown kind %u skipped", f->payload[0]);
         break;
     }
 }
 
-static void on_frame_problem(void *arg, uint64_t offset, bool error, const char *message)
+static void on_frame_problem(void *arg, const struct emb_problem *p)
 {
     struct emb_log_decoder *d = arg;
-    if (error)
+    if (p->severity != EMB_NOTE)
         d->sum.bad_frames++;
-    problem(d, offset, error, "%s", message);
+    problem(d, (uint64_t)p->offset, p->severity, "%s", p->message);
 }
 
 struct emb_log_decoder *emb_log_decoder_new(const struct emb_log_decoder_options *opt)
@@ -591,7 +637,8 @@ struct emb_log_decoder *emb_log_decoder_new(const struct emb_log_decoder_options
         free(d);
         return NULL;
     }
-    struct emb_frame_callbacks cb = {on_frame, on_frame_problem, d};
+    emb_problems_init_callback(&d->frame_problems, NULL, on_frame_problem, d);
+    struct emb_frame_callbacks cb = {on_frame, &d->frame_problems, d};
     if (!opt->raw && !emb_frame_decoder_init(&d->frames, 65536u, &cb)) {
         free(d->site_marked);
         free(d);
@@ -633,7 +680,7 @@ void emb_log_decoder_feed(struct emb_log_decoder *d, const uint8_t *data, size_t
     }
     struct context *c = &d->ctx[0];
     if (!append_bytes(c, data, len, d->raw_offset, (uint32_t)d->raw_offset, true)) {
-        problem(d, d->raw_offset, true, "out of memory");
+        problem(d, d->raw_offset, EMB_ERROR, "out of memory");
         d->sum.fatal = true;
         return;
     }
@@ -648,7 +695,7 @@ void emb_log_decoder_finish(struct emb_log_decoder *d)
     if (d->sum.fatal)
         return;
     if (!d->hello.seen && d->data_before_hello > 0u)
-        problem(d, 0, true, "no hello frame: %" PRIu64 " ring bytes could not be placed",
+        problem(d, 0, EMB_WARNING, "no hello frame: %" PRIu64 " ring bytes could not be placed",
                      d->data_before_hello);
     for (size_t i = 0; i < d->nctx; i++) {
         struct context *c = &d->ctx[i];
@@ -656,10 +703,11 @@ void emb_log_decoder_finish(struct emb_log_decoder *d)
         uint32_t pos;
         where(c, 0, &offset, &pos);
         if (c->synced && c->len > 0u)
-            problem(d, offset, true, "ctx %s: ring position %" PRIu32 ": the stream ends inside a "
+            problem(d, offset, EMB_WARNING, "ctx %s: ring position %" PRIu32 ": the stream ends inside a "
                          "record (%zu bytes of it)", c->name, pos, c->len);
         else if (!c->synced && c->skipped + c->len > 0u)
-            problem(d, c->skipped > 0u ? c->skip_offset : offset, c->first_sync,
+            problem(d, c->skipped > 0u ? c->skip_offset : offset,
+                    c->first_sync ? EMB_WARNING : EMB_NOTE,
                          "ctx %s: %" PRIu64 " bytes without a sync marker to decode them from",
                          c->name, c->skipped + c->len);
     }
