@@ -16,6 +16,7 @@
 
 #include "harness.h"
 #include "log_decode.h"
+#include "stream_kind.h"
 
 uint64_t emb_test_clock;
 uint64_t emb_test_clock_step;
@@ -218,6 +219,19 @@ static void test_good(void)
     ok_eq(res.errors, 0, "and cleanly");
 }
 
+/* What emb_log_write_hello() writes first is what tells a log stream from other files. */
+static void test_stream_kind(void)
+{
+    size_t len = record(3);
+    ok_eq(emb_stream_kind(stream, len), EMB_STREAM_LOG, "the target's log stream is a log stream");
+    ok_eq(emb_stream_kind(stream, EMB_STREAM_KIND_BYTES), EMB_STREAM_LOG,
+          "told from its first EMB_STREAM_KIND_BYTES bytes");
+    ok_eq(emb_stream_kind(stream + 3, len - 3), EMB_STREAM_UNKNOWN,
+          "joined inside the hello frame: not told a log stream");
+    stream[4] ^= 0x40; /* inside the hello: its CRC no longer matches */
+    ok_eq(emb_stream_kind(stream, len), EMB_STREAM_UNKNOWN, "a damaged hello: not a log stream");
+}
+
 static void test_truncated(void)
 {
     size_t len = record(300);
@@ -386,6 +400,7 @@ int main(int argc, char **argv)
     identity.build_id = db->build_id;
     identity.build_id_len = (uint8_t)db->build_id_len;
     test_good();
+    test_stream_kind();
     test_truncated();
     test_joined();
     test_random();

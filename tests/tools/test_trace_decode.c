@@ -7,6 +7,7 @@
 
 #include "harness.h"
 #include "trace_builder.h"
+#include "stream_kind.h"
 #include "trace_decode.h"
 
 static const struct emb_catalog *cat;
@@ -483,6 +484,35 @@ static void test_random(void)
     free(b.buf);
 }
 
+/* The first bytes of each kind of stream (docs/formats/trace.md and capture.md for the
+ * magics "EMBT" and "EMBS"; RTEMS's cpukit/include/rtems/recorddata.h for the record
+ * stream: a format word, RTEMS_RECORD_FORMAT_LE_32 0x11111111 or _BE_32 0x33333333, then
+ * RTEMS_RECORD_MAGIC 0x82e14ec1 in that byte order). */
+static void test_stream_kind(void)
+{
+    struct tb b;
+    tb_begin(&b, cat->checksum, 256, 1000000000u, 0, two_ctx, 2);
+    size_t header_size = b.len;
+    tb_open(&b, 0, EMB_CONTEXT_THREAD, 0, 1000);
+    tb_event(&b, cat, 1000, 0, "idle_enter", NULL);
+    tb_close(&b, 1010, 0);
+    ok_eq(emb_stream_kind(b.buf, b.len), EMB_STREAM_TRACE, "a trace stream file");
+    ok_eq(emb_stream_kind(b.buf + header_size, b.len - header_size), EMB_STREAM_TRACE_PACKET,
+          "its packets without the header: a bare packet");
+    static const uint8_t capture[] = {'E', 'M', 'B', 'S', 1, 0, 32, 0};
+    ok_eq(emb_stream_kind(capture, sizeof capture), EMB_STREAM_CAPTURE, "\"EMBS\": a capture");
+    static const uint8_t rtems_le[] = {0x11, 0x11, 0x11, 0x11, 0xc1, 0x4e, 0xe1, 0x82};
+    static const uint8_t rtems_be[] = {0x33, 0x33, 0x33, 0x33, 0x82, 0xe1, 0x4e, 0xc1};
+    static const uint8_t rtems_bad[] = {0x33, 0x33, 0x33, 0x33, 0xc1, 0x4e, 0xe1, 0x82};
+    ok_eq(emb_stream_kind(rtems_le, sizeof rtems_le), EMB_STREAM_RTEMS, "RTEMS record, LE 32");
+    ok_eq(emb_stream_kind(rtems_be, sizeof rtems_be), EMB_STREAM_RTEMS, "RTEMS record, BE 32");
+    ok_eq(emb_stream_kind(rtems_bad, sizeof rtems_bad), EMB_STREAM_UNKNOWN,
+          "a big-endian format word with a little-endian magic: not RTEMS");
+    ok_eq(emb_stream_kind(b.buf, 3), EMB_STREAM_UNKNOWN, "three bytes: not enough to tell");
+    ok(!strcmp(emb_stream_kind_name(EMB_STREAM_CAPTURE), "capture"), "kinds have names");
+    free(b.buf);
+}
+
 int main(void)
 {
     cat = emb_catalog_builtin();
@@ -499,5 +529,6 @@ int main(void)
     test_bad_header();
     test_contexts();
     test_random();
+    test_stream_kind();
     return emb_test_done();
 }

@@ -32,10 +32,15 @@ static bool is_rtems(const uint8_t *bytes, size_t len)
     }
 }
 
-/* A log stream written from its start opens with a hello frame on channel 0: the first
- * frame (up to the first delimiter) decodes, CRC and all, to a hello with its magic. */
+/* A log stream written from its start opens with a hello frame on channel 0 (after the
+ * delimiters a writer may send first so the reader starts clean): the first frame
+ * decodes, CRC and all, to a hello with its magic. */
 static bool is_log(const uint8_t *bytes, size_t len)
 {
+    while (len > 0u && bytes[0] == 0u) {
+        bytes++;
+        len--;
+    }
     const uint8_t *end = len > 0u ? memchr(bytes, 0, len) : NULL;
     size_t n = end != NULL ? (size_t)(end - bytes) : 0u;
     uint8_t frame[EMB_STREAM_KIND_BYTES];
