@@ -19,12 +19,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    char err[512];
-    db = emb_logdb_open(EMB_FUZZ_LOG_ELF, err, sizeof err);
+    struct emb_problems elf_problems;
+    emb_problems_init(&elf_problems, EMB_FUZZ_LOG_ELF);
+    db = emb_logdb_open(EMB_FUZZ_LOG_ELF, &elf_problems);
     if (db == NULL) {
-        fprintf(stderr, "fuzz_log_decode: %s\n", err);
+        fprintf(stderr, "fuzz_log_decode: %s\n",
+                elf_problems.n ? elf_problems.items[0].message : "?");
         abort();
     }
+    emb_problems_free(&elf_problems);
     return 0;
 }
 

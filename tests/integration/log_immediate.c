@@ -85,10 +85,11 @@ int main(void)
     ok(in_handler_done && size_of(path) > before, "and at a call from a signal handler");
     emb_native_log_stop();
     emb_native_shutdown();
-
-    char err[256];
-    struct emb_logdb *db = emb_logdb_open("/proc/self/exe", err, sizeof err);
-    ok(db != NULL, "own ELF: %s", db ? "read" : err);
+    struct emb_problems elf_problems;
+    emb_problems_init(&elf_problems, "/proc/self/exe");
+    struct emb_logdb *db = emb_logdb_open("/proc/self/exe", &elf_problems);
+    ok(db != NULL, "own ELF: %s", db ? "read" : elf_problems.n ? elf_problems.items[0].message : "?");
+    emb_problems_free(&elf_problems);
     FILE *f = fopen(path, "rb");
     if (db == NULL || f == NULL)
         return emb_test_done();

@@ -189,10 +189,11 @@ int main(void)
     ok_eq(stats.lost_no_ring, 0, "every thread found a ring");
     ok_eq(stats.write_errors, 0, "no write to the output failed");
     ok(stats.dropped > 0, "the test exercised drops (%llu)", (unsigned long long)stats.dropped);
-
-    char err[256];
-    struct emb_logdb *db = emb_logdb_open("/proc/self/exe", err, sizeof err);
-    ok(db != NULL, "own ELF: %s", db ? "read" : err);
+    struct emb_problems elf_problems;
+    emb_problems_init(&elf_problems, "/proc/self/exe");
+    struct emb_logdb *db = emb_logdb_open("/proc/self/exe", &elf_problems);
+    ok(db != NULL, "own ELF: %s", db ? "read" : elf_problems.n ? elf_problems.items[0].message : "?");
+    emb_problems_free(&elf_problems);
     FILE *f = fopen(path, "rb");
     ok(f != NULL, "stream file readable");
     if (db == NULL || f == NULL)

@@ -159,9 +159,11 @@ static void on_log_problem(void *arg, const struct emb_problem *p)
 
 static void check_log(const char *path, const char *fw, const struct fw_stats *st)
 {
-    char err[512];
-    struct emb_logdb *db = emb_logdb_open(fw, err, sizeof err);
-    ok(db != NULL, "the ELF's log metadata: %s", db ? "read" : err);
+    struct emb_problems elf_problems;
+    emb_problems_init(&elf_problems, fw);
+    struct emb_logdb *db = emb_logdb_open(fw, &elf_problems);
+    ok(db != NULL, "the ELF's log metadata: %s", db ? "read" : elf_problems.n ? elf_problems.items[0].message : "?");
+    emb_problems_free(&elf_problems);
     FILE *f = fopen(path, "rb");
     static uint8_t stream[4 << 20];
     size_t len = f ? fread(stream, 1, sizeof stream, f) : 0;

@@ -532,9 +532,11 @@ static void test_hexdump(void)
 
 int main(void)
 {
-    char err[256];
-    db = emb_logdb_open("/proc/self/exe", err, sizeof err);
-    ok(db != NULL, "this test's own log metadata: %s", db ? "read" : err);
+    struct emb_problems elf_problems;
+    emb_problems_init(&elf_problems, "/proc/self/exe");
+    db = emb_logdb_open("/proc/self/exe", &elf_problems);
+    ok(db != NULL, "this test's own log metadata: %s", db ? "read" : elf_problems.n ? elf_problems.items[0].message : "?");
+    emb_problems_free(&elf_problems);
     if (db == NULL)
         return emb_test_done();
     ok_eq(emb_log_init(), EMB_OK, "the region fits 16-bit ids");

@@ -622,12 +622,11 @@ int emb_cmd_log(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc != EMB_EXIT_OK)
         return rc < 0 ? EMB_EXIT_OK : rc;
-    char err[512];
-    struct emb_logdb *db = emb_logdb_open(a.elf, err, sizeof err);
-    if (db == NULL) {
-        emb_cli_error(CMD, "%s", err);
+    struct emb_problems elf_problems;
+    emb_problems_init_callback(&elf_problems, a.elf, emb_cli_problem, (void *)CMD);
+    struct emb_logdb *db = emb_logdb_open(a.elf, &elf_problems);
+    if (db == NULL)
         return EMB_EXIT_BAD;
-    }
     if (db->build_id_len == 0u && !a.no_build_id_check) {
         emb_cli_error(CMD, "%s: no GNU build id, so nothing shows which build a stream is from "
                       "(another build's stream decodes into garbage): link the firmware with "

@@ -52,9 +52,10 @@ struct emb_logdb {
     int module_width, where_width; /* for aligned text */
 };
 
-/* Reads an ELF's log metadata. Returns NULL with a message in `err` ("FILE: what") when
- * the file is not an ELF, has no emb_log section or note, or they are malformed. */
-struct emb_logdb *emb_logdb_open(const char *path, char *err, size_t errlen);
+/* Reads an ELF's log metadata. Returns NULL, with an error (no offset) reported to
+ * `problems`, when the file is not an ELF, has no emb_log section or note, or they are
+ * malformed. The sink's file names the ELF (emb_problems_init(ps, path)). */
+struct emb_logdb *emb_logdb_open(const char *path, struct emb_problems *problems);
 void emb_logdb_free(struct emb_logdb *db);
 const struct emb_log_site *emb_logdb_site(const struct emb_logdb *db, uint32_t id);
 

@@ -17,19 +17,18 @@
 struct elf_reader {
     Elf *elf;
     bool big_endian;
-    const char *path;
-    char *err;
-    size_t errlen;
+    struct emb_problems *problems;
 };
 
+static void *fail(struct elf_reader *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void *fail(struct elf_reader *e, const char *fmt, ...)
 {
-    int n = snprintf(e->err, e->errlen, "%s: ", e->path);
+    char message[512];
     va_list ap;
     va_start(ap, fmt);
-    if (n >= 0 && (size_t)n < e->errlen)
-        vsnprintf(e->err + n, e->errlen - (size_t)n, fmt, ap);
+    vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
+    emb_report(e->problems, EMB_ERROR, -1, "%s", message);
     return NULL;
 }
 
@@ -262,9 +261,9 @@ static bool read_sites(struct elf_reader *e, struct emb_logdb *db, const uint8_t
     return true;
 }
 
-struct emb_logdb *emb_logdb_open(const char *path, char *err, size_t errlen)
+struct emb_logdb *emb_logdb_open(const char *path, struct emb_problems *problems)
 {
-    struct elf_reader e = {.path = path, .err = err, .errlen = errlen};
+    struct elf_reader e = {.problems = problems};
     if (elf_version(EV_CURRENT) == EV_NONE)
         return fail(&e, "libelf is unusable: %s", elf_errmsg(-1));
     int fd = open(path, O_RDONLY | O_CLOEXEC);
