@@ -13,6 +13,7 @@
 #include <emb/log_format.h>
 #include <emb/wire.h>
 
+#include "buffer.h"
 #include "frame_decode.h"
 
 struct segment {
@@ -48,7 +49,7 @@ struct emb_log_decoder {
     struct emb_log_hello hello;
     struct emb_log_decoder_summary sum;
     struct context *ctx;
-    size_t nctx;
+    size_t nctx, ctx_cap;
     uint64_t raw_offset;  /* raw mode: stream offset of the next byte */
     uint64_t data_before_hello;
     bool warned_no_build_id;
@@ -86,10 +87,10 @@ static struct context *context_for(struct emb_log_decoder *d, uint16_t id)
             return &d->ctx[i];
     if (d->nctx >= 4096u)
         return NULL;
-    struct context *q = realloc(d->ctx, (d->nctx + 1u) * sizeof *q);
-    if (q == NULL)
+    struct context *ctx = emb_array_grow(d->ctx, &d->ctx_cap, d->nctx + 1u, sizeof *ctx);
+    if (ctx == NULL)
         return NULL;
-    d->ctx = q;
+    d->ctx = ctx;
     struct context *c = &d->ctx[d->nctx++];
     memset(c, 0, sizeof *c);
     c->id = id;
@@ -144,25 +145,17 @@ static bool append_bytes(struct context *c, const uint8_t *data, size_t len, uin
 {
     if (len == 0u)
         return true;
-    if (c->len + len > c->cap) {
-        size_t cap = c->cap ? c->cap : 4096u;
-        while (cap < c->len + len)
-            cap *= 2u;
-        uint8_t *q = realloc(c->buf, cap);
-        if (q == NULL)
-            return false;
-        c->buf = q;
-        c->cap = cap;
-    }
+    if (len > SIZE_MAX - c->len)
+        return false;
+    uint8_t *buf = emb_array_grow(c->buf, &c->cap, c->len + len, 1u);
+    if (buf == NULL)
+        return false;
+    c->buf = buf;
     if (!raw || c->nsegs == 0u) {
-        if (c->nsegs == c->seg_cap) {
-            size_t cap = c->seg_cap ? c->seg_cap * 2u : 16u;
-            struct segment *q = realloc(c->segs, cap * sizeof *q);
-            if (q == NULL)
-                return false;
-            c->segs = q;
-            c->seg_cap = cap;
-        }
+        struct segment *segs = emb_array_grow(c->segs, &c->seg_cap, c->nsegs + 1u, sizeof *segs);
+        if (segs == NULL)
+            return false;
+        c->segs = segs;
         c->segs[c->nsegs++] = (struct segment){c->len, offset, pos};
     }
     memcpy(c->buf + c->len, data, len);

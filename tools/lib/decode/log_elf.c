@@ -14,6 +14,8 @@
 
 #include <emb/log_format.h>
 
+#include "buffer.h"
+
 struct elf_reader {
     Elf *elf;
     bool big_endian;
@@ -238,15 +240,12 @@ static bool read_sites(struct elf_reader *e, struct emb_logdb *db, const uint8_t
         s.fmt = s.module + mlen;
         s.file = s.fmt + flen;
         nstr += body - EMB_LOG_SITE_HEADER_SIZE;
-        if (db->nsites == cap) {
-            cap *= 2;
-            struct emb_log_site *q = realloc(db->sites, cap * sizeof *q);
-            if (q == NULL) {
-                fail(e, "out of memory");
-                return false;
-            }
-            db->sites = q;
+        struct emb_log_site *sites = emb_array_grow(db->sites, &cap, db->nsites + 1u, sizeof *sites);
+        if (sites == NULL) {
+            fail(e, "out of memory");
+            return false;
         }
+        db->sites = sites;
         db->sites[db->nsites++] = s;
         int mw = (int)strlen(s.module);
         char where[300];
