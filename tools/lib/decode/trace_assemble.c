@@ -9,6 +9,7 @@
 #include <emb/wire.h>
 
 #include "buffer.h"
+#include "stream_kind.h"
 
 /* Appends to one of the assembler's buffers. A failed append loses its own bytes only:
  * the next one tries again (a buffer's failure is not sticky here). */
@@ -36,13 +37,13 @@ struct emb_tasm *emb_trace_assemble_new(size_t hold_limit_bytes)
 
 static bool is_header(const uint8_t *p, size_t n)
 {
-    return n >= EMB_TSF_FIXED_SIZE && emb_get_le32(p + EMB_TSF_OFF_MAGIC) == EMB_TSF_MAGIC &&
+    return n >= EMB_TSF_FIXED_SIZE && emb_stream_kind(p, n) == EMB_STREAM_TRACE &&
            emb_get_le16(p + EMB_TSF_OFF_HEADER_SIZE) == n;
 }
 
 static bool is_packet(const uint8_t *p, size_t n)
 {
-    return n >= EMB_PKT_HEADER_SIZE && emb_get_le32(p + EMB_PKT_OFF_MAGIC) == EMB_PKT_MAGIC &&
+    return n >= EMB_PKT_HEADER_SIZE && emb_stream_kind(p, n) == EMB_STREAM_TRACE_PACKET &&
            emb_get_le32(p + EMB_PKT_OFF_PACKET_SIZE) == 8u * n;
 }
 

@@ -10,6 +10,8 @@
 #include <emb/trace_format.h>
 #include <emb/wire.h>
 
+#include "stream_kind.h"
+
 /* The SEAL block's offset in the header, or 0 when there is none. */
 static uint32_t find_seal(const uint8_t *d, uint32_t header_size)
 {
@@ -31,7 +33,7 @@ int emb_trace_unseal(const uint8_t *in, size_t n, struct emb_trace_unsealed *out
                      struct emb_problems *problems)
 {
     memset(out, 0, sizeof *out);
-    if (in == NULL || n < EMB_TSF_FIXED_SIZE || emb_get_le32(in + EMB_TSF_OFF_MAGIC) != EMB_TSF_MAGIC ||
+    if (n < EMB_TSF_FIXED_SIZE || emb_stream_kind(in, n) != EMB_STREAM_TRACE ||
         emb_get_le16(in + EMB_TSF_OFF_VERSION) != EMB_TSF_VERSION_SEALED)
         return 0;
     out->sealed = true;
