@@ -124,8 +124,11 @@ static void on_record(void *arg, const struct emb_logrec *r)
         c->last_seq[k] = seq;
 }
 
-static void on_problem(void *arg, uint64_t offset, bool error, const char *msg)
+static void on_problem(void *arg, const struct emb_problem *p)
 {
+    uint64_t offset = (uint64_t)p->offset;
+    bool error = p->severity != EMB_NOTE;
+    const char *msg = p->message;
     (void)arg;
     if (error) {
         decode_errors++;
@@ -186,15 +189,18 @@ int main(void)
     ok_eq(stats.lost_no_ring, 0, "every thread found a ring");
     ok_eq(stats.write_errors, 0, "no write to the output failed");
     ok(stats.dropped > 0, "the test exercised drops (%llu)", (unsigned long long)stats.dropped);
-
-    char err[256];
-    struct emb_logdb *db = emb_logdb_open("/proc/self/exe", err, sizeof err);
-    ok(db != NULL, "own ELF: %s", db ? "read" : err);
+    struct emb_problems elf_problems;
+    emb_problems_init(&elf_problems, "/proc/self/exe");
+    struct emb_logdb *db = emb_logdb_open("/proc/self/exe", &elf_problems);
+    ok(db != NULL, "own ELF: %s", db ? "read" : elf_problems.n ? elf_problems.items[0].message : "?");
+    emb_problems_free(&elf_problems);
     FILE *f = fopen(path, "rb");
     ok(f != NULL, "stream file readable");
     if (db == NULL || f == NULL)
         return emb_test_done();
-    struct emb_log_decoder_options opt = {.db = db, .record = on_record, .problem = on_problem};
+    struct emb_problems problems;
+    emb_problems_init_callback(&problems, NULL, on_problem, NULL);
+    struct emb_log_decoder_options opt = {.db = db, .record = on_record, .problems = &problems};
     struct emb_log_decoder *d = emb_log_decoder_new(&opt);
     static uint8_t buf[65536];
     size_t n;

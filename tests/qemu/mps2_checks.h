@@ -148,17 +148,22 @@ static void on_log(void *arg, const struct emb_logrec *rec)
         lc->other++;
 }
 
-static void on_log_problem(void *arg, uint64_t offset, bool error, const char *message)
+static void on_log_problem(void *arg, const struct emb_problem *p)
 {
+    uint64_t offset = (uint64_t)p->offset;
+    bool error = p->severity != EMB_NOTE;
+    const char *message = p->message;
     (void)arg;
     diag("  log %s at %llu: %s", error ? "error" : "notice", (unsigned long long)offset, message);
 }
 
 static void check_log(const char *path, const char *fw, const struct fw_stats *st)
 {
-    char err[512];
-    struct emb_logdb *db = emb_logdb_open(fw, err, sizeof err);
-    ok(db != NULL, "the ELF's log metadata: %s", db ? "read" : err);
+    struct emb_problems elf_problems;
+    emb_problems_init(&elf_problems, fw);
+    struct emb_logdb *db = emb_logdb_open(fw, &elf_problems);
+    ok(db != NULL, "the ELF's log metadata: %s", db ? "read" : elf_problems.n ? elf_problems.items[0].message : "?");
+    emb_problems_free(&elf_problems);
     FILE *f = fopen(path, "rb");
     static uint8_t stream[4 << 20];
     size_t len = f ? fread(stream, 1, sizeof stream, f) : 0;
@@ -169,7 +174,9 @@ static void check_log(const char *path, const char *fw, const struct fw_stats *s
     struct logcheck lc = {.frame = {"log frame", 0, st->logs_frame, -1, 0},
                           .tick = {"log tick", 0, st->logs_tick, -1, 0},
                           .burst = {"log burst", 0, st->logs_burst, -1, 0}};
-    struct emb_log_decoder_options opt = {.db = db, .name = path, .record = on_log, .problem = on_log_problem,
+    struct emb_problems problems;
+    emb_problems_init_callback(&problems, NULL, on_log_problem, NULL);
+    struct emb_log_decoder_options opt = {.db = db, .name = path, .record = on_log, .problems = &problems,
                                      .arg = &lc};
     struct emb_log_decoder *d = emb_log_decoder_new(&opt);
     emb_log_decoder_feed(d, stream, len);

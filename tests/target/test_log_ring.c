@@ -111,8 +111,11 @@ static void on_record(void *arg, const struct emb_logrec *r)
     g->text[n] = '\0';
 }
 
-static void on_problem(void *arg, uint64_t offset, bool error, const char *msg)
+static void on_problem(void *arg, const struct emb_problem *p)
 {
+    uint64_t offset = (uint64_t)p->offset;
+    bool error = p->severity != EMB_NOTE;
+    const char *msg = p->message;
     (void)arg;
     if (error) {
         errors++;
@@ -125,8 +128,10 @@ static void decode(void)
     ngot = 0;
     errors = 0;
     /* The test port's hello carries no build id (emb_log_write_hello(&out, NULL)). */
+    struct emb_problems problems;
+    emb_problems_init_callback(&problems, NULL, on_problem, NULL);
     struct emb_log_decoder_options opt = {.db = db, .no_build_id_check = true, .record = on_record,
-                                     .problem = on_problem};
+                                     .problems = &problems};
     struct emb_log_decoder *d = emb_log_decoder_new(&opt);
     emb_log_decoder_feed(d, stream, stream_len);
     emb_log_decoder_finish(d);
@@ -527,9 +532,11 @@ static void test_hexdump(void)
 
 int main(void)
 {
-    char err[256];
-    db = emb_logdb_open("/proc/self/exe", err, sizeof err);
-    ok(db != NULL, "this test's own log metadata: %s", db ? "read" : err);
+    struct emb_problems elf_problems;
+    emb_problems_init(&elf_problems, "/proc/self/exe");
+    db = emb_logdb_open("/proc/self/exe", &elf_problems);
+    ok(db != NULL, "this test's own log metadata: %s", db ? "read" : elf_problems.n ? elf_problems.items[0].message : "?");
+    emb_problems_free(&elf_problems);
     if (db == NULL)
         return emb_test_done();
     ok_eq(emb_log_init(), EMB_OK, "the region fits 16-bit ids");

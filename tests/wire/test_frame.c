@@ -8,6 +8,7 @@
 #include <emb/frame.h>
 
 #include "frame_decode.h"
+#include "problem.h"
 #include "harness.h"
 
 static uint32_t rng = 2463534242u;
@@ -255,8 +256,11 @@ static void on_view(void *arg, const struct emb_frame_view *f)
     v->frames++;
 }
 
-static void on_problem(void *arg, uint64_t offset, bool error, const char *message)
+static void on_problem(void *arg, const struct emb_problem *p)
 {
+    uint64_t offset = (uint64_t)p->offset;
+    bool error = p->severity != EMB_NOTE;
+    const char *message = p->message;
     (void)offset;
     (void)message;
     struct views *v = arg;
@@ -281,7 +285,9 @@ static void views(void)
     size_t c = n;
     n += emb_frame_encode(s + n, sizeof s - n, 7, "xyz", 3);
     struct views v = {0};
-    struct emb_frame_callbacks cb = {on_view, on_problem, &v};
+    struct emb_problems problems;
+    emb_problems_init_callback(&problems, NULL, on_problem, &v);
+    struct emb_frame_callbacks cb = {on_view, &problems, &v};
     struct emb_frame_decoder d;
     ok(emb_frame_decoder_init(&d, 1024, &cb), "view decoder");
     for (size_t i = 0; i < n; i++)

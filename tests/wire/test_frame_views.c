@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "frame_decode.h"
+#include "problem.h"
 #include "harness.h"
 
 static uint8_t wire[1u << 20];
@@ -51,8 +52,11 @@ static void on_frame(void *arg, const struct emb_frame_view *f)
     seen.frames++;
 }
 
-static void on_problem(void *arg, uint64_t offset, bool error, const char *msg)
+static void on_problem(void *arg, const struct emb_problem *p)
 {
+    uint64_t offset = (uint64_t)p->offset;
+    bool error = p->severity != EMB_NOTE;
+    const char *msg = p->message;
     (void)arg;
     (void)msg;
     if (error)
@@ -65,7 +69,9 @@ static void on_problem(void *arg, uint64_t offset, bool error, const char *msg)
 static void decode(const uint8_t *data, size_t len, size_t piece)
 {
     memset(&seen, 0, sizeof seen);
-    struct emb_frame_callbacks cb = {on_frame, on_problem, NULL};
+    struct emb_problems problems;
+    emb_problems_init_callback(&problems, NULL, on_problem, NULL);
+    struct emb_frame_callbacks cb = {on_frame, &problems, NULL};
     struct emb_frame_decoder d;
     emb_frame_decoder_init(&d, 66000, &cb);
     for (size_t i = 0; i < len; i += piece)

@@ -132,12 +132,97 @@ static void print_text(const struct emb_capture *c, const struct stats *s, FILE 
     fputc('\n', out);
 }
 
+static void json_identity(struct emb_json *j, const struct emb_capture_identity *id)
+{
+    char hex[65];
+    emb_json_begin_object(j, "identity");
+    emb_json_string(j, "label", id->label);
+    emb_json_string(j, "revision", id->revision);
+    snprintf(hex, sizeof hex, "0x%08" PRIx32, id->catalog_checksum);
+    emb_json_string(j, "catalogue", hex);
+    emb_json_string(j, "build_id", emb_capture_hex(id->build_id, id->build_id_len, hex));
+    emb_json_string(j, "firmware", id->firmware);
+    emb_json_string(j, "flags", id->config);
+    emb_json_string(j, "port", id->port);
+    emb_json_uint(j, "clock_hz", id->clock_hz);
+    emb_json_int(j, "clock_offset_ns", id->clock_offset_ns);
+    snprintf(hex, sizeof hex, "0x%016" PRIx64, id->session_id);
+    emb_json_string(j, "session", hex);
+    emb_json_string(j, "uuid", emb_capture_hex(id->uuid, 16, hex));
+    emb_json_end_object(j);
+}
+
+static void json_window(struct emb_json *j, const struct emb_capture_window *w)
+{
+    emb_json_begin_object(j, "window");
+    if (w->armed_frame != EMB_CAP_NO_FRAME)
+        emb_json_uint(j, "armed_frame", w->armed_frame);
+    else
+        emb_json_null(j, "armed_frame");
+    emb_json_uint(j, "capacity", w->capacity);
+    emb_json_uint(j, "writes", w->writes);
+    emb_json_uint(j, "stored", w->stored);
+    emb_json_uint(j, "drops", w->drops);
+    emb_json_uint(j, "lost_packets", w->lost_packets);
+    emb_json_begin_array(j, "contexts");
+    for (size_t i = 0; i < w->nrows; i++) {
+        emb_json_begin_object(j, NULL);
+        emb_json_string(j, "name", w->rows[i].name);
+        emb_json_uint(j, "id", w->rows[i].id);
+        emb_json_uint(j, "events", w->rows[i].events);
+        emb_json_uint(j, "discarded", w->rows[i].discarded);
+        emb_json_uint(j, "lost_packets", w->rows[i].lost_packets);
+        emb_json_uint(j, "earlier_packets", w->rows[i].earlier);
+        emb_json_end_object(j);
+    }
+    emb_json_end_array(j);
+    emb_json_end_object(j);
+}
+
+/* Events by type, the frame range and the time span. */
+static void json_stats(struct emb_json *j, const struct emb_catalog *cat, const struct stats *s)
+{
+    emb_json_begin_object(j, "events");
+    for (unsigned id16 = 0; id16 < 65536; id16++) {
+        if (!s->by_id[id16])
+            continue;
+        const struct emb_catalog_event *ev = emb_catalog_event(cat, (uint16_t)id16);
+        char unk[24];
+        snprintf(unk, sizeof unk, "0x%04x", id16);
+        emb_json_uint(j, ev ? ev->name : unk, s->by_id[id16]);
+    }
+    emb_json_end_object(j);
+    if (s->frames) {
+        emb_json_begin_object(j, "frames");
+        emb_json_uint(j, "first", s->first_frame);
+        emb_json_uint(j, "last", s->last_frame);
+        emb_json_uint(j, "epochs", s->frames);
+        emb_json_end_object(j);
+    } else {
+        emb_json_null(j, "frames");
+    }
+    emb_json_uint(j, "span_ns", s->span_ns);
+}
+
+static void json_sections(struct emb_json *j, const struct emb_capture *c)
+{
+    size_t n;
+    const struct emb_capture_section *sec = emb_capture_sections(c, &n);
+    emb_json_begin_array(j, "sections");
+    for (size_t i = 0; i < n; i++) {
+        emb_json_begin_object(j, NULL);
+        emb_json_string(j, "type", emb_capture_section_name(sec[i].type));
+        emb_json_uint(j, "type_id", sec[i].type);
+        emb_json_uint(j, "version", sec[i].version);
+        emb_json_uint(j, "offset", sec[i].offset);
+        emb_json_uint(j, "bytes", sec[i].length);
+        emb_json_end_object(j);
+    }
+    emb_json_end_array(j);
+}
+
 static void print_json(const struct emb_capture *c, const struct stats *s, FILE *out)
 {
-    const struct emb_capture_identity *id = emb_capture_identity(c);
-    const struct emb_capture_window *w = emb_capture_window(c);
-    const struct emb_catalog *cat = emb_trace_catalog(emb_capture_trace(c));
-    char hex[65];
     struct emb_json j;
     emb_json_init(&j, out, true);
     emb_json_begin_object(&j, NULL);
@@ -150,88 +235,22 @@ static void print_json(const struct emb_capture *c, const struct stats *s, FILE 
     emb_json_bool(&j, "sealed", ti->sealed);
     emb_json_uint(&j, "packets_checked", ti->packets_checked);
     emb_json_end_object(&j);
-    emb_json_begin_object(&j, "identity");
-    emb_json_string(&j, "label", id->label);
-    emb_json_string(&j, "revision", id->revision);
-    snprintf(hex, sizeof hex, "0x%08" PRIx32, id->catalog_checksum);
-    emb_json_string(&j, "catalogue", hex);
-    emb_json_string(&j, "build_id", emb_capture_hex(id->build_id, id->build_id_len, hex));
-    emb_json_string(&j, "firmware", id->firmware);
-    emb_json_string(&j, "flags", id->config);
-    emb_json_string(&j, "port", id->port);
-    emb_json_uint(&j, "clock_hz", id->clock_hz);
-    emb_json_int(&j, "clock_offset_ns", id->clock_offset_ns);
-    snprintf(hex, sizeof hex, "0x%016" PRIx64, id->session_id);
-    emb_json_string(&j, "session", hex);
-    emb_json_string(&j, "uuid", emb_capture_hex(id->uuid, 16, hex));
-    emb_json_end_object(&j);
-    emb_json_begin_object(&j, "window");
-    if (w->armed_frame != EMB_CAP_NO_FRAME)
-        emb_json_uint(&j, "armed_frame", w->armed_frame);
-    else
-        emb_json_null(&j, "armed_frame");
-    emb_json_uint(&j, "capacity", w->capacity);
-    emb_json_uint(&j, "writes", w->writes);
-    emb_json_uint(&j, "stored", w->stored);
-    emb_json_uint(&j, "drops", w->drops);
-    emb_json_uint(&j, "lost_packets", w->lost_packets);
-    emb_json_begin_array(&j, "contexts");
-    for (size_t i = 0; i < w->nrows; i++) {
-        emb_json_begin_object(&j, NULL);
-        emb_json_string(&j, "name", w->rows[i].name);
-        emb_json_uint(&j, "id", w->rows[i].id);
-        emb_json_uint(&j, "events", w->rows[i].events);
-        emb_json_uint(&j, "discarded", w->rows[i].discarded);
-        emb_json_uint(&j, "lost_packets", w->rows[i].lost_packets);
-        emb_json_uint(&j, "earlier_packets", w->rows[i].earlier);
-        emb_json_end_object(&j);
-    }
-    emb_json_end_array(&j);
-    emb_json_end_object(&j);
-    emb_json_begin_object(&j, "events");
-    for (unsigned id16 = 0; id16 < 65536; id16++) {
-        if (!s->by_id[id16])
-            continue;
-        const struct emb_catalog_event *ev = emb_catalog_event(cat, (uint16_t)id16);
-        char unk[24];
-        snprintf(unk, sizeof unk, "0x%04x", id16);
-        emb_json_uint(&j, ev ? ev->name : unk, s->by_id[id16]);
-    }
-    emb_json_end_object(&j);
-    if (s->frames) {
-        emb_json_begin_object(&j, "frames");
-        emb_json_uint(&j, "first", s->first_frame);
-        emb_json_uint(&j, "last", s->last_frame);
-        emb_json_uint(&j, "epochs", s->frames);
-        emb_json_end_object(&j);
-    } else {
-        emb_json_null(&j, "frames");
-    }
-    emb_json_uint(&j, "span_ns", s->span_ns);
-    size_t n;
-    const struct emb_capture_section *sec = emb_capture_sections(c, &n);
-    emb_json_begin_array(&j, "sections");
-    for (size_t i = 0; i < n; i++) {
-        emb_json_begin_object(&j, NULL);
-        emb_json_string(&j, "type", emb_capture_section_name(sec[i].type));
-        emb_json_uint(&j, "type_id", sec[i].type);
-        emb_json_uint(&j, "version", sec[i].version);
-        emb_json_uint(&j, "offset", sec[i].offset);
-        emb_json_uint(&j, "bytes", sec[i].length);
-        emb_json_end_object(&j);
-    }
-    emb_json_end_array(&j);
+    json_identity(&j, emb_capture_identity(c));
+    json_window(&j, emb_capture_window(c));
+    json_stats(&j, emb_trace_catalog(emb_capture_trace(c)), s);
+    json_sections(&j, c);
     emb_json_end_object(&j);
     emb_json_end(&j);
 }
 
 int emb_cmd_inspect(int argc, char **argv)
 {
-    enum { OPT_JSON = 256, OPT_CATALOG, OPT_COLOR };
+    enum { OPT_JSON = 256, OPT_CATALOG };
     static const struct option options[] = {
-        {"json", no_argument, NULL, OPT_JSON},       {"catalog", required_argument, NULL, OPT_CATALOG},
-        {"color", optional_argument, NULL, OPT_COLOR}, {"colour", optional_argument, NULL, OPT_COLOR},
-        {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"catalog", required_argument, NULL, OPT_CATALOG},
+        EMB_CLI_OPTIONS_COMMON,
+        {NULL, 0, NULL, 0},
     };
     bool json = false;
     const char *catalog = NULL;
@@ -242,7 +261,7 @@ int emb_cmd_inspect(int argc, char **argv)
         switch (c) {
         case OPT_JSON: json = true; break;
         case OPT_CATALOG: catalog = optarg; break;
-        case OPT_COLOR:
+        case EMB_OPT_COLOR:
             if (emb_cli_color_option(CMD, optarg) != 0)
                 return EMB_EXIT_BAD;
             break;
@@ -273,13 +292,11 @@ int emb_cmd_inspect(int argc, char **argv)
     struct emb_capture_options opt = {.catalog = cat, .no_merge = true};
     struct emb_capture *cap = emb_capture_decode_file(path, &opt);
     int rc = EMB_EXIT_BAD;
-    long long off;
-    const char *msg;
     struct stats s = {.by_id = calloc(65536, sizeof(uint64_t))};
     if (!cap || !s.by_id) {
         emb_cli_error_at(CMD, path, -1, "out of memory");
-    } else if (emb_capture_failed(cap, &off, &msg)) {
-        emb_cli_error_at(CMD, path, off, "%s", msg);
+    } else if (emb_capture_failed(cap, NULL, NULL)) {
+        emb_cli_problems(CMD, emb_capture_problems(cap));
     } else {
         gather(emb_capture_trace(cap), &s);
         if (json)

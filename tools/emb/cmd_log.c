@@ -15,14 +15,14 @@
 
 #include <emb/log_format.h>
 
-#include <emb/wire.h>
-
+#include "buffer.h"
 #include "capture.h"
 #include "catalog.h"
 #include "catalog_known.h"
 #include "cli.h"
 #include "emb_cmds.h"
 #include "log_decode.h"
+#include "stream_kind.h"
 #include "trace_decode.h"
 
 static const char *const CMD = "emb log";
@@ -71,7 +71,7 @@ struct args {
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    enum { OPT_JSON = 256, OPT_ABSOLUTE, OPT_TRACE, OPT_RAW, OPT_CLOCK, OPT_COLOR, OPT_NO_BUILD_ID };
+    enum { OPT_JSON = 256, OPT_ABSOLUTE, OPT_TRACE, OPT_RAW, OPT_CLOCK, OPT_NO_BUILD_ID };
     static const struct option options[] = {
         {"elf", required_argument, NULL, 'e'},
         {"follow", no_argument, NULL, 'f'},
@@ -82,13 +82,10 @@ static int parse_args(int argc, char **argv, struct args *a)
         {"clock-hz", required_argument, NULL, OPT_CLOCK},
         {"no-build-id-check", no_argument, NULL, OPT_NO_BUILD_ID},
         {"output", required_argument, NULL, 'o'},
-        {"color", optional_argument, NULL, OPT_COLOR},
-        {"colour", optional_argument, NULL, OPT_COLOR},
-        {"help", no_argument, NULL, 'h'},
+        EMB_CLI_OPTIONS_COMMON,
         {NULL, 0, NULL, 0},
     };
     int c;
-    char *end;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":e:fo:h", options, NULL)) != -1) {
@@ -102,14 +99,11 @@ static int parse_args(int argc, char **argv, struct args *a)
         case OPT_RAW: a->raw = true; break;
         case OPT_NO_BUILD_ID: a->no_build_id_check = true; break;
         case OPT_CLOCK:
-            errno = 0;
-            a->clock_hz = strtoull(optarg, &end, 0);
-            if (errno != 0 || *end != '\0' || a->clock_hz == 0u) {
-                emb_cli_error(CMD, "--clock-hz takes a frequency in Hz, not '%s'", optarg);
+            if (emb_cli_option_u64(CMD, "clock-hz", optarg, 1, UINT64_MAX, "a frequency in Hz",
+                                   &a->clock_hz) != 0)
                 return EMB_EXIT_BAD;
-            }
             break;
-        case OPT_COLOR:
+        case EMB_OPT_COLOR:
             if (emb_cli_color_option(CMD, optarg) != 0)
                 return EMB_EXIT_BAD;
             break;
@@ -359,16 +353,12 @@ static void on_record(void *arg, const struct emb_logrec *r)
     }
     if (s->oom)
         return;
-    if (s->nheld == s->cap) {
-        size_t cap = s->cap ? s->cap * 2u : 256u;
-        struct held *q = realloc(s->held, cap * sizeof *q);
-        if (q == NULL) {
-            s->oom = true;
-            return;
-        }
-        s->held = q;
-        s->cap = cap;
+    struct held *held = emb_array_grow(s->held, &s->cap, s->nheld + 1u, sizeof *held);
+    if (held == NULL) {
+        s->oom = true;
+        return;
     }
+    s->held = held;
     struct held *h = &s->held[s->nheld];
     h->rec = *r;
     h->seq = s->nheld;
@@ -392,16 +382,16 @@ static void on_record(void *arg, const struct emb_logrec *r)
     s->nheld++;
 }
 
-static void on_problem(void *arg, uint64_t offset, bool error, const char *message)
+/* A decoder's problem, shown at once (the first PROBLEMS_SHOWN), at its offset in the
+ * file (a capture's log section starts at s->base). */
+static void on_problem(void *arg, const struct emb_problem *p)
 {
     struct state *s = arg;
     if (s->problems++ >= PROBLEMS_SHOWN)
         return;
-    offset += s->base;
-    if (error)
-        emb_cli_error_at(CMD, s->a->stream, (long long)offset, "%s", message);
-    else
-        fprintf(stderr, "%s: %s: byte %" PRIu64 ": note: %s\n", CMD, s->a->stream, offset, message);
+    struct emb_problem at = *p;
+    at.offset += (long long)s->base;
+    emb_cli_problem((void *)CMD, &at);
 }
 
 static int cmp_held(const void *x, const void *y)
@@ -486,13 +476,12 @@ static long long feed_capture(struct state *s, const char *path)
     }
     struct emb_capture_options opt = {.catalog = cat, .ignore_checksum = true, .skip_trace = true};
     struct emb_capture *cap = emb_capture_decode_file(path, &opt);
-    long long off, rc = -1;
-    const char *msg;
+    long long rc = -1;
     const struct emb_capture_section *sec;
     if (cap == NULL)
         emb_cli_error_at(CMD, path, -1, "out of memory");
-    else if (emb_capture_failed(cap, &off, &msg))
-        emb_cli_error_at(CMD, path, off, "%s", msg);
+    else if (emb_capture_failed(cap, NULL, NULL))
+        emb_cli_problems(CMD, emb_capture_problems(cap));
     else if ((sec = emb_capture_section(cap, EMB_CAP_SEC_LOG)) == NULL || sec->length == 0u)
         emb_cli_error_at(CMD, path, -1, "the capture holds no log section");
     else {
@@ -510,11 +499,10 @@ static bool is_capture(const char *spec)
         return false;
     uint8_t head[4];
     FILE *f = fopen(spec, "rb");
-    bool yes = f != NULL && fread(head, 1, sizeof head, f) == sizeof head &&
-               emb_get_le32(head) == EMB_CAP_MAGIC;
+    size_t n = f != NULL ? fread(head, 1, sizeof head, f) : 0u;
     if (f != NULL)
         fclose(f);
-    return yes;
+    return emb_stream_kind(head, n) == EMB_STREAM_CAPTURE;
 }
 
 static bool trace_origin(struct state *s)
@@ -533,18 +521,112 @@ static bool trace_origin(struct state *s)
     return true;
 }
 
+/* Opens what the stream is read from: *fd a descriptor, or -2 for a capture (fed from
+ * its log section). False when it cannot be opened (said). */
+static bool open_input(const struct args *a, bool *capture, int *fd)
+{
+    *capture = !a->raw && is_capture(a->stream);
+    *fd = *capture ? -2 : open_stream(a->stream);
+    return *fd != -1;
+}
+
+/* Feeds the decoder everything the input holds: *total gets the bytes fed. False when a
+ * capture was refused. */
+static bool feed(struct state *s, bool capture, int fd, uint64_t *total)
+{
+    static uint8_t buf[65536];
+    *total = 0;
+    if (capture) {
+        long long n = feed_capture(s, s->a->stream);
+        if (n < 0)
+            return false;
+        *total = (uint64_t)n;
+    }
+    for (; fd >= 0;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            emb_cli_error_at(CMD, s->a->stream, (long long)*total, "read error: %s",
+                             strerror(errno));
+            break;
+        }
+        if (n == 0)
+            break;
+        *total += (uint64_t)n;
+        emb_log_decoder_feed(s->dec, buf, (size_t)n);
+        if (emb_log_decoder_summary(s->dec)->fatal)
+            break;
+    }
+    return true;
+}
+
+/* What the run came to, on stderr, and the exit status. */
+static int conclude(struct state *s, uint64_t total, bool refused, bool write_failed)
+{
+    const struct args *a = s->a;
+    const struct emb_log_decoder_summary *sum = emb_log_decoder_summary(s->dec);
+    bool hello = emb_log_decoder_hello(s->dec)->seen;
+    if (s->problems > PROBLEMS_SHOWN)
+        emb_cli_error_at(CMD, a->stream, -1, "%" PRIu64 " more problems not shown",
+                         s->problems - PROBLEMS_SHOWN);
+    if (s->oom)
+        emb_cli_error(CMD, "out of memory: records were lost from the output");
+    if (total == 0u && !refused)
+        emb_cli_error_at(CMD, a->stream, 0, "empty stream: nothing to decode");
+    else if (!refused && !sum->fatal && sum->records == 0u && !a->raw && !hello)
+        emb_cli_error_at(CMD, a->stream, 0, "no log frame found: not a log stream");
+    bool bad = sum->fatal || sum->errors > 0u || total == 0u || s->oom || write_failed ||
+               (!a->raw && !hello);
+    if (sum->dropped + sum->pending > 0u)
+        fprintf(stderr, "%s: %s: %" PRIu64 " records decoded, %" PRIu64 " dropped on the target\n",
+                CMD, a->stream, sum->records, sum->dropped + sum->pending);
+    if (sum->marked > 0u)
+        fprintf(stderr, "%s: %s: %" PRIu64 " records with a conversion the log cannot reproduce, "
+                "marked <...> in their text\n", CMD, a->stream, sum->marked);
+    return bad ? EMB_EXIT_BAD : sum->marked > 0u ? EMB_EXIT_FINDINGS : EMB_EXIT_OK;
+}
+
+/* Decodes the stream into s->out; returns the exit status. */
+static int decode(struct state *s, bool capture, int fd)
+{
+    const struct args *a = s->a;
+    struct emb_problems problems;
+    emb_problems_init_callback(&problems, a->stream, on_problem, s);
+    struct emb_log_decoder_options opt = {.db = s->db, .name = a->stream, .raw = a->raw,
+                                          .no_build_id_check = a->no_build_id_check,
+                                          .record = on_record, .arg = s, .problems = &problems};
+    s->dec = emb_log_decoder_new(&opt);
+    if (s->dec == NULL) {
+        emb_cli_error(CMD, "out of memory");
+        return EMB_EXIT_BAD;
+    }
+    uint64_t total;
+    bool refused = !feed(s, capture, fd, &total);
+    emb_log_decoder_finish(s->dec);
+    if (!a->follow)
+        print_held(s);
+    bool write_failed = fflush(s->out) != 0 || ferror(s->out);
+    if (s->out != stdout && fclose(s->out) != 0)
+        write_failed = true;
+    if (write_failed)
+        emb_cli_error_at(CMD, a->output ? a->output : "stdout", -1, "write error");
+    int rc = conclude(s, total, refused, write_failed);
+    emb_log_decoder_free(s->dec);
+    return rc;
+}
+
 int emb_cmd_log(int argc, char **argv)
 {
     struct args a = {0};
     int rc = parse_args(argc, argv, &a);
     if (rc != EMB_EXIT_OK)
         return rc < 0 ? EMB_EXIT_OK : rc;
-    char err[512];
-    struct emb_logdb *db = emb_logdb_open(a.elf, err, sizeof err);
-    if (db == NULL) {
-        emb_cli_error(CMD, "%s", err);
+    struct emb_problems elf_problems;
+    emb_problems_init_callback(&elf_problems, a.elf, emb_cli_problem, (void *)CMD);
+    struct emb_logdb *db = emb_logdb_open(a.elf, &elf_problems);
+    if (db == NULL)
         return EMB_EXIT_BAD;
-    }
     if (db->build_id_len == 0u && !a.no_build_id_check) {
         emb_cli_error(CMD, "%s: no GNU build id, so nothing shows which build a stream is from "
                       "(another build's stream decodes into garbage): link the firmware with "
@@ -553,84 +635,20 @@ int emb_cmd_log(int argc, char **argv)
         return EMB_EXIT_BAD;
     }
     struct state s = {.a = &a, .db = db, .out = stdout, .ctx_width = 6};
-    if (a.trace != NULL && !trace_origin(&s)) {
-        emb_logdb_free(db);
-        return EMB_EXIT_BAD;
-    }
-    bool capture = !a.raw && is_capture(a.stream);
-    int fd = capture ? -2 : open_stream(a.stream);
-    if (fd == -1) {
+    bool capture;
+    int fd = -1;
+    if ((a.trace != NULL && !trace_origin(&s)) || !open_input(&a, &capture, &fd)) {
         emb_logdb_free(db);
         return EMB_EXIT_BAD;
     }
     if (a.output != NULL && strcmp(a.output, "-") && !(s.out = fopen(a.output, "w"))) {
         emb_cli_error_at(CMD, a.output, -1, "cannot create: %s", strerror(errno));
-        if (fd >= 0 && fd != STDIN_FILENO)
-            close(fd);
-        emb_logdb_free(db);
-        return EMB_EXIT_BAD;
-    }
-    struct emb_log_decoder_options opt = {.db = db, .name = a.stream, .raw = a.raw,
-                                     .no_build_id_check = a.no_build_id_check,
-                                     .record = on_record, .problem = on_problem, .arg = &s};
-    s.dec = emb_log_decoder_new(&opt);
-    if (s.dec == NULL) {
-        emb_cli_error(CMD, "out of memory");
-        return EMB_EXIT_BAD;
-    }
-    static uint8_t buf[65536];
-    uint64_t total = 0;
-    bool refused = false;
-    if (capture) {
-        long long n = feed_capture(&s, a.stream);
-        refused = n < 0;
-        total = n > 0 ? (uint64_t)n : 0u;
-    }
-    for (; fd >= 0;) {
-        ssize_t n = read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            emb_cli_error_at(CMD, a.stream, (long long)total, "read error: %s", strerror(errno));
-            break;
-        }
-        if (n == 0)
-            break;
-        total += (uint64_t)n;
-        emb_log_decoder_feed(s.dec, buf, (size_t)n);
-        if (emb_log_decoder_summary(s.dec)->fatal)
-            break;
+        rc = EMB_EXIT_BAD;
+    } else {
+        rc = decode(&s, capture, fd);
     }
     if (fd >= 0 && fd != STDIN_FILENO)
         close(fd);
-    emb_log_decoder_finish(s.dec);
-    if (!a.follow)
-        print_held(&s);
-    const struct emb_log_decoder_summary *sum = emb_log_decoder_summary(s.dec);
-    bool write_failed = fflush(s.out) != 0 || ferror(s.out);
-    if (s.out != stdout && fclose(s.out) != 0)
-        write_failed = true;
-    if (write_failed)
-        emb_cli_error_at(CMD, a.output ? a.output : "stdout", -1, "write error");
-    if (s.problems > PROBLEMS_SHOWN)
-        emb_cli_error_at(CMD, a.stream, -1, "%" PRIu64 " more problems not shown",
-                         s.problems - PROBLEMS_SHOWN);
-    if (s.oom)
-        emb_cli_error(CMD, "out of memory: records were lost from the output");
-    if (total == 0u && !refused)
-        emb_cli_error_at(CMD, a.stream, 0, "empty stream: nothing to decode");
-    else if (!refused && !sum->fatal && sum->records == 0u && !a.raw && !emb_log_decoder_hello(s.dec)->seen)
-        emb_cli_error_at(CMD, a.stream, 0, "no log frame found: not a log stream");
-    bool bad = sum->fatal || sum->errors > 0u || total == 0u || s.oom || write_failed ||
-               (!a.raw && !emb_log_decoder_hello(s.dec)->seen);
-    if (sum->dropped + sum->pending > 0u)
-        fprintf(stderr, "%s: %s: %" PRIu64 " records decoded, %" PRIu64 " dropped on the target\n",
-                CMD, a.stream, sum->records, sum->dropped + sum->pending);
-    bool marked = sum->marked > 0u;
-    if (marked)
-        fprintf(stderr, "%s: %s: %" PRIu64 " records with a conversion the log cannot reproduce, "
-                "marked <...> in their text\n", CMD, a.stream, sum->marked);
-    emb_log_decoder_free(s.dec);
     emb_logdb_free(db);
-    return bad ? EMB_EXIT_BAD : marked ? EMB_EXIT_FINDINGS : EMB_EXIT_OK;
+    return rc;
 }

@@ -54,7 +54,7 @@ struct args {
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    enum { OPT_JSON = 256, OPT_SUMMARY, OPT_ABSOLUTE, OPT_CATALOG, OPT_COLOR };
+    enum { OPT_JSON = 256, OPT_SUMMARY, OPT_ABSOLUTE, OPT_CATALOG };
     static const struct option options[] = {
         {"format", required_argument, NULL, 'f'},
         {"output", required_argument, NULL, 'o'},
@@ -62,9 +62,7 @@ static int parse_args(int argc, char **argv, struct args *a)
         {"summary", no_argument, NULL, OPT_SUMMARY},
         {"absolute", no_argument, NULL, OPT_ABSOLUTE},
         {"catalog", required_argument, NULL, OPT_CATALOG},
-        {"color", optional_argument, NULL, OPT_COLOR},
-        {"colour", optional_argument, NULL, OPT_COLOR},
-        {"help", no_argument, NULL, 'h'},
+        EMB_CLI_OPTIONS_COMMON,
         {NULL, 0, NULL, 0},
     };
     bool json = false;
@@ -94,7 +92,7 @@ static int parse_args(int argc, char **argv, struct args *a)
         case OPT_SUMMARY: a->summary = true; break;
         case OPT_ABSOLUTE: a->absolute = true; break;
         case OPT_CATALOG: a->catalog = optarg; break;
-        case OPT_COLOR:
+        case EMB_OPT_COLOR:
             if (emb_cli_color_option(CMD, optarg) != 0)
                 return EMB_EXIT_BAD;
             break;
@@ -140,14 +138,13 @@ static const char *plural(uint64_t n, const char *word)
 /* Losses and errors on stderr, after the output, so a person sees them last. */
 static void report(const struct emb_trace *t)
 {
-    size_t n;
-    const struct emb_trace_issue *is = emb_trace_issues(t, &n);
-    for (size_t i = 0; i < n; i++)
-        emb_cli_error_at(CMD, emb_trace_name(t), is[i].offset, "%s", is[i].message);
+    const struct emb_problems *ps = emb_trace_problems(t);
+    for (size_t i = 0; i < ps->n; i++)
+        emb_cli_problem((void *)CMD, &ps->items[i]);
+    if (emb_problems_dropped(ps) != 0)
+        emb_cli_error_at(CMD, emb_trace_name(t), -1, "%zu more errors not shown",
+                         emb_problems_dropped(ps));
     const struct emb_trace_summary *s = emb_trace_summary(t);
-    if (s->errors > n)
-        emb_cli_error_at(CMD, emb_trace_name(t), -1, "%" PRIu64 " more errors not shown",
-                         s->errors - n);
     if (s->fatal)
         return;
     for (size_t i = 0; i < emb_trace_context_count(t); i++) {

@@ -19,12 +19,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    char err[512];
-    db = emb_logdb_open(EMB_FUZZ_LOG_ELF, err, sizeof err);
+    struct emb_problems elf_problems;
+    emb_problems_init(&elf_problems, EMB_FUZZ_LOG_ELF);
+    db = emb_logdb_open(EMB_FUZZ_LOG_ELF, &elf_problems);
     if (db == NULL) {
-        fprintf(stderr, "fuzz_log_decode: %s\n", err);
+        fprintf(stderr, "fuzz_log_decode: %s\n",
+                elf_problems.n ? elf_problems.items[0].message : "?");
         abort();
     }
+    emb_problems_free(&elf_problems);
     return 0;
 }
 
@@ -39,8 +42,11 @@ static void on_record(void *arg, const struct emb_logrec *r)
     sink += strlen(r->ctx_name);
 }
 
-static void on_problem(void *arg, uint64_t offset, bool error, const char *msg)
+static void on_problem(void *arg, const struct emb_problem *p)
 {
+    uint64_t offset = (uint64_t)p->offset;
+    bool error = p->severity != EMB_NOTE;
+    const char *msg = p->message;
     (void)arg;
     sink += offset + error + strlen(msg);
 }
@@ -48,8 +54,10 @@ static void on_problem(void *arg, uint64_t offset, bool error, const char *msg)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     for (int raw = 0; raw < 2; raw++) {
+        struct emb_problems problems;
+        emb_problems_init_callback(&problems, NULL, on_problem, NULL);
         struct emb_log_decoder_options opt = {.db = db, .raw = raw != 0, .record = on_record,
-                                         .problem = on_problem};
+                                         .problems = &problems};
         struct emb_log_decoder *d = emb_log_decoder_new(&opt);
         if (d == NULL)
             return 0;

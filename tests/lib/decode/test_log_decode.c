@@ -16,6 +16,7 @@
 
 #include "harness.h"
 #include "log_decode.h"
+#include "stream_kind.h"
 
 uint64_t emb_test_clock;
 uint64_t emb_test_clock_step;
@@ -135,8 +136,11 @@ static void on_record(void *arg, const struct emb_logrec *r)
     }
 }
 
-static void on_problem(void *arg, uint64_t offset, bool error, const char *msg)
+static void on_problem(void *arg, const struct emb_problem *p)
 {
+    uint64_t offset = (uint64_t)p->offset;
+    bool error = p->severity != EMB_NOTE;
+    const char *msg = p->message;
     (void)arg;
     if (error) {
         res.errors++;
@@ -150,9 +154,11 @@ static void on_problem(void *arg, uint64_t offset, bool error, const char *msg)
 static void decode(const uint8_t *data, size_t len, bool raw, size_t piece)
 {
     memset(&res, 0, sizeof res);
+    struct emb_problems problems;
+    emb_problems_init_callback(&problems, NULL, on_problem, NULL);
     struct emb_log_decoder_options opt = {.db = db, .raw = raw, .raw_context = 5,
                                      .no_build_id_check = no_build_id_check,
-                                     .record = on_record, .problem = on_problem};
+                                     .record = on_record, .problems = &problems};
     struct emb_log_decoder *d = emb_log_decoder_new(&opt);
     for (size_t i = 0; i < len; i += piece)
         emb_log_decoder_feed(d, data + i, len - i < piece ? len - i : piece);
@@ -211,6 +217,19 @@ static void test_good(void)
     decode(stream, len, false, 1);
     ok_eq(res.records, 300, "fed a byte at a time: the same");
     ok_eq(res.errors, 0, "and cleanly");
+}
+
+/* What emb_log_write_hello() writes first is what tells a log stream from other files. */
+static void test_stream_kind(void)
+{
+    size_t len = record(3);
+    ok_eq(emb_stream_kind(stream, len), EMB_STREAM_LOG, "the target's log stream is a log stream");
+    ok_eq(emb_stream_kind(stream, EMB_STREAM_KIND_BYTES), EMB_STREAM_LOG,
+          "told from its first EMB_STREAM_KIND_BYTES bytes");
+    ok_eq(emb_stream_kind(stream + 3, len - 3), EMB_STREAM_UNKNOWN,
+          "joined inside the hello frame: not told a log stream");
+    stream[4] ^= 0x40; /* inside the hello: its CRC no longer matches */
+    ok_eq(emb_stream_kind(stream, len), EMB_STREAM_UNKNOWN, "a damaged hello: not a log stream");
 }
 
 static void test_truncated(void)
@@ -373,14 +392,17 @@ static void test_damaged_frames(void)
 int main(int argc, char **argv)
 {
     outdir = argc > 1 ? argv[1] : NULL;
-    char err[256];
-    db = emb_logdb_open("/proc/self/exe", err, sizeof err);
-    ok(db != NULL, "this test's own log metadata: %s", db ? "read" : err);
+    struct emb_problems elf_problems;
+    emb_problems_init(&elf_problems, "/proc/self/exe");
+    db = emb_logdb_open("/proc/self/exe", &elf_problems);
+    ok(db != NULL, "this test's own log metadata: %s", db ? "read" : elf_problems.n ? elf_problems.items[0].message : "?");
+    emb_problems_free(&elf_problems);
     if (db == NULL)
         return emb_test_done();
     identity.build_id = db->build_id;
     identity.build_id_len = (uint8_t)db->build_id_len;
     test_good();
+    test_stream_kind();
     test_truncated();
     test_joined();
     test_random();

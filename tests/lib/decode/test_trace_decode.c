@@ -7,6 +7,7 @@
 
 #include "harness.h"
 #include "trace_builder.h"
+#include "stream_kind.h"
 #include "trace_decode.h"
 
 static const struct emb_catalog *cat;
@@ -36,13 +37,12 @@ static uint64_t field_u(const struct emb_trace_event *e, const char *name)
 /* True when some issue's message contains `text` (and, if offset >= 0, is at offset). */
 static bool has_issue(const struct emb_trace *t, long long offset, const char *text)
 {
-    size_t n;
-    const struct emb_trace_issue *is = emb_trace_issues(t, &n);
-    for (size_t i = 0; i < n; i++)
-        if (strstr(is[i].message, text) && (offset < 0 || is[i].offset == offset))
+    const struct emb_problems *ps = emb_trace_problems(t);
+    for (size_t i = 0; i < ps->n; i++)
+        if (strstr(ps->items[i].message, text) && (offset < 0 || ps->items[i].offset == offset))
             return true;
-    for (size_t i = 0; i < n; i++)
-        diag("issue at %lld: %s", is[i].offset, is[i].message);
+    for (size_t i = 0; i < ps->n; i++)
+        diag("issue at %lld: %s", ps->items[i].offset, ps->items[i].message);
     return false;
 }
 
@@ -483,6 +483,75 @@ static void test_random(void)
     free(b.buf);
 }
 
+struct sink_seen {
+    unsigned n, errors, warnings;
+    long long last_offset;
+};
+
+static void on_problem(void *arg, const struct emb_problem *p)
+{
+    struct sink_seen *seen = arg;
+    seen->n++;
+    seen->errors += p->severity == EMB_ERROR;
+    seen->warnings += p->severity == EMB_WARNING;
+    seen->last_offset = p->offset;
+}
+
+/* Problems go to the caller's sink when it gives one: a damaged packet a warning at its
+ * offset, a refused header an error; the trace then keeps none of its own. */
+static void test_problem_sink(void)
+{
+    struct tb b;
+    size_t mid = three_packets(&b);
+    emb_put_le32(b.buf + mid + EMB_PKT_OFF_MAGIC, 0x12345678);
+    struct sink_seen seen = {0};
+    struct emb_problems ps;
+    emb_problems_init_callback(&ps, "t.embt", on_problem, &seen);
+    struct emb_trace_options o = {.catalog = cat, .name = "t.embt", .problems = &ps};
+    struct emb_trace *t = emb_trace_decode(b.buf, b.len, &o);
+    ok(t && seen.n == 1 && seen.warnings == 1 && seen.last_offset == (long long)mid,
+       "a bad packet: one warning at its offset, in the caller's sink");
+    ok(t && emb_trace_summary(t)->errors == 1 && emb_trace_problems(t)->n == 0,
+       "counted in the summary, not kept by the trace");
+    emb_trace_free(t);
+    emb_put_le32(b.buf, 0x464c457fu);
+    memset(&seen, 0, sizeof seen);
+    t = emb_trace_decode(b.buf, b.len, &o);
+    ok(t && emb_trace_summary(t)->fatal && seen.n == 1 && seen.errors == 1 && seen.last_offset == 0,
+       "a refused header: one error at byte 0");
+    emb_trace_free(t);
+    free(b.buf);
+}
+
+/* The first bytes of each kind of stream (docs/formats/trace.md and capture.md for the
+ * magics "EMBT" and "EMBS"; RTEMS's cpukit/include/rtems/recorddata.h for the record
+ * stream: a format word, RTEMS_RECORD_FORMAT_LE_32 0x11111111 or _BE_32 0x33333333, then
+ * RTEMS_RECORD_MAGIC 0x82e14ec1 in that byte order). */
+static void test_stream_kind(void)
+{
+    struct tb b;
+    tb_begin(&b, cat->checksum, 256, 1000000000u, 0, two_ctx, 2);
+    size_t header_size = b.len;
+    tb_open(&b, 0, EMB_CONTEXT_THREAD, 0, 1000);
+    tb_event(&b, cat, 1000, 0, "idle_enter", NULL);
+    tb_close(&b, 1010, 0);
+    ok_eq(emb_stream_kind(b.buf, b.len), EMB_STREAM_TRACE, "a trace stream file");
+    ok_eq(emb_stream_kind(b.buf + header_size, b.len - header_size), EMB_STREAM_TRACE_PACKET,
+          "its packets without the header: a bare packet");
+    static const uint8_t capture[] = {'E', 'M', 'B', 'S', 1, 0, 32, 0};
+    ok_eq(emb_stream_kind(capture, sizeof capture), EMB_STREAM_CAPTURE, "\"EMBS\": a capture");
+    static const uint8_t rtems_le[] = {0x11, 0x11, 0x11, 0x11, 0xc1, 0x4e, 0xe1, 0x82};
+    static const uint8_t rtems_be[] = {0x33, 0x33, 0x33, 0x33, 0x82, 0xe1, 0x4e, 0xc1};
+    static const uint8_t rtems_bad[] = {0x33, 0x33, 0x33, 0x33, 0xc1, 0x4e, 0xe1, 0x82};
+    ok_eq(emb_stream_kind(rtems_le, sizeof rtems_le), EMB_STREAM_RTEMS, "RTEMS record, LE 32");
+    ok_eq(emb_stream_kind(rtems_be, sizeof rtems_be), EMB_STREAM_RTEMS, "RTEMS record, BE 32");
+    ok_eq(emb_stream_kind(rtems_bad, sizeof rtems_bad), EMB_STREAM_UNKNOWN,
+          "a big-endian format word with a little-endian magic: not RTEMS");
+    ok_eq(emb_stream_kind(b.buf, 3), EMB_STREAM_UNKNOWN, "three bytes: not enough to tell");
+    ok(!strcmp(emb_stream_kind_name(EMB_STREAM_CAPTURE), "capture"), "kinds have names");
+    free(b.buf);
+}
+
 int main(void)
 {
     cat = emb_catalog_builtin();
@@ -499,5 +568,7 @@ int main(void)
     test_bad_header();
     test_contexts();
     test_random();
+    test_stream_kind();
+    test_problem_sink();
     return emb_test_done();
 }

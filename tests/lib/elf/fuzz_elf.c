@@ -78,10 +78,14 @@ static void image(const char *path)
 
 static void log_metadata(const char *path)
 {
-    char err[512];
-    struct emb_logdb *db = emb_logdb_open(path, err, sizeof err);
+    struct emb_problems problems;
+    emb_problems_init(&problems, path);
+    struct emb_logdb *db = emb_logdb_open(path, &problems);
+    /* A refused ELF says why, once. */
+    bool said = problems.n == 1 && problems.items[0].message[0] != '\0';
+    emb_problems_free(&problems);
     if (db == NULL) {
-        if (memchr(err, 0, sizeof err) == NULL)
+        if (!said)
             abort();
         return;
     }

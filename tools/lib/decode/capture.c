@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "input_file.h"
+#include "stream_kind.h"
 
 /* The CRC-32 of include/emb/crc.h (IEEE 802.3, as zlib), computed by zlib on the host:
  * its table-driven loop checks a capture of a million events in a few milliseconds where
@@ -43,9 +44,8 @@ struct emb_capture {
     struct emb_capture_section sec[EMB_CAP_MAX_SECTIONS];
     size_t nsec;
     struct emb_trace *trace;
+    struct emb_problems problems; /* the one that refused the capture, if any */
     bool failed;
-    long long err_offset;
-    char err[640];
 };
 
 /* ---- small helpers ---- */
@@ -296,11 +296,12 @@ static bool fail(struct emb_capture *c, long long offset, const char *fmt, ...)
     if (c->failed)
         return false;
     c->failed = true;
-    c->err_offset = offset;
+    char message[640];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(c->err, sizeof c->err, fmt, ap);
+    vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
+    emb_report(&c->problems, EMB_ERROR, offset, "%s", message);
     return false;
 }
 
@@ -310,9 +311,10 @@ static bool check_header(struct emb_capture *c)
     if (c->size < 4)
         return fail(c, (long long)c->size, "truncated: %zu bytes, a capture file has at least %u",
                     c->size, EMB_CAP_HEADER_SIZE + EMB_CAP_CRC_SIZE);
-    uint32_t magic = emb_get_le32(d);
-    if (magic != EMB_CAP_MAGIC) {
-        if (magic == EMB_TSF_MAGIC)
+    enum emb_stream_kind kind = emb_stream_kind(d, c->size);
+    if (kind != EMB_STREAM_CAPTURE) {
+        uint32_t magic = emb_get_le32(d);
+        if (kind == EMB_STREAM_TRACE)
             return fail(c, 0, "a trace stream file, not a capture: seal it with 'emb capture'");
         return fail(c, 0, "not a capture file: magic 0x%08" PRIx32 ", expected 0x%08x (\"EMBS\")",
                     magic, EMB_CAP_MAGIC);
@@ -523,12 +525,11 @@ static struct emb_capture *run(struct emb_capture *c, const struct emb_capture_o
         fail(c, -1, "out of memory decoding the trace");
         return c;
     }
-    size_t n;
-    const struct emb_trace_issue *is = emb_trace_issues(c->trace, &n);
+    const struct emb_problems *tp = emb_trace_problems(c->trace);
     if (emb_trace_summary(c->trace)->fatal || emb_trace_summary(c->trace)->errors) {
         /* A sealed trace decoded cleanly when it was sealed: an error now is a defect. */
-        fail(c, n ? is[0].offset : (long long)s->offset, "trace section: %s",
-             n ? is[0].message : "does not decode");
+        fail(c, tp->n ? tp->items[0].offset : (long long)s->offset, "trace section: %s",
+             tp->n ? tp->items[0].message : "does not decode");
         return c;
     }
     cross_check(c);
@@ -545,7 +546,7 @@ static struct emb_capture *capture_new(const struct emb_capture_options *opt, co
         free(c);
         return NULL;
     }
-    c->err_offset = -1;
+    emb_problems_init(&c->problems, c->name);
     return c;
 }
 
@@ -584,6 +585,7 @@ void emb_capture_free(struct emb_capture *c)
         return;
     emb_trace_free(c->trace);
     free(c->win.rows);
+    emb_problems_free(&c->problems);
     free(c->owned);
     free(c->name);
     free(c);
@@ -591,11 +593,17 @@ void emb_capture_free(struct emb_capture *c)
 
 bool emb_capture_failed(const struct emb_capture *c, long long *offset, const char **message)
 {
+    const struct emb_problem *p = c->problems.n ? &c->problems.items[0] : NULL;
     if (offset)
-        *offset = c->err_offset;
+        *offset = p ? p->offset : -1;
     if (message)
-        *message = c->err;
+        *message = p ? p->message : c->failed ? "out of memory" : "";
     return c->failed;
+}
+
+const struct emb_problems *emb_capture_problems(const struct emb_capture *c)
+{
+    return &c->problems;
 }
 
 const char *emb_capture_name(const struct emb_capture *c) { return c->name; }

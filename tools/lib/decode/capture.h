@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "catalog.h"
+#include "problem.h"
 #include "trace_decode.h"
 
 /* ---- File layout ---- */
@@ -175,8 +176,11 @@ struct emb_capture *emb_capture_decode_file(const char *path, const struct emb_c
 void emb_capture_free(struct emb_capture *c);
 
 /* True when the capture was refused; then *offset is the byte (-1: none) and the
- * message says why. */
+ * message says why (the one problem of emb_capture_problems). */
 bool emb_capture_failed(const struct emb_capture *c, long long *offset, const char **message);
+/* Why the capture was refused, as a problem list (empty when it was not): the first
+ * fault found, at its byte offset, under the capture's name. */
+const struct emb_problems *emb_capture_problems(const struct emb_capture *c);
 
 const char *emb_capture_name(const struct emb_capture *c);
 uint16_t emb_capture_version(const struct emb_capture *c);

@@ -57,7 +57,7 @@ struct emb_frame_dec *emb_frame_dec_new(size_t max_payload, bool join_midway, em
     return d;
 }
 
-static void emb__drop(struct emb_frame_dec *d, enum emb_frame_error err, size_t bytes)
+static void drop(struct emb_frame_dec *d, enum emb_frame_error err, size_t bytes)
 {
     struct emb_frame_stats *s = &d->stats;
     s->dropped++;
@@ -75,13 +75,13 @@ static void emb__drop(struct emb_frame_dec *d, enum emb_frame_error err, size_t 
 }
 
 /* A delimiter ended the bytes gathered since the last one. */
-static void emb__end_frame(struct emb_frame_dec *d, size_t total)
+static void end_frame(struct emb_frame_dec *d, size_t total)
 {
     if (d->skipping) {
         d->stats.leading += total;
         d->skipping = false;
     } else if (d->overlong) {
-        emb__drop(d, EMB_FRAME_TOO_LONG, total);
+        drop(d, EMB_FRAME_TOO_LONG, total);
     } else if (d->n == 0u) {
         d->stats.empty++;
     } else {
@@ -89,7 +89,7 @@ static void emb__end_frame(struct emb_frame_dec *d, size_t total)
         size_t len;
         enum emb_frame_error err = emb_frame_decode_one(d->in, d->n, d->out, &channel, &len);
         if (err != EMB_FRAME_OK) {
-            emb__drop(d, err, d->n);
+            drop(d, err, d->n);
         } else {
             d->stats.frames++;
             d->stats.per_channel[channel]++;
@@ -128,7 +128,7 @@ void emb_frame_dec_feed(struct emb_frame_dec *d, const void *buf, size_t n)
         if (z != NULL) {
             d->stats.bytes++;
             i++;
-            emb__end_frame(d, total);
+            end_frame(d, total);
         }
     }
 }
@@ -137,7 +137,7 @@ size_t emb_frame_dec_finish(struct emb_frame_dec *d)
 {
     size_t left = d->fresh ? 0u : d->overlong || d->skipping ? (size_t)(d->stats.bytes - d->start) : d->n;
     if (left > 0u && !d->skipping)
-        emb__drop(d, d->overlong ? EMB_FRAME_TOO_LONG : EMB_FRAME_TOO_SHORT, left);
+        drop(d, d->overlong ? EMB_FRAME_TOO_LONG : EMB_FRAME_TOO_SHORT, left);
     d->n = 0;
     d->overlong = false;
     d->fresh = true;
@@ -156,78 +156,6 @@ void emb_frame_dec_free(struct emb_frame_dec *d)
     free(d->in);
     free(d->out);
     free(d);
-}
-
-/* ---- Views and messages ---- */
-
-static void emb__view_frame(void *arg, uint8_t ch, const uint8_t *p, size_t len, uint64_t off)
-{
-    struct emb_frame_decoder *d = arg;
-    d->first = false;
-    d->frames++;
-    if (d->cb.frame != NULL) {
-        /* Called at the delimiter, which the decoder has just counted. */
-        struct emb_frame_view v = {ch, p, len, off, emb_frame_dec_stats(d->dec)->bytes - 1u};
-        d->cb.frame(d->cb.arg, &v);
-    }
-}
-
-static void emb__view_error(void *arg, enum emb_frame_error err, uint64_t off, size_t bytes)
-{
-    struct emb_frame_decoder *d = arg;
-    bool first = d->first && off == 0u && !d->finishing;
-    d->first = false;
-    d->bad_frames++;
-    if (d->cb.problem == NULL)
-        return;
-    char msg[160];
-    const char *why = err == EMB_FRAME_BAD_COBS      ? "broken COBS encoding"
-                      : err == EMB_FRAME_TOO_SHORT   ? "frame shorter than channel and CRC"
-                      : err == EMB_FRAME_BAD_CRC     ? "CRC mismatch"
-                      : err == EMB_FRAME_BAD_CHANNEL ? "channel above 15"
-                                                     : NULL;
-    if (d->finishing)
-        snprintf(msg, sizeof msg, "stream ends inside a frame (%zu bytes without a delimiter)",
-                 bytes);
-    else if (why == NULL)
-        snprintf(msg, sizeof msg, "frame longer than %zu bytes: skipped to the next delimiter",
-                 d->max_bytes);
-    else if (first) /* we may have joined mid-frame: not the stream's fault */
-        snprintf(msg, sizeof msg, "skipped %zu bytes before the first frame delimiter "
-                 "(a stream joined mid-frame)", bytes);
-    else
-        snprintf(msg, sizeof msg, "bad frame (%s, %zu bytes): skipped", why, bytes);
-    d->cb.problem(d->cb.arg, off, !first, msg);
-}
-
-bool emb_frame_decoder_init(struct emb_frame_decoder *d, size_t max_payload,
-                            const struct emb_frame_callbacks *cb)
-{
-    memset(d, 0, sizeof *d);
-    if (cb != NULL)
-        d->cb = *cb;
-    d->first = true;
-    d->max_bytes = EMB_FRAME_WIRE_MAX(max_payload ? max_payload : EMB_FRAME_DEFAULT_MAX_PAYLOAD);
-    d->dec = emb_frame_dec_new(max_payload, false, emb__view_frame, emb__view_error, d);
-    return d->dec != NULL;
-}
-
-void emb_frame_decoder_free(struct emb_frame_decoder *d)
-{
-    emb_frame_dec_free(d->dec);
-    d->dec = NULL;
-}
-
-void emb_frame_decoder_feed(struct emb_frame_decoder *d, const uint8_t *data, size_t len)
-{
-    emb_frame_dec_feed(d->dec, data, len);
-}
-
-void emb_frame_decoder_finish(struct emb_frame_decoder *d)
-{
-    d->finishing = true;
-    emb_frame_dec_finish(d->dec);
-    d->finishing = false;
 }
 
 long emb_cobs_decode(const uint8_t *in, size_t len, uint8_t *out)

@@ -13,6 +13,8 @@
 
 #include <emb/frame.h>
 
+struct emb_problems; /* base/problem.h */
+
 #define EMB_FRAME_DEFAULT_MAX_PAYLOAD 65536u
 
 /* A good frame; `payload` is valid during the call. */
@@ -50,9 +52,9 @@ const char *emb_frame_error_text(enum emb_frame_error err);
 
 /* ---- The same reader with views and messages (the deferred log's decoder uses it) ----
  * A frame comes as a view with the stream offsets of its first encoded byte and of its
- * delimiter; a problem as a message. Bytes before the first delimiter that are not a
- * valid frame are a notice (error false: a reader that started mid-stream), anything
- * else dropped is an error; a stream that ends inside a frame too. */
+ * delimiter; a problem goes to the problem sink at its stream offset. Bytes before the
+ * first delimiter that are not a valid frame are a note (a reader that started
+ * mid-stream), anything else dropped is a warning; a stream that ends inside a frame too. */
 struct emb_frame_view {
     uint8_t channel;
     const uint8_t *payload; /* valid during the callback */
@@ -63,7 +65,7 @@ struct emb_frame_view {
 
 struct emb_frame_callbacks {
     void (*frame)(void *arg, const struct emb_frame_view *frame);
-    void (*problem)(void *arg, uint64_t offset, bool error, const char *message);
+    struct emb_problems *problems; /* may be NULL: dropped frames are only counted */
     void *arg;
 };
 

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "problem.h"
+
 /* ---- Metadata from the ELF ---- */
 
 struct emb_log_site {
@@ -50,9 +52,10 @@ struct emb_logdb {
     int module_width, where_width; /* for aligned text */
 };
 
-/* Reads an ELF's log metadata. Returns NULL with a message in `err` ("FILE: what") when
- * the file is not an ELF, has no emb_log section or note, or they are malformed. */
-struct emb_logdb *emb_logdb_open(const char *path, char *err, size_t errlen);
+/* Reads an ELF's log metadata. Returns NULL, with an error (no offset) reported to
+ * `problems`, when the file is not an ELF, has no emb_log section or note, or they are
+ * malformed. The sink's file names the ELF (emb_problems_init(ps, path)). */
+struct emb_logdb *emb_logdb_open(const char *path, struct emb_problems *problems);
 void emb_logdb_free(struct emb_logdb *db);
 const struct emb_log_site *emb_logdb_site(const struct emb_logdb *db, uint32_t id);
 
@@ -108,8 +111,8 @@ struct emb_log_decoder_summary {
     uint64_t skipped_bytes;  /* skipped while resynchronising */
     uint64_t lost_bytes;
     uint64_t frames, bad_frames;
-    uint64_t errors;         /* problems reported as errors */
-    uint64_t notices;
+    uint64_t errors;         /* problems reported as warnings or errors */
+    uint64_t notices;        /* problems reported as notes */
     uint64_t marked;         /* LOG records with a marked conversion: findings */
     bool fatal;              /* refused (build id, layout): nothing more is decoded */
 };
@@ -122,9 +125,11 @@ struct emb_log_decoder_options {
     /* Decode a stream whose hello carries no build id (else refused, nothing decoded). */
     bool no_build_id_check;
     void (*record)(void *arg, const struct emb_logrec *rec);
-    /* A problem: error (counts toward the exit status) or notice. */
-    void (*problem)(void *arg, uint64_t offset, bool error, const char *message);
-    void *arg;
+    void *arg;               /* for record() */
+    /* Where problems go, at their stream offsets: a refusal (build id, layout) an error,
+     * what is lost or damaged a warning (both count toward the exit status), what is
+     * worth knowing a note. May be NULL: problems are only counted. */
+    struct emb_problems *problems;
 };
 
 struct emb_log_decoder;

@@ -14,26 +14,27 @@
 
 #include <emb/log_format.h>
 
-struct emb__elf {
+#include "buffer.h"
+
+struct elf_reader {
     Elf *elf;
     bool big_endian;
-    const char *path;
-    char *err;
-    size_t errlen;
+    struct emb_problems *problems;
 };
 
-static void *emb__fail(struct emb__elf *e, const char *fmt, ...)
+static void *fail(struct elf_reader *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void *fail(struct elf_reader *e, const char *fmt, ...)
 {
-    int n = snprintf(e->err, e->errlen, "%s: ", e->path);
+    char message[512];
     va_list ap;
     va_start(ap, fmt);
-    if (n >= 0 && (size_t)n < e->errlen)
-        vsnprintf(e->err + n, e->errlen - (size_t)n, fmt, ap);
+    vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
+    emb_report(e->problems, EMB_ERROR, -1, "%s", message);
     return NULL;
 }
 
-static uint32_t emb__get(const struct emb__elf *e, const uint8_t *p, int bytes)
+static uint32_t get_uint(const struct elf_reader *e, const uint8_t *p, int bytes)
 {
     uint32_t v = 0;
     for (int i = 0; i < bytes; i++)
@@ -42,7 +43,7 @@ static uint32_t emb__get(const struct emb__elf *e, const uint8_t *p, int bytes)
 }
 
 /* The data of the first section called `name`, or NULL. */
-static Elf_Data *emb__section(struct emb__elf *e, const char *name, GElf_Shdr *shdr_out)
+static Elf_Data *find_section(struct elf_reader *e, const char *name, GElf_Shdr *shdr_out)
 {
     size_t shstrndx;
     if (elf_getshdrstrndx(e->elf, &shstrndx) != 0)
@@ -65,7 +66,7 @@ static Elf_Data *emb__section(struct emb__elf *e, const char *name, GElf_Shdr *s
 }
 
 /* The GNU build id from any note section. */
-static void emb__build_id(struct emb__elf *e, struct emb_logdb *db)
+static void read_build_id(struct elf_reader *e, struct emb_logdb *db)
 {
     Elf_Scn *scn = NULL;
     while ((scn = elf_nextscn(e->elf, scn)) != NULL) {
@@ -89,43 +90,43 @@ static void emb__build_id(struct emb__elf *e, struct emb_logdb *db)
     }
 }
 
-static bool emb__int_size_ok(uint8_t n)
+static bool int_size_ok(uint8_t n)
 {
     return n == 2u || n == 4u || n == 8u;
 }
 
-static bool emb__c_type_sizes_ok(const struct emb_logdb *db)
+static bool c_type_sizes_ok(const struct emb_logdb *db)
 {
-    return emb__int_size_ok(db->int_bytes) && emb__int_size_ok(db->long_bytes) &&
-           emb__int_size_ok(db->size_bytes) && emb__int_size_ok(db->ptrdiff_bytes);
+    return int_size_ok(db->int_bytes) && int_size_ok(db->long_bytes) &&
+           int_size_ok(db->size_bytes) && int_size_ok(db->ptrdiff_bytes);
 }
 
 /* The note of docs/formats/log.md, read by hand: the Cortex-M fragment keeps it in a
  * section that is not of type SHT_NOTE (it is in no segment). */
-static bool emb__note(struct emb__elf *e, struct emb_logdb *db)
+static bool read_note(struct elf_reader *e, struct emb_logdb *db)
 {
-    Elf_Data *data = emb__section(e, EMB_LOG_NOTE_SECTION, NULL);
+    Elf_Data *data = find_section(e, EMB_LOG_NOTE_SECTION, NULL);
     if (data == NULL || data->d_size < 12u) {
-        emb__fail(e, "no %s note: not built with the deferred log (emb/log.h)", EMB_LOG_NOTE_SECTION);
+        fail(e, "no %s note: not built with the deferred log (emb/log.h)", EMB_LOG_NOTE_SECTION);
         return false;
     }
     const uint8_t *p = data->d_buf;
     size_t size = data->d_size, off = 0;
     while (off + 12u <= size) {
-        uint32_t namesz = emb__get(e, p + off, 4), descsz = emb__get(e, p + off + 4, 4);
-        uint32_t type = emb__get(e, p + off + 8, 4);
+        uint32_t namesz = get_uint(e, p + off, 4), descsz = get_uint(e, p + off + 4, 4);
+        uint32_t type = get_uint(e, p + off + 8, 4);
         size_t name_at = off + 12u, desc_at = name_at + ((namesz + 3u) & ~3u);
         if (namesz > size || descsz > size || desc_at + descsz > size)
             break;
         if (type == EMB_LOG_NOTE_TYPE && namesz == 4u && memcmp(p + name_at, "EMB", 4) == 0) {
             const uint8_t *d = p + desc_at;
             if (descsz < EMB_LOG_NOTE_DESC_SIZE_V1) {
-                emb__fail(e, "%s note too short (%u bytes)", EMB_LOG_NOTE_SECTION, descsz);
+                fail(e, "%s note too short (%u bytes)", EMB_LOG_NOTE_SECTION, descsz);
                 return false;
             }
-            uint32_t version = emb__get(e, d + EMB_LOG_NOTE_OFF_VERSION, 2);
+            uint32_t version = get_uint(e, d + EMB_LOG_NOTE_OFF_VERSION, 2);
             if (version != EMB_LOG_NOTE_VERSION) {
-                emb__fail(e, "log note version %u; this emb reads version %u", version,
+                fail(e, "log note version %u; this emb reads version %u", version,
                           EMB_LOG_NOTE_VERSION);
                 return false;
             }
@@ -133,9 +134,9 @@ static bool emb__note(struct emb__elf *e, struct emb_logdb *db)
             db->ts_bytes = d[EMB_LOG_NOTE_OFF_TS_BYTES];
             db->ptr_bytes = d[EMB_LOG_NOTE_OFF_PTR_BYTES];
             db->str_max = d[EMB_LOG_NOTE_OFF_STR_MAX];
-            db->hex_max = (uint16_t)emb__get(e, d + EMB_LOG_NOTE_OFF_HEX_MAX, 2);
-            db->sync_interval = emb__get(e, d + EMB_LOG_NOTE_OFF_SYNC, 4);
-            db->record_max = emb__get(e, d + EMB_LOG_NOTE_OFF_RECORD_MAX, 4);
+            db->hex_max = (uint16_t)get_uint(e, d + EMB_LOG_NOTE_OFF_HEX_MAX, 2);
+            db->sync_interval = get_uint(e, d + EMB_LOG_NOTE_OFF_SYNC, 4);
+            db->record_max = get_uint(e, d + EMB_LOG_NOTE_OFF_RECORD_MAX, 4);
             if (descsz >= EMB_LOG_NOTE_DESC_SIZE) {
                 db->int_bytes = d[EMB_LOG_NOTE_OFF_INT_BYTES];
                 db->long_bytes = d[EMB_LOG_NOTE_OFF_LONG_BYTES];
@@ -149,8 +150,8 @@ static bool emb__note(struct emb__elf *e, struct emb_logdb *db)
             if ((db->id_bytes != 0 && db->id_bytes != 2 && db->id_bytes != 4) ||
                 (db->ts_bytes != 0 && db->ts_bytes != 4) ||
                 (db->ptr_bytes != 4 && db->ptr_bytes != 8) || db->str_max == 0 || db->str_max > 127 ||
-                db->hex_max == 0 || db->hex_max > 0x7FFF || !emb__c_type_sizes_ok(db)) {
-                emb__fail(e, "log note holds impossible values (id %u, timestamp %u, pointer %u, "
+                db->hex_max == 0 || db->hex_max > 0x7FFF || !c_type_sizes_ok(db)) {
+                fail(e, "log note holds impossible values (id %u, timestamp %u, pointer %u, "
                           "string %u, hexdump %u, int %u, long %u, size_t %u, ptrdiff_t %u bytes)",
                           db->id_bytes, db->ts_bytes, db->ptr_bytes, db->str_max, db->hex_max,
                           db->int_bytes, db->long_bytes, db->size_bytes, db->ptrdiff_bytes);
@@ -160,12 +161,12 @@ static bool emb__note(struct emb__elf *e, struct emb_logdb *db)
         }
         off = desc_at + ((descsz + 3u) & ~3u);
     }
-    emb__fail(e, "%s holds no EMB note", EMB_LOG_NOTE_SECTION);
+    fail(e, "%s holds no EMB note", EMB_LOG_NOTE_SECTION);
     return false;
 }
 
 /* Whether [addr, addr + size) lies in a PT_LOAD segment's file image. */
-static bool emb__loaded(struct emb__elf *e, uint64_t addr, uint64_t size)
+static bool in_loaded_segment(struct elf_reader *e, uint64_t addr, uint64_t size)
 {
     size_t n;
     if (elf_getphdrnum(e->elf, &n) != 0)
@@ -180,7 +181,7 @@ static bool emb__loaded(struct emb__elf *e, uint64_t addr, uint64_t size)
     return false;
 }
 
-static int emb__cmp_site(const void *a, const void *b)
+static int cmp_site(const void *a, const void *b)
 {
     const struct emb_log_site *x = a, *y = b;
     return x->id < y->id ? -1 : x->id > y->id;
@@ -188,13 +189,13 @@ static int emb__cmp_site(const void *a, const void *b)
 
 /* Walks the region: call-site objects back to back, each 4-aligned; zero words between
  * them are alignment padding. */
-static bool emb__sites(struct emb__elf *e, struct emb_logdb *db, const uint8_t *p, size_t size)
+static bool read_sites(struct elf_reader *e, struct emb_logdb *db, const uint8_t *p, size_t size)
 {
     size_t cap = 64, nstr = 0;
     db->sites = malloc(cap * sizeof *db->sites);
     db->strings = malloc(size + 1u);
     if (db->sites == NULL || db->strings == NULL) {
-        emb__fail(e, "out of memory");
+        fail(e, "out of memory");
         return false;
     }
     size_t off = 0;
@@ -204,7 +205,7 @@ static bool emb__sites(struct emb__elf *e, struct emb_logdb *db, const uint8_t *
             continue;
         }
         if (off + EMB_LOG_SITE_HEADER_SIZE > size) {
-            emb__fail(e, "emb_log: call site at offset %zu cut by the section end", off);
+            fail(e, "emb_log: call site at offset %zu cut by the section end", off);
             return false;
         }
         const uint8_t *h = p + off;
@@ -214,9 +215,9 @@ static bool emb__sites(struct emb__elf *e, struct emb_logdb *db, const uint8_t *
         s.level = h[EMB_LOG_SITE_OFF_LEVEL];
         s.nargs = h[EMB_LOG_SITE_OFF_NARGS];
         size_t mlen = h[EMB_LOG_SITE_OFF_MODULE_LEN];
-        size_t flen = emb__get(e, h + EMB_LOG_SITE_OFF_FMT_LEN, 2);
-        size_t filelen = emb__get(e, h + EMB_LOG_SITE_OFF_FILE_LEN, 2);
-        s.line = emb__get(e, h + EMB_LOG_SITE_OFF_LINE, 4);
+        size_t flen = get_uint(e, h + EMB_LOG_SITE_OFF_FMT_LEN, 2);
+        size_t filelen = get_uint(e, h + EMB_LOG_SITE_OFF_FILE_LEN, 2);
+        s.line = get_uint(e, h + EMB_LOG_SITE_OFF_LINE, 4);
         size_t body = EMB_LOG_SITE_HEADER_SIZE + (size_t)s.nargs + 1u + mlen + flen + filelen;
         const uint8_t *sig = h + EMB_LOG_SITE_HEADER_SIZE;
         const uint8_t *mod = sig + s.nargs + 1u, *fmt = mod + mlen, *file = fmt + flen;
@@ -224,12 +225,12 @@ static bool emb__sites(struct emb__elf *e, struct emb_logdb *db, const uint8_t *
             s.level < 1u || s.level > 4u || off + body > size || mlen == 0 || flen == 0 ||
             filelen == 0 || sig[s.nargs] != 0u || mod[mlen - 1u] != 0u || fmt[flen - 1u] != 0u ||
             file[filelen - 1u] != 0u || memchr(sig, 0, s.nargs) != NULL) {
-            emb__fail(e, "emb_log: malformed call site at offset %zu", off);
+            fail(e, "emb_log: malformed call site at offset %zu", off);
             return false;
         }
         for (size_t i = 0; i < s.nargs; i++)
             if (strchr("iuIUfps", sig[i]) == NULL) {
-                emb__fail(e, "emb_log: call site at offset %zu: unknown argument type '%c'", off, sig[i]);
+                fail(e, "emb_log: call site at offset %zu: unknown argument type '%c'", off, sig[i]);
                 return false;
             }
         /* The strings stay in the section's copy; one block keeps them together. */
@@ -239,15 +240,12 @@ static bool emb__sites(struct emb__elf *e, struct emb_logdb *db, const uint8_t *
         s.fmt = s.module + mlen;
         s.file = s.fmt + flen;
         nstr += body - EMB_LOG_SITE_HEADER_SIZE;
-        if (db->nsites == cap) {
-            cap *= 2;
-            struct emb_log_site *q = realloc(db->sites, cap * sizeof *q);
-            if (q == NULL) {
-                emb__fail(e, "out of memory");
-                return false;
-            }
-            db->sites = q;
+        struct emb_log_site *sites = emb_array_grow(db->sites, &cap, db->nsites + 1u, sizeof *sites);
+        if (sites == NULL) {
+            fail(e, "out of memory");
+            return false;
         }
+        db->sites = sites;
         db->sites[db->nsites++] = s;
         int mw = (int)strlen(s.module);
         char where[300];
@@ -258,61 +256,61 @@ static bool emb__sites(struct emb__elf *e, struct emb_logdb *db, const uint8_t *
             db->where_width = ww;
         off += (body + EMB_LOG_SITE_ALIGN - 1u) & ~(size_t)(EMB_LOG_SITE_ALIGN - 1u);
     }
-    qsort(db->sites, db->nsites, sizeof *db->sites, emb__cmp_site);
+    qsort(db->sites, db->nsites, sizeof *db->sites, cmp_site);
     return true;
 }
 
-struct emb_logdb *emb_logdb_open(const char *path, char *err, size_t errlen)
+struct emb_logdb *emb_logdb_open(const char *path, struct emb_problems *problems)
 {
-    struct emb__elf e = {.path = path, .err = err, .errlen = errlen};
+    struct elf_reader e = {.problems = problems};
     if (elf_version(EV_CURRENT) == EV_NONE)
-        return emb__fail(&e, "libelf is unusable: %s", elf_errmsg(-1));
+        return fail(&e, "libelf is unusable: %s", elf_errmsg(-1));
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return emb__fail(&e, "cannot open: %s", strerror(errno));
+        return fail(&e, "cannot open: %s", strerror(errno));
     e.elf = elf_begin(fd, ELF_C_READ, NULL);
     struct emb_logdb *db = NULL;
     if (e.elf == NULL || elf_kind(e.elf) != ELF_K_ELF) {
-        emb__fail(&e, "not an ELF file");
+        fail(&e, "not an ELF file");
         goto out;
     }
     const char *ident = elf_getident(e.elf, NULL);
     if (ident == NULL) {
-        emb__fail(&e, "not an ELF file");
+        fail(&e, "not an ELF file");
         goto out;
     }
     e.big_endian = ident[EI_DATA] == ELFDATA2MSB;
     db = calloc(1, sizeof *db);
     if (db == NULL || (db->path = strdup(path)) == NULL) {
-        emb__fail(&e, "out of memory");
+        fail(&e, "out of memory");
         goto fail;
     }
-    emb__build_id(&e, db);
-    if (!emb__note(&e, db))
+    read_build_id(&e, db);
+    if (!read_note(&e, db))
         goto fail;
     GElf_Shdr shdr;
     memset(&shdr, 0, sizeof shdr);
-    Elf_Data *region = emb__section(&e, EMB_LOG_SECTION, &shdr);
+    Elf_Data *region = find_section(&e, EMB_LOG_SECTION, &shdr);
     if (region == NULL && shdr.sh_size == 0u)
-        region = emb__section(&e, "." EMB_LOG_SECTION, &shdr);
+        region = find_section(&e, "." EMB_LOG_SECTION, &shdr);
     if (region == NULL) {
         if (shdr.sh_type == SHT_NOBITS)
-            emb__fail(&e, "section %s has no contents in the file (NOBITS: link it with the "
+            fail(&e, "section %s has no contents in the file (NOBITS: link it with the "
                       "INFO type, see ports/cortex-m/emb_log.ld)", EMB_LOG_SECTION);
         else
-            emb__fail(&e, "no %s section: the program has no log call sites", EMB_LOG_SECTION);
+            fail(&e, "no %s section: the program has no log call sites", EMB_LOG_SECTION);
         goto fail;
     }
     db->region_addr = shdr.sh_addr;
     db->region_size = region->d_size;
     db->region_loaded = (shdr.sh_flags & SHF_ALLOC) != 0u &&
-                        emb__loaded(&e, shdr.sh_addr, shdr.sh_size);
-    if (!emb__sites(&e, db, region->d_buf, region->d_size))
+                        in_loaded_segment(&e, shdr.sh_addr, shdr.sh_size);
+    if (!read_sites(&e, db, region->d_buf, region->d_size))
         goto fail;
     if (db->id_bytes == 0u) /* chosen at link time, by the region's size (docs/formats/log.md) */
         db->id_bytes = db->region_size + EMB_LOG_ID_BIAS <= 0x10000u ? 2u : 4u;
     if (db->id_bytes == 2 && db->region_size + EMB_LOG_ID_BIAS > 0x10000u) {
-        emb__fail(&e, "the log region (%llu bytes) is too big for 16-bit ids",
+        fail(&e, "the log region (%llu bytes) is too big for 16-bit ids",
                   (unsigned long long)db->region_size);
         goto fail;
     }

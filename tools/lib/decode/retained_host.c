@@ -6,13 +6,13 @@
 
 #include <emb/retained.h>
 
-static uint32_t emb__u32(const uint8_t *p, bool be)
+static uint32_t get_u32(const uint8_t *p, bool be)
 {
     return be ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
               : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
 }
 
-static uint16_t emb__u16(const uint8_t *p, bool be)
+static uint16_t get_u16(const uint8_t *p, bool be)
 {
     return be ? (uint16_t)(p[0] << 8 | p[1]) : (uint16_t)(p[1] << 8 | p[0]);
 }
@@ -24,14 +24,14 @@ int emb_retained_find(const uint8_t *img, size_t n, size_t from, struct emb_reta
     for (size_t off = (from + 3u) & ~(size_t)3u; off + EMB_RETAINED_HEADER_SIZE <= n; off += 4u) {
         const uint8_t *h = img + off;
         bool be;
-        if (emb__u32(h, false) == EMB_RETAINED_MAGIC)
+        if (get_u32(h, false) == EMB_RETAINED_MAGIC)
             be = false;
-        else if (emb__u32(h, true) == EMB_RETAINED_MAGIC)
+        else if (get_u32(h, true) == EMB_RETAINED_MAGIC)
             be = true;
         else
             continue;
-        uint16_t version = emb__u16(h + 4, be), hsize = emb__u16(h + 6, be);
-        uint32_t size = emb__u32(h + 8, be), head = emb__u32(h + 12, be), tail = emb__u32(h + 16, be);
+        uint16_t version = get_u16(h + 4, be), hsize = get_u16(h + 6, be);
+        uint32_t size = get_u32(h + 8, be), head = get_u32(h + 12, be), tail = get_u32(h + 16, be);
         const char *why = NULL;
         if (version != EMB_RETAINED_VERSION)
             why = "unknown version";
@@ -54,11 +54,11 @@ int emb_retained_find(const uint8_t *img, size_t n, size_t from, struct emb_reta
         v->size = size;
         v->head = head;
         v->tail = tail;
-        v->starts = emb__u32(h + 20, be);
-        v->dropped = emb__u32(h + 24, be);
-        v->cut = emb__u32(h + 28, be);
-        v->lost = emb__u32(h + 32, be);
-        v->state = emb__u32(h + 36, be);
+        v->starts = get_u32(h + 20, be);
+        v->dropped = get_u32(h + 24, be);
+        v->cut = get_u32(h + 28, be);
+        v->lost = get_u32(h + 32, be);
+        v->state = get_u32(h + 36, be);
         v->pending = head >= tail ? head - tail : size - tail + head;
         return 0;
     }

@@ -22,6 +22,7 @@
 #include <emb/trace_format.h>
 
 #include "catalog.h"
+#include "problem.h"
 
 /* What a record in the event sequence is. */
 enum emb_trace_rec_type {
@@ -83,6 +84,7 @@ struct emb_trace_packet {
     bool clean;           /* every event decoded: a CTF reader will read it too */
 };
 
+/* A problem as offset and message (emb_trace_issues). */
 struct emb_trace_issue {
     long long offset; /* byte offset in the source, -1 when none */
     char *message;
@@ -135,6 +137,9 @@ struct emb_trace_options {
     uint64_t base_offset;    /* added to every offset (a stream inside a larger file) */
     bool ignore_checksum;    /* decode even when the catalogue checksum differs */
     bool no_merge;           /* skip the merge by time: emb_trace_events() returns none */
+    /* Where problems go (a refused header an error, a bad packet a warning), at the
+     * source's byte offsets; NULL: kept in the trace (emb_trace_problems). */
+    struct emb_problems *problems;
     /* Called now and then with bytes walked; may be NULL. */
     void (*progress)(void *arg, uint64_t done, uint64_t total);
     void *progress_arg;
@@ -144,7 +149,7 @@ struct emb_trace;
 
 /* Decodes a stream held in memory. The bytes are not copied: they must outlive the
  * result, and payload pointers point into them. Returns NULL only when out of memory;
- * otherwise check emb_trace_summary()->fatal and emb_trace_issues(). */
+ * otherwise check emb_trace_summary()->fatal and emb_trace_problems(). */
 struct emb_trace *emb_trace_decode(const uint8_t *data, size_t size,
                                    const struct emb_trace_options *opt);
 
@@ -171,9 +176,11 @@ const struct emb_trace_event *const *emb_trace_events(const struct emb_trace *t,
 
 const struct emb_trace_packet *emb_trace_packets(const struct emb_trace *t, size_t *n);
 
-/* Problems found, in file order. At most EMB_TRACE_MAX_ISSUES are kept;
- * emb_trace_summary()->errors counts them all. */
+/* Problems found, in file order, when the options named no sink (else empty). At most
+ * EMB_TRACE_MAX_ISSUES are kept; emb_trace_summary()->errors counts them all. */
 #define EMB_TRACE_MAX_ISSUES 1000u
+const struct emb_problems *emb_trace_problems(const struct emb_trace *t);
+/* The same list as offset and message pairs, for callers that read it so. */
 const struct emb_trace_issue *emb_trace_issues(const struct emb_trace *t, size_t *n);
 
 /* Clock ticks to nanoseconds at `hz` (exact for any 64-bit tick count). */

@@ -2,7 +2,6 @@
 #include "trace_seal.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,8 @@
 #include <emb/crc.h>
 #include <emb/trace_format.h>
 #include <emb/wire.h>
+
+#include "stream_kind.h"
 
 /* The SEAL block's offset in the header, or 0 when there is none. */
 static uint32_t find_seal(const uint8_t *d, uint32_t header_size)
@@ -28,25 +29,11 @@ static uint32_t find_seal(const uint8_t *d, uint32_t header_size)
     return 0;
 }
 
-static void say(emb_trace_seal_problem problem, void *arg, long long off, bool fatal,
-                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static void say(emb_trace_seal_problem problem, void *arg, long long off, bool fatal,
-                const char *fmt, ...)
-{
-    char msg[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    problem(arg, off, fatal, msg);
-}
-
 int emb_trace_unseal(const uint8_t *in, size_t n, struct emb_trace_unsealed *out,
-                     emb_trace_seal_problem problem, void *arg)
+                     struct emb_problems *problems)
 {
     memset(out, 0, sizeof *out);
-    if (in == NULL || n < EMB_TSF_FIXED_SIZE || emb_get_le32(in + EMB_TSF_OFF_MAGIC) != EMB_TSF_MAGIC ||
+    if (n < EMB_TSF_FIXED_SIZE || emb_stream_kind(in, n) != EMB_STREAM_TRACE ||
         emb_get_le16(in + EMB_TSF_OFF_VERSION) != EMB_TSF_VERSION_SEALED)
         return 0;
     out->sealed = true;
@@ -55,14 +42,14 @@ int emb_trace_unseal(const uint8_t *in, size_t n, struct emb_trace_unsealed *out
     out->header_size = H;
     out->packet_size = P;
     if (H < EMB_TSF_FIXED_SIZE || H > n || P < 256u || P > 65536u || (P & (P - 1u))) {
-        say(problem, arg, EMB_TSF_OFF_HEADER_SIZE, true,
+        emb_report(problems, EMB_ERROR, EMB_TSF_OFF_HEADER_SIZE,
             "sealed stream: header size %" PRIu32 " or packet size %" PRIu32 " out of bounds "
             "(a damaged header)", H, P);
         return 0;
     }
     uint32_t seal = find_seal(in, H);
     if (seal == 0) {
-        say(problem, arg, EMB_TSF_OFF_VERSION, true,
+        emb_report(problems, EMB_ERROR, EMB_TSF_OFF_VERSION,
             "a version-2 stream without its SEAL block: the header is damaged");
         return 0;
     }
@@ -73,7 +60,7 @@ int emb_trace_unseal(const uint8_t *in, size_t n, struct emb_trace_unsealed *out
     crc = emb_crc32(crc, in + seal + EMB_TSF_SEAL_OFF_HEADER_CRC + 4u,
                     H - (seal + EMB_TSF_SEAL_OFF_HEADER_CRC + 4u));
     if (crc != stored) {
-        say(problem, arg, seal + EMB_TSF_SEAL_OFF_HEADER_CRC, true,
+        emb_report(problems, EMB_ERROR, seal + EMB_TSF_SEAL_OFF_HEADER_CRC,
             "header CRC-32 0x%08" PRIx32 " differs from the header's 0x%08" PRIx32
             ": the header is damaged", stored, crc);
         return 0;
@@ -95,7 +82,7 @@ int emb_trace_unseal(const uint8_t *in, size_t n, struct emb_trace_unsealed *out
             out->checked++;
         } else {
             out->damaged++;
-            say(problem, arg, (long long)(H + k * rec), false,
+            emb_report(problems, EMB_WARNING, (long long)(H + k * rec),
                 "packet CRC-32 0x%08" PRIx32 " differs from the packet's 0x%08" PRIx32
                 ": the packet is damaged (its events are not to be believed)", want, got);
         }
@@ -104,7 +91,7 @@ int emb_trace_unseal(const uint8_t *in, size_t n, struct emb_trace_unsealed *out
     }
     if (tail > P) {
         out->damaged++;
-        say(problem, arg, (long long)(H + whole * rec + P), false,
+        emb_report(problems, EMB_WARNING, (long long)(H + whole * rec + P),
             "the last packet's CRC is cut short (%zu of %u bytes): not checked", tail - P,
             EMB_TSF_PACKET_CRC_SIZE);
     }

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "problem.h"
+
 struct emb_trace_unsealed {
     bool sealed;           /* the file was version 2: data is the checked copy */
     uint8_t *data;         /* malloc'd: the header then the packets, CRCs taken out */
@@ -19,16 +21,13 @@ struct emb_trace_unsealed {
     uint64_t damaged;      /* packets whose CRC did not (or was cut short) */
 };
 
-/* Reports a problem at a byte offset of the sealed file; fatal: nothing can be decoded. */
-typedef void (*emb_trace_seal_problem)(void *arg, long long offset, bool fatal, const char *msg);
-
 /* When `in` is a sealed stream (magic "EMBT", version 2), checks it and fills `out`
- * (sealed = true) with the unsealed copy; every damaged packet and a damaged header are
- * reported through `problem` (a damaged or unreadable header is fatal: out->data is then
- * NULL). Otherwise leaves out->sealed false and does nothing. Returns -1 only when out of
- * memory. */
+ * (sealed = true) with the unsealed copy; every damaged packet (a warning) and a damaged
+ * header are reported to `problems` at the sealed file's offsets (a damaged or unreadable
+ * header is an error: nothing can be decoded, out->data is then NULL). Otherwise leaves
+ * out->sealed false and does nothing. Returns -1 only when out of memory. */
 int emb_trace_unseal(const uint8_t *in, size_t n, struct emb_trace_unsealed *out,
-                     emb_trace_seal_problem problem, void *arg);
+                     struct emb_problems *problems);
 
 /* The sealed file's offset of a byte at `off` of the unsealed copy. */
 uint64_t emb_trace_sealed_offset(const struct emb_trace_unsealed *u, uint64_t off);

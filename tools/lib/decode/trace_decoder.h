@@ -1,0 +1,73 @@
+/* The trace stream decoder's state, shared by its parts: trace_decode.c (the state, its
+ * contexts and records, what follows the walk, the public calls), trace_header.c (the
+ * file header and context table) and trace_packet.c (packets and their events). Internal
+ * to the decode layer: nothing outside these three files includes it. */
+#ifndef EMB_HOST_TRACE_DECODER_H
+#define EMB_HOST_TRACE_DECODER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "problem.h"
+#include "trace_decode.h"
+#include "trace_seal.h"
+
+#define NO_CONTEXT_ID 0xFFFFu /* the port's pseudo-context for events with no ring */
+
+struct ctx_state {
+    struct emb_trace_context pub;
+    struct emb_trace_event *recs;
+    size_t nrecs, cap;
+    bool have_prev;        /* a packet of this context has been accepted */
+    uint32_t prev_seq;
+    uint64_t prev_ts_end;
+    uint32_t prev_discarded;
+};
+
+struct emb_trace {
+    char *name;
+    uint8_t *owned; /* the file's bytes when we read it */
+    const uint8_t *data;
+    size_t size;
+    uint64_t base;
+    const struct emb_catalog *cat;
+    const struct emb_trace_options *opt;
+    struct emb_trace_info info;
+    struct emb_trace_summary sum;
+    struct ctx_state *ctx;
+    size_t nctx, ctx_cap;
+    int32_t *ctx_index; /* context id -> index, -1 when absent */
+    struct emb_trace_packet *pkts;
+    size_t npkts, pkt_cap;
+    struct emb_problems kept;      /* the problems, unless the caller gave a sink */
+    struct emb_problems *problems; /* where they go: &kept or the caller's */
+    struct emb_trace_issue *issues; /* the kept problems as emb_trace_issues() gives them */
+    const struct emb_trace_event **merged;
+    size_t nmerged;
+    struct emb_trace_unsealed seal; /* a sealed file: the checked copy that data points to */
+    bool offsets_raw;               /* report() offsets are the source's already */
+    bool oom;
+};
+
+/* Reports a problem at byte `offset` of the data decoded (-1: none), counted in
+ * sum.errors; the offset reported is the source's (a sealed file's CRCs counted, the base
+ * added). */
+void emb_trace_report(struct emb_trace *t, enum emb_severity severity, long long offset,
+                      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* The source's offset of byte `off` of the data decoded. */
+uint64_t emb_trace_source_offset(const struct emb_trace *t, uint64_t off);
+
+/* A new context (first seen in the table or a packet): its index, or -1 out of memory. */
+long emb_trace_add_context(struct emb_trace *t, uint16_t id, uint16_t kind);
+/* A new record at the end of a context's (zeroed but for its context), or NULL. */
+struct emb_trace_event *emb_trace_push_record(struct emb_trace *t, struct ctx_state *c);
+
+/* Validates the file header and reads the context table and extension blocks. False
+ * when the stream must be refused (reported as an error). */
+bool emb_trace_read_header(struct emb_trace *t);
+/* Walks every packet after the header. */
+void emb_trace_walk_packets(struct emb_trace *t);
+
+#endif /* EMB_HOST_TRACE_DECODER_H */
