@@ -132,10 +132,8 @@ void emb_cli_error(const char *cmd, const char *fmt, ...)
 int emb_cli_color_option(const char *cmd, const char *arg)
 {
     int mode = emb_color_parse(arg);
-    if (mode < -1) {
-        emb_cli_error(cmd, "--color takes auto, always or never, not '%s'", arg);
-        return EMB_EXIT_BAD;
-    }
+    if (mode < -1)
+        return emb_cli_bad_value(cmd, "color", "auto, always or never", arg);
     emb_color_set_mode(mode);
     return 0;
 }
@@ -164,6 +162,11 @@ int emb_cli_parse_options(const struct emb_cli_command *c, int argc, char **argv
             fputs(c->help, stdout);
             return -1;
         }
+        if ((opt == '?' || opt == ':') && c->help_on_bad_option) {
+            emb_cli_error(c->name, "unknown option '%s'", argv[optind - 1]);
+            fputs(c->help, stderr);
+            return EMB_EXIT_BAD;
+        }
         if (opt == '?' || opt == ':')
             return emb_cli_bad_option(c->name, opt, argv);
         rc = opt == EMB_OPT_COLOR ? emb_cli_color_option(c->name, optarg) : on_option(arg, opt, optarg);
@@ -173,22 +176,32 @@ int emb_cli_parse_options(const struct emb_cli_command *c, int argc, char **argv
     return 0;
 }
 
+int emb_cli_operands(const struct emb_cli_command *c, int argc, int count, const char *none,
+                     const char *many)
+{
+    if (optind + count == argc)
+        return 0;
+    emb_cli_error(c->name, "%s", optind == argc ? none : many);
+    fprintf(stderr, "Usage: %s (%s --help)\n", c->usage, c->name);
+    return EMB_EXIT_BAD;
+}
+
+int emb_cli_bad_value(const char *cmd, const char *name, const char *what, const char *arg)
+{
+    emb_cli_error(cmd, "--%s takes %s, not '%s'", name, what, arg ? arg : "");
+    return EMB_EXIT_BAD;
+}
+
 int emb_cli_option_u64(const char *cmd, const char *name, const char *arg, uint64_t min,
                        uint64_t max, const char *what, uint64_t *out)
 {
-    if (emb_parse_u64(arg, min, max, out) == 0)
-        return 0;
-    emb_cli_error(cmd, "--%s takes %s, not '%s'", name, what, arg ? arg : "");
-    return EMB_EXIT_BAD;
+    return emb_parse_u64(arg, min, max, out) == 0 ? 0 : emb_cli_bad_value(cmd, name, what, arg);
 }
 
 int emb_cli_option_double(const char *cmd, const char *name, const char *arg, double min,
                           double max, const char *what, double *out)
 {
-    if (emb_parse_double(arg, min, max, out) == 0)
-        return 0;
-    emb_cli_error(cmd, "--%s takes %s, not '%s'", name, what, arg ? arg : "");
-    return EMB_EXIT_BAD;
+    return emb_parse_double(arg, min, max, out) == 0 ? 0 : emb_cli_bad_value(cmd, name, what, arg);
 }
 
 /* ---- progress ---- */
@@ -266,4 +279,12 @@ void emb_progress_finish(struct emb_progress *p)
         fflush(stderr);
     }
     free(p);
+}
+
+void emb_progress_decoding(void *arg, uint64_t done, uint64_t total)
+{
+    struct emb_progress **p = arg;
+    if (!*p && total >= (8u << 20))
+        *p = emb_progress_start("decoding", total);
+    emb_progress_update(*p, done);
 }

@@ -76,9 +76,21 @@ struct emb_cli_command {
     const char *help; /* the --help text */
     const char *shortopts;
     const struct option *options;
+    const char *usage; /* the synopsis an operand error shows: "emb crash --elf FW [options] RECORD" */
+    bool help_on_bad_option; /* a bad option is followed by the whole help on stderr, not a
+                              * pointer to --help (emb events serve, whose COMMAND follows) */
 };
 int emb_cli_parse_options(const struct emb_cli_command *c, int argc, char **argv,
                           int (*on_option)(void *arg, int opt, char *optarg), void *arg);
+
+/* Exactly `count` operands after the options (optind at the first), or "emb CMD: NONE"
+ * when there are none and "emb CMD: MANY" otherwise, then "Usage: USAGE (CMD --help)",
+ * and EMB_EXIT_BAD. 0 when the count is right. */
+int emb_cli_operands(const struct emb_cli_command *c, int argc, int count, const char *none,
+                     const char *many);
+
+/* A bad option value: "emb CMD: --NAME takes WHAT, not 'ARG'". Returns EMB_EXIT_BAD. */
+int emb_cli_bad_value(const char *cmd, const char *name, const char *what, const char *arg);
 
 /* An option's number, parsed with emb_parse_u64/emb_parse_double (base/parse_number.h):
  * on a bad one, "emb CMD: --NAME takes WHAT, not 'ARG'" and EMB_EXIT_BAD; else 0. */
@@ -93,5 +105,9 @@ struct emb_progress;
 struct emb_progress *emb_progress_start(const char *label, uint64_t total);
 void emb_progress_update(struct emb_progress *p, uint64_t done);
 void emb_progress_finish(struct emb_progress *p);
+/* A decoder's progress callback: arg points at a struct emb_progress * that is NULL
+ * until the bar starts, labelled "decoding", for an input of 8 MiB or more (a smaller one
+ * decodes before a bar could be seen). The caller finishes it. */
+void emb_progress_decoding(void *arg, uint64_t done, uint64_t total);
 
 #endif /* EMB_CLI_H */

@@ -14,62 +14,59 @@
 
 static const char *const CMD = "emb capture";
 
-static void help(FILE *out)
-{
-    fprintf(out,
-            "Usage: emb capture [options] -o OUT.emb SOURCE\n"
-            "       emb capture [options] -o OUT.emb --unix PATH | --tcp HOST:PORT --token-file FILE |\n"
-            "                   --serial DEV | --swo FILE |\n"
-            "                   --gdb HOST:PORT | --pid PID | --file FILE | --retained IMAGE\n"
-            "\n"
-            "Seals one run into a capture file (docs/formats/capture.md): the identity the\n"
-            "firmware stamped, its window, the CTF metadata, the trace stream, and optional\n"
-            "log, crash-record and descriptor sections, under a CRC-32 over every byte.\n"
-            "SOURCE is a trace stream file (\"EMBT\") the native port dumped or streamed; it\n"
-            "must decode cleanly with the catalogue it names. Or the run is captured live:\n"
-            "\n"
-            "Sources (docs/capture-sources.md):\n"
-            "      --file FILE       the framed bytes a transport recorded (or a trace stream)\n"
-            "      --unix PATH       the native port's record server on its owner-only socket\n"
-            "                        (a server of another uid is refused)\n"
-            "      --tcp HOST:PORT   the record server over TCP; --token-file FILE holds the\n"
-            "                        secret it was given (EMB_SERVER_TOKEN), sent first\n"
-            "      --serial DEV      a serial line carrying frames (--baud N, default 115200)\n"
-            "      --swo FILE        a raw SWO capture: ITM stimulus port 1 trace, port 0 log\n"
-            "      --gdb HOST:PORT   a GDB server (--elf FW): the trace rings, log rings and crash\n"
-            "                        record, found through the debug descriptor and read while\n"
-            "                        the target is halted for a moment at each poll; without\n"
-            "                        a duration, count or --until-closed, one snapshot. Or the\n"
-            "                        memory channel, polled (when the ELF has one, with --arm,\n"
-            "                        or --via memchan; RAM is searched without --elf: --ram S:E)\n"
-            "      --pid PID         a live process of the native port: its memory channel\n"
-            "      --retained IMAGE  a retained ring's memory: the native port's region file,\n"
-            "                        or a dump of the target's .noinit region after a reset\n"
-            "  A live capture stops at the end of its source, after --count N packets, after\n"
-            "  --duration SEC, once the target has stopped recording (--until-closed: its\n"
-            "  window closed, or its class mask dropped to zero), or at Ctrl-C, and seals\n"
-            "  what arrived, saying what was lost. --arm sends ARM_WINDOW first;\n"
-            "  --save-trace OUT.embt keeps the assembled trace stream too, --save-log OUT.log\n"
-            "  the log frames (for emb log), even when there is no trace to seal, and\n"
-            "  --save-crash OUT.bin the crash record read through the descriptor or sent on\n"
-            "  channel 2 (emb crash). A crash record the target sends (channel 2 frames, the\n"
-            "  newest) becomes the capture's crash section, which emb crash CAPTURE reads.\n"
-            "  --via descriptor|memchan chooses how --gdb reads; --poll-ms N sets its period.\n"
-            "\n"
-            "Options:\n"
-            "  -o, --output OUT      the capture file to write (required)\n"
-            "  -l, --label TEXT      what this run is: good, bad, ... (at most 32 characters)\n"
-            "      --revision REV    source revision of the firmware (a git commit, a tag)\n"
-            "      --log FILE        the log stream, kept as its own section\n"
-            "      --crash FILE      a crash record, kept as its own section\n"
-            "      --descriptor FILE a debug descriptor snapshot, kept as its own section\n"
-            "      --catalog FILE    check with this catalogue (YAML) instead of the one the\n"
-            "                        trace names (the built-in one, or an imported format's)\n"
-            "      --color[=WHEN]    colour: auto (default), always, never\n"
-            "  -h, --help            show this help\n"
-            "\n"
-            "Exit status: 0 sealed, 2 bad input or usage.\n");
-}
+static const char HELP[] =
+    "Usage: emb capture [options] -o OUT.emb SOURCE\n"
+    "       emb capture [options] -o OUT.emb --unix PATH | --tcp HOST:PORT --token-file FILE |\n"
+    "                   --serial DEV | --swo FILE |\n"
+    "                   --gdb HOST:PORT | --pid PID | --file FILE | --retained IMAGE\n"
+    "\n"
+    "Seals one run into a capture file (docs/formats/capture.md): the identity the\n"
+    "firmware stamped, its window, the CTF metadata, the trace stream, and optional\n"
+    "log, crash-record and descriptor sections, under a CRC-32 over every byte.\n"
+    "SOURCE is a trace stream file (\"EMBT\") the native port dumped or streamed; it\n"
+    "must decode cleanly with the catalogue it names. Or the run is captured live:\n"
+    "\n"
+    "Sources (docs/capture-sources.md):\n"
+    "      --file FILE       the framed bytes a transport recorded (or a trace stream)\n"
+    "      --unix PATH       the native port's record server on its owner-only socket\n"
+    "                        (a server of another uid is refused)\n"
+    "      --tcp HOST:PORT   the record server over TCP; --token-file FILE holds the\n"
+    "                        secret it was given (EMB_SERVER_TOKEN), sent first\n"
+    "      --serial DEV      a serial line carrying frames (--baud N, default 115200)\n"
+    "      --swo FILE        a raw SWO capture: ITM stimulus port 1 trace, port 0 log\n"
+    "      --gdb HOST:PORT   a GDB server (--elf FW): the trace rings, log rings and crash\n"
+    "                        record, found through the debug descriptor and read while\n"
+    "                        the target is halted for a moment at each poll; without\n"
+    "                        a duration, count or --until-closed, one snapshot. Or the\n"
+    "                        memory channel, polled (when the ELF has one, with --arm,\n"
+    "                        or --via memchan; RAM is searched without --elf: --ram S:E)\n"
+    "      --pid PID         a live process of the native port: its memory channel\n"
+    "      --retained IMAGE  a retained ring's memory: the native port's region file,\n"
+    "                        or a dump of the target's .noinit region after a reset\n"
+    "  A live capture stops at the end of its source, after --count N packets, after\n"
+    "  --duration SEC, once the target has stopped recording (--until-closed: its\n"
+    "  window closed, or its class mask dropped to zero), or at Ctrl-C, and seals\n"
+    "  what arrived, saying what was lost. --arm sends ARM_WINDOW first;\n"
+    "  --save-trace OUT.embt keeps the assembled trace stream too, --save-log OUT.log\n"
+    "  the log frames (for emb log), even when there is no trace to seal, and\n"
+    "  --save-crash OUT.bin the crash record read through the descriptor or sent on\n"
+    "  channel 2 (emb crash). A crash record the target sends (channel 2 frames, the\n"
+    "  newest) becomes the capture's crash section, which emb crash CAPTURE reads.\n"
+    "  --via descriptor|memchan chooses how --gdb reads; --poll-ms N sets its period.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --output OUT      the capture file to write (required)\n"
+    "  -l, --label TEXT      what this run is: good, bad, ... (at most 32 characters)\n"
+    "      --revision REV    source revision of the firmware (a git commit, a tag)\n"
+    "      --log FILE        the log stream, kept as its own section\n"
+    "      --crash FILE      a crash record, kept as its own section\n"
+    "      --descriptor FILE a debug descriptor snapshot, kept as its own section\n"
+    "      --catalog FILE    check with this catalogue (YAML) instead of the one the\n"
+    "                        trace names (the built-in one, or an imported format's)\n"
+    "      --color[=WHEN]    colour: auto (default), always, never\n"
+    "  -h, --help            show this help\n"
+    "\n"
+    "Exit status: 0 sealed, 2 bad input or usage.\n";
 
 struct args {
     const char *output, *label, *revision, *catalog, *source;
@@ -88,7 +85,7 @@ enum { OPT_REV = 256, OPT_LOG, OPT_CRASH, OPT_DESC, OPT_PID, OPT_CATALOG, OPT_FI
        OPT_UNTIL, OPT_SAVE, OPT_RETAINED, OPT_SAVE_LOG, OPT_SAVE_CRASH, OPT_VIA, OPT_POLL, OPT_UNIX,
        OPT_TOKEN_FILE };
 
-static const struct option options[] = {
+static const struct option OPTIONS[] = {
     {"output", required_argument, NULL, 'o'},   {"label", required_argument, NULL, 'l'},
     {"revision", required_argument, NULL, OPT_REV}, {"log", required_argument, NULL, OPT_LOG},
     {"crash", required_argument, NULL, OPT_CRASH},
@@ -110,6 +107,9 @@ static const struct option options[] = {
     {"via", required_argument, NULL, OPT_VIA}, {"poll-ms", required_argument, NULL, OPT_POLL},
     EMB_CLI_OPTIONS_COMMON, {NULL, 0, NULL, 0},
 };
+static const struct emb_cli_command COMMAND = {
+    .name = CMD, .help = HELP, .shortopts = ":o:l:h", .options = OPTIONS,
+    .usage = "emb capture [options] -o OUT.emb SOURCE"};
 
 /* The option that names a live source, or -1. */
 static int source_kind(int opt)
@@ -149,10 +149,8 @@ static int ram_option(struct args *a, const char *arg)
         start[n] = '\0';
     }
     if (!colon || n >= sizeof start || emb_parse_u64(start, 0, UINT64_MAX, &a->ram_start) != 0 ||
-        emb_parse_u64(colon + 1, 0, UINT64_MAX, &a->ram_end) != 0 || a->ram_end <= a->ram_start) {
-        emb_cli_error(CMD, "--ram takes START:END addresses, not '%s'", arg);
-        return EMB_EXIT_BAD;
-    }
+        emb_parse_u64(colon + 1, 0, UINT64_MAX, &a->ram_end) != 0 || a->ram_end <= a->ram_start)
+        return emb_cli_bad_value(CMD, "ram", "START:END addresses", arg);
     return EMB_EXIT_OK;
 }
 
@@ -162,10 +160,8 @@ static int via_option(struct args *a, const char *arg)
         a->via = EMB_GDB_VIA_DESCRIPTOR;
     else if (!strcmp(arg, "memchan"))
         a->via = EMB_GDB_VIA_MEMCHAN;
-    else {
-        emb_cli_error(CMD, "--via takes descriptor or memchan, not '%s'", arg);
-        return EMB_EXIT_BAD;
-    }
+    else
+        return emb_cli_bad_value(CMD, "via", "descriptor or memchan", arg);
     return EMB_EXIT_OK;
 }
 
@@ -186,32 +182,29 @@ static int number_option(struct args *a, int c, const char *arg)
     return ram_option(a, arg);
 }
 
-/* One option; -1 after --help. */
-static int parse_option(struct args *a, int c, char **argv)
+static int on_option(void *arg, int opt, char *value)
 {
-    if (source_kind(c) >= 0)
-        return set_source(a, source_kind(c), optarg);
-    switch (c) {
-    case 'o': a->output = optarg; break;
-    case 'l': a->label = optarg; break;
-    case OPT_REV: a->revision = optarg; break;
-    case OPT_LOG: a->log = optarg; break;
-    case OPT_CRASH: a->crash = optarg; break;
-    case OPT_DESC: a->descriptor = optarg; break;
-    case OPT_TOKEN_FILE: a->token_file = optarg; break;
-    case OPT_ELF: a->elf = optarg; break;
-    case OPT_SAVE: a->save_trace = optarg; break;
-    case OPT_SAVE_LOG: a->save_log = optarg; break;
-    case OPT_SAVE_CRASH: a->save_crash = optarg; break;
+    struct args *a = arg;
+    if (source_kind(opt) >= 0)
+        return set_source(a, source_kind(opt), value);
+    switch (opt) {
+    case 'o': a->output = value; break;
+    case 'l': a->label = value; break;
+    case OPT_REV: a->revision = value; break;
+    case OPT_LOG: a->log = value; break;
+    case OPT_CRASH: a->crash = value; break;
+    case OPT_DESC: a->descriptor = value; break;
+    case OPT_TOKEN_FILE: a->token_file = value; break;
+    case OPT_ELF: a->elf = value; break;
+    case OPT_SAVE: a->save_trace = value; break;
+    case OPT_SAVE_LOG: a->save_log = value; break;
+    case OPT_SAVE_CRASH: a->save_crash = value; break;
     case OPT_ARM: a->arm = true; break;
     case OPT_UNTIL: a->until_closed = true; break;
-    case OPT_CATALOG: a->catalog = optarg; break;
-    case OPT_VIA: return via_option(a, optarg);
+    case OPT_CATALOG: a->catalog = value; break;
+    case OPT_VIA: return via_option(a, value);
     case OPT_POLL: case OPT_BAUD: case OPT_COUNT: case OPT_DURATION: case OPT_RAM:
-        return number_option(a, c, optarg);
-    case EMB_OPT_COLOR: return emb_cli_color_option(CMD, optarg);
-    case 'h': help(stdout); return -1;
-    default: return emb_cli_bad_option(CMD, c, argv);
+        return number_option(a, opt, value);
     }
     return EMB_EXIT_OK;
 }
@@ -232,9 +225,7 @@ static int check_args(int argc, char **argv, struct args *a)
             emb_cli_error(CMD, "a source option and a source file: one source, please");
             return EMB_EXIT_BAD;
         }
-    } else if (optind + 1 != argc) {
-        emb_cli_error(CMD, optind == argc ? "no source file given" : "one source file, please");
-        fprintf(stderr, "Usage: emb capture [options] -o OUT.emb SOURCE (emb capture --help)\n");
+    } else if (emb_cli_operands(&COMMAND, argc, 1, "no source file given", "one source file, please")) {
         return EMB_EXIT_BAD;
     }
     a->source = a->kind >= 0 ? a->target : argv[optind];
@@ -255,23 +246,8 @@ static int check_args(int argc, char **argv, struct args *a)
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:l:h", options, NULL)) != -1) {
-        int rc = parse_option(a, c, argv);
-        if (rc != EMB_EXIT_OK)
-            return rc;
-    }
-    return check_args(argc, argv, a);
-}
-
-static void on_progress(void *arg, uint64_t done, uint64_t total)
-{
-    struct emb_progress **p = arg;
-    if (!*p && total >= (8u << 20))
-        *p = emb_progress_start("decoding", total);
-    emb_progress_update(*p, done);
+    int rc = emb_cli_parse_options(&COMMAND, argc, argv, on_option, a);
+    return rc != 0 ? rc : check_args(argc, argv, a);
 }
 
 static volatile int interrupted;
@@ -464,7 +440,7 @@ static int seal(const struct args *a, const struct emb_catalog *cat)
     struct emb_capture_session_options so = {
         .source = a->source, .label = a->label, .revision = a->revision, .log = a->log,
         .crash = a->crash, .descriptor = a->descriptor, .catalog = cat,
-        .catalog_for = emb_catalog_known, .progress = on_progress, .progress_arg = &progress,
+        .catalog_for = emb_catalog_known, .progress = emb_progress_decoding, .progress_arg = &progress,
     };
     struct emb_problems ps;
     emb_problems_init_callback(&ps, a->source, emb_cli_problem, (void *)CMD);

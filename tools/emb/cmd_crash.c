@@ -62,7 +62,8 @@ static const struct option OPTIONS[] = {
     EMB_CLI_OPTIONS_COMMON,
     {NULL, 0, NULL, 0},
 };
-static const struct emb_cli_command COMMAND = {CMD, HELP, NULL, OPTIONS};
+static const struct emb_cli_command COMMAND = {
+    .name = CMD, .help = HELP, .options = OPTIONS, .usage = "emb crash --elf FW [options] RECORD"};
 
 static int on_option(void *arg, int opt, char *value)
 {
@@ -82,11 +83,9 @@ static int parse_args(int argc, char **argv, struct args *a)
     int rc = emb_cli_parse_options(&COMMAND, argc, argv, on_option, a);
     if (rc != 0)
         return rc;
-    if (optind + 1 != argc) {
-        emb_cli_error(CMD, optind == argc ? "no crash record given" : "one crash record, please");
-        fprintf(stderr, "Usage: emb crash --elf FW [options] RECORD (emb crash --help)\n");
-        return EMB_EXIT_BAD;
-    }
+    rc = emb_cli_operands(&COMMAND, argc, 1, "no crash record given", "one crash record, please");
+    if (rc != 0)
+        return rc;
     a->file = argv[optind];
     if (!a->elf) {
         emb_cli_error(CMD, "--elf FW is needed: the image the record came from");

@@ -13,39 +13,36 @@
 static const char *const CMD = "emb desc";
 #define SCAN_MAX (256ull << 20)
 
-static void help(FILE *out)
-{
-    fprintf(out,
-            "Usage: emb desc --elf FW --pid PID [options]\n"
-            "       emb desc --elf FW --gdb HOST:PORT [options]\n"
-            "       emb desc --elf FW --core FILE [options]\n"
-            "       emb desc [--elf FW] --dump FILE --base ADDR [options]\n"
-            "\n"
-            "Reads a memory image through its debug descriptor (\"EMBD\",\n"
-            "docs/formats/descriptor.md), found at the ELF's emb_debug_descriptor symbol or by\n"
-            "scanning for its magic, and lists the contexts with their state and statistics,\n"
-            "the rings with fill and discard counts, the monitors with their openers, the\n"
-            "objects, the log rings and the crash record. A live process is read while it runs;\n"
-            "a target behind a GDB server is halted while it is read (interrupt, read,\n"
-            "continue), and stderr says for how long.\n"
-            "\n"
-            "Sources:\n"
-            "      --pid PID       a running native process (process_vm_readv or /proc/PID/mem)\n"
-            "      --gdb HOST:PORT a target behind a GDB server (QEMU, OpenOCD, a probe); its RAM\n"
-            "                      is the ELF's writable sections, and nothing else is read\n"
-            "      --core FILE     an ELF core file\n"
-            "      --dump FILE     raw memory, with --base ADDR its first byte's address\n"
-            "Options:\n"
-            "      --elf FW        the image: symbols, build id, and read-only data a dump lacks\n"
-            "      --dump-trace OUT  write the rings as a trace stream file for `emb trace`\n"
-            "      --json          one JSON document\n"
-            "      --catalog FILE  the catalogue for --dump-trace (event sizes)\n"
-            "      --color[=WHEN]  colour: auto (default), always, never; NO_COLOR is honoured\n"
-            "  -h, --help          show this help\n"
-            "\n"
-            "Exit status: 0 ok, 2 on bad input or usage (no descriptor, another build, an\n"
-            "inconsistent image; what could be read is still shown).\n");
-}
+static const char HELP[] =
+    "Usage: emb desc --elf FW --pid PID [options]\n"
+    "       emb desc --elf FW --gdb HOST:PORT [options]\n"
+    "       emb desc --elf FW --core FILE [options]\n"
+    "       emb desc [--elf FW] --dump FILE --base ADDR [options]\n"
+    "\n"
+    "Reads a memory image through its debug descriptor (\"EMBD\",\n"
+    "docs/formats/descriptor.md), found at the ELF's emb_debug_descriptor symbol or by\n"
+    "scanning for its magic, and lists the contexts with their state and statistics,\n"
+    "the rings with fill and discard counts, the monitors with their openers, the\n"
+    "objects, the log rings and the crash record. A live process is read while it runs;\n"
+    "a target behind a GDB server is halted while it is read (interrupt, read,\n"
+    "continue), and stderr says for how long.\n"
+    "\n"
+    "Sources:\n"
+    "      --pid PID       a running native process (process_vm_readv or /proc/PID/mem)\n"
+    "      --gdb HOST:PORT a target behind a GDB server (QEMU, OpenOCD, a probe); its RAM\n"
+    "                      is the ELF's writable sections, and nothing else is read\n"
+    "      --core FILE     an ELF core file\n"
+    "      --dump FILE     raw memory, with --base ADDR its first byte's address\n"
+    "Options:\n"
+    "      --elf FW        the image: symbols, build id, and read-only data a dump lacks\n"
+    "      --dump-trace OUT  write the rings as a trace stream file for `emb trace`\n"
+    "      --json          one JSON document\n"
+    "      --catalog FILE  the catalogue for --dump-trace (event sizes)\n"
+    "      --color[=WHEN]  colour: auto (default), always, never; NO_COLOR is honoured\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "Exit status: 0 ok, 2 on bad input or usage (no descriptor, another build, an\n"
+    "inconsistent image; what could be read is still shown).\n";
 
 struct args {
     const char *elf, *dump, *core, *dump_trace, *catalog, *gdb;
@@ -56,7 +53,7 @@ struct args {
 
 enum { OPT_ELF = 256, OPT_PID, OPT_CORE, OPT_DUMP, OPT_BASE, OPT_TRACE, OPT_JSON, OPT_CATALOG, OPT_GDB };
 
-static const struct option options[] = {
+static const struct option OPTIONS[] = {
     {"elf", required_argument, NULL, OPT_ELF},     {"pid", required_argument, NULL, OPT_PID},
     {"core", required_argument, NULL, OPT_CORE},   {"dump", required_argument, NULL, OPT_DUMP},
     {"base", required_argument, NULL, OPT_BASE},   {"dump-trace", required_argument, NULL, OPT_TRACE},
@@ -65,42 +62,37 @@ static const struct option options[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* One option; -1 after --help. */
-static int parse_option(struct args *a, int c, char **argv)
+static const struct emb_cli_command COMMAND = {.name = CMD, .help = HELP, .options = OPTIONS};
+
+static int on_option(void *arg, int opt, char *value)
 {
+    struct args *a = arg;
     uint64_t pid;
-    switch (c) {
-    case OPT_ELF: a->elf = optarg; return EMB_EXIT_OK;
-    case OPT_CORE: a->core = optarg; return EMB_EXIT_OK;
-    case OPT_GDB: a->gdb = optarg; return EMB_EXIT_OK;
-    case OPT_DUMP: a->dump = optarg; return EMB_EXIT_OK;
-    case OPT_TRACE: a->dump_trace = optarg; return EMB_EXIT_OK;
+    switch (opt) {
+    case OPT_ELF: a->elf = value; return EMB_EXIT_OK;
+    case OPT_CORE: a->core = value; return EMB_EXIT_OK;
+    case OPT_GDB: a->gdb = value; return EMB_EXIT_OK;
+    case OPT_DUMP: a->dump = value; return EMB_EXIT_OK;
+    case OPT_TRACE: a->dump_trace = value; return EMB_EXIT_OK;
     case OPT_JSON: a->json = true; return EMB_EXIT_OK;
-    case OPT_CATALOG: a->catalog = optarg; return EMB_EXIT_OK;
+    case OPT_CATALOG: a->catalog = value; return EMB_EXIT_OK;
     case OPT_PID:
-        if (emb_cli_option_u64(CMD, "pid", optarg, 1, INT32_MAX, "a process id", &pid) != 0)
+        if (emb_cli_option_u64(CMD, "pid", value, 1, INT32_MAX, "a process id", &pid) != 0)
             return EMB_EXIT_BAD;
         a->pid = (long)pid;
         return EMB_EXIT_OK;
     case OPT_BASE:
         a->has_base = true;
-        return emb_cli_option_u64(CMD, "base", optarg, 0, UINT64_MAX, "an address", &a->base);
-    case EMB_OPT_COLOR: return emb_cli_color_option(CMD, optarg);
-    case 'h': help(stdout); return -1;
+        return emb_cli_option_u64(CMD, "base", value, 0, UINT64_MAX, "an address", &a->base);
     }
-    return emb_cli_bad_option(CMD, c, argv);
+    return EMB_EXIT_OK;
 }
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-        int rc = parse_option(a, c, argv);
-        if (rc != EMB_EXIT_OK)
-            return rc;
-    }
+    int rc = emb_cli_parse_options(&COMMAND, argc, argv, on_option, a);
+    if (rc != 0)
+        return rc;
     int sources = (a->pid > 0) + (a->core != NULL) + (a->dump != NULL) + (a->gdb != NULL);
     if (optind != argc) {
         emb_cli_error(CMD, "unexpected argument '%s'", argv[optind]);

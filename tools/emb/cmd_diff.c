@@ -13,43 +13,40 @@
 
 static const char *const CMD = "emb diff";
 
-static void help(FILE *out)
-{
-    fprintf(out,
-            "Usage: emb diff [options] GOOD.emb BAD.emb\n"
-            "\n"
-            "Aligns two captures of the same workload structurally (on the epoch marker of the\n"
-            "frame both windows armed on, never on timestamps), matches each context's events\n"
-            "inside each epoch, keeps the differences that pass a significance rule, and\n"
-            "reports the earliest one with both runs' neighbourhoods, then a ranked summary.\n"
-            "The rules are in docs/diff.md.\n"
-            "\n"
-            "Options:\n"
-            "      --json              the report as one JSON document\n"
-            "      --html FILE         also write a self-contained HTML report with both runs'\n"
-            "                          timelines around the first difference\n"
-            "      --anchor EVENT[.FIELD]  epoch marker to align on (default frame_start.frame,\n"
-            "                          from the armed frame); without FIELD, epochs by count\n"
-            "      --same-build        the captures are two runs of one configuration: compare\n"
-            "                          them anyway\n"
-            "      --rules FILE        significance rules and field policies (docs/diff.md)\n"
-            "      --rule NAME=on|off  switch one rule: missing extra reorder argument\n"
-            "                          epoch-duration interval drops\n"
-            "      --compare SPEC      a field policy: 'EVENT.FIELD POLICY [when FIELD=VALUE]'\n"
-            "      --quantile Q        timing band: the good run's Q%% and (100-Q)%% quantiles (5)\n"
-            "      --margin-pct N      ... widened by N%% of the good run's median (25)\n"
-            "      --margin-us N       ... but at least N microseconds (20)\n"
-            "      --repeat N          epochs in a row a class must stay on one side of its\n"
-            "                          band to be significant (10)\n"
-            "      --context-lines N   events shown either side of the first difference (3)\n"
-            "      --catalog FILE      decode with this catalogue (YAML)\n"
-            "      --color[=WHEN]      colour: auto (default), always, never\n"
-            "  -h, --help              show this help\n"
-            "\n"
-            "Exit status: 0 no significant difference, 1 significant differences, 2 bad input\n"
-            "or usage (a damaged capture, different catalogues or windows, no anchor, or two\n"
-            "captures claiming one configuration without --same-build).\n");
-}
+static const char HELP[] =
+    "Usage: emb diff [options] GOOD.emb BAD.emb\n"
+    "\n"
+    "Aligns two captures of the same workload structurally (on the epoch marker of the\n"
+    "frame both windows armed on, never on timestamps), matches each context's events\n"
+    "inside each epoch, keeps the differences that pass a significance rule, and\n"
+    "reports the earliest one with both runs' neighbourhoods, then a ranked summary.\n"
+    "The rules are in docs/diff.md.\n"
+    "\n"
+    "Options:\n"
+    "      --json              the report as one JSON document\n"
+    "      --html FILE         also write a self-contained HTML report with both runs'\n"
+    "                          timelines around the first difference\n"
+    "      --anchor EVENT[.FIELD]  epoch marker to align on (default frame_start.frame,\n"
+    "                          from the armed frame); without FIELD, epochs by count\n"
+    "      --same-build        the captures are two runs of one configuration: compare\n"
+    "                          them anyway\n"
+    "      --rules FILE        significance rules and field policies (docs/diff.md)\n"
+    "      --rule NAME=on|off  switch one rule: missing extra reorder argument\n"
+    "                          epoch-duration interval drops\n"
+    "      --compare SPEC      a field policy: 'EVENT.FIELD POLICY [when FIELD=VALUE]'\n"
+    "      --quantile Q        timing band: the good run's Q% and (100-Q)% quantiles (5)\n"
+    "      --margin-pct N      ... widened by N% of the good run's median (25)\n"
+    "      --margin-us N       ... but at least N microseconds (20)\n"
+    "      --repeat N          epochs in a row a class must stay on one side of its\n"
+    "                          band to be significant (10)\n"
+    "      --context-lines N   events shown either side of the first difference (3)\n"
+    "      --catalog FILE      decode with this catalogue (YAML)\n"
+    "      --color[=WHEN]      colour: auto (default), always, never\n"
+    "  -h, --help              show this help\n"
+    "\n"
+    "Exit status: 0 no significant difference, 1 significant differences, 2 bad input\n"
+    "or usage (a damaged capture, different catalogues or windows, no anchor, or two\n"
+    "captures claiming one configuration without --same-build).\n";
 
 struct args {
     const char *files[2];
@@ -60,7 +57,7 @@ struct args {
 enum { OPT_JSON = 256, OPT_HTML, OPT_ANCHOR, OPT_SAME, OPT_RULES, OPT_RULE, OPT_COMPARE,
        OPT_MARGIN_PCT, OPT_MARGIN_US, OPT_QUANTILE, OPT_REPEAT, OPT_LINES, OPT_CATALOG };
 
-static const struct option options[] = {
+static const struct option OPTIONS[] = {
     {"json", no_argument, NULL, OPT_JSON},
     {"html", required_argument, NULL, OPT_HTML},
     {"anchor", required_argument, NULL, OPT_ANCHOR},
@@ -76,6 +73,15 @@ static const struct option options[] = {
     {"catalog", required_argument, NULL, OPT_CATALOG},
     EMB_CLI_OPTIONS_COMMON,
     {NULL, 0, NULL, 0},
+};
+static const struct emb_cli_command COMMAND = {
+    .name = CMD, .help = HELP, .options = OPTIONS, .usage = "emb diff [options] GOOD.emb BAD.emb"};
+
+/* What the options fill in: the first pass's output and input, the second's rules. */
+struct parse {
+    struct args *args;
+    struct emb_diff_rules *rules;
+    const struct emb_catalog *catalog;
 };
 
 /* A problem of the rules from `source` (an option, or none for a rules file, whose
@@ -102,106 +108,83 @@ static int count_option(const char *name, const char *arg, unsigned *out)
     double v;
     if (emb_cli_option_double(CMD, name, arg, 1, 1000, what, &v) != 0)
         return EMB_EXIT_BAD;
-    if (v != floor(v)) {
-        emb_cli_error(CMD, "--%s takes %s, not '%s'", name, what, arg);
-        return EMB_EXIT_BAD;
-    }
+    if (v != floor(v))
+        return emb_cli_bad_value(CMD, name, what, arg);
     *out = (unsigned)v;
     return EMB_EXIT_OK;
 }
 
-/* The first pass: the options that say what to read and how to write, and the two files.
- * Returns EMB_EXIT_OK, -1 after --help, or EMB_EXIT_BAD. */
-static int output_options(int argc, char **argv, struct args *a, struct emb_diff_rules *r)
+/* The first pass: the options that say what to read and how to write. */
+static int output_option(void *arg, int opt, char *value)
 {
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-        switch (c) {
-        case OPT_CATALOG: a->catalog = optarg; break;
-        case OPT_JSON: a->json = true; break;
-        case OPT_HTML: a->html = optarg; break;
-        case OPT_SAME: r->same_build = true; break;
-        case EMB_OPT_COLOR:
-            if (emb_cli_color_option(CMD, optarg) != 0)
-                return EMB_EXIT_BAD;
-            break;
-        case 'h': help(stdout); return -1;
-        case ':':
-        case '?':
-            return emb_cli_bad_option(CMD, c, argv);
-        default: break;
-        }
+    struct parse *p = arg;
+    switch (opt) {
+    case OPT_CATALOG: p->args->catalog = value; break;
+    case OPT_JSON: p->args->json = true; break;
+    case OPT_HTML: p->args->html = value; break;
+    case OPT_SAME: p->rules->same_build = true; break;
+    default: break;
     }
-    if (optind + 2 != argc) {
-        emb_cli_error(CMD, "two capture files, please: GOOD.emb BAD.emb");
-        fprintf(stderr, "Usage: emb diff [options] GOOD.emb BAD.emb (emb diff --help)\n");
-        return EMB_EXIT_BAD;
-    }
-    a->files[0] = argv[optind];
-    a->files[1] = argv[optind + 1];
     return EMB_EXIT_OK;
 }
 
 /* One option of the rules, applied in order once the catalogue is known. */
-static int rules_option(int c, struct emb_diff_rules *r, const struct emb_catalog *cat)
+static int rules_option(void *arg, int opt, char *value)
 {
+    struct parse *p = arg;
+    struct emb_diff_rules *r = p->rules;
+    const struct emb_catalog *cat = p->catalog;
     char line[600];
     struct emb_problems ps;
-    switch (c) {
+    switch (opt) {
     case OPT_ANCHOR:
         rules_problems(&ps, "--anchor");
-        return emb_diff_rules_anchor(r, cat, optarg, &ps) != 0 ? EMB_EXIT_BAD : EMB_EXIT_OK;
+        return emb_diff_rules_anchor(r, cat, value, &ps) != 0 ? EMB_EXIT_BAD : EMB_EXIT_OK;
     case OPT_RULES:
         rules_problems(&ps, NULL);
-        return emb_diff_rules_load(r, cat, optarg, &ps) != 0 ? EMB_EXIT_BAD : EMB_EXIT_OK;
+        return emb_diff_rules_load(r, cat, value, &ps) != 0 ? EMB_EXIT_BAD : EMB_EXIT_OK;
     case OPT_RULE: {
-        const char *eq = strchr(optarg, '=');
-        snprintf(line, sizeof line, "rule %.*s %s", eq ? (int)(eq - optarg) : 0, optarg,
+        const char *eq = strchr(value, '=');
+        snprintf(line, sizeof line, "rule %.*s %s", eq ? (int)(eq - value) : 0, value,
                  eq ? eq + 1 : "");
         return apply_rule_line(r, cat, "--rule", eq ? line : "rule");
     }
     case OPT_COMPARE:
-        snprintf(line, sizeof line, "compare %s", optarg);
+        snprintf(line, sizeof line, "compare %s", value);
         return apply_rule_line(r, cat, "--compare", line);
     case OPT_MARGIN_PCT:
-        return emb_cli_option_double(CMD, "margin-pct", optarg, 0, DBL_MAX,
+        return emb_cli_option_double(CMD, "margin-pct", value, 0, DBL_MAX,
                                      "a number that is not negative", &r->margin_pct);
     case OPT_MARGIN_US:
-        return emb_cli_option_double(CMD, "margin-us", optarg, 0, DBL_MAX,
+        return emb_cli_option_double(CMD, "margin-us", value, 0, DBL_MAX,
                                      "a number that is not negative", &r->margin_us);
     case OPT_QUANTILE:
-        return emb_cli_option_double(CMD, "quantile", optarg, 0, nextafter(50.0, 0.0),
+        return emb_cli_option_double(CMD, "quantile", value, 0, nextafter(50.0, 0.0),
                                      "a percentage below 50", &r->quantile_pct);
-    case OPT_REPEAT: return count_option("repeat", optarg, &r->repeat);
-    case OPT_LINES: return count_option("context-lines", optarg, &r->context_lines);
+    case OPT_REPEAT: return count_option("repeat", value, &r->repeat);
+    case OPT_LINES: return count_option("context-lines", value, &r->context_lines);
     default: return EMB_EXIT_OK;
     }
 }
 
-/* Options are applied in order, after the catalogue is known: a second pass. */
+/* Options are applied in order, after the catalogue is known: a second pass. Returns
+ * EMB_EXIT_OK, -1 after --help, or EMB_EXIT_BAD. */
 static int parse_args(int argc, char **argv, struct args *a, struct emb_diff_rules *r,
                       const struct emb_catalog **cat, struct emb_catalog **own)
 {
-    int rc = output_options(argc, argv, a, r);
-    if (rc == EMB_EXIT_OK &&
-        !(*cat = emb_catalog_choose(CMD, a->catalog, EMB_CATALOG_OF_CAPTURE, a->files[0], own)))
-        rc = EMB_EXIT_BAD;
-    optind = 0;
-    opterr = 0;
-    int c;
-    while (rc == EMB_EXIT_OK && (c = getopt_long(argc, argv, ":h", options, NULL)) != -1)
-        rc = rules_option(c, r, *cat);
-    return rc;
-}
-
-static void on_progress(void *arg, uint64_t done, uint64_t total)
-{
-    struct emb_progress **p = arg;
-    if (!*p && total >= (8u << 20))
-        *p = emb_progress_start("decoding", total);
-    emb_progress_update(*p, done);
+    struct parse p = {a, r, NULL};
+    int rc = emb_cli_parse_options(&COMMAND, argc, argv, output_option, &p);
+    if (rc != 0)
+        return rc;
+    static const char two[] = "two capture files, please: GOOD.emb BAD.emb";
+    if (emb_cli_operands(&COMMAND, argc, 2, two, two) != 0)
+        return EMB_EXIT_BAD;
+    a->files[0] = argv[optind];
+    a->files[1] = argv[optind + 1];
+    if (!(*cat = emb_catalog_choose(CMD, a->catalog, EMB_CATALOG_OF_CAPTURE, a->files[0], own)))
+        return EMB_EXIT_BAD;
+    p.catalog = *cat;
+    return emb_cli_parse_options(&COMMAND, argc, argv, rules_option, &p);
 }
 
 int emb_cmd_diff(int argc, char **argv)
@@ -222,7 +205,7 @@ int emb_cmd_diff(int argc, char **argv)
     for (int s = 0; s < 2; s++) {
         struct emb_progress *progress = NULL;
         struct emb_capture_options opt = {.catalog = cat, .no_merge = true,
-                                          .progress = on_progress, .progress_arg = &progress};
+                                          .progress = emb_progress_decoding, .progress_arg = &progress};
         cap[s] = emb_capture_decode_file(a.files[s], &opt);
         emb_progress_finish(progress);
         long long off;

@@ -17,45 +17,42 @@ static const char *const CMD = "emb events";
 
 #define QUERY_TIMEOUT_MS 3000
 
-static void help(FILE *out)
-{
-    fprintf(out,
-            "Usage: emb events serve [options] [-- COMMAND...]\n"
-            "       emb events status [options]\n"
-            "       emb events dump [N] [options]\n"
-            "       emb events logs [--since C] [--follow] [options]\n"
-            "       emb events metrics [options]\n"
-            "       emb events export --format perfetto|ctf [-o OUT] [options]\n"
-            "\n"
-            "Service IPC tracing. Services granted the sink's capability record each call they\n"
-            "make (request, reply, timeout, peer_lost, queue_full, aborted), metric samples and\n"
-            "copies of their log lines into the `events` sink. These commands ask it:\n"
-            "\n"
-            "  serve     run the sink (see `emb events serve --help`)\n"
-            "  status    ring capacity, events held, accepted, dropped, malformed, faults\n"
-            "  dump [N]  the N most recent events (1 to 255, default 255), with the chain of\n"
-            "            calls each belongs to, e.g. client -> fs.read -> block-driver.read_block\n"
-            "  logs      log lines after cursor C (default: all held); --follow keeps asking\n"
-            "  metrics   the latest value of every metric\n"
-            "  export    the dump as a trace: one slice per call (request to its reply, timeout\n"
-            "            or other outcome), flows along chains; perfetto (Chrome JSON) or ctf\n"
-            "            (a CTF 1.8 directory for babeltrace2 and Trace Compass)\n"
-            "\n"
-            "Options:\n"
-            "  -s, --socket PATH   the sink's query socket (default: $EMB_EVENTS_SOCKET, else\n"
-            "                      $XDG_RUNTIME_DIR/emb-events.sock, else /tmp/emb-UID/events.sock);\n"
-            "                      a sink of another uid is refused\n"
-            "      --ops FILE      opcode names: lines of `PEER OPCODE NAME`\n"
-            "      --json          one JSON document (logs: one JSON object per line)\n"
-            "  -f, --format FMT    export: perfetto or ctf\n"
-            "  -o, --output OUT    export: file (perfetto, default stdout) or directory (ctf)\n"
-            "      --since C       logs: the last line number already seen (0: everything)\n"
-            "      --follow        logs: keep printing new lines until interrupted\n"
-            "      --color[=WHEN]  auto (default), always, never; NO_COLOR is honoured\n"
-            "  -h, --help          show this help\n"
-            "\n"
-            "Exit status: 0 ok, 2 on bad usage or when the sink cannot be reached.\n");
-}
+static const char HELP[] =
+    "Usage: emb events serve [options] [-- COMMAND...]\n"
+    "       emb events status [options]\n"
+    "       emb events dump [N] [options]\n"
+    "       emb events logs [--since C] [--follow] [options]\n"
+    "       emb events metrics [options]\n"
+    "       emb events export --format perfetto|ctf [-o OUT] [options]\n"
+    "\n"
+    "Service IPC tracing. Services granted the sink's capability record each call they\n"
+    "make (request, reply, timeout, peer_lost, queue_full, aborted), metric samples and\n"
+    "copies of their log lines into the `events` sink. These commands ask it:\n"
+    "\n"
+    "  serve     run the sink (see `emb events serve --help`)\n"
+    "  status    ring capacity, events held, accepted, dropped, malformed, faults\n"
+    "  dump [N]  the N most recent events (1 to 255, default 255), with the chain of\n"
+    "            calls each belongs to, e.g. client -> fs.read -> block-driver.read_block\n"
+    "  logs      log lines after cursor C (default: all held); --follow keeps asking\n"
+    "  metrics   the latest value of every metric\n"
+    "  export    the dump as a trace: one slice per call (request to its reply, timeout\n"
+    "            or other outcome), flows along chains; perfetto (Chrome JSON) or ctf\n"
+    "            (a CTF 1.8 directory for babeltrace2 and Trace Compass)\n"
+    "\n"
+    "Options:\n"
+    "  -s, --socket PATH   the sink's query socket (default: $EMB_EVENTS_SOCKET, else\n"
+    "                      $XDG_RUNTIME_DIR/emb-events.sock, else /tmp/emb-UID/events.sock);\n"
+    "                      a sink of another uid is refused\n"
+    "      --ops FILE      opcode names: lines of `PEER OPCODE NAME`\n"
+    "      --json          one JSON document (logs: one JSON object per line)\n"
+    "  -f, --format FMT    export: perfetto or ctf\n"
+    "  -o, --output OUT    export: file (perfetto, default stdout) or directory (ctf)\n"
+    "      --since C       logs: the last line number already seen (0: everything)\n"
+    "      --follow        logs: keep printing new lines until interrupted\n"
+    "      --color[=WHEN]  auto (default), always, never; NO_COLOR is honoured\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "Exit status: 0 ok, 2 on bad usage or when the sink cannot be reached.\n";
 
 enum sub { SUB_STATUS, SUB_DUMP, SUB_LOGS, SUB_METRICS, SUB_EXPORT };
 
@@ -627,7 +624,7 @@ static int parse_subcommand(const char *sub, struct args *a)
         }
     }
     emb_cli_error(CMD, "unknown subcommand '%s'", sub);
-    help(stderr);
+    fputs(HELP, stderr);
     return -1;
 }
 
@@ -659,58 +656,53 @@ static int check_rest(struct args *a, const char *sub, int rest, char **pos)
     return 0;
 }
 
+enum { OPT_JSON = 256, OPT_OPS, OPT_SINCE, OPT_FOLLOW };
+static const struct option OPTIONS[] = {
+    {"socket", required_argument, NULL, 's'},
+    {"ops", required_argument, NULL, OPT_OPS},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"format", required_argument, NULL, 'f'},
+    {"output", required_argument, NULL, 'o'},
+    {"since", required_argument, NULL, OPT_SINCE},
+    {"follow", no_argument, NULL, OPT_FOLLOW},
+    EMB_CLI_OPTIONS_COMMON,
+    {NULL, 0, NULL, 0},
+};
+static const struct emb_cli_command COMMAND = {
+    .name = CMD, .help = HELP, .shortopts = ":s:f:o:h", .options = OPTIONS};
+
+static int on_option(void *arg, int opt, char *value)
+{
+    struct args *a = arg;
+    switch (opt) {
+    case 's': a->socket = value; break;
+    case OPT_OPS: a->ops = value; break;
+    case OPT_JSON: a->json = true; break;
+    case 'f': a->format = value; break;
+    case 'o': a->output = value; break;
+    case OPT_FOLLOW: a->follow = true; break;
+    case OPT_SINCE:
+        return emb_cli_option_u64(CMD, "since", value, 0, UINT64_MAX, "a line number", &a->since);
+    }
+    return EMB_EXIT_OK;
+}
+
 /* An EMB_EXIT_* status when the command is done (help, or bad usage), else -1. */
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    enum { OPT_JSON = 256, OPT_OPS, OPT_SINCE, OPT_FOLLOW };
-    static const struct option options[] = {
-        {"socket", required_argument, NULL, 's'},
-        {"ops", required_argument, NULL, OPT_OPS},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"format", required_argument, NULL, 'f'},
-        {"output", required_argument, NULL, 'o'},
-        {"since", required_argument, NULL, OPT_SINCE},
-        {"follow", no_argument, NULL, OPT_FOLLOW},
-        EMB_CLI_OPTIONS_COMMON,
-        {NULL, 0, NULL, 0},
-    };
     if (parse_subcommand(argv[1], a) != 0)
         return EMB_EXIT_BAD;
     a->count = EMB_SVC_DUMP_MAX;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc - 1, argv + 1, ":s:f:o:h", options, NULL)) != -1) {
-        switch (c) {
-        case 's': a->socket = optarg; break;
-        case OPT_OPS: a->ops = optarg; break;
-        case OPT_JSON: a->json = true; break;
-        case 'f': a->format = optarg; break;
-        case 'o': a->output = optarg; break;
-        case OPT_FOLLOW: a->follow = true; break;
-        case OPT_SINCE:
-            if (emb_cli_option_u64(CMD, "since", optarg, 0, UINT64_MAX, "a line number",
-                                   &a->since) != 0)
-                return EMB_EXIT_BAD;
-            break;
-        case EMB_OPT_COLOR:
-            if (emb_cli_color_option(CMD, optarg) != 0)
-                return EMB_EXIT_BAD;
-            break;
-        case 'h':
-            help(stdout);
-            return EMB_EXIT_OK;
-        default:
-            return emb_cli_bad_option(CMD, c, argv + 1);
-        }
-    }
+    int rc = emb_cli_parse_options(&COMMAND, argc - 1, argv + 1, on_option, a);
+    if (rc != 0)
+        return rc < 0 ? EMB_EXIT_OK : rc;
     return check_rest(a, argv[1], argc - 1 - optind, argv + 1 + optind) ? EMB_EXIT_BAD : -1;
 }
 
 int emb_cmd_events(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        help(argc < 2 ? stderr : stdout);
+        fputs(HELP, argc < 2 ? stderr : stdout);
         return argc < 2 ? EMB_EXIT_BAD : EMB_EXIT_OK;
     }
     if (!strcmp(argv[1], "serve"))

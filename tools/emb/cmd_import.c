@@ -16,37 +16,34 @@
 
 static const char *const CMD = "emb import";
 
-static void help(FILE *out)
-{
-    fprintf(out,
-            "Usage: emb import rtems-record [options] SOURCE -o OUT\n"
-            "\n"
-            "Reads an RTEMS record item stream (what that system's record server sends and\n"
-            "its fatal dumps write: 32 or 64-bit items, either byte order, record versions\n"
-            "1 to 10) and writes it as a trace stream file, one context per processor. Item\n"
-            "times are rebuilt from the 22-bit time fields and the uptime events as that\n"
-            "system's own client does; overflows become events and lost-event counts.\n"
-            "\n"
-            "SOURCE is a FILE, - for standard input, or tcp://HOST:PORT (the record server;\n"
-            "read until it closes, Ctrl-C, --duration or --count).\n"
-            "\n"
-            "Options:\n"
-            "  -o, --output OUT      trace stream file to write (required)\n"
-            "      --capture F.emb   also seal it into a capture file (emb inspect, emb diff)\n"
-            "  -l, --label TEXT      the capture's label (good, bad, ...)\n"
-            "      --events FILE     event names as NUMBER NAME lines, for a target whose list\n"
-            "                        differs from the built-in one of its version\n"
-            "      --catalog-out F   also write the catalogue the output decodes with (YAML)\n"
-            "      --all             keep the stream's PROCESSOR, TAIL and HEAD items\n"
-            "      --count N         stop after N items\n"
-            "      --duration SEC    tcp: stop after SEC seconds\n"
-            "      --json            summary as JSON on standard output\n"
-            "      --color[=WHEN]    auto (default), always, never\n"
-            "  -h, --help            show this help\n"
-            "\n"
-            "Exit status: 0 imported, 2 bad input or usage (what was decoded before the\n"
-            "error is still written).\n");
-}
+static const char HELP[] =
+    "Usage: emb import rtems-record [options] SOURCE -o OUT\n"
+    "\n"
+    "Reads an RTEMS record item stream (what that system's record server sends and\n"
+    "its fatal dumps write: 32 or 64-bit items, either byte order, record versions\n"
+    "1 to 10) and writes it as a trace stream file, one context per processor. Item\n"
+    "times are rebuilt from the 22-bit time fields and the uptime events as that\n"
+    "system's own client does; overflows become events and lost-event counts.\n"
+    "\n"
+    "SOURCE is a FILE, - for standard input, or tcp://HOST:PORT (the record server;\n"
+    "read until it closes, Ctrl-C, --duration or --count).\n"
+    "\n"
+    "Options:\n"
+    "  -o, --output OUT      trace stream file to write (required)\n"
+    "      --capture F.emb   also seal it into a capture file (emb inspect, emb diff)\n"
+    "  -l, --label TEXT      the capture's label (good, bad, ...)\n"
+    "      --events FILE     event names as NUMBER NAME lines, for a target whose list\n"
+    "                        differs from the built-in one of its version\n"
+    "      --catalog-out F   also write the catalogue the output decodes with (YAML)\n"
+    "      --all             keep the stream's PROCESSOR, TAIL and HEAD items\n"
+    "      --count N         stop after N items\n"
+    "      --duration SEC    tcp: stop after SEC seconds\n"
+    "      --json            summary as JSON on standard output\n"
+    "      --color[=WHEN]    auto (default), always, never\n"
+    "  -h, --help            show this help\n"
+    "\n"
+    "Exit status: 0 imported, 2 bad input or usage (what was decoded before the\n"
+    "error is still written).\n";
 
 struct args {
     const char *source, *output, *events, *catalog_out, *capture, *label;
@@ -55,49 +52,47 @@ struct args {
     double duration;
 };
 
+enum { OPT_EVENTS = 256, OPT_CATALOG_OUT, OPT_ALL, OPT_COUNT, OPT_DURATION, OPT_JSON,
+       OPT_CAPTURE };
+static const struct option OPTIONS[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"capture", required_argument, NULL, OPT_CAPTURE},
+    {"label", required_argument, NULL, 'l'},
+    {"events", required_argument, NULL, OPT_EVENTS},
+    {"catalog-out", required_argument, NULL, OPT_CATALOG_OUT},
+    {"all", no_argument, NULL, OPT_ALL},
+    {"count", required_argument, NULL, OPT_COUNT},
+    {"duration", required_argument, NULL, OPT_DURATION},
+    {"json", no_argument, NULL, OPT_JSON},
+    EMB_CLI_OPTIONS_COMMON,
+    {NULL, 0, NULL, 0},
+};
+static const struct emb_cli_command COMMAND = {
+    .name = CMD, .help = HELP, .shortopts = ":o:l:h", .options = OPTIONS};
+
+static int on_option(void *arg, int opt, char *value)
+{
+    struct args *a = arg;
+    switch (opt) {
+    case 'o': a->output = value; break;
+    case 'l': a->label = value; break;
+    case OPT_CAPTURE: a->capture = value; break;
+    case OPT_EVENTS: a->events = value; break;
+    case OPT_CATALOG_OUT: a->catalog_out = value; break;
+    case OPT_ALL: a->all = true; break;
+    case OPT_JSON: a->json = true; break;
+    case OPT_COUNT:
+        return emb_cli_option_u64(CMD, "count", value, 1, UINT64_MAX, "a positive number", &a->count);
+    case OPT_DURATION:
+        return emb_cli_option_double(CMD, "duration", value, DBL_TRUE_MIN, DBL_MAX, "seconds",
+                                     &a->duration);
+    }
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    enum { OPT_EVENTS = 256, OPT_CATALOG_OUT, OPT_ALL, OPT_COUNT, OPT_DURATION, OPT_JSON,
-           OPT_CAPTURE };
-    static const struct option options[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"capture", required_argument, NULL, OPT_CAPTURE},
-        {"label", required_argument, NULL, 'l'},
-        {"events", required_argument, NULL, OPT_EVENTS},
-        {"catalog-out", required_argument, NULL, OPT_CATALOG_OUT},
-        {"all", no_argument, NULL, OPT_ALL},
-        {"count", required_argument, NULL, OPT_COUNT},
-        {"duration", required_argument, NULL, OPT_DURATION},
-        {"json", no_argument, NULL, OPT_JSON},
-        EMB_CLI_OPTIONS_COMMON,
-        {NULL, 0, NULL, 0},
-    };
-    int c, rc = 0;
-    optind = 0;
-    opterr = 0;
-    while (rc == 0 && (c = getopt_long(argc, argv, ":o:l:h", options, NULL)) != -1) {
-        switch (c) {
-        case 'o': a->output = optarg; break;
-        case 'l': a->label = optarg; break;
-        case OPT_CAPTURE: a->capture = optarg; break;
-        case OPT_EVENTS: a->events = optarg; break;
-        case OPT_CATALOG_OUT: a->catalog_out = optarg; break;
-        case OPT_ALL: a->all = true; break;
-        case OPT_JSON: a->json = true; break;
-        case OPT_COUNT:
-            rc = emb_cli_option_u64(CMD, "count", optarg, 1, UINT64_MAX, "a positive number",
-                                    &a->count);
-            break;
-        case OPT_DURATION:
-            rc = emb_cli_option_double(CMD, "duration", optarg, DBL_TRUE_MIN, DBL_MAX, "seconds",
-                                       &a->duration);
-            break;
-        case EMB_OPT_COLOR: rc = emb_cli_color_option(CMD, optarg); break;
-        case 'h': help(stdout); return -1;
-        default:
-            return emb_cli_bad_option(CMD, c, argv);
-        }
-    }
+    int rc = emb_cli_parse_options(&COMMAND, argc, argv, on_option, a);
     if (rc != 0)
         return rc;
     if (optind >= argc) {

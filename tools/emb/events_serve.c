@@ -58,34 +58,31 @@ static void on_stop(int sig)
     serve_stop = 1;
 }
 
-static void serve_help(FILE *out)
-{
-    fprintf(out,
-            "Usage: emb events serve [options] [-- COMMAND [ARG...]]\n"
-            "\n"
-            "Runs the events sink: keeps a ring of IPC events, the latest value of each metric\n"
-            "and a window of log lines, and answers `emb events status|dump|logs|metrics`.\n"
-            "Only holders of the intake descriptor can emit. Either a spawner passes it with\n"
-            "--intake-fd, or the sink runs COMMAND with it (EMB_EVENTS_FD names it): COMMAND\n"
-            "then decides which of its children are granted tracing. Runs until SIGTERM or\n"
-            "SIGINT, and keeps serving after COMMAND exits.\n"
-            "\n"
-            "Options:\n"
-            "  -s, --socket PATH     query socket (default: $EMB_EVENTS_SOCKET, else\n"
-            "                        $XDG_RUNTIME_DIR/emb-events.sock, else /tmp/emb-UID/events.sock);\n"
-            "                        its directory must be yours (or root's) and writable by\n"
-            "                        its owner alone, and only your own uid is answered\n"
-            "      --intake-fd [NAME=]FD  an inherited datagram socket events arrive on; with\n"
-            "                        NAME, granted to that service alone: whatever names\n"
-            "                        another is refused and counted as a fault (repeatable,\n"
-            "                        up to 64; the intakes are merged in the order sent)\n"
-            "  -c, --capacity N      events the ring holds (default 4096)\n"
-            "      --log-lines N     log lines the window holds (default 1024)\n"
-            "      --metrics N       metric names the table holds (default 256, at most 1638)\n"
-            "  -h, --help            show this help\n"
-            "\n"
-            "Exit status: 0 after a signal, 2 on bad usage or when the sockets cannot be set up.\n");
-}
+static const char HELP[] =
+    "Usage: emb events serve [options] [-- COMMAND [ARG...]]\n"
+    "\n"
+    "Runs the events sink: keeps a ring of IPC events, the latest value of each metric\n"
+    "and a window of log lines, and answers `emb events status|dump|logs|metrics`.\n"
+    "Only holders of the intake descriptor can emit. Either a spawner passes it with\n"
+    "--intake-fd, or the sink runs COMMAND with it (EMB_EVENTS_FD names it): COMMAND\n"
+    "then decides which of its children are granted tracing. Runs until SIGTERM or\n"
+    "SIGINT, and keeps serving after COMMAND exits.\n"
+    "\n"
+    "Options:\n"
+    "  -s, --socket PATH     query socket (default: $EMB_EVENTS_SOCKET, else\n"
+    "                        $XDG_RUNTIME_DIR/emb-events.sock, else /tmp/emb-UID/events.sock);\n"
+    "                        its directory must be yours (or root's) and writable by\n"
+    "                        its owner alone, and only your own uid is answered\n"
+    "      --intake-fd [NAME=]FD  an inherited datagram socket events arrive on; with\n"
+    "                        NAME, granted to that service alone: whatever names\n"
+    "                        another is refused and counted as a fault (repeatable,\n"
+    "                        up to 64; the intakes are merged in the order sent)\n"
+    "  -c, --capacity N      events the ring holds (default 4096)\n"
+    "      --log-lines N     log lines the window holds (default 1024)\n"
+    "      --metrics N       metric names the table holds (default 256, at most 1638)\n"
+    "  -h, --help            show this help\n"
+    "\n"
+    "Exit status: 0 after a signal, 2 on bad usage or when the sockets cannot be set up.\n";
 
 static bool is_dgram_unix(int fd)
 {
@@ -450,50 +447,42 @@ static int parse_intake(const char *arg, struct serve_args *a)
     return 0;
 }
 
+enum { OPT_INTAKE = 256, OPT_LOG_LINES, OPT_METRICS };
+/* No --color: the sink writes no colour. "+": the options end at COMMAND. */
+static const struct option OPTIONS[] = {
+    {"socket", required_argument, NULL, 's'},
+    {"intake-fd", required_argument, NULL, OPT_INTAKE},
+    {"capacity", required_argument, NULL, 'c'},
+    {"log-lines", required_argument, NULL, OPT_LOG_LINES},
+    {"metrics", required_argument, NULL, OPT_METRICS},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+static const struct emb_cli_command COMMAND = {.name = CMD, .help = HELP, .shortopts = "+s:c:h",
+                                               .options = OPTIONS, .help_on_bad_option = true};
+
+static int on_option(void *arg, int opt, char *value)
+{
+    struct serve_args *a = arg;
+    uint64_t v;
+    switch (opt) {
+    case 's': a->path = value; return 0;
+    case OPT_INTAKE: return parse_intake(value, a) != 0 ? EMB_EXIT_BAD : 0;
+    }
+    const char *name = opt == 'c' ? "capacity" : opt == OPT_LOG_LINES ? "log-lines" : "metrics";
+    if (emb_cli_option_u64(CMD, name, value, 1, UINT32_MAX, "a positive number", &v))
+        return EMB_EXIT_BAD;
+    *(opt == 'c' ? &a->cfg.capacity : opt == OPT_LOG_LINES ? &a->cfg.log_lines : &a->cfg.metrics) =
+        (uint32_t)v;
+    return 0;
+}
+
 /* An EMB_EXIT_* status when the command is done (help, or bad usage), else -1. */
 static int parse_serve_args(int argc, char **argv, struct serve_args *a)
 {
-    enum { OPT_INTAKE = 256, OPT_LOG_LINES, OPT_METRICS };
-    static const struct option options[] = {
-        {"socket", required_argument, NULL, 's'},
-        {"intake-fd", required_argument, NULL, OPT_INTAKE},
-        {"capacity", required_argument, NULL, 'c'},
-        {"log-lines", required_argument, NULL, OPT_LOG_LINES},
-        {"metrics", required_argument, NULL, OPT_METRICS},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    uint64_t v;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+s:c:h", options, NULL)) != -1) {
-        const char *name = c == 'c' ? "capacity" : c == OPT_LOG_LINES ? "log-lines" : "metrics";
-        switch (c) {
-        case 's':
-            a->path = optarg;
-            break;
-        case OPT_INTAKE:
-            if (parse_intake(optarg, a) != 0)
-                return EMB_EXIT_BAD;
-            break;
-        case 'c':
-        case OPT_LOG_LINES:
-        case OPT_METRICS:
-            if (emb_cli_option_u64(CMD, name, optarg, 1, UINT32_MAX, "a positive number", &v))
-                return EMB_EXIT_BAD;
-            *(c == 'c' ? &a->cfg.capacity : c == OPT_LOG_LINES ? &a->cfg.log_lines
-                                                                : &a->cfg.metrics) = (uint32_t)v;
-            break;
-        case 'h':
-            serve_help(stdout);
-            return EMB_EXIT_OK;
-        default:
-            emb_cli_error(CMD, "unknown option '%s'", argv[optind - 1]);
-            serve_help(stderr);
-            return EMB_EXIT_BAD;
-        }
-    }
+    int rc = emb_cli_parse_options(&COMMAND, argc, argv, on_option, a);
+    if (rc != 0)
+        return rc < 0 ? EMB_EXIT_OK : rc;
     a->command = optind < argc ? &argv[optind] : NULL;
     if ((a->nintakes > 0) == (a->command != NULL)) {
         emb_cli_error(CMD, a->nintakes > 0 ? "give --intake-fd or a COMMAND, not both"
