@@ -68,10 +68,10 @@ int main(int argc, char **argv)
     emb_gdb_halt(g);
     uint32_t one = 1;
     emb_gdb_write(g, stream_addr, &one, 4);
-    struct emb_mch_ops ops = emb_memaccess_gdb(g);
-    struct emb_mch_range ram = {0x20000000u, 0x20400000u};
+    struct emb_memchan_host_ops ops = emb_memaccess_gdb(g);
+    struct emb_memchan_host_range ram = {0x20000000u, 0x20400000u};
     struct emb_mch m;
-    if (emb_mch_open(&m, &ops, memchan_addr, 4, &ram, 1, err, sizeof err) != 0) {
+    if (emb_memchan_host_open(&m, &ops, memchan_addr, 4, &ram, 1, err, sizeof err) != 0) {
         fprintf(stderr, "memchan_gdb_bench: %s\n", err);
         qemu_stop(&q);
         return 1;
@@ -96,7 +96,7 @@ int main(int argc, char **argv)
         while (now() - t0 < seconds) {
             size_t got;
             double h0 = now();
-            if (emb_gdb_halt(g) != 0 || emb_mch_read_up(&m, 0, buf, sizeof buf, &got, err, sizeof err) != 0) {
+            if (emb_gdb_halt(g) != 0 || emb_memchan_host_read_up(&m, 0, buf, sizeof buf, &got, err, sizeof err) != 0) {
                 fprintf(stderr, "memchan_gdb_bench: %s %s\n", err, emb_gdb_error(g));
                 break;
             }

@@ -2,7 +2,7 @@
  * user_event at RATE events per second in all (0: as fast as they can) for SECONDS,
  * streaming through the native port's TCP record server to one client, and prints what
  * was recorded as JSON. With PORTFILE `-` the client is a thread of this program that
- * reads the socket through the host's frame decoder (tools/lib/frame_decode.c) and counts
+ * reads the socket through the host's frame decoder (tools/lib/decode/frame_decode.c) and counts
  * what a reader would miss: packet_seq_num gaps (packets lost) and the packets' running
  * events_discarded (events the producers found no room for); otherwise the port goes to
  * PORTFILE for an outside client (emb capture --tcp), which judges the loss itself.

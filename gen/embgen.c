@@ -3,7 +3,7 @@
  *
  *   embgen --catalog FILE [--header OUT.h] [--tsdl OUT.tsdl] [--embed OUT.c]
  *
- * Layout, validation and checksum all come from tools/lib/catalog.c, the same code the
+ * Layout, validation and checksum all come from tools/lib/catalog/catalog.c, the same code the
  * host decoder runs, so an emitter and the decoder cannot disagree about an offset.
  * Exit status: 0 done, 2 bad catalogue or usage, 1 an output could not be written.
  */
@@ -127,7 +127,7 @@ static void embgen_comment_text(FILE *out, const char *lead, const char *text)
         fputc('\n', out);
 }
 
-static const char *embgen_ctype(const struct emb_cat_field *f)
+static const char *embgen_ctype(const struct emb_catalog_field *f)
 {
     switch (f->type) {
     case EMB_CAT_U8:
@@ -154,7 +154,7 @@ static const char *embgen_ctype(const struct emb_cat_field *f)
     return "?";
 }
 
-static bool embgen_signed(const struct emb_cat_field *f)
+static bool embgen_signed(const struct emb_catalog_field *f)
 {
     return f->type == EMB_CAT_I8 || f->type == EMB_CAT_I16 || f->type == EMB_CAT_I32 ||
            f->type == EMB_CAT_I64;
@@ -164,7 +164,7 @@ static bool embgen_signed(const struct emb_cat_field *f)
  * unsigned expression of the window's width. Bytes of the window that no field covers
  * stay zero because nothing is or'ed into them; signed fields go through their unsigned
  * type of the same size so sign extension cannot spill into a neighbour. */
-static void embgen_term(char *buf, size_t len, const struct emb_cat_field *f, uint32_t s,
+static void embgen_term(char *buf, size_t len, const struct emb_catalog_field *f, uint32_t s,
                         uint32_t w, bool alone)
 {
     const char *wt = w == 8 ? "uint64_t" : "uint32_t";
@@ -195,12 +195,12 @@ static void embgen_term(char *buf, size_t len, const struct emb_cat_field *f, ui
 }
 
 /* One store of w bytes at payload offset s, composed of every integer field in it. */
-static void embgen_store(FILE *out, const struct emb_cat_event *ev, uint32_t s, uint32_t w)
+static void embgen_store(FILE *out, const struct emb_catalog_event *ev, uint32_t s, uint32_t w)
 {
-    const struct emb_cat_field *in[64];
+    const struct emb_catalog_field *in[64];
     size_t n = 0;
     for (size_t i = 0; i < ev->nfields; i++) {
-        const struct emb_cat_field *f = &ev->fields[i];
+        const struct emb_catalog_field *f = &ev->fields[i];
         if (f->type != EMB_CAT_CHARS && f->offset < s + w && f->offset + f->size > s)
             in[n++] = f;
     }
@@ -231,7 +231,7 @@ static void embgen_store(FILE *out, const struct emb_cat_event *ev, uint32_t s, 
     fputs(");\n", out);
 }
 
-static void embgen_chars(FILE *out, const struct emb_cat_field *f)
+static void embgen_chars(FILE *out, const struct emb_catalog_field *f)
 {
     fprintf(out,
             "    emb__i = 0u;\n"
@@ -245,12 +245,12 @@ static void embgen_chars(FILE *out, const struct emb_cat_field *f)
 
 /* The payload as few stores as possible: whole little-endian words built from the fields
  * in them, a 64-bit field as one 64-bit store, char[N] by a bounded loop. */
-static void embgen_payload(FILE *out, const struct emb_cat_event *ev)
+static void embgen_payload(FILE *out, const struct emb_catalog_event *ev)
 {
     uint32_t words = ev->payload_size / 4u;
     bool chars[16] = {false};
     for (size_t i = 0; i < ev->nfields; i++) {
-        const struct emb_cat_field *f = &ev->fields[i];
+        const struct emb_catalog_field *f = &ev->fields[i];
         if (f->type == EMB_CAT_CHARS)
             for (uint32_t b = f->offset; b < f->offset + f->size; b += 4u)
                 chars[b / 4u] = true;
@@ -276,7 +276,7 @@ static void embgen_payload(FILE *out, const struct emb_cat_event *ev)
     }
 }
 
-static void embgen_params(FILE *out, const struct emb_cat_event *ev, const char *fmt)
+static void embgen_params(FILE *out, const struct emb_catalog_event *ev, const char *fmt)
 {
     for (size_t i = 0; i < ev->nfields; i++) {
         if (i > 0)
@@ -287,7 +287,7 @@ static void embgen_params(FILE *out, const struct emb_cat_event *ev, const char 
 
 /* "PREFIX<event>(type name, ...)" into line. */
 static void embgen_signature(char *line, size_t len, const char *prefix,
-                             const struct emb_cat_event *ev)
+                             const struct emb_catalog_event *ev)
 {
     size_t n = (size_t)snprintf(line, len, "%s%s(", prefix, ev->name);
     if (ev->nfields == 0)
@@ -304,7 +304,7 @@ static void embgen_signature(char *line, size_t len, const char *prefix,
 
 /* The payload stores and the commit, once the slot is known (emb__slot, emb__p); the
  * function's closing brace is the caller's. */
-static void embgen_emit_body_open(FILE *out, const struct emb_cat_event *ev, const char *up)
+static void embgen_emit_body_open(FILE *out, const struct emb_catalog_event *ev, const char *up)
 {
     for (size_t i = 0; i < ev->nfields; i++) {
         if (ev->fields[i].type == EMB_CAT_CHARS) {
@@ -316,13 +316,13 @@ static void embgen_emit_body_open(FILE *out, const struct emb_cat_event *ev, con
     fprintf(out, "    emb_trace_commit(emb__slot, EMB_TRACE_SIZE_%s);\n", up);
 }
 
-static void embgen_emit_body(FILE *out, const struct emb_cat_event *ev, const char *up)
+static void embgen_emit_body(FILE *out, const struct emb_catalog_event *ev, const char *up)
 {
     embgen_emit_body_open(out, ev, up);
     fputs("}\n", out);
 }
 
-static void embgen_event(FILE *out, const struct emb_cat_event *ev)
+static void embgen_event(FILE *out, const struct emb_catalog_event *ev)
 {
     char up[80], cls_up[80], fup[80], lup[80], type[16];
     embgen_upper(up, sizeof up, ev->name);
@@ -343,14 +343,14 @@ static void embgen_event(FILE *out, const struct emb_cat_event *ev)
         for (size_t i = 0; i < ev->nfields && n < sizeof layout; i++)
             n += (size_t)snprintf(layout + n, sizeof layout - n, " %s %s @%" PRIu32 "%s",
                                   ev->fields[i].name,
-                                  emb_cat_field_type_name(&ev->fields[i], type, sizeof type),
+                                  emb_catalog_field_type_name(&ev->fields[i], type, sizeof type),
                                   ev->fields[i].offset, i + 1 < ev->nfields ? "," : ".");
         embgen_comment_text(out, " * ", layout);
     }
     fputs(" */\n", out);
 
     for (size_t i = 0; i < ev->nfields; i++) {
-        const struct emb_cat_field *f = &ev->fields[i];
+        const struct emb_catalog_field *f = &ev->fields[i];
         if (f->nvalues == 0)
             continue;
         embgen_upper(fup, sizeof fup, f->name);
@@ -484,13 +484,13 @@ static bool embgen_check_names(const struct emb_catalog *cat)
         embgen_upper(up, sizeof up, cat->classes[c].name);
         EMBGEN_ADD("EMB_TRACE_CLASS_%s", up);
         for (size_t e = 0; e < cat->classes[c].nevents; e++) {
-            const struct emb_cat_event *ev = &cat->classes[c].events[e];
+            const struct emb_catalog_event *ev = &cat->classes[c].events[e];
             embgen_upper(up, sizeof up, ev->name);
             EMBGEN_ADD("EMB_TRACE_ID_%s", up);
             EMBGEN_ADD("EMB_TRACE_SIZE_%s", up);
             EMBGEN_ADD("EMB_TRACE_%s", ev->name);
             for (size_t i = 0; i < ev->nfields; i++) {
-                const struct emb_cat_field *f = &ev->fields[i];
+                const struct emb_catalog_field *f = &ev->fields[i];
                 if (f->nvalues == 0)
                     continue;
                 embgen_upper(fup, sizeof fup, f->name);
@@ -553,7 +553,7 @@ static int embgen_header(FILE *out, const struct emb_catalog *cat)
             embgen_source, cat->checksum, cat->version);
     uint32_t all = 0;
     for (size_t c = 0; c < cat->nclasses; c++) {
-        const struct emb_cat_class *cls = &cat->classes[c];
+        const struct emb_catalog_class *cls = &cat->classes[c];
         embgen_upper(up, sizeof up, cls->name);
         all |= 1u << cls->id;
         fprintf(out, "    EMB_TRACE_CLASS_%s = %u,", up, cls->id);
@@ -574,7 +574,7 @@ static int embgen_header(FILE *out, const struct emb_catalog *cat)
 
     fputs("enum emb_trace_event_id {\n", out);
     for (uint32_t id = 1; id <= 65535u; id++) {
-        const struct emb_cat_event *ev = emb_catalog_event(cat, (uint16_t)id);
+        const struct emb_catalog_event *ev = emb_catalog_event(cat, (uint16_t)id);
         if (ev == NULL)
             continue;
         embgen_upper(up, sizeof up, ev->name);
@@ -583,14 +583,14 @@ static int embgen_header(FILE *out, const struct emb_catalog *cat)
     fputs("};\n\n/* Bytes each event takes in a packet, the 8-byte event header included. */\n",
           out);
     for (uint32_t id = 1; id <= 65535u; id++) {
-        const struct emb_cat_event *ev = emb_catalog_event(cat, (uint16_t)id);
+        const struct emb_catalog_event *ev = emb_catalog_event(cat, (uint16_t)id);
         if (ev == NULL)
             continue;
         embgen_upper(up, sizeof up, ev->name);
         fprintf(out, "#define EMB_TRACE_SIZE_%s %" PRIu32 "u\n", up, ev->size);
     }
     for (size_t c = 0; c < cat->nclasses; c++) {
-        const struct emb_cat_class *cls = &cat->classes[c];
+        const struct emb_catalog_class *cls = &cat->classes[c];
         fprintf(out, "\n/* ---- Class %s (%u) ---- */\n", cls->name, cls->id);
         for (size_t e = 0; e < cls->nevents; e++)
             embgen_event(out, &cls->events[e]);
@@ -618,7 +618,7 @@ static int embgen_source_file(FILE *out, const struct emb_catalog *cat)
     char line[2048], up[80];
     for (size_t c = 0; c < cat->nclasses; c++) {
         for (size_t e = 0; e < cat->classes[c].nevents; e++) {
-            const struct emb_cat_event *ev = &cat->classes[c].events[e];
+            const struct emb_catalog_event *ev = &cat->classes[c].events[e];
             embgen_upper(up, sizeof up, ev->name);
             embgen_signature(line, sizeof line, "void emb_trace_emit_slow_", ev);
             fputc('\n', out);
@@ -646,7 +646,7 @@ static int embgen_source_file(FILE *out, const struct emb_catalog *cat)
     fprintf(out, "\nconst uint32_t emb_trace_event_words_len = %" PRIu32 "u;\n"
                  "const uint8_t emb_trace_event_words[%" PRIu32 "] = {\n", end, end);
     for (uint32_t id = 1; id < end; id++) {
-        const struct emb_cat_event *ev = emb_catalog_event(cat, (uint16_t)id);
+        const struct emb_catalog_event *ev = emb_catalog_event(cat, (uint16_t)id);
         if (ev == NULL)
             continue;
         embgen_upper(up, sizeof up, ev->name);
@@ -665,7 +665,7 @@ static int embgen_embed(FILE *out, const struct emb_catalog *cat)
 {
     (void)cat;
     fprintf(out,
-            "/* %s, embedded for emb_catalog_builtin() (tools/lib/catalog_builtin.c).\n"
+            "/* %s, embedded for emb_catalog_builtin() (tools/lib/catalog/catalog_builtin.c).\n"
             " * Generated by embgen; edit the catalogue, not this file. */\n\n"
             "extern const char emb_catalog_yaml[];\n"
             "extern const unsigned long emb_catalog_yaml_len;\n\n"

@@ -1,6 +1,6 @@
 /* The crash record wire formats: record v1 (SPEC-015 §4), the small v2, and the 32-byte
  * partition mini-record "EMBP". Shared by the target's encoders (src/crash.c) and the
- * host's decoder (tools/lib/crash_decode.c); depends on no port. docs/formats/crash.md is
+ * host's decoder (tools/lib/decode/crash_decode.c); depends on no port. docs/formats/crash.md is
  * the prose version of this header. All integers are little-endian.
  */
 #ifndef EMB_CRASH_FORMAT_H

@@ -91,7 +91,7 @@ enum emb_frame_error {
 
 /* Decodes one frame's bytes (those between two delimiters, neither included) into `out`,
  * which holds at least `n` bytes: the channel at out[0], the payload from out[1]. The one
- * decoder of the format: the host's stream decoder (tools/lib/frame_decode.c) and the
+ * decoder of the format: the host's stream decoder (tools/lib/decode/frame_decode.c) and the
  * target's command reader both call it. */
 enum emb_frame_error emb_frame_decode_one(const uint8_t *in, size_t n, uint8_t *out,
                                           uint8_t *channel, size_t *payload_len);

@@ -84,19 +84,6 @@ struct emb_trace_slot {
      : CONFIG_EMB_TRACE_PACKET_SIZE >= 512u   ? 9u                                                 \
                                               : 8u)
 
-enum emb_trace_mode {
-    EMB_TRACE_MODE_SNAPSHOT = 0,  /* overwrite the oldest packet; dump on demand or fault */
-    EMB_TRACE_MODE_WINDOW = 1,    /* armed at a frame or by a call, fills once, stops */
-    EMB_TRACE_MODE_STREAMING = 2, /* a consumer hands completed packets to a sink */
-};
-
-enum emb_trace_window_state {
-    EMB_TRACE_WINDOW_OFF = 0,     /* not in window mode */
-    EMB_TRACE_WINDOW_WAITING = 1, /* waiting for the arming frame or call */
-    EMB_TRACE_WINDOW_ARMED = 2,   /* recording */
-    EMB_TRACE_WINDOW_CLOSED = 3,  /* a ring filled: nothing more is recorded */
-};
-
 /* Run-time class mask: the one load every enabled call site makes. Bit n enables class
  * n of enum emb_trace_class. Written only through emb_trace_set_classes(). */
 extern uint32_t emb_trace_class_mask;

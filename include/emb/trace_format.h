@@ -156,6 +156,21 @@ struct emb_tsf_context {
 size_t emb_tsf_encode_header(uint8_t *out, size_t cap, const struct emb_tsf_info *info,
                              const struct emb_tsf_context *contexts, uint16_t count);
 
+/* The recording mode and the window's state, as the status frame and the descriptor
+ * report them (docs/formats/frame.md, descriptor.md). */
+enum emb_trace_mode {
+    EMB_TRACE_MODE_SNAPSHOT = 0,  /* overwrite the oldest packet; dump on demand or fault */
+    EMB_TRACE_MODE_WINDOW = 1,    /* armed at a frame or by a call, fills once, stops */
+    EMB_TRACE_MODE_STREAMING = 2, /* a consumer hands completed packets to a sink */
+};
+
+enum emb_trace_window_state {
+    EMB_TRACE_WINDOW_OFF = 0,     /* not in window mode */
+    EMB_TRACE_WINDOW_WAITING = 1, /* waiting for the arming frame or call */
+    EMB_TRACE_WINDOW_ARMED = 2,   /* recording */
+    EMB_TRACE_WINDOW_CLOSED = 3,  /* a ring filled: nothing more is recorded */
+};
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,4 +1,4 @@
-/* libFuzzer target: the capture file reader (tools/lib/capture.c) and, for inputs it
+/* libFuzzer target: the capture file reader (tools/lib/decode/capture.c) and, for inputs it
  * accepts, inspect-style walks. The CRC is recomputed over each input so that mutations
  * reach the section and identity checks behind it. */
 #include <stdint.h>
@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct emb_capture *c = emb_capture_decode(buf, size, &opt);
     if (c && !emb_capture_failed(c, NULL, NULL)) {
         size_t n;
-        const struct emb_cap_section *s = emb_capture_sections(c, &n);
+        const struct emb_capture_section *s = emb_capture_sections(c, &n);
         for (size_t i = 0; i < n; i++)
             (void)emb_capture_section_name(s[i].type);
         const struct emb_trace *t = emb_capture_trace(c);

@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fclose(null);
     }
     for (uint32_t id = 1; id <= 65535u; id++) {
-        const struct emb_cat_event *ev = emb_catalog_event(cat, (uint16_t)id);
+        const struct emb_catalog_event *ev = emb_catalog_event(cat, (uint16_t)id);
         if (ev == NULL)
             continue;
         if (ev->size != 8u + ev->payload_size || ev->payload_size > 64u)
@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < ev->nfields; i++) {
             if (ev->fields[i].offset + ev->fields[i].size > ev->payload_size)
                 abort();
-            (void)emb_cat_field_get_int(&ev->fields[i], payload);
+            (void)emb_catalog_field_get_int(&ev->fields[i], payload);
         }
     }
     emb_catalog_free(cat);

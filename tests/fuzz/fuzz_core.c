@@ -39,12 +39,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (uint64_t a = 0; a < 4; a++)
         if (emb_mem_read(m, a << 12, buf, sizeof buf) > sizeof buf)
             abort();
-    struct emb_dr_image d;
-    if (emb_dr_find(m, 0, 1u << 20, &d, err, sizeof err) == 0) {
-        struct emb_dr_model md;
-        struct emb_dr_issues is = {0};
-        emb_dr_read(m, &d, &md, &is);
-        emb_dr_model_free(&md);
+    struct emb_desc_image d;
+    if (emb_desc_find(m, 0, 1u << 20, &d, err, sizeof err) == 0) {
+        struct emb_desc_model md;
+        struct emb_desc_issues is = {0};
+        emb_desc_read(m, &d, &md, &is);
+        emb_desc_model_free(&md);
     }
     emb_mem_close(m);
     return 0;

@@ -22,17 +22,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!m)
         return 0;
     emb_mem_set_budget(m, 32u << 20);
-    struct emb_dr_image d;
+    struct emb_desc_image d;
     char err[256];
-    if (emb_dr_find(m, 0, 1u << 20, &d, err, sizeof err) == 0) {
-        struct emb_dr_model md;
-        struct emb_dr_issues is = {0};
-        emb_dr_read(m, &d, &md, &is);
+    if (emb_desc_find(m, 0, 1u << 20, &d, err, sizeof err) == 0) {
+        struct emb_desc_model md;
+        struct emb_desc_issues is = {0};
+        emb_desc_read(m, &d, &md, &is);
         char *out = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&out, &len);
         if (f) {
-            emb_dr_dump_trace(m, &d, &md, cat, f, &is);
+            emb_desc_dump_trace(m, &d, &md, cat, f, &is);
             fclose(f);
             struct emb_trace_options o = {.catalog = cat, .name = "dump", .ignore_checksum = true};
             struct emb_trace *t = emb_trace_decode((const uint8_t *)out, len, &o);
@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 emb_trace_free(t);
             free(out);
         }
-        emb_dr_model_free(&md);
+        emb_desc_model_free(&md);
     }
     emb_mem_close(m);
     return 0;

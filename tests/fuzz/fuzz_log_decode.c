@@ -1,4 +1,4 @@
-/* libFuzzer target: the log decoder (tools/lib/log_decode.c, frame_decode.c) against the
+/* libFuzzer target: the log decoder (tools/lib/decode/log_decode.c, frame_decode.c) against the
  * metadata of a real ELF (test_log_decode, whose call sites cover every argument type).
  * Each input is decoded twice, as framed stream and as bare records, fed in two pieces so
  * the incremental paths run, and every record is formatted. Nothing may crash, leak or
@@ -48,16 +48,16 @@ static void on_problem(void *arg, uint64_t offset, bool error, const char *msg)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     for (int raw = 0; raw < 2; raw++) {
-        struct emb_logdec_options opt = {.db = db, .raw = raw != 0, .record = on_record,
+        struct emb_log_decoder_options opt = {.db = db, .raw = raw != 0, .record = on_record,
                                          .problem = on_problem};
-        struct emb_logdec *d = emb_logdec_new(&opt);
+        struct emb_log_decoder *d = emb_log_decoder_new(&opt);
         if (d == NULL)
             return 0;
         size_t half = size / 2;
-        emb_logdec_feed(d, data, half);
-        emb_logdec_feed(d, data + half, size - half);
-        emb_logdec_finish(d);
-        emb_logdec_free(d);
+        emb_log_decoder_feed(d, data, half);
+        emb_log_decoder_feed(d, data + half, size - half);
+        emb_log_decoder_finish(d);
+        emb_log_decoder_free(d);
     }
     return 0;
 }

@@ -38,16 +38,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct emb_fuzz_image img;
     emb_fuzz_image_parse(&img, data, size);
-    struct emb_mch_range ranges[EMB_FUZZ_IMAGE_REGIONS];
+    struct emb_memchan_host_range ranges[EMB_FUZZ_IMAGE_REGIONS];
     for (unsigned r = 0; r < img.n; r++)
-        ranges[r] = (struct emb_mch_range){img.region[r].addr, img.region[r].addr + img.region[r].len};
-    struct emb_mch_ops ops = {image_read, image_write, &img};
+        ranges[r] = (struct emb_memchan_host_range){img.region[r].addr, img.region[r].addr + img.region[r].len};
+    struct emb_memchan_host_ops ops = {image_read, image_write, &img};
     char err[512];
     uint64_t addr;
-    if (img.n == 0 || emb_mch_find(&ops, ranges, img.n, &addr, err, sizeof err) != 0)
+    if (img.n == 0 || emb_memchan_host_find(&ops, ranges, img.n, &addr, err, sizeof err) != 0)
         return 0;
     struct emb_mch m;
-    if (emb_mch_open(&m, &ops, addr, (img.flags & 1) ? 4 : 8, ranges, img.n, err, sizeof err) != 0)
+    if (emb_memchan_host_open(&m, &ops, addr, (img.flags & 1) ? 4 : 8, ranges, img.n, err, sizeof err) != 0)
         return 0;
     if (m.nup > EMB_MCH_MAX_RINGS || m.ndown > EMB_MCH_MAX_RINGS)
         abort();
@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (unsigned r = 0; r < m.nup; r++) {
         for (int pass = 0; pass < 2; pass++) {
             size_t got = 0;
-            if (emb_mch_read_up(&m, r, buf, sizeof buf, &got, err, sizeof err) != 0)
+            if (emb_memchan_host_read_up(&m, r, buf, sizeof buf, &got, err, sizeof err) != 0)
                 break;
             if (got > sizeof buf)
                 abort();
@@ -64,11 +64,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const uint8_t ping[] = {0x00, 0x09, 0x03, 0x01, 0x78, 0x56, 0x34, 0x12, 0x00};
     for (unsigned r = 0; r < m.ndown; r++) {
         size_t written = 0;
-        emb_mch_write_down(&m, r, ping, sizeof ping, &written, err, sizeof err);
+        emb_memchan_host_write_down(&m, r, ping, sizeof ping, &written, err, sizeof err);
         if (written != 0 && written != sizeof ping)
             abort();
     }
     bool same;
-    emb_mch_check(&m, &same, err, sizeof err);
+    emb_memchan_host_check(&m, &same, err, sizeof err);
     return 0;
 }

@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     unsigned version = 1u + data[0] % 10u;
     char err[512];
-    struct emb_rr_table *t = emb_rr_table_parse((const char *)data + 1, size - 1, version, err,
+    struct emb_rtems_record_table *t = emb_rtems_record_table_parse((const char *)data + 1, size - 1, version, err,
                                                 sizeof err);
     if (t == NULL) {
         if (!memchr(err, 0, sizeof err))
@@ -29,14 +29,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     char name[64];
     for (unsigned e = 0; e < EMB_RR_EVENTS + 4; e++) {
-        const char *s = emb_rr_event_name(t, e, name, sizeof name);
+        const char *s = emb_rtems_record_event_name(t, e, name, sizeof name);
         if (s == NULL || s[0] == 0)
             abort();
-        (void)emb_rr_event_role(t, e);
+        (void)emb_rtems_record_event_role(t, e);
     }
-    struct emb_catalog *cat = emb_rr_catalog(t, err, sizeof err);
+    struct emb_catalog *cat = emb_rtems_record_catalog(t, err, sizeof err);
     if (cat != NULL)
         emb_catalog_free(cat);
-    emb_rr_table_free(t);
+    emb_rtems_record_table_free(t);
     return 0;
 }

@@ -10,7 +10,7 @@
  *                   frame encoder, a frame of another channel, junk; and the same
  *                   commands as bare payloads for the target's second mode;
  *   shell/          the same commands for the handler itself;
- *   events_client/  the replies of the real sink (tools/lib/events_sink.c) to each query,
+ *   events_client/  the replies of the real sink (tools/lib/events/events_sink.c) to each query,
  *                   after the messages of SCENARIO (tests/fuzz/corpus/events_sink), with
  *                   the ops file OPS (examples/services/ops.txt);
  *   trace_assemble/ (with FRAMES, a file of frames transport_target recorded) the file,

@@ -25,7 +25,7 @@ static void on_frame(void *arg, uint8_t channel, const uint8_t *payload, size_t 
 {
     (void)off;
     if (channel == EMB_FRAME_CH_TRACE)
-        emb_tasm_frame(arg, payload, len);
+        emb_trace_assemble_frame(arg, payload, len);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (size == 0)
         return 0;
-    struct emb_tasm *a = emb_tasm_new(64u << 10);
+    struct emb_tasm *a = emb_trace_assemble_new(64u << 10);
     if (a == NULL)
         abort();
     if (data[0] == EMB_FRAME_DELIMITER) {
@@ -49,15 +49,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             i += 2;
             if (len > size - i)
                 len = size - i;
-            emb_tasm_frame(a, data + i, len);
+            emb_trace_assemble_frame(a, data + i, len);
             i += len;
         }
     }
-    const struct emb_tasm_stats *st = emb_tasm_stats(a);
+    const struct emb_trace_assemble_stats *st = emb_trace_assemble_stats(a);
     if (st->held > st->packets)
         abort();
     size_t len;
-    const uint8_t *stream = emb_tasm_stream(a, &len);
+    const uint8_t *stream = emb_trace_assemble_stream(a, &len);
     if (stream != NULL) {
         struct emb_trace_options o = {.catalog = cat, .name = "assembled", .ignore_checksum = true};
         struct emb_trace *t = emb_trace_decode(stream, len, &o);
@@ -71,6 +71,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (len != 0) {
         abort();
     }
-    emb_tasm_free(a);
+    emb_trace_assemble_free(a);
     return 0;
 }

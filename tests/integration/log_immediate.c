@@ -89,19 +89,19 @@ int main(void)
     FILE *f = fopen(path, "rb");
     if (db == NULL || f == NULL)
         return emb_test_done();
-    struct emb_logdec_options opt = {.db = db, .record = on_record, .problem = on_problem};
-    struct emb_logdec *d = emb_logdec_new(&opt);
+    struct emb_log_decoder_options opt = {.db = db, .record = on_record, .problem = on_problem};
+    struct emb_log_decoder *d = emb_log_decoder_new(&opt);
     static uint8_t buf[65536];
     size_t n;
     while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        emb_logdec_feed(d, buf, n);
-    emb_logdec_finish(d);
+        emb_log_decoder_feed(d, buf, n);
+    emb_log_decoder_finish(d);
     fclose(f);
     ok_eq(errors, 0, "decoded cleanly");
     ok_eq(records, 51, "every record");
     ok_eq(handler_records, 1, "the handler's among them");
     ok(!strcmp(last, "from the handler"), "in order (last: %s)", last);
-    emb_logdec_free(d);
+    emb_log_decoder_free(d);
     emb_logdb_free(db);
     unlink(path);
     return emb_test_done();

@@ -194,15 +194,15 @@ int main(void)
     ok(f != NULL, "stream file readable");
     if (db == NULL || f == NULL)
         return emb_test_done();
-    struct emb_logdec_options opt = {.db = db, .record = on_record, .problem = on_problem};
-    struct emb_logdec *d = emb_logdec_new(&opt);
+    struct emb_log_decoder_options opt = {.db = db, .record = on_record, .problem = on_problem};
+    struct emb_log_decoder *d = emb_log_decoder_new(&opt);
     static uint8_t buf[65536];
     size_t n;
     while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        emb_logdec_feed(d, buf, n);
-    emb_logdec_finish(d);
+        emb_log_decoder_feed(d, buf, n);
+    emb_log_decoder_finish(d);
     fclose(f);
-    const struct emb_logdec_summary *sum = emb_logdec_summary(d);
+    const struct emb_log_decoder_summary *sum = emb_log_decoder_summary(d);
     ok_eq(decode_errors, 0, "decoded without errors (each ring's drop count agrees with its "
                             "dropped records)");
     ok_eq(sum->resyncs, 0, "no resynchronisation was needed");
@@ -228,7 +228,7 @@ int main(void)
     ok_eq(total_dropped, stats.dropped, "the rings' own drop counts say the same");
     ok(total_decoded > 0, "and records were decoded");
     ok(ordered, "each producer's sequence numbers strictly increase in its ring");
-    emb_logdec_free(d);
+    emb_log_decoder_free(d);
     emb_logdb_free(db);
     unlink(path);
     return emb_test_done();

@@ -267,8 +267,8 @@ static void test_trace_events(const char *dir)
             continue;
         if (!strcmp(ev[i]->ev->name, "irq_lock_max")) {
             lock_max++;
-            uint32_t cycles = (uint32_t)emb_cat_field_get_uint(&ev[i]->ev->fields[0], ev[i]->payload);
-            uintptr_t pc = (uintptr_t)emb_cat_field_get_uint(&ev[i]->ev->fields[1], ev[i]->payload);
+            uint32_t cycles = (uint32_t)emb_catalog_field_get_uint(&ev[i]->ev->fields[0], ev[i]->payload);
+            uintptr_t pc = (uintptr_t)emb_catalog_field_get_uint(&ev[i]->ev->fields[1], ev[i]->payload);
             good += us_of(cycles) >= 1000.0 && !strcmp(function_of(pc), "hold_irq_lock_for");
         }
         sched += !strcmp(ev[i]->ev->name, "sched_unlock");

@@ -55,11 +55,11 @@ static void check_trace(const char *path, const struct fw_stats *st)
         emb_trace_free(t);
         return;
     }
-    const struct emb_cat_event *user = emb_catalog_find(cat, "user_event");
-    const struct emb_cat_event *fstart = emb_catalog_find(cat, "frame_start");
-    const struct emb_cat_event *fend = emb_catalog_find(cat, "frame_end");
-    const struct emb_cat_event *ienter = emb_catalog_find(cat, "irq_enter");
-    const struct emb_cat_event *iexit = emb_catalog_find(cat, "irq_exit");
+    const struct emb_catalog_event *user = emb_catalog_find(cat, "user_event");
+    const struct emb_catalog_event *fstart = emb_catalog_find(cat, "frame_start");
+    const struct emb_catalog_event *fend = emb_catalog_find(cat, "frame_end");
+    const struct emb_catalog_event *ienter = emb_catalog_find(cat, "irq_enter");
+    const struct emb_catalog_event *iexit = emb_catalog_find(cat, "irq_exit");
     struct seq frames_s = {"frame_start", 0, st->frames, -1, 0}, frames_e = {"frame_end", 0, st->frames, -1, 0};
     struct seq frame = {"user FRAME", 0, st->frames, -1, 0}, tick = {"user TICK", 0, st->ticks, -1, 0};
     struct seq burst = {"user BURST", 0, st->burst_events, -1, 0};
@@ -169,14 +169,14 @@ static void check_log(const char *path, const char *fw, const struct fw_stats *s
     struct logcheck lc = {.frame = {"log frame", 0, st->logs_frame, -1, 0},
                           .tick = {"log tick", 0, st->logs_tick, -1, 0},
                           .burst = {"log burst", 0, st->logs_burst, -1, 0}};
-    struct emb_logdec_options opt = {.db = db, .name = path, .record = on_log, .problem = on_log_problem,
+    struct emb_log_decoder_options opt = {.db = db, .name = path, .record = on_log, .problem = on_log_problem,
                                      .arg = &lc};
-    struct emb_logdec *d = emb_logdec_new(&opt);
-    emb_logdec_feed(d, stream, len);
-    emb_logdec_finish(d);
-    const struct emb_logdec_summary *sum = emb_logdec_summary(d);
+    struct emb_log_decoder *d = emb_log_decoder_new(&opt);
+    emb_log_decoder_feed(d, stream, len);
+    emb_log_decoder_finish(d);
+    const struct emb_log_decoder_summary *sum = emb_log_decoder_summary(d);
     ok(len > 0 && !sum->fatal && sum->errors == 0 && sum->bad_frames == 0 && lc.resyncs == 0 &&
-           lc.unknown == 0 && emb_logdec_hello(d)->seen,
+           lc.unknown == 0 && emb_log_decoder_hello(d)->seen,
        "the captured log decodes cleanly: hello with the build id, %llu records, no resync",
        (unsigned long long)sum->records);
     uint64_t missing = 0;
@@ -192,7 +192,7 @@ static void check_log(const char *path, const char *fw, const struct fw_stats *s
        "every log call accounted for: %llu decoded + %llu dropped = %llu emitted, the missing ones "
        "exactly the dropped", (unsigned long long)sum->records, (unsigned long long)sum->dropped_total,
        (unsigned long long)emitted);
-    emb_logdec_free(d);
+    emb_log_decoder_free(d);
     emb_logdb_free(db);
 }
 

@@ -55,7 +55,7 @@ static void on_frame(void *arg, uint8_t ch, const uint8_t *p, size_t len, uint64
     (void)off;
     struct session *s = arg;
     if (ch == EMB_FRAME_CH_TRACE)
-        emb_tasm_frame(s->tasm, p, len);
+        emb_trace_assemble_frame(s->tasm, p, len);
     else if (ch == EMB_FRAME_CH_LOG) {
         if (len == 8 && s->nlogs < 2048) {
             s->logs[s->nlogs][0] = emb_get_le32(p);
@@ -79,7 +79,7 @@ static int poll_once(struct session *s, const uint8_t *cmd, size_t cmd_len)
     }
     uint8_t buf[16384];
     size_t got;
-    if (emb_mch_read_up(&s->m, 0, buf, sizeof buf, &got, err, sizeof err) != 0) {
+    if (emb_memchan_host_read_up(&s->m, 0, buf, sizeof buf, &got, err, sizeof err) != 0) {
         diag("read up: %s", err);
         return -1;
     }
@@ -88,7 +88,7 @@ static int poll_once(struct session *s, const uint8_t *cmd, size_t cmd_len)
         uint8_t frame[64];
         size_t fl = emb_frame_encode(frame, sizeof frame, EMB_FRAME_CH_SHELL, cmd, cmd_len);
         size_t written;
-        if (emb_mch_write_down(&s->m, 0, frame, fl, &written, err, sizeof err) != 0 || written != fl) {
+        if (emb_memchan_host_write_down(&s->m, 0, frame, fl, &written, err, sizeof err) != 0 || written != fl) {
             diag("write down: %s", err);
             return -1;
         }
@@ -110,7 +110,7 @@ static int wait_replies(struct session *s, unsigned want)
 
 static const struct emb_trace *decode(struct session *s, size_t *len)
 {
-    const uint8_t *stream = emb_tasm_stream(s->tasm, len);
+    const uint8_t *stream = emb_trace_assemble_stream(s->tasm, len);
     if (stream == NULL)
         return NULL;
     struct emb_trace_options opt = {.catalog = emb_catalog_builtin(), .name = "memchan"};
@@ -194,25 +194,25 @@ int main(int argc, char **argv)
        emb_gdb_error(s.g));
 
     /* The memory channel, found by its symbol and checked. */
-    struct emb_mch_ops ops = emb_memaccess_gdb(s.g);
-    struct emb_mch_range ram = {0x20000000u, 0x20400000u};
-    rc = emb_mch_open(&s.m, &ops, memchan_addr, 4, &ram, 1, err, sizeof err);
+    struct emb_memchan_host_ops ops = emb_memaccess_gdb(s.g);
+    struct emb_memchan_host_range ram = {0x20000000u, 0x20400000u};
+    rc = emb_memchan_host_open(&s.m, &ops, memchan_addr, 4, &ram, 1, err, sizeof err);
     ok(rc == 0 && !s.m.rtt && s.m.nup == 2 && s.m.ndown == 1 && s.m.up[0].size == 16384 &&
        !strcmp(s.m.up[0].name, "emb-frames") && !strcmp(s.m.down[0].name, "emb-shell"),
        "memory channel at 0x%llx: %u up, %u down, \"%s\" (%s)", (unsigned long long)memchan_addr,
        s.m.nup, s.m.ndown, s.m.up[0].name, rc ? err : "ok");
     uint64_t found = 0;
-    ok(emb_mch_find(&ops, &ram, 1, &found, err, sizeof err) == 0 && found == memchan_addr,
+    ok(emb_memchan_host_find(&ops, &ram, 1, &found, err, sizeof err) == 0 && found == memchan_addr,
        "and found again by scanning RAM");
     /* A range that excludes its buffers: refused. */
     struct emb_mch m2;
-    struct emb_mch_range small = {0x20000000u, 0x20000100u};
-    ok(emb_mch_open(&m2, &ops, memchan_addr, 4, &small, 1, err, sizeof err) != 0 &&
+    struct emb_memchan_host_range small = {0x20000000u, 0x20000100u};
+    ok(emb_memchan_host_open(&m2, &ops, memchan_addr, 4, &small, 1, err, sizeof err) != 0 &&
        strstr(err, "outside the target's RAM"), "buffers outside the allowed RAM refused: %s", err);
     emb_gdb_resume(s.g);
 
     s.dec = emb_frame_dec_new(4096, false, on_frame, NULL, &s);
-    s.tasm = emb_tasm_new(0);
+    s.tasm = emb_trace_assemble_new(0);
 
     /* Commands down, replies up. */
     uint8_t level[] = {EMB_SHELL_SET_LOG_LEVEL, 0xFF, 0xFF, 3};
@@ -230,11 +230,11 @@ int main(int argc, char **argv)
     ok(wait_replies(&s, 3) == 0 && s.replies[2][0] == 0x82 && s.replies[2][1] == EMB_OK,
        "ARM_WINDOW answered OK (window state %u)", emb_get_le32(s.replies[2] + 2));
     /* The window fills, closes, and comes up as a header and its packets. */
-    for (int i = 0; i < 400 && emb_tasm_stats(s.tasm)->packets < 8; i++) {
+    for (int i = 0; i < 400 && emb_trace_assemble_stats(s.tasm)->packets < 8; i++) {
         poll_once(&s, NULL, 0);
         qemu_sleep_ms(5);
     }
-    const struct emb_tasm_stats *ts = emb_tasm_stats(s.tasm);
+    const struct emb_trace_assemble_stats *ts = emb_trace_assemble_stats(s.tasm);
     ok(ts->headers >= 1 && ts->packets == 8, "the window came up: %llu header, %llu packets",
        (unsigned long long)ts->headers, (unsigned long long)ts->packets);
     size_t len;
@@ -245,7 +245,7 @@ int main(int argc, char **argv)
     if (t) {
         size_t n;
         const struct emb_trace_event *const *evs = emb_trace_events(t, &n);
-        const struct emb_cat_event *ue = emb_catalog_find(emb_catalog_builtin(), "user_event");
+        const struct emb_catalog_event *ue = emb_catalog_find(emb_catalog_builtin(), "user_event");
         int level3 = 1, consecutive = 1;
         uint16_t last = 0;
         size_t users = 0;
@@ -267,12 +267,12 @@ int main(int argc, char **argv)
     uint8_t snap[] = {EMB_SHELL_SNAPSHOT};
     uint64_t before = ts->packets;
     poll_once(&s, snap, sizeof snap);
-    for (int i = 0; i < 400 && emb_tasm_stats(s.tasm)->packets < before + 8; i++) {
+    for (int i = 0; i < 400 && emb_trace_assemble_stats(s.tasm)->packets < before + 8; i++) {
         poll_once(&s, NULL, 0);
         qemu_sleep_ms(5);
     }
     ok(s.nreplies >= 4 && s.replies[3][0] == 0x84 && s.replies[3][1] == EMB_OK &&
-       emb_tasm_stats(s.tasm)->packets == before + 8, "SNAPSHOT sends the ring again");
+       emb_trace_assemble_stats(s.tasm)->packets == before + 8, "SNAPSHOT sends the ring again");
     const struct emb_frame_stats *fs = emb_frame_dec_stats(s.dec);
     ok(fs->dropped == 0, "no damaged frames (%llu frames)", (unsigned long long)fs->frames);
 
@@ -312,7 +312,7 @@ int main(int argc, char **argv)
     ok(boots == 1, "the next boot found the ring intact (%u start survived)", boots);
     /* The new boot published its channel anew: open it again and take the upload. */
     emb_gdb_halt(s.g);
-    rc = emb_mch_open(&s.m, &ops, memchan_addr, 4, &ram, 1, err, sizeof err);
+    rc = emb_memchan_host_open(&s.m, &ops, memchan_addr, 4, &ram, 1, err, sizeof err);
     emb_gdb_resume(s.g);
     ok(rc == 0, "the memory channel of the new boot (%s)", rc ? err : "ok");
     s.nlogs = 0;
@@ -338,7 +338,7 @@ int main(int argc, char **argv)
          (double)gs->halt_ns_max / 1e6);
     bool still;
     emb_gdb_halt(s.g);
-    ok(emb_mch_check(&s.m, &still, err, sizeof err) == 0 && still, "the control block is unchanged");
+    ok(emb_memchan_host_check(&s.m, &still, err, sizeof err) == 0 && still, "the control block is unchanged");
     rc = emb_gdb_detach(s.g);
     ok(rc == 0, "detached with D;1 (%s)", rc ? emb_gdb_error(s.g) : "ok");
     emb_gdb_close(s.g);
@@ -364,7 +364,7 @@ int main(int argc, char **argv)
        strstr(all, "8 trace packets"), "emb capture --gdb --arm --until-closed seals the window");
     diag("%s", all);
     emb_frame_dec_free(s.dec);
-    emb_tasm_free(s.tasm);
+    emb_trace_assemble_free(s.tasm);
     qemu_stop(&q);
     return emb_test_done();
 }

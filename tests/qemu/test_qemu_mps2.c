@@ -441,24 +441,24 @@ static void check_image_over_gdb(struct run *r)
         }
         struct emb_mem *m = emb_probe_mem(p);
         emb_mem_set_budget(m, 64u << 20);
-        struct emb_dr_image img;
-        struct emb_dr_model md;
-        struct emb_dr_issues is;
+        struct emb_desc_image img;
+        struct emb_desc_model md;
+        struct emb_desc_issues is;
         memset(&is, 0, sizeof is);
         memset(&md, 0, sizeof md);
-        if (emb_dr_find(m, sym, 0, &img, err, sizeof err) == 0) {
-            emb_dr_read(m, &img, &md, &is);
-            const struct emb_dr_follow_options fo = {.consume = md.probe_consumer};
-            struct emb_dr_follow *f = emb_dr_follow_new(&img, &md, &fo);
+        if (emb_desc_find(m, sym, 0, &img, err, sizeof err) == 0) {
+            emb_desc_read(m, &img, &md, &is);
+            const struct emb_desc_follow_options fo = {.consume = md.probe_consumer};
+            struct emb_desc_follow *f = emb_desc_follow_new(&img, &md, &fo);
             if (f) {
-                emb_dr_follow_poll(f, m, &is);
-                emb_dr_follow_finish(f, m, &is);
+                emb_desc_follow_poll(f, m, &is);
+                emb_desc_follow_finish(f, m, &is);
                 size_t len;
-                free(emb_dr_follow_trace(f, &len));
-                emb_dr_follow_log(f, &len);
-                emb_dr_follow_free(f);
+                free(emb_desc_follow_trace(f, &len));
+                emb_desc_follow_log(f, &len);
+                emb_desc_follow_free(f);
             }
-            emb_dr_model_free(&md);
+            emb_desc_model_free(&md);
         }
         with_issues += is.total > 0;
         for (size_t i = 0; i < is.n; i++)

@@ -189,7 +189,7 @@ static inline uint8_t *rec_seal(const uint8_t *stream, size_t slen, const char *
     p.trace = stream;
     p.trace_len = slen;
     if (log)
-        p.opaque[p.nopaque++] = (struct emb_cap_section){.type = EMB_CAP_SEC_LOG, .version = 1,
+        p.opaque[p.nopaque++] = (struct emb_capture_section){.type = EMB_CAP_SEC_LOG, .version = 1,
                                                          .data = log, .length = loglen};
     char err[128];
     uint8_t *out = emb_capture_encode(&p, len, err, sizeof err);

@@ -95,7 +95,7 @@ static void test_golden(void)
     struct emb_capture *c = decode(g, glen, &msg, &off);
     ok(!msg, "the golden file decodes (%s)", msg ? msg : "ok");
     if (!msg) {
-        const struct emb_cap_identity *id = emb_capture_identity(c);
+        const struct emb_capture_identity *id = emb_capture_identity(c);
         ok(!strcmp(id->label, "good") && !strcmp(id->revision, "0123456789abcdef"), "label and revision");
         ok(!strcmp(id->firmware, "golden 1.0") && !strcmp(id->config, "alloc=tlsf stall-frame=612"),
            "firmware version and configuration flags, as the firmware stamped them");
@@ -104,7 +104,7 @@ static void test_golden(void)
         ok(id->build_id_len == 8 && id->build_id[0] == 0xB0 && id->build_id[7] == 0x01, "build id");
         ok(!strcmp(id->port, "test") && id->pointer_size == 4, "port and pointer size");
         ok_eq(id->catalog_checksum, EMB_TRACE_CATALOG_CHECKSUM, "catalogue checksum");
-        const struct emb_cap_window *w = emb_capture_window(c);
+        const struct emb_capture_window *w = emb_capture_window(c);
         ok_eq(w->armed_frame, 2, "armed frame");
         ok_eq(w->capacity, 4 * CONFIG_EMB_TRACE_PACKET_SIZE, "capacity: the ring's bytes");
         /* frames 2..5: main records window_armed once, then per frame frame_start,
@@ -113,7 +113,7 @@ static void test_golden(void)
         ok(w->drops == 0 && w->writes == w->stored && w->nrows == 2, "no drops, two contexts");
         ok(!strcmp(w->rows[1].name, "link") && w->rows[1].events == 4, "context rows");
         size_t n;
-        const struct emb_cap_section *s = emb_capture_sections(c, &n);
+        const struct emb_capture_section *s = emb_capture_sections(c, &n);
         ok(n == 5 && s[0].type == EMB_CAP_SEC_IDENTITY && s[1].type == EMB_CAP_SEC_WINDOW &&
            s[2].type == EMB_CAP_SEC_METADATA && s[3].type == EMB_CAP_SEC_TRACE &&
            s[4].type == EMB_CAP_SEC_LOG, "sections in order");
@@ -220,9 +220,9 @@ static void test_unknown_section(void)
     p.metadata = meta;
     p.trace = stream;
     p.trace_len = slen;
-    p.opaque[p.nopaque++] = (struct emb_cap_section){.type = 99, .version = 7,
+    p.opaque[p.nopaque++] = (struct emb_capture_section){.type = 99, .version = 7,
                                                      .data = (const uint8_t *)"abc", .length = 3};
-    p.opaque[p.nopaque++] = (struct emb_cap_section){.type = EMB_CAP_SEC_CRASH, .version = 1,
+    p.opaque[p.nopaque++] = (struct emb_capture_section){.type = EMB_CAP_SEC_CRASH, .version = 1,
                                                      .data = (const uint8_t *)"crash", .length = 5};
     char err[64];
     uint8_t *b = emb_capture_encode(&p, &n, err, sizeof err);

@@ -151,16 +151,16 @@ static void test_numbers(void)
 static void test_color(void)
 {
     FILE *f = tmpfile();
-    emb_cli_set_color(0);
-    ok(!strcmp(emb_cli_color(stdout, EMB_C_RED), ""), "--color=never: no escapes");
-    emb_cli_set_color(1);
-    ok(!strcmp(emb_cli_color(f, EMB_C_RED), "\033[31m"), "--color=always: escapes on a file");
-    emb_cli_set_color(-1);
-    ok(!strcmp(emb_cli_color(f, EMB_C_RED), ""), "auto: no escapes on a file");
-    ok_eq(emb_cli_parse_color(NULL), 1, "--color alone is always");
-    ok_eq(emb_cli_parse_color("never"), 0, "never");
-    ok_eq(emb_cli_parse_color("auto"), -1, "auto");
-    ok_eq(emb_cli_parse_color("blue"), -2, "anything else is an error");
+    emb_color_set_mode(0);
+    ok(!strcmp(emb_color_code(stdout, EMB_C_RED), ""), "--color=never: no escapes");
+    emb_color_set_mode(1);
+    ok(!strcmp(emb_color_code(f, EMB_C_RED), "\033[31m"), "--color=always: escapes on a file");
+    emb_color_set_mode(-1);
+    ok(!strcmp(emb_color_code(f, EMB_C_RED), ""), "auto: no escapes on a file");
+    ok_eq(emb_color_parse(NULL), 1, "--color alone is always");
+    ok_eq(emb_color_parse("never"), 0, "never");
+    ok_eq(emb_color_parse("auto"), -1, "auto");
+    ok_eq(emb_color_parse("blue"), -2, "anything else is an error");
     fclose(f);
     struct emb_progress *p = emb_progress_start("x", 10);
     ok(p == NULL || isatty(STDERR_FILENO), "no progress bar unless stderr is a terminal");
@@ -173,20 +173,20 @@ static void test_color(void)
 static void test_escape(void)
 {
     char out[128];
-    emb_cli_escape_str(out, sizeof out, "\x1b]0;title\x07");
+    emb_text_escape_str(out, sizeof out, "\x1b]0;title\x07");
     ok(!strcmp(out, "\\x1B]0;title\\x07"), "OSC title sequence escaped: %s", out);
-    emb_cli_escape_str(out, sizeof out, "a\nb\tc\x7f");
+    emb_text_escape_str(out, sizeof out, "a\nb\tc\x7f");
     ok(!strcmp(out, "a\\x0Ab\\x09c\\x7F"), "newline, tab, DEL escaped: %s", out);
-    emb_cli_escape_str(out, sizeof out, "\xc2\x9b" "2J \x9b" "2J");
+    emb_text_escape_str(out, sizeof out, "\xc2\x9b" "2J \x9b" "2J");
     ok(!strcmp(out, "\\xC2\\x9B2J \\x9B2J"), "CSI as UTF-8 C1 and as a raw byte escaped: %s", out);
-    emb_cli_escape_str(out, sizeof out, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x99\x82");
+    emb_text_escape_str(out, sizeof out, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x99\x82");
     ok(!strcmp(out, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x99\x82"), "printable UTF-8 kept: %s", out);
-    emb_cli_escape_str(out, sizeof out, "\xc0\xaf\xed\xa0\x80\xff");
+    emb_text_escape_str(out, sizeof out, "\xc0\xaf\xed\xa0\x80\xff");
     ok(!strcmp(out, "\\xC0\\xAF\\xED\\xA0\\x80\\xFF"), "overlong, surrogate, 0xFF escaped: %s", out);
     char small[6];
-    emb_cli_escape_str(small, sizeof small, "ab\x1b" "cd");
+    emb_text_escape_str(small, sizeof small, "ab\x1b" "cd");
     ok(!strcmp(small, "ab"), "cut short before an escape that does not fit: %s", small);
-    ok(emb_cli_escape(out, sizeof out, "a\0b", 3) == 6 && !strcmp(out, "a\\x00b"),
+    ok(emb_text_escape(out, sizeof out, "a\0b", 3) == 6 && !strcmp(out, "a\\x00b"),
        "a NUL inside the length is escaped: %s", out);
 }
 

@@ -1,4 +1,4 @@
-/* The log decoder on bad input (tools/lib/log_decode.c): streams recorded through the real
+/* The log decoder on bad input (tools/lib/decode/log_decode.c): streams recorded through the real
  * rings (on the test port) and then cut, joined mid-way, corrupted, or forged: a wrong
  * build id, an id outside the metadata region, a %s length past its bounds or past the
  * end. Each must be reported with its byte offset, decode whatever is decodable, resume
@@ -150,15 +150,15 @@ static void on_problem(void *arg, uint64_t offset, bool error, const char *msg)
 static void decode(const uint8_t *data, size_t len, bool raw, size_t piece)
 {
     memset(&res, 0, sizeof res);
-    struct emb_logdec_options opt = {.db = db, .raw = raw, .raw_context = 5,
+    struct emb_log_decoder_options opt = {.db = db, .raw = raw, .raw_context = 5,
                                      .no_build_id_check = no_build_id_check,
                                      .record = on_record, .problem = on_problem};
-    struct emb_logdec *d = emb_logdec_new(&opt);
+    struct emb_log_decoder *d = emb_log_decoder_new(&opt);
     for (size_t i = 0; i < len; i += piece)
-        emb_logdec_feed(d, data + i, len - i < piece ? len - i : piece);
-    emb_logdec_finish(d);
-    res.fatal = emb_logdec_summary(d)->fatal;
-    emb_logdec_free(d);
+        emb_log_decoder_feed(d, data + i, len - i < piece ? len - i : piece);
+    emb_log_decoder_finish(d);
+    res.fatal = emb_log_decoder_summary(d)->fatal;
+    emb_log_decoder_free(d);
 }
 
 /* ---- The bare ring bytes of one recording, for the raw cases ---- */

@@ -21,11 +21,11 @@
 #include "trace_decode.h"
 
 struct got {
-    struct emb_rr_event *v;
+    struct emb_rtems_record_event *v;
     size_t n, cap;
 };
 
-static int collect(void *arg, const struct emb_rr_event *ev)
+static int collect(void *arg, const struct emb_rtems_record_event *ev)
 {
     struct got *g = arg;
     if (g->n == g->cap) {
@@ -41,7 +41,7 @@ static bool same_events(const struct got *a, const struct got *b)
     if (a->n != b->n)
         return false;
     for (size_t i = 0; i < a->n; i++) {
-        const struct emb_rr_event *x = &a->v[i], *y = &b->v[i];
+        const struct emb_rtems_record_event *x = &a->v[i], *y = &b->v[i];
         if (x->bt != y->bt || x->ns != y->ns || x->data != y->data || x->offset != y->offset ||
             x->cpu != y->cpu || x->event != y->event || x->unreliable != y->unreliable)
             return false;
@@ -99,7 +99,7 @@ static int compare(const struct rs *s, const struct got *g, const char *what, bo
                 diag("%s: cpu %u: item %zu (event %u) missing", what, cpu, ei, e->event);
                 return 1;
             }
-            const struct emb_rr_event *v = &g->v[gi++];
+            const struct emb_rtems_record_event *v = &g->v[gi++];
             if (v->event != e->event || v->data != e->data) {
                 if (bad++ < 5)
                     diag("%s: cpu %u: expected event %u data 0x%" PRIx64 ", got %u 0x%" PRIx64,
@@ -110,7 +110,7 @@ static int compare(const struct rs *s, const struct got *g, const char *what, bo
                 unreliable++;
             if (e->timed && e->resolved) {
                 timed++;
-                if (v->bt != e->bt || v->ns != emb_rr_bt_to_ns(e->bt)) {
+                if (v->bt != e->bt || v->ns != emb_rtems_record_bt_to_ns(e->bt)) {
                     if (bad++ < 5)
                         diag("%s: cpu %u: event %u at counter %" PRIu64 ": bt 0x%" PRIx64
                              ", expected 0x%" PRIx64, what, cpu, e->event, e->counter, v->bt, e->bt);
@@ -141,11 +141,11 @@ static void run_stream(unsigned version, unsigned f)
 
     /* Whole. */
     struct got g = {0};
-    struct emb_rr_options opt = {.handler = collect, .arg = &g};
-    struct emb_rr *rr = emb_rr_new(&opt);
-    ok(emb_rr_feed(rr, s.out, s.len) == 0 && emb_rr_finish(rr) == 0, "%s: reads (%zu bytes)",
+    struct emb_rtems_record_options opt = {.handler = collect, .arg = &g};
+    struct emb_rr *rr = emb_rtems_record_new(&opt);
+    ok(emb_rtems_record_feed(rr, s.out, s.len) == 0 && emb_rtems_record_finish(rr) == 0, "%s: reads (%zu bytes)",
        what, s.len);
-    const struct emb_rr_info *in = emb_rr_info(rr);
+    const struct emb_rtems_record_info *in = emb_rtems_record_info(rr);
     ok_eq(in->version, version, "%s: version", what);
     ok(in->table_exact, "%s: the version's own event table", what);
     ok_eq(in->data_size, f % 2 ? 8 : 4, "%s: item data size", what);
@@ -176,23 +176,23 @@ static void run_stream(unsigned version, unsigned f)
     ok(max_gap >= 4u << 22, "%s: %.1f counter wraps between uptime events", what,
        (double)max_gap / (1u << 22));
     compare(&s, &g, what, false);
-    emb_rr_free(rr);
+    emb_rtems_record_free(rr);
 
     /* In pieces of every awkward size: the same items. */
     struct got g2 = {0};
     opt.arg = &g2;
-    rr = emb_rr_new(&opt);
+    rr = emb_rtems_record_new(&opt);
     size_t pos = 0, step = 1;
     int rc = 0;
     while (pos < s.len && rc == 0) {
         size_t n = step < s.len - pos ? step : s.len - pos;
-        rc = emb_rr_feed(rr, s.out + pos, n);
+        rc = emb_rtems_record_feed(rr, s.out + pos, n);
         pos += n;
         step = step % 23 + 1;
     }
-    ok(rc == 0 && emb_rr_finish(rr) == 0 && same_events(&g, &g2), "%s: fed in pieces of 1 to 23 bytes: same %zu items",
+    ok(rc == 0 && emb_rtems_record_finish(rr) == 0 && same_events(&g, &g2), "%s: fed in pieces of 1 to 23 bytes: same %zu items",
        what, g2.n);
-    emb_rr_free(rr);
+    emb_rtems_record_free(rr);
     free(g2.v);
     free(g.v);
     rs_free(&s);
@@ -204,9 +204,9 @@ static void unsynced_end(unsigned version)
     rs_init(&s, version, EMB_RR_FORMAT_LE_32, 2, 64, 10000000u, 777 + version);
     simulate(&s, 10, true);
     struct got g = {0};
-    struct emb_rr_options opt = {.handler = collect, .arg = &g};
-    struct emb_rr *rr = emb_rr_new(&opt);
-    ok(emb_rr_feed(rr, s.out, s.len) == 0 && emb_rr_finish(rr) == 0,
+    struct emb_rtems_record_options opt = {.handler = collect, .arg = &g};
+    struct emb_rr *rr = emb_rtems_record_new(&opt);
+    ok(emb_rtems_record_feed(rr, s.out, s.len) == 0 && emb_rtems_record_finish(rr) == 0,
        "v%u: a stream ending after an overflow without an uptime pair reads", version);
     size_t marks = 0;
     for (size_t i = 0; i < g.n; i++)
@@ -225,7 +225,7 @@ static void unsynced_end(unsigned version)
             last = g.v[i].bt;
         }
     ok(back == 0, "v%u: processor 1 times never go back", version);
-    emb_rr_free(rr);
+    emb_rtems_record_free(rr);
     free(g.v);
     rs_free(&s);
 }
@@ -241,13 +241,13 @@ static void put32(uint8_t *p, uint32_t v, bool big)
 static const char *refuse(const uint8_t *buf, size_t len, uint64_t *offset)
 {
     static char msg[256];
-    struct emb_rr *rr = emb_rr_new(NULL);
-    int rc = emb_rr_feed(rr, buf, len);
+    struct emb_rr *rr = emb_rtems_record_new(NULL);
+    int rc = emb_rtems_record_feed(rr, buf, len);
     if (rc == 0)
-        rc = emb_rr_finish(rr);
-    const char *e = emb_rr_error(rr, offset);
+        rc = emb_rtems_record_finish(rr);
+    const char *e = emb_rtems_record_error(rr, offset);
     snprintf(msg, sizeof msg, "%s", rc != 0 && e ? e : "");
-    emb_rr_free(rr);
+    emb_rtems_record_free(rr);
     return msg;
 }
 
@@ -434,12 +434,12 @@ static void held_at_end(unsigned version, unsigned f, enum end_kind end)
     if (end == END_ERROR)
         rs_item_bytes(&s, s.ev->processor, 7); /* beyond the processor maximum 1 */
     struct got g = {0};
-    struct emb_rr_options opt = {.handler = collect, .arg = &g};
-    struct emb_rr *rr = emb_rr_new(&opt);
-    int fed = emb_rr_feed(rr, s.out, s.len);
-    int rc = end == END_STOPPED ? emb_rr_stop(rr) : emb_rr_finish(rr);
+    struct emb_rtems_record_options opt = {.handler = collect, .arg = &g};
+    struct emb_rr *rr = emb_rtems_record_new(&opt);
+    int fed = emb_rtems_record_feed(rr, s.out, s.len);
+    int rc = end == END_STOPPED ? emb_rtems_record_stop(rr) : emb_rtems_record_finish(rr);
     uint64_t off;
-    const char *err = emb_rr_error(rr, &off);
+    const char *err = emb_rtems_record_error(rr, &off);
     if (end == END_CLEAN || end == END_STOPPED)
         ok(fed == 0 && rc == 0 && err == NULL, "%s: reads", what);
     else if (end == END_PARTIAL)
@@ -465,7 +465,7 @@ static void held_at_end(unsigned version, unsigned f, enum end_kind end)
        "%s: one UNRELIABLE_TIME, then the %zu held items (%zu best-effort times)", what,
        held, after);
     compare(&s, &g, what, false);
-    emb_rr_free(rr);
+    emb_rtems_record_free(rr);
     free(g.v);
     rs_free(&s);
 }
@@ -492,11 +492,11 @@ static void handmade_v10(unsigned f)
         n += wide ? item64(b + n, items[i].time, items[i].event, items[i].data, big)
                   : item32(b + n, items[i].time, items[i].event, (uint32_t)items[i].data, big);
     struct got g = {0};
-    struct emb_rr_options opt = {.handler = collect, .arg = &g};
-    struct emb_rr *rr = emb_rr_new(&opt);
-    ok(emb_rr_feed(rr, b, n) == 0 && emb_rr_finish(rr) == 0, "hand-made v10 %s: reads",
+    struct emb_rtems_record_options opt = {.handler = collect, .arg = &g};
+    struct emb_rr *rr = emb_rtems_record_new(&opt);
+    ok(emb_rtems_record_feed(rr, b, n) == 0 && emb_rtems_record_finish(rr) == 0, "hand-made v10 %s: reads",
        format_names[f]);
-    const struct emb_rr_info *in = emb_rr_info(rr);
+    const struct emb_rtems_record_info *in = emb_rtems_record_info(rr);
     ok(in->version == 10 && in->table_exact && in->cpu_count == 1 && in->per_cpu_items == 16 &&
        in->frequency == 1000000 && !strcmp(in->arch, "arm"),
        "hand-made v10 %s: header read (%u processors, %u items, %u Hz, %s)", format_names[f],
@@ -515,7 +515,7 @@ static void handmade_v10(unsigned f)
             wrong++;
             break;
         }
-        const char *name = emb_rr_event_name(in->table, g.v[i].event, buf, sizeof buf);
+        const char *name = emb_rtems_record_event_name(in->table, g.v[i].event, buf, sizeof buf);
         uint64_t ns = g.v[i].ns;
         bool time_ok = want[i].ns == 0 || (ns + 1 >= want[i].ns && ns <= want[i].ns + 1);
         if (strcmp(name, want[i].name) != 0 || !time_ok || g.v[i].made) {
@@ -528,7 +528,7 @@ static void handmade_v10(unsigned f)
        g.v[g.n - 1].data == (wide ? 0x1122334455667788u : 0x55667788u),
        "hand-made v10 %s: %zu items named and timed as the system's client does", format_names[f],
        g.n);
-    emb_rr_free(rr);
+    emb_rtems_record_free(rr);
     free(g.v);
 }
 
@@ -537,19 +537,19 @@ static void handmade_v10(unsigned f)
 static void tables(void)
 {
     char buf[32];
-    const struct emb_rr_table *t1 = emb_rr_table_builtin(1), *t10 = emb_rr_table_builtin(10);
-    ok(!strcmp(emb_rr_event_name(t1, 33, buf, sizeof buf), "OVERFLOW") &&
-       !strcmp(emb_rr_event_name(t1, 110, buf, sizeof buf), "UPTIME_HIGH") &&
-       !strcmp(emb_rr_event_name(t1, 200, buf, sizeof buf), "SYSTEM_200") &&
-       !strcmp(emb_rr_event_name(t1, 513, buf, sizeof buf), "USER_1"), "version 1 names");
-    const struct emb_rr_table *t9 = emb_rr_table_builtin(9);
+    const struct emb_rtems_record_table *t1 = emb_rtems_record_table_builtin(1), *t10 = emb_rtems_record_table_builtin(10);
+    ok(!strcmp(emb_rtems_record_event_name(t1, 33, buf, sizeof buf), "OVERFLOW") &&
+       !strcmp(emb_rtems_record_event_name(t1, 110, buf, sizeof buf), "UPTIME_HIGH") &&
+       !strcmp(emb_rtems_record_event_name(t1, 200, buf, sizeof buf), "SYSTEM_200") &&
+       !strcmp(emb_rtems_record_event_name(t1, 513, buf, sizeof buf), "USER_1"), "version 1 names");
+    const struct emb_rtems_record_table *t9 = emb_rtems_record_table_builtin(9);
     /* Every number the simulator uses, against the name the system's header gives it. */
     static const char *const names[] = {
         "VERSION", "PROCESSOR", "PROCESSOR_MAXIMUM", "PER_CPU_COUNT", "FREQUENCY", "PER_CPU_TAIL",
         "PER_CPU_HEAD", "PER_CPU_OVERFLOW", "UPTIME_LOW", "UPTIME_HIGH", "ARCH", "MULTILIB", "BSP",
         "VERSION_CONTROL_KEY", "TOOLS", "THREAD_ID", "THREAD_NAME", "THREAD_SWITCH_IN",
         "THREAD_SWITCH_OUT", "USER_0", "TIME_ADJUSTMENT", "UNRELIABLE_TIME"};
-    const struct { const struct emb_rr_table *t; const struct rs_events *e; } lists[2] = {
+    const struct { const struct emb_rtems_record_table *t; const struct rs_events *e; } lists[2] = {
         {t9, &rs_ev_v9}, {t10, &rs_ev_v10}};
     for (unsigned l = 0; l < 2; l++) {
         if (lists[l].t == NULL) {
@@ -567,7 +567,7 @@ static void tables(void)
         for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++) {
             if (num[i] == 0xFFFF)
                 continue;
-            const char *got = emb_rr_event_name(lists[l].t, num[i], buf, sizeof buf);
+            const char *got = emb_rtems_record_event_name(lists[l].t, num[i], buf, sizeof buf);
             if (strcmp(got, names[i]) != 0 && wrong++ < 3)
                 diag("version %u: event %u is %s, the header says %s", lists[l].t->version,
                      num[i], got, names[i]);
@@ -575,14 +575,14 @@ static void tables(void)
         ok(wrong == 0, "version %u: the table names every event as the header numbers it",
            lists[l].t->version);
     }
-    ok(!strcmp(emb_rr_event_name(t10, 71, buf, sizeof buf), "INTERRUPT_ENTRY") &&
-       !strcmp(emb_rr_event_name(t10, 341, buf, sizeof buf), "WRITEV_EXIT") &&
-       !strcmp(emb_rr_event_name(t10, 342, buf, sizeof buf), "SYSTEM_342") &&
-       !strcmp(emb_rr_event_name(t10, 7, buf, sizeof buf), "PER_CPU_DISCARD") &&
+    ok(!strcmp(emb_rtems_record_event_name(t10, 71, buf, sizeof buf), "INTERRUPT_ENTRY") &&
+       !strcmp(emb_rtems_record_event_name(t10, 341, buf, sizeof buf), "WRITEV_EXIT") &&
+       !strcmp(emb_rtems_record_event_name(t10, 342, buf, sizeof buf), "SYSTEM_342") &&
+       !strcmp(emb_rtems_record_event_name(t10, 7, buf, sizeof buf), "PER_CPU_DISCARD") &&
        t10->no_time_last == rs_ev_v10.no_time_last, "version 10: more names, NO_TIME_LAST 16");
-    ok(!strcmp(emb_rr_event_name(t9, 340, buf, sizeof buf), "WRITEV_EXIT") &&
-       !strcmp(emb_rr_event_name(t9, 341, buf, sizeof buf), "SYSTEM_341") &&
-       !strcmp(emb_rr_event_name(t9, 59, buf, sizeof buf), "INTERRUPT_ENTRY"), "version 9 names");
+    ok(!strcmp(emb_rtems_record_event_name(t9, 340, buf, sizeof buf), "WRITEV_EXIT") &&
+       !strcmp(emb_rtems_record_event_name(t9, 341, buf, sizeof buf), "SYSTEM_341") &&
+       !strcmp(emb_rtems_record_event_name(t9, 59, buf, sizeof buf), "INTERRUPT_ENTRY"), "version 9 names");
     ok(t10->role_event[EMB_RR_ROLE_PROCESSOR] == rs_ev_v10.processor &&
        t10->role_event[EMB_RR_ROLE_UPTIME_LOW] == rs_ev_v10.uptime_low &&
        t10->role_event[EMB_RR_ROLE_HEAD] == 0xFFFF &&
@@ -592,43 +592,43 @@ static void tables(void)
        t1->role_event[EMB_RR_ROLE_HEAD] == 15 && t1->role_event[EMB_RR_ROLE_PROCESSOR_MAX] == 0xFFFF,
        "roles by name");
     bool exact;
-    ok(emb_rr_table_for_version(7, &exact) == t9 && !exact &&
-       emb_rr_table_for_version(9, &exact) == t9 && exact &&
-       emb_rr_table_for_version(10, &exact) == t10 && exact &&
-       emb_rr_table_for_version(3, &exact) == emb_rr_table_builtin(4) && !exact &&
-       emb_rr_table_for_version(11, &exact) == NULL, "versions between known tables");
+    ok(emb_rtems_record_table_for_version(7, &exact) == t9 && !exact &&
+       emb_rtems_record_table_for_version(9, &exact) == t9 && exact &&
+       emb_rtems_record_table_for_version(10, &exact) == t10 && exact &&
+       emb_rtems_record_table_for_version(3, &exact) == emb_rtems_record_table_builtin(4) && !exact &&
+       emb_rtems_record_table_for_version(11, &exact) == NULL, "versions between known tables");
 
     const char text[] = "# from recorddata.h\n0 EMPTY\n1 VERSION\n0x2 PROCESSOR\n3 UPTIME_LOW\n"
                         "4 UPTIME_HIGH\n5 MY_EVENT\n";
     char err[128];
-    struct emb_rr_table *t = emb_rr_table_parse(text, sizeof text - 1, 10, err, sizeof err);
+    struct emb_rtems_record_table *t = emb_rtems_record_table_parse(text, sizeof text - 1, 10, err, sizeof err);
     ok(t != NULL && t->named == 6 && t->role_event[EMB_RR_ROLE_PROCESSOR] == 2 &&
-       !strcmp(emb_rr_event_name(t, 5, buf, sizeof buf), "MY_EVENT"), "table from text");
-    struct emb_catalog *cat = t ? emb_rr_catalog(t, err, sizeof err) : NULL;
+       !strcmp(emb_rtems_record_event_name(t, 5, buf, sizeof buf), "MY_EVENT"), "table from text");
+    struct emb_catalog *cat = t ? emb_rtems_record_catalog(t, err, sizeof err) : NULL;
     ok(cat != NULL && emb_catalog_find(cat, "my_event") != NULL &&
        emb_catalog_find(cat, "items_lost") == NULL && emb_catalog_find(cat, "overflow") != NULL,
        "its catalogue names the reader's OVERFLOW when the table has none");
     if (cat)
         emb_catalog_free(cat);
-    emb_rr_table_free(t);
+    emb_rtems_record_table_free(t);
     const char bad[] = "0 EMPTY\n1 lower_case\n";
-    t = emb_rr_table_parse(bad, sizeof bad - 1, 10, err, sizeof err);
+    t = emb_rtems_record_table_parse(bad, sizeof bad - 1, 10, err, sizeof err);
     ok(t == NULL && strstr(err, "line 2"), "bad table line: %s", err);
 
-    const struct emb_catalog *c1 = emb_rr_catalog_builtin(1), *c4 = emb_rr_catalog_builtin(4),
-                             *c9 = emb_rr_catalog_builtin(9), *c10 = emb_rr_catalog_builtin(10);
+    const struct emb_catalog *c1 = emb_rtems_record_catalog_builtin(1), *c4 = emb_rtems_record_catalog_builtin(4),
+                             *c9 = emb_rtems_record_catalog_builtin(9), *c10 = emb_rtems_record_catalog_builtin(10);
     ok(c1 && c4 && c9 && c10 && c1->checksum != c10->checksum && c4->checksum != c10->checksum &&
        c9->checksum != c10->checksum, "four catalogues, four checksums");
-    const struct emb_cat_event *e =
-        c10 ? emb_catalog_event(c10, emb_rr_catalog_id(rs_ev_v10.switch_in)) : NULL;
+    const struct emb_catalog_event *e =
+        c10 ? emb_catalog_event(c10, emb_rtems_record_catalog_id(rs_ev_v10.switch_in)) : NULL;
     ok(e && !strcmp(e->name, "thread_switch_in") && e->nfields == 1 && e->payload_size == 8,
        "catalogue event per record event, with its data word");
-    e = c1 ? emb_catalog_event(c1, emb_rr_catalog_id(EMB_RR_EV_TIME_ADJUSTMENT)) : NULL;
+    e = c1 ? emb_catalog_event(c1, emb_rtems_record_catalog_id(EMB_RR_EV_TIME_ADJUSTMENT)) : NULL;
     ok(e && !strcmp(e->name, "time_adjustment"), "and the importer's own events");
-    e = c10 ? emb_catalog_event(c10, emb_rr_catalog_id(rs_ev_v10.time_adjustment)) : NULL;
+    e = c10 ? emb_catalog_event(c10, emb_rtems_record_catalog_id(rs_ev_v10.time_adjustment)) : NULL;
     ok(e && !strcmp(e->name, "time_adjustment") && c10 &&
-       emb_catalog_event(c10, emb_rr_catalog_id(EMB_RR_EV_TIME_ADJUSTMENT)) == NULL &&
-       emb_catalog_event(c10, emb_rr_catalog_id(EMB_RR_EV_UNRELIABLE_TIME)) == NULL,
+       emb_catalog_event(c10, emb_rtems_record_catalog_id(EMB_RR_EV_TIME_ADJUSTMENT)) == NULL &&
+       emb_catalog_event(c10, emb_rtems_record_catalog_id(EMB_RR_EV_UNRELIABLE_TIME)) == NULL,
        "version 10 has its own TIME_ADJUSTMENT and UNRELIABLE_TIME: no second ones");
 }
 
@@ -639,16 +639,16 @@ static void import_roundtrip(unsigned version)
     struct rs s;
     rs_init(&s, version, EMB_RR_FORMAT_BE_64, 2, 64, 100000000u, 4242 + version);
     simulate(&s, 40, false);
-    struct emb_rr_import *imp = emb_rr_import_new(NULL);
-    ok(emb_rr_import_feed(imp, s.out, s.len) == 0 && emb_rr_import_finish(imp) == 0,
+    struct emb_rtems_import *imp = emb_rtems_import_new(NULL);
+    ok(emb_rtems_import_feed(imp, s.out, s.len) == 0 && emb_rtems_import_finish(imp) == 0,
        "v%u: imported", version);
     char *buf = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
-    ok(emb_rr_import_write(imp, mem) == 0 && fclose(mem) == 0, "v%u: trace stream written (%zu bytes)",
+    ok(emb_rtems_import_write(imp, mem) == 0 && fclose(mem) == 0, "v%u: trace stream written (%zu bytes)",
        version, len);
-    const struct emb_rr_import_stats *st = emb_rr_import_stats(imp);
-    struct emb_trace_options to = {.catalog = emb_rr_import_catalog(imp), .name = "import"};
+    const struct emb_rtems_import_stats *st = emb_rtems_import_stats(imp);
+    struct emb_trace_options to = {.catalog = emb_rtems_import_catalog(imp), .name = "import"};
     struct emb_trace *t = emb_trace_decode((const uint8_t *)buf, len, &to);
     const struct emb_trace_summary *sum = emb_trace_summary(t);
     ok(!sum->fatal && sum->errors == 0, "v%u: decodes cleanly", version);
@@ -672,7 +672,7 @@ static void import_roundtrip(unsigned version)
                 break;
             const struct rs_exp *e = &s.exp[ei++];
             checked++;
-            if (ev->id != 0x1000 + e->event || ev->ts != emb_rr_bt_to_ns(e->bt) ||
+            if (ev->id != 0x1000 + e->event || ev->ts != emb_rtems_record_bt_to_ns(e->bt) ||
                 emb_get_le64(ev->payload) != e->data)
                 wrong++;
         }
@@ -681,7 +681,7 @@ static void import_roundtrip(unsigned version)
        version, checked);
     emb_trace_free(t);
     free(buf);
-    emb_rr_import_free(imp);
+    emb_rtems_import_free(imp);
     rs_free(&s);
 }
 

@@ -29,7 +29,7 @@ static uint64_t field_u(const struct emb_trace_event *e, const char *name)
 {
     for (size_t i = 0; e->ev && i < e->ev->nfields; i++)
         if (!strcmp(e->ev->fields[i].name, name))
-            return emb_cat_field_get_uint(&e->ev->fields[i], e->payload);
+            return emb_catalog_field_get_uint(&e->ev->fields[i], e->payload);
     return 0xDEADBEEF;
 }
 
@@ -102,7 +102,7 @@ static void test_valid(void)
         ok_eq(e[6]->ev->nfields, 0, "idle_enter has no fields");
         ok_eq(e[2]->offset, 112 + 2 * 32 + 256 + 64, "event offset in the file");
         char buf[64];
-        const struct emb_cat_field *f = &e[4]->ev->fields[2];
+        const struct emb_catalog_field *f = &e[4]->ev->fields[2];
         ok(!strcmp(emb_trace_field_text(f, e[4]->payload, buf, sizeof buf), "\"audio_q\""),
            "char[16] as quoted text: %s", buf);
         f = &e[4]->ev->fields[0];

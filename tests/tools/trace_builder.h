@@ -119,12 +119,12 @@ static inline size_t tb_raw(struct tb *b, uint64_t ts, uint16_t id, uint16_t fla
 static inline size_t tb_event(struct tb *b, const struct emb_catalog *cat, uint64_t ts,
                               uint16_t flags, const char *name, const uint64_t *values)
 {
-    const struct emb_cat_event *ev = emb_catalog_find(cat, name);
+    const struct emb_catalog_event *ev = emb_catalog_find(cat, name);
     if (!ev)
         abort();
     uint8_t payload[256] = {0};
     for (size_t i = 0; i < ev->nfields; i++) {
-        const struct emb_cat_field *f = &ev->fields[i];
+        const struct emb_catalog_field *f = &ev->fields[i];
         uint8_t *d = payload + f->offset;
         if (f->type == EMB_CAT_CHARS) {
             const char *s = (const char *)(uintptr_t)values[i];

@@ -24,10 +24,10 @@ static inline uint64_t emb_test_value(uint16_t id, size_t field, unsigned pass)
 
 /* The field's value as its type holds it: truncated, sign-extended, 0/1 for bool, or a
  * label's value for an enumeration (so a reader prints the label). */
-static inline int64_t emb_test_field_value(const struct emb_cat_event *ev, size_t i,
+static inline int64_t emb_test_field_value(const struct emb_catalog_event *ev, size_t i,
                                            unsigned pass)
 {
-    const struct emb_cat_field *f = &ev->fields[i];
+    const struct emb_catalog_field *f = &ev->fields[i];
     uint64_t v = emb_test_value(ev->id, i, pass);
     if (f->nvalues > 0)
         return f->values[v % f->nvalues].value;
@@ -52,7 +52,7 @@ static inline int64_t emb_test_field_value(const struct emb_cat_event *ev, size_
 }
 
 /* The string a char[N] field is given: 0 to N+5 lower-case letters, so some are cut. */
-static inline void emb_test_field_string(const struct emb_cat_event *ev, size_t i,
+static inline void emb_test_field_string(const struct emb_catalog_event *ev, size_t i,
                                          unsigned pass, char *out, size_t len)
 {
     uint64_t v = emb_test_value(ev->id, i, pass);

@@ -17,7 +17,7 @@
 #include "callsite_values.h"
 #include "catalog.h"
 
-static const char *ctype(const struct emb_cat_field *f)
+static const char *ctype(const struct emb_catalog_field *f)
 {
     static const char *const names[] = {
         [EMB_CAT_U8] = "uint8_t",  [EMB_CAT_U16] = "uint16_t", [EMB_CAT_U32] = "uint32_t",
@@ -28,11 +28,11 @@ static const char *ctype(const struct emb_cat_field *f)
     return names[f->type];
 }
 
-static void write_event(FILE *out, const struct emb_cat_event *ev, unsigned pass)
+static void write_event(FILE *out, const struct emb_catalog_event *ev, unsigned pass)
 {
     fprintf(out, "    {\n");
     for (size_t i = 0; i < ev->nfields; i++) {
-        const struct emb_cat_field *f = &ev->fields[i];
+        const struct emb_catalog_field *f = &ev->fields[i];
         fprintf(out, "        %s%s%s = ", ctype(f), f->type == EMB_CAT_CHARS ? "" : " ",
                 f->name);
         if (f->type == EMB_CAT_CHARS) {

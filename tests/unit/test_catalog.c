@@ -61,14 +61,14 @@ static const struct {
 static void test_spec_classes(const struct emb_catalog *cat)
 {
     for (size_t i = 0; i < sizeof spec_classes / sizeof spec_classes[0]; i++) {
-        const struct emb_cat_class *cls = emb_catalog_class(cat, spec_classes[i].cls);
+        const struct emb_catalog_class *cls = emb_catalog_class(cat, spec_classes[i].cls);
         if (!ok(cls != NULL, "class %s present", spec_classes[i].cls))
             continue;
         char list[512];
         snprintf(list, sizeof list, "%s", spec_classes[i].events);
         size_t found = 0, wanted = 0;
         for (char *name = strtok(list, " "); name != NULL; name = strtok(NULL, " ")) {
-            const struct emb_cat_event *ev = emb_catalog_find(cat, name);
+            const struct emb_catalog_event *ev = emb_catalog_find(cat, name);
             wanted++;
             if (ev != NULL && ev->cls == cls)
                 found++;
@@ -81,7 +81,7 @@ static void test_spec_classes(const struct emb_catalog *cat)
 
 /* ---- Layouts by hand ---- */
 
-static const struct emb_cat_field *field(const struct emb_cat_event *ev, const char *name)
+static const struct emb_catalog_field *field(const struct emb_catalog_event *ev, const char *name)
 {
     for (size_t i = 0; ev != NULL && i < ev->nfields; i++)
         if (strcmp(ev->fields[i].name, name) == 0)
@@ -91,13 +91,13 @@ static const struct emb_cat_field *field(const struct emb_cat_event *ev, const c
 
 static uint32_t offset_of(const struct emb_catalog *cat, const char *ev, const char *f)
 {
-    const struct emb_cat_field *fl = field(emb_catalog_find(cat, ev), f);
+    const struct emb_catalog_field *fl = field(emb_catalog_find(cat, ev), f);
     return fl != NULL ? fl->offset : 0xFFFFFFFFu;
 }
 
 static void test_layout(const struct emb_catalog *cat)
 {
-    const struct emb_cat_event *sw = emb_catalog_find(cat, "switch");
+    const struct emb_catalog_event *sw = emb_catalog_find(cat, "switch");
     ok(sw != NULL && sw->id == 1 && sw->size == 16 && sw->payload_size == 8,
        "switch: id 1, 16 bytes");
     ok_eq(offset_of(cat, "switch", "from"), 0, "switch.from @0");
@@ -105,8 +105,8 @@ static void test_layout(const struct emb_catalog *cat)
     ok_eq(offset_of(cat, "switch", "reason"), 4, "switch.reason @4");
     ok(emb_catalog_event(cat, 1) == sw, "lookup by id");
 
-    const struct emb_cat_event *oi = emb_catalog_find(cat, "obj_init");
-    const struct emb_cat_field *name = field(oi, "name");
+    const struct emb_catalog_event *oi = emb_catalog_find(cat, "obj_init");
+    const struct emb_catalog_field *name = field(oi, "name");
     ok(name != NULL && name->type == EMB_CAT_CHARS && name->size == 16 && name->align == 4,
        "obj_init.name is char[16], aligned 4");
     ok_eq(offset_of(cat, "obj_init", "type"), 0, "obj_init.type @0");
@@ -114,7 +114,7 @@ static void test_layout(const struct emb_catalog *cat)
     ok_eq(offset_of(cat, "obj_init", "name"), 8, "obj_init.name @8 (4-aligned)");
     ok_eq(oi->size, 32, "obj_init is 32 bytes");
 
-    const struct emb_cat_event *lm = emb_catalog_find(cat, "irq_lock_max");
+    const struct emb_catalog_event *lm = emb_catalog_find(cat, "irq_lock_max");
     ok_eq(offset_of(cat, "irq_lock_max", "pc"), 4, "irq_lock_max.pc (u64) @4: 4-byte aligned");
     ok(lm->size == 20 && field(lm, "pc")->align == 4 && field(lm, "pc")->size == 8,
        "irq_lock_max is 20 bytes");
@@ -135,9 +135,9 @@ static void test_layout(const struct emb_catalog *cat)
        "other fields default to exact");
     ok(field(emb_catalog_find(cat, "pool_alloc"), "block")->compare == EMB_CAT_COMPARE_IGNORE,
        "explicit compare: ignore");
-    const struct emb_cat_field *reason = field(sw, "reason");
-    ok(reason->nvalues == 6 && strcmp(emb_cat_value_label(reason, 1), "block") == 0 &&
-           emb_cat_value_label(reason, 99) == NULL,
+    const struct emb_catalog_field *reason = field(sw, "reason");
+    ok(reason->nvalues == 6 && strcmp(emb_catalog_value_label(reason, 1), "block") == 0 &&
+           emb_catalog_value_label(reason, 99) == NULL,
        "switch.reason labels");
     ok(field(oi, "handle")->hex && field(oi, "handle")->meaning == EMB_CAT_MEANING_HANDLE,
        "display: hex and meaning: handle");
@@ -145,7 +145,7 @@ static void test_layout(const struct emb_catalog *cat)
     /* Every event fits CONFIG_EMB_TRACE_MAX_PAYLOAD and every offset is aligned. */
     size_t bad = 0, n = 0;
     for (uint32_t id = 1; id <= 65535u; id++) {
-        const struct emb_cat_event *ev = emb_catalog_event(cat, (uint16_t)id);
+        const struct emb_catalog_event *ev = emb_catalog_event(cat, (uint16_t)id);
         if (ev == NULL)
             continue;
         n++;
@@ -174,7 +174,7 @@ static void test_all_types_layout(const struct emb_catalog *cat)
     };
     size_t good = 0;
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-        const struct emb_cat_event *ev = emb_catalog_find(cat, want[i].event);
+        const struct emb_catalog_event *ev = emb_catalog_find(cat, want[i].event);
         bool same = ev != NULL && ev->payload_size == want[i].payload &&
                     ev->size == 8 + want[i].payload;
         for (size_t f = 0; same && f < ev->nfields; f++)
@@ -187,8 +187,8 @@ static void test_all_types_layout(const struct emb_catalog *cat)
     ok(cat->version == 3 && cat->nclasses == 3 && cat->classes[2].id == 31 &&
            emb_catalog_event(cat, 0xFFFF) == emb_catalog_find(cat, "text_misaligned"),
        "class 31 and event id 0xFFFF");
-    const struct emb_cat_field *v = field(emb_catalog_find(cat, "signed_enum"), "v");
-    ok(v != NULL && strcmp(emb_cat_value_label(v, -5), "neg") == 0, "negative label");
+    const struct emb_catalog_field *v = field(emb_catalog_find(cat, "signed_enum"), "v");
+    ok(v != NULL && strcmp(emb_catalog_value_label(v, -5), "neg") == 0, "negative label");
 }
 
 /* ---- Reading fields back ---- */
@@ -214,7 +214,7 @@ static void test_field_get(void)
         diag("%s", err);
         return;
     }
-    const struct emb_cat_event *ev = emb_catalog_event(cat, 0x10);
+    const struct emb_catalog_event *ev = emb_catalog_event(cat, 0x10);
     uint8_t p[24] = {0};
     p[0] = 0xFE;
     emb_put_le16(p + 2, 0x8000);
@@ -222,12 +222,12 @@ static void test_field_get(void)
     emb_put_le64(p + 12, 0xFEDCBA9876543210u);
     p[20] = 1;
     ok_eq(ev->payload_size, 24, "i8 i16 i64 u64 bool: 24 bytes");
-    ok_eq(emb_cat_field_get_int(&ev->fields[0], p), -2, "i8 sign-extended");
-    ok_eq(emb_cat_field_get_int(&ev->fields[1], p), -32768, "i16 sign-extended");
-    ok_eq(emb_cat_field_get_int(&ev->fields[2], p), -5, "i64 @4");
-    ok(emb_cat_field_get_uint(&ev->fields[3], p) == 0xFEDCBA9876543210u, "u64 @12");
-    ok_eq(emb_cat_field_get_uint(&ev->fields[4], p), 1, "bool @20");
-    ok_eq(emb_cat_field_get_uint(&ev->fields[1], p), 0x8000, "i16 read unsigned");
+    ok_eq(emb_catalog_field_get_int(&ev->fields[0], p), -2, "i8 sign-extended");
+    ok_eq(emb_catalog_field_get_int(&ev->fields[1], p), -32768, "i16 sign-extended");
+    ok_eq(emb_catalog_field_get_int(&ev->fields[2], p), -5, "i64 @4");
+    ok(emb_catalog_field_get_uint(&ev->fields[3], p) == 0xFEDCBA9876543210u, "u64 @12");
+    ok_eq(emb_catalog_field_get_uint(&ev->fields[4], p), 1, "bool @20");
+    ok_eq(emb_catalog_field_get_uint(&ev->fields[1], p), 0x8000, "i16 read unsigned");
     emb_catalog_free(cat);
 }
 
@@ -600,10 +600,10 @@ static void remove_trace(const char *dir)
 
 /* What babeltrace2's text output shows for field i of an event recorded with the
  * callsite values. */
-static void expected_text(const struct emb_cat_event *ev, size_t i, unsigned pass, char *out,
+static void expected_text(const struct emb_catalog_event *ev, size_t i, unsigned pass, char *out,
                           size_t len)
 {
-    const struct emb_cat_field *f = &ev->fields[i];
+    const struct emb_catalog_field *f = &ev->fields[i];
     int64_t v = emb_test_field_value(ev, i, pass);
     if (f->type == EMB_CAT_CHARS) {
         char s[64];
@@ -611,7 +611,7 @@ static void expected_text(const struct emb_cat_event *ev, size_t i, unsigned pas
         snprintf(out, len, "%s = \"%.*s\"", f->name, (int)f->size, s);
     } else if (f->nvalues > 0) {
         snprintf(out, len, "%s = ( \"%s\" : container = %lld )", f->name,
-                 emb_cat_value_label(f, v), (long long)v);
+                 emb_catalog_value_label(f, v), (long long)v);
     } else if (f->hex) {
         snprintf(out, len, "%s = 0x%llX", f->name, (unsigned long long)v &
                  (f->size == 8 ? ~0ull : (1ull << (8 * f->size)) - 1u));
@@ -655,7 +655,7 @@ static void test_babeltrace(const struct emb_catalog *cat, const char *last)
      * offset, a port and a build id in the metadata. */
     /* Every event by id, then `last` again: a last event with tail padding is the case
      * where babeltrace2 would read past the content if the padding were not declared. */
-    static const struct emb_cat_event *order[2 * 65536];
+    static const struct emb_catalog_event *order[2 * 65536];
     static unsigned passes[2 * 65536];
     uint32_t count = 0;
     for (unsigned pass = 0; pass < EMB_TEST_PASSES; pass++) {
@@ -670,7 +670,7 @@ static void test_babeltrace(const struct emb_catalog *cat, const char *last)
     order[count++] = emb_catalog_find(cat, last);
     uint32_t pos = EMB_PKT_HEADER_SIZE, nev = 0;
     for (uint32_t k = 0; k < count; k++) {
-        const struct emb_cat_event *ev = order[k];
+        const struct emb_catalog_event *ev = order[k];
         unsigned pass = passes[k];
         if (pos + ev->size > sizeof pkt) {
             ok(false, "the events fit a %zu-byte packet", sizeof pkt);
@@ -682,7 +682,7 @@ static void test_babeltrace(const struct emb_catalog *cat, const char *last)
         emb_put_le16(e + 4, ev->id);
         emb_put_le16(e + 6, (uint16_t)(nev % 3u));
         for (size_t i = 0; i < ev->nfields; i++) {
-            const struct emb_cat_field *f = &ev->fields[i];
+            const struct emb_catalog_field *f = &ev->fields[i];
             uint64_t v = (uint64_t)emb_test_field_value(ev, i, pass);
             uint8_t *q = e + 8 + f->offset;
             if (f->type == EMB_CAT_CHARS) {
@@ -724,7 +724,7 @@ static void test_babeltrace(const struct emb_catalog *cat, const char *last)
     uint32_t lines_ok = 0, n = 0;
     char *line = text;
     for (uint32_t k = 0; k < count && line != NULL; k++) {
-        const struct emb_cat_event *ev = order[k];
+        const struct emb_catalog_event *ev = order[k];
         unsigned pass = passes[k];
         char *end = strchr(line, '\n');
         if (end == NULL)

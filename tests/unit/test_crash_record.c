@@ -434,8 +434,8 @@ static void test_flight_collect(void)
     for (size_t i = 0; i < n; i++) {
         if (!ev[i]->ev || strcmp(ev[i]->ev->name, "user_event"))
             continue;
-        uint32_t a = (uint32_t)emb_cat_field_get_uint(&ev[i]->ev->fields[1], ev[i]->payload);
-        if (emb_cat_field_get_uint(&ev[i]->ev->fields[0], ev[i]->payload) == 1) {
+        uint32_t a = (uint32_t)emb_catalog_field_get_uint(&ev[i]->ev->fields[1], ev[i]->payload);
+        if (emb_catalog_field_get_uint(&ev[i]->ev->fields[0], ev[i]->payload) == 1) {
             mine_events++;
             last_mine = a;
         } else {

@@ -38,9 +38,9 @@ static uint8_t *read_file(const char *path, size_t *len)
 
 struct session {
     struct emb_mem *m;
-    struct emb_dr_image d;
-    struct emb_dr_model md;
-    struct emb_dr_issues is;
+    struct emb_desc_image d;
+    struct emb_desc_model md;
+    struct emb_desc_issues is;
     bool found;
 };
 
@@ -49,18 +49,18 @@ static void open_image(struct session *s, const uint8_t *img, size_t len)
     memset(s, 0, sizeof *s);
     char err[256];
     s->m = emb_mem_open_buffer(img, len, DG_BASE);
-    s->found = emb_dr_find(s->m, 0, 1 << 20, &s->d, err, sizeof err) == 0;
+    s->found = emb_desc_find(s->m, 0, 1 << 20, &s->d, err, sizeof err) == 0;
     if (s->found)
-        emb_dr_read(s->m, &s->d, &s->md, &s->is);
+        emb_desc_read(s->m, &s->d, &s->md, &s->is);
 }
 
 static void close_image(struct session *s)
 {
-    emb_dr_model_free(&s->md);
+    emb_desc_model_free(&s->md);
     emb_mem_close(s->m);
 }
 
-static const char *stat(const struct emb_dr_stat *st, size_t n, const char *name, uint64_t *v)
+static const char *stat(const struct emb_desc_stat *st, size_t n, const char *name, uint64_t *v)
 {
     for (size_t i = 0; i < n; i++)
         if (!strcmp(st[i].name, name)) {
@@ -73,7 +73,7 @@ static const char *stat(const struct emb_dr_stat *st, size_t n, const char *name
 static struct emb_trace *dump_and_decode(struct session *s, FILE **keep)
 {
     FILE *f = tmpfile();
-    long n = emb_dr_dump_trace(s->m, &s->d, &s->md, cat, f, &s->is);
+    long n = emb_desc_dump_trace(s->m, &s->d, &s->md, cat, f, &s->is);
     (void)n;
     fflush(f);
     size_t len = (size_t)ftell(f);
@@ -93,7 +93,7 @@ static void check_golden_model(const char *what, const uint8_t *img, size_t len,
     open_image(&s, img, len);
     if (!ok(s.found, "%s: descriptor found by its magic", what))
         return;
-    const struct emb_dr_model *m = &s.md;
+    const struct emb_desc_model *m = &s.md;
     ok(s.d.ptr_size == w && s.d.little == little && s.d.version == 1 && s.d.nsections == 10,
        "%s: %u-bit %s-endian, version 1, 10 sections", what, w * 8, little ? "little" : "big");
     ok(s.is.total == 0, "%s: no problems (%s)", what, s.is.n ? s.is.msg[0] : "");
@@ -105,7 +105,7 @@ static void check_golden_model(const char *what, const uint8_t *img, size_t len,
        "%s: port '%s'", what, m->port);
     ok(m->ncontexts == 2 && m->context_capacity == 4, "%s: 2 live contexts of 4", what);
     if (m->ncontexts == 2) {
-        const struct emb_dr_context *c0 = &m->contexts[0], *c1 = &m->contexts[1];
+        const struct emb_desc_context *c0 = &m->contexts[0], *c1 = &m->contexts[1];
         ok(!strcmp(c0->name, "cpu0") && !strcmp(c0->state_name, "live") && c0->os_id == 100 &&
                c0->ring_ok && c0->packets_held == 2 && c0->open_bytes == 120 && c0->packets_opened == 3 &&
                c0->discarded == 3 && c0->context_kind == EMB_CONTEXT_CPU,
@@ -190,10 +190,10 @@ static bool hostile(const struct dg *g, const char *what, uint64_t budget)
     if (budget)
         emb_mem_set_budget(s.m, budget);
     bool reported = true;
-    if (emb_dr_find(s.m, 0, 1 << 20, &s.d, err, sizeof err) == 0) {
-        emb_dr_read(s.m, &s.d, &s.md, &s.is);
+    if (emb_desc_find(s.m, 0, 1 << 20, &s.d, err, sizeof err) == 0) {
+        emb_desc_read(s.m, &s.d, &s.md, &s.is);
         FILE *f = fopen("/dev/null", "wb");
-        emb_dr_dump_trace(s.m, &s.d, &s.md, cat, f, &s.is);
+        emb_desc_dump_trace(s.m, &s.d, &s.md, cat, f, &s.is);
         fclose(f);
         reported = s.is.total > 0;
     }
@@ -291,17 +291,17 @@ static void test_self(const char *dir)
     ok(elf && m && emb_elf_symbol(elf, "emb_debug_descriptor", &sym, NULL) == 0 &&
            emb_mem_bias(m, elf, &bias) == 0,
        "symbol and load bias");
-    struct emb_dr_image d;
-    ok(emb_dr_find(m, sym + bias, 0, &d, err, sizeof err) == 0 && d.addr == (uintptr_t)&emb_debug_descriptor,
+    struct emb_desc_image d;
+    ok(emb_desc_find(m, sym + bias, 0, &d, err, sizeof err) == 0 && d.addr == (uintptr_t)&emb_debug_descriptor,
        "found by symbol at its address (%s)", err);
     ok(d.length == sizeof emb_debug_descriptor && d.ptr_size == sizeof(void *),
        "length and pointer size agree with the C structure");
-    struct emb_dr_model md;
-    struct emb_dr_issues is = {0};
-    emb_dr_read(m, &d, &md, &is);
+    struct emb_desc_model md;
+    struct emb_desc_issues is = {0};
+    emb_desc_read(m, &d, &md, &is);
     ok(is.total == 0, "read without problems (%s)", is.n ? is.msg[0] : "");
     struct emb_trace_ring *ring = emb_trace_context_ring();
-    const struct emb_dr_context *main_ctx = md.ncontexts ? &md.contexts[0] : NULL;
+    const struct emb_desc_context *main_ctx = md.ncontexts ? &md.contexts[0] : NULL;
     ok(main_ctx && !strcmp(main_ctx->name, "main") && main_ctx->os_id == (int32_t)syscall(SYS_gettid) &&
            main_ctx->ring == (uintptr_t)ring && main_ctx->write_pos == ring->write_pos &&
            main_ctx->buf == (uintptr_t)ring->buf && main_ctx->slot_mask == 7 && main_ctx->ring_ok,
@@ -331,12 +331,12 @@ static void test_self(const char *dir)
     const struct emb_trace_event *const *ev = emb_trace_events(t, &n);
     for (size_t i = 0; i < n; i++)
         mine += ev[i]->ev && !strcmp(ev[i]->ev->name, "user_event") &&
-                emb_cat_field_get_uint(&ev[i]->ev->fields[0], ev[i]->payload) == 9;
+                emb_catalog_field_get_uint(&ev[i]->ev->fields[0], ev[i]->payload) == 9;
     ok(!emb_trace_summary(t)->fatal && emb_trace_summary(t)->errors == 0 && mine == 100,
        "the trace pulled out of this process holds its 100 events (%zu)", mine);
     emb_trace_free(t);
     free(keep);
-    emb_dr_model_free(&md);
+    emb_desc_model_free(&md);
     emb_mem_close(m);
     emb_elf_close(elf);
     emb_native_crash_shutdown();

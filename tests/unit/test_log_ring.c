@@ -125,12 +125,12 @@ static void decode(void)
     ngot = 0;
     errors = 0;
     /* The test port's hello carries no build id (emb_log_write_hello(&out, NULL)). */
-    struct emb_logdec_options opt = {.db = db, .no_build_id_check = true, .record = on_record,
+    struct emb_log_decoder_options opt = {.db = db, .no_build_id_check = true, .record = on_record,
                                      .problem = on_problem};
-    struct emb_logdec *d = emb_logdec_new(&opt);
-    emb_logdec_feed(d, stream, stream_len);
-    emb_logdec_finish(d);
-    emb_logdec_free(d);
+    struct emb_log_decoder *d = emb_log_decoder_new(&opt);
+    emb_log_decoder_feed(d, stream, stream_len);
+    emb_log_decoder_finish(d);
+    emb_log_decoder_free(d);
 }
 
 /* The ring bytes of the stream's data frames, for walking records by hand. */

@@ -64,7 +64,7 @@ static size_t read_all(struct emb_mch *m, struct emb_frame_dec *d)
     size_t got = 0, total = 0;
     char err[256];
     do {
-        if (emb_mch_read_up(m, 0, buf, sizeof buf, &got, err, sizeof err) != 0) {
+        if (emb_memchan_host_read_up(m, 0, buf, sizeof buf, &got, err, sizeof err) != 0) {
             diag("read up: %s", err);
             return total;
         }
@@ -79,8 +79,8 @@ int main(void)
     const int rtt = CONFIG_EMB_MEMCHAN_RTT_COMPAT;
     diag("layout: %s", rtt ? "SEGGER RTT" : "native");
     pid_t self = getpid();
-    struct emb_mch_ops ops = emb_memaccess_pid(&self);
-    struct emb_mch_range ranges[256];
+    struct emb_memchan_host_ops ops = emb_memaccess_pid(&self);
+    struct emb_memchan_host_range ranges[256];
     char err[256];
     int nr = emb_memaccess_pid_ranges(self, ranges, 256, err, sizeof err);
     ok(nr > 0, "this process's writable memory: %d ranges", nr);
@@ -89,19 +89,19 @@ int main(void)
     int rc;
 
     /* Not published yet: nothing to find. */
-    ok(emb_mch_open(&m, &ops, (uint64_t)(uintptr_t)&emb_memchan, sizeof(void *), ranges,
+    ok(emb_memchan_host_open(&m, &ops, (uint64_t)(uintptr_t)&emb_memchan, sizeof(void *), ranges,
                     (size_t)nr, err, sizeof err) != 0 && strstr(err, "no memory channel"),
        "an unpublished block is refused: %s", err);
 
     const struct emb_memchan_buffer up[2] = {{"frames", up0, sizeof up0}, {"spare", up1, sizeof up1}};
     const struct emb_memchan_buffer down[1] = {{"shell", down0, sizeof down0}};
     ok(emb_memchan_init(up, 2, down, 1) == EMB_OK, "init: 2 up rings, 1 down ring");
-    struct emb_mch_range scan[256];
+    struct emb_memchan_host_range scan[256];
     size_t ns = emb_memaccess_scan_ranges(ranges, (size_t)nr, scan);
-    rc = emb_mch_find(&ops, scan, ns, &addr, err, sizeof err);
+    rc = emb_memchan_host_find(&ops, scan, ns, &addr, err, sizeof err);
     ok(rc == 0 && addr == (uint64_t)(uintptr_t)&emb_memchan, "found by scanning memory at 0x%llx",
        (unsigned long long)addr);
-    rc = emb_mch_open(&m, &ops, addr, sizeof(void *), ranges, (size_t)nr, err, sizeof err);
+    rc = emb_memchan_host_open(&m, &ops, addr, sizeof(void *), ranges, (size_t)nr, err, sizeof err);
     ok(rc == 0 && m.rtt == (rtt != 0) && m.nup == 2 && m.ndown == 1 && m.up[0].size == sizeof up0 &&
        m.up[1].size == sizeof up1 && !strcmp(m.up[0].name, "frames") && !strcmp(m.down[0].name, "shell"),
        "opened: the %s layout, rings and names as set up (%s)", m.rtt ? "RTT" : "native",
@@ -154,56 +154,56 @@ int main(void)
     uint8_t frame[32];
     size_t fl = emb_frame_encode(frame, sizeof frame, EMB_FRAME_CH_SHELL, cmd, sizeof cmd);
     size_t written = 0;
-    ok(emb_mch_write_down(&m, 0, frame, fl, &written, err, sizeof err) == 0 && written == fl,
+    ok(emb_memchan_host_write_down(&m, 0, frame, fl, &written, err, sizeof err) == 0 && written == fl,
        "PING written down");
     ok(emb_memchan_poll_shell(0, 0) == 1, "the target handles one command");
     read_all(&m, d);
     ok(g.replies == 1 && g.reply[0] == (EMB_SHELL_PING | EMB_SHELL_REPLY) && g.reply[1] == EMB_OK &&
        emb_get_le32(g.reply + 2) == 0xC0FFEE01u, "its reply comes up with the cookie");
     bool same;
-    ok(emb_mch_check(&m, &same, err, sizeof err) == 0 && same, "the block is still the one opened");
+    ok(emb_memchan_host_check(&m, &same, err, sizeof err) == 0 && same, "the block is still the one opened");
 
     /* Lies the block may tell. */
 #if CONFIG_EMB_MEMCHAN_RTT_COMPAT
     int32_t save_max = emb_memchan.max_up;
     emb_memchan.max_up = 1000;
-    ok(emb_mch_open(&m, &ops, addr, sizeof(void *), ranges, (size_t)nr, err, sizeof err) != 0 &&
+    ok(emb_memchan_host_open(&m, &ops, addr, sizeof(void *), ranges, (size_t)nr, err, sizeof err) != 0 &&
        strstr(err, "absurd"), "RTT: 1000 up buffers refused: %s", err);
     emb_memchan.max_up = -1;
-    ok(emb_mch_open(&m, &ops, addr, sizeof(void *), ranges, (size_t)nr, err, sizeof err) != 0 &&
+    ok(emb_memchan_host_open(&m, &ops, addr, sizeof(void *), ranges, (size_t)nr, err, sizeof err) != 0 &&
        strstr(err, "absurd"), "RTT: a negative count refused: %s", err);
     emb_memchan.max_up = save_max;
-    ok(emb_mch_open(&m, &ops, addr, 3, ranges, (size_t)nr, err, sizeof err) != 0,
+    ok(emb_memchan_host_open(&m, &ops, addr, 3, ranges, (size_t)nr, err, sizeof err) != 0,
        "RTT: a pointer size other than 4 or 8 refused: %s", err);
     uint8_t *save_buf = emb_memchan.up[0].buf;
     emb_memchan.up[0].buf = (uint8_t *)(uintptr_t)0x10u;
 #else
     uint8_t save_count = emb_memchan.up_count;
     emb_memchan.up_count = 200;
-    ok(emb_mch_open(&m, &ops, addr, sizeof(void *), ranges, (size_t)nr, err, sizeof err) != 0 &&
+    ok(emb_memchan_host_open(&m, &ops, addr, sizeof(void *), ranges, (size_t)nr, err, sizeof err) != 0 &&
        strstr(err, "absurd"), "200 up rings refused: %s", err);
     emb_memchan.up_count = save_count;
     emb_memchan.version = 9;
-    ok(emb_mch_open(&m, &ops, addr, sizeof(void *), ranges, (size_t)nr, err, sizeof err) != 0 &&
+    ok(emb_memchan_host_open(&m, &ops, addr, sizeof(void *), ranges, (size_t)nr, err, sizeof err) != 0 &&
        strstr(err, "version 9"), "an unknown version refused: %s", err);
     emb_memchan.version = EMB_MEMCHAN_VERSION;
     uint64_t save_buf = emb_memchan.up[0].buf;
     emb_memchan.up[0].buf = 0x10u;
 #endif
-    ok(emb_mch_open(&m, &ops, addr, sizeof(void *), ranges, (size_t)nr, err, sizeof err) != 0 &&
+    ok(emb_memchan_host_open(&m, &ops, addr, sizeof(void *), ranges, (size_t)nr, err, sizeof err) != 0 &&
        strstr(err, "outside"), "a buffer outside the allowed memory refused: %s", err);
     emb_memchan.up[0].buf = save_buf;
     uint32_t save_size = emb_memchan.up[0].size;
     emb_memchan.up[0].size = 0x7FFFFFF0u;
-    ok(emb_mch_open(&m, &ops, addr, sizeof(void *), ranges, (size_t)nr, err, sizeof err) != 0 &&
+    ok(emb_memchan_host_open(&m, &ops, addr, sizeof(void *), ranges, (size_t)nr, err, sizeof err) != 0 &&
        strstr(err, "absurd"), "an absurd ring size refused: %s", err);
     emb_memchan.up[0].size = save_size;
     uint32_t save_wr = emb_memchan.up[0].wr;
     emb_memchan.up[0].wr = save_size + 5u;
-    ok(emb_mch_open(&m, &ops, addr, sizeof(void *), ranges, (size_t)nr, err, sizeof err) != 0 &&
+    ok(emb_memchan_host_open(&m, &ops, addr, sizeof(void *), ranges, (size_t)nr, err, sizeof err) != 0 &&
        strstr(err, "beyond"), "an offset past the ring's end refused: %s", err);
     emb_memchan.up[0].wr = save_wr;
-    rc = emb_mch_open(&m, &ops, addr, sizeof(void *), ranges, (size_t)nr, err, sizeof err);
+    rc = emb_memchan_host_open(&m, &ops, addr, sizeof(void *), ranges, (size_t)nr, err, sizeof err);
     ok(rc == 0, "restored, it opens again (%s)", rc ? err : "ok");
 
     /* The host writes an offset past the end: the target stops writing to that ring. */
@@ -216,7 +216,7 @@ int main(void)
 
     /* Started again: a new generation (native) or the same identifier (RTT). */
     ok(emb_memchan_init(up, 1, down, 1) == EMB_OK, "init again");
-    ok(emb_mch_check(&m, &same, err, sizeof err) == 0 && (rtt ? same : !same),
+    ok(emb_memchan_host_check(&m, &same, err, sizeof err) == 0 && (rtt ? same : !same),
        "a host notices the restart (%s)", rtt ? "RTT: no generation to compare" : "native: new generation");
     emb_frame_dec_free(d);
     return emb_test_done();

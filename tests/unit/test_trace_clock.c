@@ -55,7 +55,7 @@ static void emit(uint32_t index)
 int main(void)
 {
     const struct emb_catalog *cat = emb_catalog_builtin();
-    const struct emb_cat_event *ev = emb_catalog_find(cat, "user_event");
+    const struct emb_catalog_event *ev = emb_catalog_find(cat, "user_event");
     ok(ev != NULL && ev->id == 0x01A1u && ev->size == 20u, "user_event is id 0x1A1, 20 bytes");
 
     static const uint8_t uuid[16] = {0xE, 0xB, 0x0, 0x1};

@@ -79,7 +79,7 @@ static size_t count_records(const struct emb_catalog *cat, uint32_t classes, boo
 }
 
 /* Checks one record: header, every field, zero padding. */
-static bool check_one(const struct emb_cat_event *ev, unsigned pass, const uint8_t *rec,
+static bool check_one(const struct emb_catalog_event *ev, unsigned pass, const uint8_t *rec,
                       uint32_t ts)
 {
     const uint8_t *payload = rec + 8;
@@ -90,7 +90,7 @@ static bool check_one(const struct emb_cat_event *ev, unsigned pass, const uint8
              emb_get_le16(rec + 4), emb_get_le16(rec + 6));
     uint8_t covered[64] = {0};
     for (size_t i = 0; i < ev->nfields; i++) {
-        const struct emb_cat_field *f = &ev->fields[i];
+        const struct emb_catalog_field *f = &ev->fields[i];
         memset(covered + f->offset, 1, f->size);
         if (f->type == EMB_CAT_CHARS) {
             char want[64] = {0};
@@ -105,7 +105,7 @@ static bool check_one(const struct emb_cat_event *ev, unsigned pass, const uint8
             }
             continue;
         }
-        int64_t got = emb_cat_field_get_int(f, payload);
+        int64_t got = emb_catalog_field_get_int(f, payload);
         int64_t want = emb_test_field_value(ev, i, pass);
         if (got != want) {
             diag("%s.%s @%u pass %u: got %lld, want %lld", ev->name, f->name,
@@ -133,7 +133,7 @@ static size_t check_records(const struct emb_catalog *cat, uint32_t classes, uin
         if ((classes >> cat->classes[c].id & 1u) == 0)
             continue;
         for (size_t e = 0; e < cat->classes[c].nevents; e++) {
-            const struct emb_cat_event *ev = &cat->classes[c].events[e];
+            const struct emb_catalog_event *ev = &cat->classes[c].events[e];
             for (unsigned pass = 0; pass < EMB_TEST_PASSES; pass++) {
                 good += check_one(ev, pass, buf + pos, (uint32_t)(TS0 + seen));
                 seen++;

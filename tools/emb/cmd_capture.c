@@ -1,5 +1,5 @@
 /* `emb capture`: seal one run into a capture file, from a trace stream file or live from
- * any capture source (tools/lib/capture_source.h). */
+ * any capture source (tools/lib/acquire/capture_source.h). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
@@ -483,10 +483,10 @@ static int seal(const struct args *a, const struct emb_catalog *cat)
     const char *paths[3] = {a->log, a->crash, a->descriptor};
     const uint16_t types[3] = {EMB_CAP_SEC_LOG, EMB_CAP_SEC_CRASH, EMB_CAP_SEC_DESCRIPTOR};
     if (!a->log && live_log_len > 0)
-        parts.opaque[parts.nopaque++] = (struct emb_cap_section){
+        parts.opaque[parts.nopaque++] = (struct emb_capture_section){
             .type = EMB_CAP_SEC_LOG, .version = 1, .data = live_log, .length = live_log_len};
     if (!a->crash && live_crash_len > 0)
-        parts.opaque[parts.nopaque++] = (struct emb_cap_section){
+        parts.opaque[parts.nopaque++] = (struct emb_capture_section){
             .type = EMB_CAP_SEC_CRASH, .version = 1, .data = live_crash, .length = live_crash_len};
     for (int i = 0; i < 3; i++) {
         if (!paths[i])
@@ -494,7 +494,7 @@ static int seal(const struct args *a, const struct emb_catalog *cat)
         size_t len = 0;
         if (!(opaque[i] = slurp(paths[i], &len)))
             goto out;
-        parts.opaque[parts.nopaque++] = (struct emb_cap_section){
+        parts.opaque[parts.nopaque++] = (struct emb_capture_section){
             .type = types[i], .version = 1, .data = opaque[i], .length = len};
     }
     char err[256];
@@ -513,7 +513,7 @@ static int seal(const struct args *a, const struct emb_catalog *cat)
         emb_cli_error_at(CMD, a->output, -1, "write error: %s", strerror(errno));
         goto out;
     }
-    const struct emb_cap_window *w = &parts.window;
+    const struct emb_capture_window *w = &parts.window;
     printf("%s: sealed %s: label %s, %" PRIu64 " events in %zu contexts, ", CMD, a->output,
            parts.identity.label[0] ? parts.identity.label : "(none)", w->stored, w->nrows);
     if (w->armed_frame != EMB_CAP_NO_FRAME)

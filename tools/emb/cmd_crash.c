@@ -274,7 +274,7 @@ static void choose_caller(struct crash *c)
 
 static uint16_t field_u16(const struct emb_trace_event *e, size_t i)
 {
-    return (uint16_t)emb_cat_field_get_uint(&e->ev->fields[i], e->payload);
+    return (uint16_t)emb_catalog_field_get_uint(&e->ev->fields[i], e->payload);
 }
 
 static bool is_event(const struct emb_trace_event *e, const char *name)
@@ -307,10 +307,10 @@ static void analyse_flight(struct crash *c)
                    field_u16(e, 0) == field_u16(c->irq_enter, 0)) {
             c->irq_exit = e;
         } else if (is_event(e, "mutex_lock") && c->nheld < 32) {
-            uint32_t m = (uint32_t)emb_cat_field_get_uint(&e->ev->fields[0], e->payload);
+            uint32_t m = (uint32_t)emb_catalog_field_get_uint(&e->ev->fields[0], e->payload);
             c->held[c->nheld++] = (struct held){e->context_id, m, e->ts};
         } else if (is_event(e, "mutex_unlock")) {
-            uint32_t m = (uint32_t)emb_cat_field_get_uint(&e->ev->fields[0], e->payload);
+            uint32_t m = (uint32_t)emb_catalog_field_get_uint(&e->ev->fields[0], e->payload);
             for (size_t k = c->nheld; k-- > 0;)
                 if (c->held[k].ctx == e->context_id && c->held[k].mutex == m) {
                     memmove(&c->held[k], &c->held[k + 1], (c->nheld - k - 1) * sizeof c->held[0]);
@@ -328,11 +328,11 @@ static const char *handle_name(const struct crash *c, uint32_t handle, char *buf
     const struct emb_trace_event *const *ev = emb_trace_events(c->trace, &n);
     for (size_t i = n; i-- > 0;) {
         if (!is_event(ev[i], "obj_init") ||
-            (uint32_t)emb_cat_field_get_uint(&ev[i]->ev->fields[1], ev[i]->payload) != handle)
+            (uint32_t)emb_catalog_field_get_uint(&ev[i]->ev->fields[1], ev[i]->payload) != handle)
             continue;
         const char *text;
         size_t tl = emb_trace_field_chars(&ev[i]->ev->fields[2], ev[i]->payload, &text);
-        emb_cli_escape(buf, len, text, tl); /* the target's bytes, bound for a terminal */
+        emb_text_escape(buf, len, text, tl); /* the target's bytes, bound for a terminal */
         return buf;
     }
     return NULL;
@@ -344,7 +344,7 @@ static const char *esc(const char *text)
 {
     static char buf[4][4 * 64];
     static unsigned next;
-    return emb_cli_escape_str(buf[next++ % 4u], sizeof buf[0], text);
+    return emb_text_escape_str(buf[next++ % 4u], sizeof buf[0], text);
 }
 
 static const char *context_name(const struct crash *c, uint16_t id)
@@ -368,7 +368,7 @@ static double rel_us(const struct crash *c, uint64_t ts)
 
 static const char *color(enum emb_color k)
 {
-    return emb_cli_color(stdout, k);
+    return emb_color_code(stdout, k);
 }
 
 static void print_frames(struct crash *c, const char *label, uint64_t runtime, const char *note)
@@ -420,18 +420,18 @@ static void format_fields(const struct crash *c, const struct emb_trace_event *e
         return;
     }
     for (size_t k = 0; k < e->ev->nfields && used < len; k++) {
-        const struct emb_cat_field *f = &e->ev->fields[k];
+        const struct emb_catalog_field *f = &e->ev->fields[k];
         char v[320], name[64];
         emb_trace_field_text(f, e->payload, v, sizeof v);
         if (f->meaning == EMB_CAT_MEANING_PC) {
-            emb_elf_describe(c->elf, elf_address(c, emb_cat_field_get_uint(f, e->payload)), v,
+            emb_elf_describe(c->elf, elf_address(c, emb_catalog_field_get_uint(f, e->payload)), v,
                              sizeof v);
         } else if (f->meaning == EMB_CAT_MEANING_HANDLE &&
-                   handle_name(c, (uint32_t)emb_cat_field_get_uint(f, e->payload), name, sizeof name)) {
+                   handle_name(c, (uint32_t)emb_catalog_field_get_uint(f, e->payload), name, sizeof name)) {
             size_t l = strlen(v);
             snprintf(v + l, sizeof v - l, " \"%s\"", name);
         } else if (f->meaning == EMB_CAT_MEANING_THREAD) {
-            const char *cn = context_name(c, (uint16_t)emb_cat_field_get_uint(f, e->payload));
+            const char *cn = context_name(c, (uint16_t)emb_catalog_field_get_uint(f, e->payload));
             if (cn) {
                 size_t l = strlen(v);
                 snprintf(v + l, sizeof v - l, " (%s)", cn);
@@ -941,7 +941,7 @@ static int open_capture(struct crash *c, struct emb_capture **capture)
         emb_cli_error_at(CMD, c->file, off, "%s", msg);
         return -1;
     }
-    const struct emb_cap_section *s = emb_capture_section(*capture, EMB_CAP_SEC_CRASH);
+    const struct emb_capture_section *s = emb_capture_section(*capture, EMB_CAP_SEC_CRASH);
     if (s == NULL) {
         emb_cli_error_at(CMD, c->file, -1, "the capture holds no crash section (the target sent "
                                            "no crash record, and none was given with --crash)");

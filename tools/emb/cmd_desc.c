@@ -139,9 +139,9 @@ struct desc {
     struct emb_mem *mem;
     struct emb_elf *elf;
     uint64_t bias;
-    struct emb_dr_image image;
-    struct emb_dr_model model;
-    struct emb_dr_issues issues;
+    struct emb_desc_image image;
+    struct emb_desc_model model;
+    struct emb_desc_issues issues;
 };
 
 static const char *hex(const uint8_t *b, size_t n, char *buf, size_t len)
@@ -171,7 +171,7 @@ static double to_us(const struct desc *d, uint64_t cycles)
     return d->model.clock_hz ? (double)cycles * 1e6 / (double)d->model.clock_hz : 0.0;
 }
 
-static uint64_t stat_of(const struct emb_dr_stat *s, size_t n, const char *name, bool *found)
+static uint64_t stat_of(const struct emb_desc_stat *s, size_t n, const char *name, bool *found)
 {
     for (size_t i = 0; i < n; i++)
         if (!strcmp(s[i].name, name)) {
@@ -191,14 +191,14 @@ static const char *mode_name(uint32_t mode)
 
 static const char *color(enum emb_color c)
 {
-    return emb_cli_color(stdout, c);
+    return emb_color_code(stdout, c);
 }
 
 /* ---- Text ---- */
 
 static void print_crash_summary(struct desc *d)
 {
-    const struct emb_dr_model *m = &d->model;
+    const struct emb_desc_model *m = &d->model;
     printf("\n%sCrash record%s\n", color(EMB_C_BOLD), color(EMB_C_RESET));
     if (!m->has_crash) {
         printf("  no retained region set up\n");
@@ -235,7 +235,7 @@ static void print_crash_summary(struct desc *d)
 
 static void print_text(struct desc *d, const char *source)
 {
-    const struct emb_dr_model *m = &d->model;
+    const struct emb_desc_model *m = &d->model;
     char buf[300];
     printf("%sDescriptor v%u%s at 0x%" PRIx64 " in %s: %s, profile %s, %u-bit %s-endian\n",
            color(EMB_C_BOLD), d->image.version, color(EMB_C_RESET), d->image.addr, source, m->port,
@@ -254,7 +254,7 @@ static void print_text(struct desc *d, const char *source)
     printf("  %-4s %-14s %-7s %-8s %-14s %8s %9s %9s %8s %10s %12s\n", "id", "name", "state", "tid",
            "ring fill", "packets", "discarded", "run ms", "switches", "blocked ms", "stack used");
     for (size_t i = 0; i < m->ncontexts; i++) {
-        const struct emb_dr_context *c = &m->contexts[i];
+        const struct emb_desc_context *c = &m->contexts[i];
         char fill[32] = "-", stack[32] = "-";
         if (c->ring_ok)
             snprintf(fill, sizeof fill, "%u/%u +%uB", c->packets_held, c->slot_mask + 1u, c->open_bytes);
@@ -274,7 +274,7 @@ static void print_text(struct desc *d, const char *source)
         printf("  %-4s %-14s %10s %10s %10s %9s %8s\n", "id", "name", "bytes", "unread", "written", "dropped",
                "pending");
         for (size_t i = 0; i < m->nlogrings; i++) {
-            const struct emb_dr_logring *l = &m->logrings[i];
+            const struct emb_desc_logring *l = &m->logrings[i];
             if (!l->ok)
                 continue;
             printf("  %-4u %-14s %10u %10u %10u %9u %8u\n", l->context_id, l->name[0] ? l->name : "-",
@@ -286,7 +286,7 @@ static void print_text(struct desc *d, const char *source)
     printf("\n%sMonitors%s (the ones that saw an interval)\n", color(EMB_C_BOLD), color(EMB_C_RESET));
     printf("  %-14s %12s %6s %12s  %s\n", "category", "worst us", "over", "threshold us", "opener");
     for (size_t i = 0; i < m->nmonitors; i++) {
-        const struct emb_dr_monitor *mo = &m->monitors[i];
+        const struct emb_desc_monitor *mo = &m->monitors[i];
         if (!mo->worst && !mo->threshold)
             continue;
         char th[32] = "-";
@@ -300,7 +300,7 @@ static void print_text(struct desc *d, const char *source)
         printf("  %-10s %-6s %-16s %12s %11s %12s %9s\n", "handle", "type", "name", "acquisitions",
                "contentions", "max wait us", "max queue");
         for (size_t i = 0; i < m->nobjects; i++) {
-            const struct emb_dr_object *o = &m->objects[i];
+            const struct emb_desc_object *o = &m->objects[i];
             printf("  0x%08x %-6s %-16s %12" PRIu64 " %11" PRIu64 " %12.3f %9" PRIu64 "\n", o->handle,
                    o->type_name, o->name, stat_of(o->stats, o->nstats, "acquisitions", NULL),
                    stat_of(o->stats, o->nstats, "contentions", NULL),
@@ -327,7 +327,7 @@ static void json_hexv(struct emb_json *j, const char *key, uint64_t v)
     emb_json_string(j, key, b);
 }
 
-static void json_stats(struct emb_json *j, const char *key, const struct emb_dr_stat *s, size_t n)
+static void json_stats(struct emb_json *j, const char *key, const struct emb_desc_stat *s, size_t n)
 {
     emb_json_begin_object(j, key);
     for (size_t i = 0; i < n; i++)
@@ -337,7 +337,7 @@ static void json_stats(struct emb_json *j, const char *key, const struct emb_dr_
 
 static void print_json(struct desc *d, const char *source)
 {
-    const struct emb_dr_model *m = &d->model;
+    const struct emb_desc_model *m = &d->model;
     struct emb_json j;
     char buf[300];
     emb_json_init(&j, stdout, true);
@@ -372,7 +372,7 @@ static void print_json(struct desc *d, const char *source)
     emb_json_uint(&j, "context_capacity", m->context_capacity);
     emb_json_begin_array(&j, "contexts");
     for (size_t i = 0; i < m->ncontexts; i++) {
-        const struct emb_dr_context *c = &m->contexts[i];
+        const struct emb_desc_context *c = &m->contexts[i];
         emb_json_begin_object(&j, NULL);
         emb_json_uint(&j, "index", c->index);
         emb_json_string(&j, "name", c->name);
@@ -402,7 +402,7 @@ static void print_json(struct desc *d, const char *source)
     emb_json_end_array(&j);
     emb_json_begin_array(&j, "monitors");
     for (size_t i = 0; i < m->nmonitors; i++) {
-        const struct emb_dr_monitor *mo = &m->monitors[i];
+        const struct emb_desc_monitor *mo = &m->monitors[i];
         if (!mo->worst && !mo->threshold)
             continue;
         emb_json_begin_object(&j, NULL);
@@ -420,7 +420,7 @@ static void print_json(struct desc *d, const char *source)
     emb_json_end_array(&j);
     emb_json_begin_array(&j, "objects");
     for (size_t i = 0; i < m->nobjects; i++) {
-        const struct emb_dr_object *o = &m->objects[i];
+        const struct emb_desc_object *o = &m->objects[i];
         emb_json_begin_object(&j, NULL);
         json_hexv(&j, "handle", o->handle);
         emb_json_string(&j, "type", o->type_name);
@@ -432,7 +432,7 @@ static void print_json(struct desc *d, const char *source)
     emb_json_bool(&j, "probe_consumer", m->probe_consumer);
     emb_json_begin_array(&j, "log_rings");
     for (size_t i = 0; i < m->nlogrings; i++) {
-        const struct emb_dr_logring *l = &m->logrings[i];
+        const struct emb_desc_logring *l = &m->logrings[i];
         if (!l->ok)
             continue;
         emb_json_begin_object(&j, NULL);
@@ -522,7 +522,7 @@ static int find_descriptor(struct desc *d)
                 emb_elf_path(d->elf));
     if (d->elf && have_bias)
         emb_mem_set_image(d->mem, d->elf, bias);
-    if (emb_dr_find(d->mem, have_sym && have_bias ? sym + bias : 0, SCAN_MAX, &d->image, err, sizeof err) != 0) {
+    if (emb_desc_find(d->mem, have_sym && have_bias ? sym + bias : 0, SCAN_MAX, &d->image, err, sizeof err) != 0) {
         emb_cli_error(CMD, "%s: %s", emb_mem_name(d->mem), err);
         return -1;
     }
@@ -621,7 +621,7 @@ static long dump_trace(struct desc *d, const struct args *a)
     if (!f)
         emb_cli_error_at(CMD, a->dump_trace, -1, "cannot create: %s", strerror(errno));
     else
-        n = emb_dr_dump_trace(d->mem, &d->image, &d->model, cat, f, &d->issues);
+        n = emb_desc_dump_trace(d->mem, &d->image, &d->model, cat, f, &d->issues);
     if (f && emb_cli_close_output(CMD, f, a->dump_trace) != 0)
         n = -1;
     if (own)
@@ -658,7 +658,7 @@ int emb_cmd_desc(int argc, char **argv)
     if (open_source(d, &a, source, sizeof source) != 0 || find_descriptor(d) != 0 ||
         check_descriptor(d) != 0)
         goto out;
-    emb_dr_read(d->mem, &d->image, &d->model, &d->issues);
+    emb_desc_read(d->mem, &d->image, &d->model, &d->issues);
     if (check_identity(d) != 0)
         goto out;
     /* Everything is read before a probe's target goes on: one halt, one image. */
@@ -681,7 +681,7 @@ int emb_cmd_desc(int argc, char **argv)
 out:
     if (d->probe && !d->released)
         emb_probe_detach(d->probe); /* the target runs on whatever went wrong */
-    emb_dr_model_free(&d->model);
+    emb_desc_model_free(&d->model);
     if (d->probe)
         emb_probe_close(d->probe); /* owns the memory source */
     else

@@ -227,8 +227,8 @@ static int cmd_status(const struct args *a)
         emb_json_end(&j);
         return EMB_EXIT_OK;
     }
-    const char *b = emb_cli_color(stdout, EMB_C_BOLD), *r = emb_cli_color(stdout, EMB_C_RESET);
-    const char *warn = emb_cli_color(stdout, EMB_C_YELLOW);
+    const char *b = emb_color_code(stdout, EMB_C_BOLD), *r = emb_color_code(stdout, EMB_C_RESET);
+    const char *warn = emb_color_code(stdout, EMB_C_YELLOW);
     printf("%ssink%s       %s\n", b, r, c.path);
     printf("%scapacity%s   %u events\n", b, r, st.capacity);
     printf("%sheld%s       %u\n", b, r, st.held);
@@ -331,8 +331,8 @@ static void dump_text(const struct emb_svc_event *ev, size_t n, const struct emb
                       struct chain_row *rows, size_t nrows)
 {
     FILE *o = stdout;
-    const char *b = emb_cli_color(o, EMB_C_BOLD), *r = emb_cli_color(o, EMB_C_RESET);
-    const char *dim = emb_cli_color(o, EMB_C_DIM);
+    const char *b = emb_color_code(o, EMB_C_BOLD), *r = emb_color_code(o, EMB_C_RESET);
+    const char *dim = emb_color_code(o, EMB_C_DIM);
     fprintf(o, "%zu events shown of %u held (capacity %u); %llu accepted, %llu dropped\n\n", n,
             st->held, st->capacity, (unsigned long long)st->accepted,
             (unsigned long long)st->dropped);
@@ -344,7 +344,7 @@ static void dump_text(const struct emb_svc_event *ev, size_t n, const struct emb
         emb_events_target(ops, ev[i].peer, ev[i].op, target, sizeof target);
         fprintf(o, "%6u %4us  ", ev[i].seq, ev[i].at_s);
         put_name(o, ev[i].caller, 12);
-        fprintf(o, "  %s%-10s%s  ", emb_cli_color(o, kind_color(ev[i].kind)),
+        fprintf(o, "  %s%-10s%s  ", emb_color_code(o, kind_color(ev[i].kind)),
                 emb_svc_kind_name(ev[i].kind), r);
         put_name(o, target, 28);
         fprintf(o, "  %s", ev[i].kind == EMB_SVC_KIND_REQUEST ? "" : dim);
@@ -359,7 +359,7 @@ static void dump_text(const struct emb_svc_event *ev, size_t n, const struct emb
         put_name(o, rows[k].chain, 50);
         for (unsigned kind = 2; kind <= EMB_SVC_KIND_MAX; kind++)
             if (rows[k].by_kind[kind])
-                fprintf(o, "  %s%u %s%s", emb_cli_color(o, kind_color((uint8_t)kind)),
+                fprintf(o, "  %s%u %s%s", emb_color_code(o, kind_color((uint8_t)kind)),
                         rows[k].by_kind[kind], emb_svc_kind_name((uint8_t)kind), r);
         if (rows[k].by_kind[EMB_SVC_KIND_REQUEST])
             fprintf(o, "  %u outstanding", rows[k].by_kind[EMB_SVC_KIND_REQUEST]);
@@ -515,7 +515,7 @@ static int cmd_metrics(const struct args *a)
             emb_json_end_object(&j);
             emb_json_end(&j);
         } else if (status == EMB_EXIT_OK) {
-            const char *b = emb_cli_color(stdout, EMB_C_BOLD), *r = emb_cli_color(stdout, EMB_C_RESET);
+            const char *b = emb_color_code(stdout, EMB_C_BOLD), *r = emb_color_code(stdout, EMB_C_RESET);
             printf("%s%-12s  %-20s  %20s%s\n", b, "OWNER", "NAME", "VALUE", r);
             for (size_t i = 0; i < count; i++) {
                 put_name(stdout, m[i].owner, 12);
@@ -555,8 +555,8 @@ static int print_logs(const uint8_t *reply, long n, const char *path, bool json,
         uint64_t lost = h.oldest - from - 1;
         if (!json)
             fprintf(stdout, "%s(%llu lines lost before line %llu: the window wrapped)%s\n",
-                    emb_cli_color(stdout, EMB_C_YELLOW), (unsigned long long)lost,
-                    (unsigned long long)h.oldest, emb_cli_color(stdout, EMB_C_RESET));
+                    emb_color_code(stdout, EMB_C_YELLOW), (unsigned long long)lost,
+                    (unsigned long long)h.oldest, emb_color_code(stdout, EMB_C_RESET));
         *printed_gap = true;
     }
     for (uint64_t k = first; p < end; k++) {
@@ -574,8 +574,8 @@ static int print_logs(const uint8_t *reply, long n, const char *path, bool json,
             emb_json_end_object(&j);
             emb_json_end(&j);
         } else {
-            fprintf(stdout, "%s%7llu%s  ", emb_cli_color(stdout, EMB_C_DIM), (unsigned long long)k,
-                    emb_cli_color(stdout, EMB_C_RESET));
+            fprintf(stdout, "%s%7llu%s  ", emb_color_code(stdout, EMB_C_DIM), (unsigned long long)k,
+                    emb_color_code(stdout, EMB_C_RESET));
             char owner[EMB_SVC_NAME_LEN + 1];
             snprintf(owner, sizeof owner, "%.*s", (int)owner_len, (const char *)p);
             put_name(stdout, owner, 12);
@@ -698,12 +698,12 @@ static int parse_args(int argc, char **argv, struct args *a)
             a->follow = true;
             break;
         case OPT_COLOR:
-            mode = emb_cli_parse_color(optarg);
+            mode = emb_color_parse(optarg);
             if (mode < -1) {
                 emb_cli_error(CMD, "--color=%s: expected auto, always or never", optarg);
                 return EMB_EXIT_BAD;
             }
-            emb_cli_set_color(mode);
+            emb_color_set_mode(mode);
             break;
         case 'h':
             help(stdout);

@@ -183,7 +183,7 @@ struct progress {
 
 /* Feeds the importer from a descriptor until end of file, an error, or a stop (*cut set
  * when a signal or the deadline ended it). Returns 0, or -1 after reporting a read error. */
-static int pump(struct emb_rr_import *imp, int fd, const char *name, bool live, double duration,
+static int pump(struct emb_rtems_import *imp, int fd, const char *name, bool live, double duration,
                 struct progress *pr, bool *cut)
 {
     uint8_t buf[65536];
@@ -191,7 +191,7 @@ static int pump(struct emb_rr_import *imp, int fd, const char *name, bool live, 
     for (;;) {
         if (stop)
             *cut = true;
-        if (stop || emb_rr_import_stats(imp)->done)
+        if (stop || emb_rtems_import_stats(imp)->done)
             return 0;
         int timeout = -1;
         if (deadline != 0) {
@@ -214,23 +214,23 @@ static int pump(struct emb_rr_import *imp, int fd, const char *name, bool live, 
         if (n == 0)
             return 0;
         pr->bytes += (uint64_t)n;
-        if (emb_rr_import_feed(imp, buf, (size_t)n) != 0)
+        if (emb_rtems_import_feed(imp, buf, (size_t)n) != 0)
             return 0; /* the error is reported by the caller */
         if (live && pr->bytes >= pr->next) {
             if (pr->bar == NULL)
                 pr->bar = emb_progress_start("items", 0);
-            emb_progress_update(pr->bar, emb_rr_import_stats(imp)->items);
+            emb_progress_update(pr->bar, emb_rtems_import_stats(imp)->items);
             pr->next = pr->bytes + 65536;
         }
     }
 }
 
-static void summary_text(const struct emb_rr_import *imp, const struct args *a)
+static void summary_text(const struct emb_rtems_import *imp, const struct args *a)
 {
-    const struct emb_rr_info *in = emb_rr_import_info(imp);
-    const struct emb_rr_import_stats *s = emb_rr_import_stats(imp);
+    const struct emb_rtems_record_info *in = emb_rtems_import_info(imp);
+    const struct emb_rtems_import_stats *s = emb_rtems_import_stats(imp);
     FILE *o = stdout;
-    const char *b = emb_cli_color(o, EMB_C_BOLD), *r = emb_cli_color(o, EMB_C_RESET);
+    const char *b = emb_color_code(o, EMB_C_BOLD), *r = emb_color_code(o, EMB_C_RESET);
     unsigned cpus = 0;
     for (unsigned i = 0; i < EMB_RR_MAX_CPUS; i++)
         cpus += (in->cpus_seen >> i) & 1u;
@@ -248,7 +248,7 @@ static void summary_text(const struct emb_rr_import *imp, const struct args *a)
     if (s->events > 0)
         fprintf(o, "  time      %.9f s to %.9f s of uptime\n", (double)s->first_ns / 1e9,
                 (double)s->last_ns / 1e9);
-    const char *y = emb_cli_color(o, EMB_C_YELLOW);
+    const char *y = emb_color_code(o, EMB_C_YELLOW);
     if (s->lost)
         fprintf(o, "  %slost%s      %" PRIu64 " items in %" PRIu64 " overflows\n", y, r, s->lost,
                 s->overflows);
@@ -260,11 +260,11 @@ static void summary_text(const struct emb_rr_import *imp, const struct args *a)
                 "best-effort time\n", y, r, s->unreliable);
 }
 
-static void summary_json(const struct emb_rr_import *imp, const struct args *a, const char *error,
+static void summary_json(const struct emb_rtems_import *imp, const struct args *a, const char *error,
                          uint64_t offset)
 {
-    const struct emb_rr_info *in = emb_rr_import_info(imp);
-    const struct emb_rr_import_stats *s = emb_rr_import_stats(imp);
+    const struct emb_rtems_record_info *in = emb_rtems_import_info(imp);
+    const struct emb_rtems_import_stats *s = emb_rtems_import_stats(imp);
     struct emb_json j;
     emb_json_init(&j, stdout, true);
     emb_json_begin_object(&j, NULL);
@@ -300,14 +300,14 @@ static void summary_json(const struct emb_rr_import *imp, const struct args *a, 
     emb_json_end(&j);
 }
 
-static int write_outputs(struct emb_rr_import *imp, const struct args *a)
+static int write_outputs(struct emb_rtems_import *imp, const struct args *a)
 {
     FILE *out = fopen(a->output, "wb");
     if (out == NULL) {
         emb_cli_error_at(CMD, a->output, -1, "cannot create: %s", strerror(errno));
         return -1;
     }
-    int rc = emb_rr_import_write(imp, out);
+    int rc = emb_rtems_import_write(imp, out);
     if (fclose(out) != 0)
         rc = -1;
     if (rc != 0) {
@@ -315,9 +315,9 @@ static int write_outputs(struct emb_rr_import *imp, const struct args *a)
         return -1;
     }
     if (a->catalog_out != NULL) {
-        const struct emb_rr_info *in = emb_rr_import_info(imp);
+        const struct emb_rtems_record_info *in = emb_rtems_import_info(imp);
         size_t len;
-        char *yaml = emb_rr_catalog_yaml(in->table, &len);
+        char *yaml = emb_rtems_record_catalog_yaml(in->table, &len);
         FILE *f = yaml != NULL ? fopen(a->catalog_out, "w") : NULL;
         int bad = f == NULL || fwrite(yaml, 1, len, f) != len;
         if (f != NULL && fclose(f) != 0)
@@ -358,7 +358,7 @@ int emb_cmd_import(int argc, char **argv)
     if (rc != EMB_EXIT_OK)
         return rc < 0 ? EMB_EXIT_OK : rc;
 
-    struct emb_rr_table *table = NULL;
+    struct emb_rtems_record_table *table = NULL;
     if (a.events != NULL) {
         size_t len;
         char *text = read_file(a.events, &len);
@@ -367,22 +367,22 @@ int emb_cmd_import(int argc, char **argv)
             return EMB_EXIT_BAD;
         }
         char err[256];
-        table = emb_rr_table_parse(text, len, 0, err, sizeof err);
+        table = emb_rtems_record_table_parse(text, len, 0, err, sizeof err);
         free(text);
-        struct emb_catalog *cat = table != NULL ? emb_rr_catalog(table, err, sizeof err) : NULL;
+        struct emb_catalog *cat = table != NULL ? emb_rtems_record_catalog(table, err, sizeof err) : NULL;
         if (cat == NULL) {
             emb_cli_error_at(CMD, a.events, -1, table != NULL ? "these event names make no "
                              "catalogue: %s" : "%s", err);
-            emb_rr_table_free(table);
+            emb_rtems_record_table_free(table);
             return EMB_EXIT_BAD;
         }
         emb_catalog_free(cat);
     }
-    struct emb_rr_import_options opt = {.table = table, .keep_control = a.all, .max_items = a.count};
-    struct emb_rr_import *imp = emb_rr_import_new(&opt);
+    struct emb_rtems_import_options opt = {.table = table, .keep_control = a.all, .max_items = a.count};
+    struct emb_rtems_import *imp = emb_rtems_import_new(&opt);
     if (imp == NULL) {
         emb_cli_error(CMD, "out of memory");
-        emb_rr_table_free(table);
+        emb_rtems_record_table_free(table);
         return EMB_EXIT_BAD;
     }
 
@@ -394,8 +394,8 @@ int emb_cmd_import(int argc, char **argv)
         fd = emb_hostio_connect(a.source + 6, 5000, err, sizeof err);
         if (fd < 0) {
             emb_cli_error(CMD, "%s", err);
-            emb_rr_import_free(imp);
-            emb_rr_table_free(table);
+            emb_rtems_import_free(imp);
+            emb_rtems_record_table_free(table);
             return EMB_EXIT_BAD;
         }
         live = true;
@@ -404,8 +404,8 @@ int emb_cmd_import(int argc, char **argv)
         name = "<stdin>";
     } else if ((fd = open(a.source, O_RDONLY | O_CLOEXEC)) < 0) {
         emb_cli_error_at(CMD, a.source, -1, "cannot open: %s", strerror(errno));
-        emb_rr_import_free(imp);
-        emb_rr_table_free(table);
+        emb_rtems_import_free(imp);
+        emb_rtems_record_table_free(table);
         return EMB_EXIT_BAD;
     }
     struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
@@ -425,20 +425,20 @@ int emb_cmd_import(int argc, char **argv)
      * processor without an uptime pair are written (with best-effort times). */
     uint64_t offset = 0;
     if (live && cut)
-        emb_rr_import_stop(imp);
+        emb_rtems_import_stop(imp);
     else
-        emb_rr_import_finish(imp);
-    const char *error = emb_rr_import_error(imp, &offset);
+        emb_rtems_import_finish(imp);
+    const char *error = emb_rtems_import_error(imp, &offset);
     if (error != NULL)
         emb_cli_error_at(CMD, name, (long long)offset, "%s", error);
-    const struct emb_rr_info *in = emb_rr_import_info(imp);
+    const struct emb_rtems_record_info *in = emb_rtems_import_info(imp);
     if (in->version != 0 && !in->table_exact && table == NULL)
         fprintf(stderr, "%s: %s: record version %u: event names are those of version %u; give "
                 "the target's list with --events if they differ\n", CMD, name, in->version,
                 in->table->version);
 
     rc = read_rc != 0 || error != NULL ? EMB_EXIT_BAD : EMB_EXIT_OK;
-    if (emb_rr_import_catalog(imp) != NULL) {
+    if (emb_rtems_import_catalog(imp) != NULL) {
         if (write_outputs(imp, &a) != 0)
             rc = EMB_EXIT_BAD;
         else if (a.capture != NULL && seal(&a) != EMB_EXIT_OK)
@@ -450,7 +450,7 @@ int emb_cmd_import(int argc, char **argv)
     } else if (a.json) {
         summary_json(imp, &a, error, offset);
     }
-    emb_rr_import_free(imp);
-    emb_rr_table_free(table);
+    emb_rtems_import_free(imp);
+    emb_rtems_record_table_free(table);
     return rc;
 }

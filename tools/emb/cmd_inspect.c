@@ -44,8 +44,8 @@ struct stats {
 
 static void gather(const struct emb_trace *t, struct stats *s)
 {
-    const struct emb_cat_event *fs = emb_catalog_find(emb_trace_catalog(t), "frame_start");
-    const struct emb_cat_field *ff = NULL;
+    const struct emb_catalog_event *fs = emb_catalog_find(emb_trace_catalog(t), "frame_start");
+    const struct emb_catalog_field *ff = NULL;
     for (size_t f = 0; fs && f < fs->nfields; f++)
         if (fs->fields[f].meaning == EMB_CAT_MEANING_FRAME)
             ff = &fs->fields[f];
@@ -57,7 +57,7 @@ static void gather(const struct emb_trace *t, struct stats *s)
                 continue;
             s->by_id[r->id]++;
             if (r->ev == fs && ff) {
-                uint32_t v = (uint32_t)emb_cat_field_get_uint(ff, r->payload);
+                uint32_t v = (uint32_t)emb_catalog_field_get_uint(ff, r->payload);
                 if (!s->frames || v < s->first_frame)
                     s->first_frame = v;
                 if (!s->frames || v > s->last_frame)
@@ -74,11 +74,11 @@ static const char *or_none(const char *s) { return s[0] ? s : "(none)"; }
 
 static void print_text(const struct emb_capture *c, const struct stats *s, FILE *out)
 {
-    const struct emb_cap_identity *id = emb_capture_identity(c);
-    const struct emb_cap_window *w = emb_capture_window(c);
+    const struct emb_capture_identity *id = emb_capture_identity(c);
+    const struct emb_capture_window *w = emb_capture_window(c);
     const struct emb_trace *t = emb_capture_trace(c);
     const struct emb_catalog *cat = emb_trace_catalog(t);
-    const char *b = emb_cli_color(out, EMB_C_BOLD), *r = emb_cli_color(out, EMB_C_RESET);
+    const char *b = emb_color_code(out, EMB_C_BOLD), *r = emb_color_code(out, EMB_C_RESET);
     char hex[65];
     fprintf(out, "%semb inspect%s %s: capture v%u, %" PRIu64 " bytes, CRC ok\n", b, r,
             emb_capture_name(c), emb_capture_version(c), emb_capture_size(c));
@@ -107,7 +107,7 @@ static void print_text(const struct emb_capture *c, const struct stats *s, FILE 
     for (unsigned id16 = 0; id16 < 65536; id16++) {
         if (!s->by_id[id16])
             continue;
-        const struct emb_cat_event *ev = emb_catalog_event(cat, (uint16_t)id16);
+        const struct emb_catalog_event *ev = emb_catalog_event(cat, (uint16_t)id16);
         fprintf(out, "  %-20s %10" PRIu64 "\n", ev ? ev->name : "(unknown)", s->by_id[id16]);
     }
     if (s->frames)
@@ -124,7 +124,7 @@ static void print_text(const struct emb_capture *c, const struct stats *s, FILE 
         fprintf(out, "%strace:%s    stream v%u, not sealed: no packet CRCs, not checked (the "
                 "capture's CRC covers it since it was captured)\n", b, r, ti->version);
     size_t n;
-    const struct emb_cap_section *sec = emb_capture_sections(c, &n);
+    const struct emb_capture_section *sec = emb_capture_sections(c, &n);
     fprintf(out, "%ssections:%s", b, r);
     for (size_t i = 0; i < n; i++)
         fprintf(out, "%s %s v%u (%" PRIu64 " bytes)", i ? "," : "", emb_capture_section_name(sec[i].type),
@@ -134,8 +134,8 @@ static void print_text(const struct emb_capture *c, const struct stats *s, FILE 
 
 static void print_json(const struct emb_capture *c, const struct stats *s, FILE *out)
 {
-    const struct emb_cap_identity *id = emb_capture_identity(c);
-    const struct emb_cap_window *w = emb_capture_window(c);
+    const struct emb_capture_identity *id = emb_capture_identity(c);
+    const struct emb_capture_window *w = emb_capture_window(c);
     const struct emb_catalog *cat = emb_trace_catalog(emb_capture_trace(c));
     char hex[65];
     struct emb_json j;
@@ -192,7 +192,7 @@ static void print_json(const struct emb_capture *c, const struct stats *s, FILE 
     for (unsigned id16 = 0; id16 < 65536; id16++) {
         if (!s->by_id[id16])
             continue;
-        const struct emb_cat_event *ev = emb_catalog_event(cat, (uint16_t)id16);
+        const struct emb_catalog_event *ev = emb_catalog_event(cat, (uint16_t)id16);
         char unk[24];
         snprintf(unk, sizeof unk, "0x%04x", id16);
         emb_json_uint(&j, ev ? ev->name : unk, s->by_id[id16]);
@@ -209,7 +209,7 @@ static void print_json(const struct emb_capture *c, const struct stats *s, FILE 
     }
     emb_json_uint(&j, "span_ns", s->span_ns);
     size_t n;
-    const struct emb_cap_section *sec = emb_capture_sections(c, &n);
+    const struct emb_capture_section *sec = emb_capture_sections(c, &n);
     emb_json_begin_array(&j, "sections");
     for (size_t i = 0; i < n; i++) {
         emb_json_begin_object(&j, NULL);

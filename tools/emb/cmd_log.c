@@ -145,7 +145,7 @@ struct held {            /* a record kept for sorting (whole-stream mode) */
 struct state {
     const struct args *a;
     const struct emb_logdb *db;
-    struct emb_logdec *dec;
+    struct emb_log_decoder *dec;
     FILE *out;
     bool origin_set;
     uint64_t origin;     /* ticks printed as time 0 */
@@ -166,7 +166,7 @@ static uint64_t clock_hz(const struct state *s)
 {
     if (s->a->raw)
         return s->a->clock_hz;
-    return emb_logdec_hello(s->dec)->clock_hz;
+    return emb_log_decoder_hello(s->dec)->clock_hz;
 }
 
 /* Time column: seconds since the origin, the wall clock, or ticks when no clock is known. */
@@ -181,7 +181,7 @@ static void format_time(const struct state *s, const struct emb_logrec *r, char 
         snprintf(buf, size, "%" PRIu64 "t", r->ts);
         return;
     }
-    const struct emb_log_hello *h = emb_logdec_hello(s->dec);
+    const struct emb_log_hello *h = emb_log_decoder_hello(s->dec);
     if (s->a->absolute && !s->a->raw && h->clock_offset_ns != 0) {
         long double ns = (long double)r->ts * 1e9L / (long double)hz + (long double)h->clock_offset_ns;
         int64_t wall = (int64_t)ns;
@@ -219,7 +219,7 @@ static void print_text(struct state *s, const struct emb_logrec *r)
     FILE *out = s->out;
     char t[64];
     format_time(s, r, t, sizeof t);
-    const char *dim = emb_cli_color(out, EMB_C_DIM), *reset = emb_cli_color(out, EMB_C_RESET);
+    const char *dim = emb_color_code(out, EMB_C_DIM), *reset = emb_color_code(out, EMB_C_RESET);
     int tw = s->a->absolute ? 30 : 12;
     fprintf(out, "%s%*s%s  %-*s  ", dim, tw, t, reset, s->ctx_width, r->ctx_name);
     if (r->type == EMB_LREC_LOG || r->type == EMB_LREC_HEXDUMP) {
@@ -230,8 +230,8 @@ static void print_text(struct state *s, const struct emb_logrec *r)
                                                                : EMB_C_BLUE;
         char where[300];
         snprintf(where, sizeof where, "%s:%u", site->file, site->line);
-        const char *bold = site->level == EMB_LOG_LEVEL_ERR ? emb_cli_color(out, EMB_C_BOLD) : "";
-        fprintf(out, "%s%s%s%s  %-*s  %s%-*s%s  %s", emb_cli_color(out, lc), bold,
+        const char *bold = site->level == EMB_LOG_LEVEL_ERR ? emb_color_code(out, EMB_C_BOLD) : "";
+        fprintf(out, "%s%s%s%s  %-*s  %s%-*s%s  %s", emb_color_code(out, lc), bold,
                 level_names[site->level <= 4u ? site->level : 0], reset, s->db->module_width,
                 site->module, dim, s->db->where_width, where, reset, bold);
         fwrite(r->text, 1, r->text_len, out);
@@ -242,7 +242,7 @@ static void print_text(struct state *s, const struct emb_logrec *r)
             print_hexdump_lines(out, r->data, r->data_len);
         return;
     }
-    fprintf(out, "%s--%s  ", emb_cli_color(out, EMB_C_MAGENTA), reset);
+    fprintf(out, "%s--%s  ", emb_color_code(out, EMB_C_MAGENTA), reset);
     switch (r->type) {
     case EMB_LREC_DROPPED:
         fprintf(out, "dropped %" PRIu64 " %s\n", r->count, r->count == 1 ? "record" : "records");
@@ -488,7 +488,7 @@ static long long feed_capture(struct state *s, const char *path)
     struct emb_capture *cap = emb_capture_decode_file(path, &opt);
     long long off, rc = -1;
     const char *msg;
-    const struct emb_cap_section *sec;
+    const struct emb_capture_section *sec;
     if (cap == NULL)
         emb_cli_error_at(CMD, path, -1, "out of memory");
     else if (emb_capture_failed(cap, &off, &msg))
@@ -497,7 +497,7 @@ static long long feed_capture(struct state *s, const char *path)
         emb_cli_error_at(CMD, path, -1, "the capture holds no log section");
     else {
         s->base = sec->offset;
-        emb_logdec_feed(s->dec, sec->data, (size_t)sec->length);
+        emb_log_decoder_feed(s->dec, sec->data, (size_t)sec->length);
         rc = (long long)sec->length;
     }
     emb_capture_free(cap);
@@ -570,10 +570,10 @@ int emb_cmd_log(int argc, char **argv)
         emb_logdb_free(db);
         return EMB_EXIT_BAD;
     }
-    struct emb_logdec_options opt = {.db = db, .name = a.stream, .raw = a.raw,
+    struct emb_log_decoder_options opt = {.db = db, .name = a.stream, .raw = a.raw,
                                      .no_build_id_check = a.no_build_id_check,
                                      .record = on_record, .problem = on_problem, .arg = &s};
-    s.dec = emb_logdec_new(&opt);
+    s.dec = emb_log_decoder_new(&opt);
     if (s.dec == NULL) {
         emb_cli_error(CMD, "out of memory");
         return EMB_EXIT_BAD;
@@ -597,16 +597,16 @@ int emb_cmd_log(int argc, char **argv)
         if (n == 0)
             break;
         total += (uint64_t)n;
-        emb_logdec_feed(s.dec, buf, (size_t)n);
-        if (emb_logdec_summary(s.dec)->fatal)
+        emb_log_decoder_feed(s.dec, buf, (size_t)n);
+        if (emb_log_decoder_summary(s.dec)->fatal)
             break;
     }
     if (fd >= 0 && fd != STDIN_FILENO)
         close(fd);
-    emb_logdec_finish(s.dec);
+    emb_log_decoder_finish(s.dec);
     if (!a.follow)
         print_held(&s);
-    const struct emb_logdec_summary *sum = emb_logdec_summary(s.dec);
+    const struct emb_log_decoder_summary *sum = emb_log_decoder_summary(s.dec);
     bool write_failed = fflush(s.out) != 0 || ferror(s.out);
     if (s.out != stdout && fclose(s.out) != 0)
         write_failed = true;
@@ -619,10 +619,10 @@ int emb_cmd_log(int argc, char **argv)
         emb_cli_error(CMD, "out of memory: records were lost from the output");
     if (total == 0u && !refused)
         emb_cli_error_at(CMD, a.stream, 0, "empty stream: nothing to decode");
-    else if (!refused && !sum->fatal && sum->records == 0u && !a.raw && !emb_logdec_hello(s.dec)->seen)
+    else if (!refused && !sum->fatal && sum->records == 0u && !a.raw && !emb_log_decoder_hello(s.dec)->seen)
         emb_cli_error_at(CMD, a.stream, 0, "no log frame found: not a log stream");
     bool bad = sum->fatal || sum->errors > 0u || total == 0u || s.oom || write_failed ||
-               (!a.raw && !emb_logdec_hello(s.dec)->seen);
+               (!a.raw && !emb_log_decoder_hello(s.dec)->seen);
     if (sum->dropped + sum->pending > 0u)
         fprintf(stderr, "%s: %s: %" PRIu64 " records decoded, %" PRIu64 " dropped on the target\n",
                 CMD, a.stream, sum->records, sum->dropped + sum->pending);
@@ -630,7 +630,7 @@ int emb_cmd_log(int argc, char **argv)
     if (marked)
         fprintf(stderr, "%s: %s: %" PRIu64 " records with a conversion the log cannot reproduce, "
                 "marked <...> in their text\n", CMD, a.stream, sum->marked);
-    emb_logdec_free(s.dec);
+    emb_log_decoder_free(s.dec);
     emb_logdb_free(db);
     return bad ? EMB_EXIT_BAD : marked ? EMB_EXIT_FINDINGS : EMB_EXIT_OK;
 }

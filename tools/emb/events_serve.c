@@ -1,7 +1,7 @@
 /* `emb events serve`: the sink daemon. Two sockets: the intake, an AF_UNIX datagram socket
  * whose other end is the capability emitters inherit, and the query socket, an AF_UNIX
  * SOCK_SEQPACKET socket at a path, answering one reply per query. The logic is
- * tools/lib/events_sink.c; this file moves bytes and never trusts them. */
+ * tools/lib/events/events_sink.c; this file moves bytes and never trusts them. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

@@ -1,0 +1,513 @@
+/* Following the rings of a live target through its descriptor (desc_read.h): trace
+ * packets by the snapshot reader's rules (docs/formats/trace.md), log ring bytes by the
+ * consumer's (docs/formats/log.md), poll after poll. */
+#define _GNU_SOURCE
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <emb/log_format.h>
+#include <emb/trace_format.h>
+#include <emb/wire.h>
+
+#include "desc_read.h"
+#include "desc_read_internal.h"
+
+struct outbuf {
+    uint8_t *data;
+    size_t len, cap;
+    bool oom;
+};
+
+static uint8_t *out_grow(struct outbuf *o, size_t n)
+{
+    if (o->oom)
+        return NULL;
+    if (o->len + n > o->cap) {
+        size_t cap = o->cap ? o->cap : 65536;
+        while (cap < o->len + n)
+            cap *= 2;
+        uint8_t *p = realloc(o->data, cap);
+        if (!p) {
+            o->oom = true;
+            return NULL;
+        }
+        o->data = p;
+        o->cap = cap;
+    }
+    uint8_t *at = o->data + o->len;
+    o->len += n;
+    return at;
+}
+
+static emb_status out_write(void *arg, const uint8_t *bytes, uint32_t len)
+{
+    uint8_t *dst = out_grow(arg, len);
+    if (!dst)
+        return EMB_E_NOSPACE;
+    memcpy(dst, bytes, len);
+    return EMB_OK;
+}
+
+/* Where the follower is in one trace ring. */
+struct tring {
+    const struct emb_desc_context *c;
+    bool started;
+    uint32_t next;            /* position of the next packet to take */
+    uint32_t discarded;       /* the ring's count at the last poll */
+    uint32_t write_pos;       /* at the last poll */
+};
+
+/* Where it is in one log ring. */
+struct lring {
+    const struct emb_desc_logring *l;
+    bool started, announced;
+    uint32_t next;            /* position of the next byte to take */
+    uint32_t write_pos, dropped, pending;
+    uint8_t *image;           /* mask + 1 + slack bytes, laid out as the ring */
+};
+
+struct emb_desc_follow {
+    const struct emb_desc_image *d;
+    const struct emb_desc_model *md;
+    const struct emb_catalog *cat;
+    bool consume;
+    struct tring *t;
+    size_t nt;
+    struct lring *l;
+    size_t nl;
+    struct outbuf packets;
+    struct outbuf log;
+    uint8_t *scratch;         /* the largest trace ring's bytes */
+    uint8_t *commits;
+    struct emb_desc_follow_stats st;
+};
+
+struct emb_desc_follow *emb_desc_follow_new(const struct emb_desc_image *d, const struct emb_desc_model *md,
+                                        const struct emb_desc_follow_options *o)
+{
+    struct emb_desc_follow *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->d = d;
+    f->md = md;
+    f->cat = o && o->cat ? o->cat : emb_catalog_builtin();
+    f->consume = o && o->consume;
+    f->t = calloc(md->ncontexts + 1, sizeof *f->t);
+    f->l = calloc(md->nlogrings + 1, sizeof *f->l);
+    if (!f->t || !f->l) {
+        emb_desc_follow_free(f);
+        return NULL;
+    }
+    uint64_t biggest = 0, slots = 0;
+    for (size_t i = 0; i < md->ncontexts; i++) {
+        const struct emb_desc_context *c = &md->contexts[i];
+        if (!c->ring || !c->ring_ok)
+            continue;
+        f->t[f->nt++].c = c;
+        if ((uint64_t)c->buf_mask + 1u > biggest)
+            biggest = (uint64_t)c->buf_mask + 1u;
+        if ((uint64_t)c->slot_mask + 1u > slots)
+            slots = (uint64_t)c->slot_mask + 1u;
+    }
+    f->scratch = malloc(biggest ? biggest : 1);
+    f->commits = malloc(slots ? 4 * slots : 4);
+    for (size_t i = 0; i < md->nlogrings; i++) {
+        const struct emb_desc_logring *l = &md->logrings[i];
+        if (!l->ok)
+            continue;
+        struct lring *lr = &f->l[f->nl++];
+        lr->l = l;
+        lr->image = calloc((size_t)l->mask + 1u + md->log_slack, 1);
+        if (!lr->image) {
+            emb_desc_follow_free(f);
+            return NULL;
+        }
+    }
+    if (!f->scratch || !f->commits) {
+        emb_desc_follow_free(f);
+        return NULL;
+    }
+    if (f->nl > 0) {
+        const struct emb_log_hello_info h = {
+            .clock_hz = md->clock_hz,
+            .clock_offset_ns = md->clock_offset_ns,
+            .id_bytes = (uint8_t)md->log_id_bytes,
+            .ts_bytes = (uint8_t)md->log_ts_bytes,
+            .ptr_bytes = (uint8_t)d->ptr_size,
+            .build_id = md->build_id,
+            .build_id_len = (uint8_t)md->build_id_len,
+            .port = md->port,
+        };
+        uint8_t hello[EMB_LOG_HELLO_SIZE];
+        emb_log_encode_hello(hello, &h);
+        struct emb_frame_encoder enc;
+        emb_frame_encode_begin(&enc, out_write, &f->log, EMB_FRAME_CH_LOG);
+        emb_frame_encode_put(&enc, hello, sizeof hello);
+        emb_frame_encode_end(&enc);
+    }
+    return f;
+}
+
+void emb_desc_follow_free(struct emb_desc_follow *f)
+{
+    if (!f)
+        return;
+    for (size_t i = 0; i < f->nl; i++)
+        free(f->l[i].image);
+    free(f->t);
+    free(f->l);
+    free(f->packets.data);
+    free(f->log.data);
+    free(f->scratch);
+    free(f->commits);
+    free(f);
+}
+
+const struct emb_desc_follow_stats *emb_desc_follow_stats(const struct emb_desc_follow *f)
+{
+    return &f->st;
+}
+
+/* ---- Trace rings ---- */
+
+static bool read_u32(struct emb_mem *m, const struct emb_desc_image *d, uint64_t addr, uint32_t *v)
+{
+    uint8_t b[4];
+    if (emb_mem_read(m, addr, b, 4) != 4)
+        return false;
+    *v = (uint32_t)get_uint(b, 4, d->little);
+    return true;
+}
+
+static bool write_u32(struct emb_mem *m, const struct emb_desc_image *d, uint64_t addr, uint32_t v)
+{
+    uint8_t b[4];
+    put_uint(b, 4, d->little, v);
+    return emb_mem_write(m, addr, b, 4) == 0;
+}
+
+/* The committed bytes of the use of a slot that starts at `start` (docs/formats/trace.md). */
+static uint32_t committed(const struct emb_desc_context *c, const uint8_t *commits, bool little, uint32_t start)
+{
+    uint32_t round = (start - c->base_pos) >> (c->packet_shift + c->slot_shift);
+    uint32_t mask = 0xFFFFFFFFu >> c->slot_shift;
+    uint32_t slot = (start >> c->packet_shift) & c->slot_mask;
+    uint32_t v = (uint32_t)get_uint(commits + 4u * slot, 4, little);
+    return (v - (round << c->packet_shift)) & mask;
+}
+
+/* timestamp_end of an open packet: its last event's time, walking the events with the
+ * catalogue's sizes (all events share the high word of the packet's timestamp_begin). */
+static uint64_t last_event_ts(const uint8_t *pkt, uint32_t used, const struct emb_catalog *cat)
+{
+    uint64_t begin = emb_get_le64(pkt + EMB_PKT_OFF_TS_BEGIN), last = begin;
+    for (uint32_t off = EMB_PKT_HEADER_SIZE; off + EMB_EVT_HEADER_SIZE <= used;) {
+        const struct emb_catalog_event *ev = cat ? emb_catalog_event(cat, emb_get_le16(pkt + off + EMB_EVT_OFF_ID)) : NULL;
+        if (!ev || ev->size == 0 || off + ev->size > used)
+            return used == off ? last : (begin | 0xFFFFFFFFu);
+        last = (begin & ~0xFFFFFFFFull) | emb_get_le32(pkt + off + EMB_EVT_OFF_TS);
+        off += ev->size;
+    }
+    return last;
+}
+
+/* Reads ring bytes [from, to) (positions, to - from at most the ring) into the scratch. */
+static bool read_positions(struct emb_mem *m, const struct emb_desc_context *c, uint8_t *scratch,
+                           uint32_t from, uint32_t to)
+{
+    uint32_t n = to - from, off = from & c->buf_mask, first = c->buf_mask + 1u - off;
+    if (first > n)
+        first = n;
+    return emb_mem_read(m, c->buf + off, scratch + off, first) == first &&
+           (n == first || emb_mem_read(m, c->buf, scratch, n - first) == n - first);
+}
+
+/* One ring, one poll: positions, then commits, then bytes, then the position again; a
+ * packet complete in the commits whose slot the position has not reached again was
+ * copied whole (a halted target cannot move, a running one may). */
+static int poll_ring(struct emb_desc_follow *f, struct tring *tr, struct emb_mem *m,
+                     struct emb_desc_issues *is, bool last)
+{
+    const struct emb_desc_context *c = tr->c;
+    const struct emb_desc_image_section *s = emb_desc_image_section(f->d, EMB_DESC_RINGS);
+    const uint32_t p = f->md->packet_size, ring_bytes = c->buf_mask + 1u, slots = c->slot_mask + 1u;
+    uint32_t w1, w2, read_pos = 0, filled = 0, discarded = tr->discarded;
+    struct field wp = field_of(s->w[RG_F_WRITE_POS]), rp = field_of(s->w[RG_F_READ_POS]);
+    struct field fl = field_of(s->w[RG_F_FILLED]), df = field_of(s->w[RG_F_DISCARDED]);
+    if (!read_u32(m, f->d, c->ring + wp.off, &w1) || !read_u32(m, f->d, c->ring + rp.off, &read_pos) ||
+        !read_u32(m, f->d, c->ring + fl.off, &filled) ||
+        emb_mem_read(m, c->commit, f->commits, 4u * slots) != 4u * slots) {
+        emb__dr_issue(is, "context %u (%s): ring unreadable", c->index, c->name);
+        return -1;
+    }
+    uint32_t open_start = w1 & ~(p - 1u), off = w1 & (p - 1u);
+    uint32_t keep = off ? slots - 1u : slots;
+    uint32_t held = filled ? keep : (open_start - c->base_pos) >> c->packet_shift;
+    if (held > keep)
+        held = keep;
+    uint32_t oldest = open_start - held * p;
+    if (!tr->started) {
+        /* A consumer starts where the last one stopped; a reader, at the oldest packet. */
+        tr->next = f->consume && f->md->trace_mode == 2u ? read_pos : oldest;
+        if ((uint32_t)(open_start - tr->next) > ring_bytes || (tr->next & (p - 1u)) != 0)
+            tr->next = oldest;
+        tr->started = true;
+    }
+    if ((uint32_t)(open_start - tr->next) > (uint32_t)(open_start - oldest)) {
+        f->st.packets_lost += (oldest - tr->next) / p;
+        tr->next = oldest;
+    }
+    /* The complete packets from `next` on, stopping at the first one still being written. */
+    uint32_t end = tr->next;
+    while (end != open_start && committed(c, f->commits, f->d->little, end) == p)
+        end += p;
+    bool take_open = last && end == open_start && off > EMB_PKT_HEADER_SIZE &&
+                     committed(c, f->commits, f->d->little, open_start) == off;
+    uint32_t upto = take_open ? open_start + off : end;
+    /* The ring's count before the copy: what it says was overwritten before any packet
+     * copied now (the target's readers do the same, emb_trace_packet_raise_discarded). */
+    read_u32(m, f->d, c->ring + df.off, &discarded);
+    if (upto != tr->next && !read_positions(m, c, f->scratch, tr->next, upto)) {
+        emb__dr_issue(is, "context %u (%s): ring contents unreadable", c->index, c->name);
+        return -1;
+    }
+    if (!read_u32(m, f->d, c->ring + wp.off, &w2))
+        w2 = w1;
+    for (uint32_t start = tr->next; start != end; start += p) {
+        if ((uint32_t)(w2 - start) > ring_bytes) {
+            f->st.packets_lost++; /* reused while it was copied */
+            continue;
+        }
+        uint8_t *dst = out_grow(&f->packets, p);
+        if (!dst)
+            return -1;
+        memcpy(dst, f->scratch + (start & c->buf_mask), p);
+        if (f->md->trace_mode != 1u /* a window never overwrites */ &&
+            (int32_t)(discarded - emb_get_le32(dst + EMB_PKT_OFF_DISCARDED)) > 0)
+            emb_put_le32(dst + EMB_PKT_OFF_DISCARDED, discarded);
+        f->st.packets++;
+    }
+    tr->next = end;
+    if (take_open && (uint32_t)(w2 - open_start) <= ring_bytes) {
+        uint8_t *dst = out_grow(&f->packets, p);
+        if (!dst)
+            return -1;
+        memcpy(dst, f->scratch + (open_start & c->buf_mask), off);
+        memset(dst + off, 0, p - off);
+        emb_put_le64(dst + EMB_PKT_OFF_TS_END, last_event_ts(dst, off, f->cat));
+        emb_put_le32(dst + EMB_PKT_OFF_CONTENT_SIZE, off * 8u);
+        emb_put_le32(dst + EMB_PKT_OFF_DISCARDED, discarded);
+        f->st.packets++;
+    }
+    /* Free what was taken: a streaming ring's producers wait for nobody but this. */
+    if (f->consume && f->md->trace_mode == 2u && (uint32_t)(tr->next - read_pos) <= ring_bytes &&
+        tr->next != read_pos) {
+        if (!write_u32(m, f->d, c->ring + rp.off, tr->next)) {
+            emb__dr_issue(is, "context %u (%s): cannot write the ring's read position", c->index, c->name);
+            return -1;
+        }
+        f->st.released++;
+    }
+    tr->discarded = discarded;
+    tr->write_pos = w2;
+    return 0;
+}
+
+/* ---- Log rings ---- */
+
+/* The ring's fields this poll needs, read afresh. */
+static bool read_log_state(struct emb_desc_follow *f, struct emb_mem *m, const struct emb_desc_logring *l,
+                           struct emb_desc_logring *now)
+{
+    const struct emb_desc_image_section *s = emb_desc_image_section(f->d, EMB_DESC_LOG);
+    static const unsigned which[] = {LG_F_WRITE_POS, LG_F_COMMITTED, LG_F_READ_POS, LG_F_SPILL_POS,
+                                     LG_F_SPILL, LG_F_DROPPED, LG_F_PENDING, LG_F_DRAINING};
+    uint32_t v[8];
+    for (size_t i = 0; i < 8; i++) {
+        struct field fd = field_of(s->w[which[i]]);
+        uint8_t b[8] = {0};
+        if (fd.size == 0 || fd.size > 8 || emb_mem_read(m, l->addr + fd.off, b, fd.size) != fd.size)
+            return false;
+        v[i] = (uint32_t)get_uint(b, fd.size, f->d->little);
+    }
+    *now = *l;
+    now->write_pos = v[0];
+    now->committed = v[1];
+    now->read_pos = v[2];
+    now->spill_pos = v[3];
+    now->spill = v[4];
+    now->dropped = v[5];
+    now->pending = v[6];
+    now->draining = v[7];
+    return now->spill <= f->md->log_slack && (uint32_t)(now->write_pos - now->read_pos) <= now->mask + 1u;
+}
+
+/* Reads ring positions [from, to) into the image, at the offsets the ring keeps them: the
+ * record that crossed the end at spill_pos from the slack. */
+static bool read_log_bytes(struct emb_mem *m, const struct emb_desc_logring *now, uint8_t *image,
+                           uint32_t from, uint32_t to)
+{
+    while (from != to) {
+        uint32_t off, n;
+        if (from - now->spill_pos < now->spill) {
+            off = now->mask + 1u + (from - now->spill_pos);
+            n = now->spill - (from - now->spill_pos);
+        } else {
+            off = from & now->mask;
+            n = now->mask + 1u - off;
+            if (now->spill != 0u && now->spill_pos - from < n)
+                n = now->spill_pos - from;
+        }
+        if (n > to - from)
+            n = to - from;
+        if (emb_mem_read(m, now->buf + off, image + off, n) != n)
+            return false;
+        from += n;
+    }
+    return true;
+}
+
+static int poll_log(struct emb_desc_follow *f, struct lring *lr, struct emb_mem *m, struct emb_desc_issues *is,
+                    bool last)
+{
+    const struct emb_desc_image_section *s = emb_desc_image_section(f->d, EMB_DESC_LOG);
+    struct emb_desc_logring now;
+    if (!read_log_state(f, m, lr->l, &now)) {
+        emb__dr_issue(is, "log ring %u (%s): unreadable or inconsistent", lr->l->index, lr->l->name);
+        return -1;
+    }
+    lr->dropped = now.dropped;
+    lr->pending = now.pending;
+    lr->write_pos = now.write_pos;
+    if (!lr->started) {
+        lr->next = now.read_pos;
+        lr->started = true;
+    }
+    const uint32_t size = now.mask + 1u;
+    if ((uint32_t)(now.write_pos - lr->next) > size) {
+        /* Overwritten before we came back (the target drains it too, faster than us). */
+        f->st.log_lost += now.read_pos - lr->next;
+        lr->next = now.read_pos;
+    }
+    /* committed equal to the write position: no record is half-written (log.md). */
+    if (now.committed != now.write_pos || now.draining) {
+        f->st.log_busy++;
+        if (last)
+            emb__dr_issue(is, "log ring %u (%s): a record was being written when the target stopped: "
+                          "%u bytes not taken", lr->l->index, lr->l->name, now.write_pos - lr->next);
+        return 0;
+    }
+    if (now.write_pos != lr->next) {
+        if (!read_log_bytes(m, &now, lr->image, lr->next, now.write_pos)) {
+            emb__dr_issue(is, "log ring %u (%s): its bytes are unreadable", lr->l->index, lr->l->name);
+            return -1;
+        }
+        if (!lr->announced) {
+            uint8_t ctx[EMB_LOG_CTX_SIZE];
+            emb_log_encode_context(ctx, now.context_id, (uint8_t)now.context_kind, now.name);
+            struct emb_frame_encoder enc;
+            emb_frame_encode_begin(&enc, out_write, &f->log, EMB_FRAME_CH_LOG);
+            emb_frame_encode_put(&enc, ctx, sizeof ctx);
+            emb_frame_encode_end(&enc);
+            lr->announced = true;
+        }
+        const struct emb_log_ring_image img = {lr->image, now.mask, now.spill_pos, now.spill};
+        emb_log_write_ring_data(out_write, &f->log, now.context_id, &img, lr->next, now.write_pos, 1024u);
+        f->st.log_bytes += now.write_pos - lr->next;
+        lr->next = now.write_pos;
+    }
+    if (f->consume && now.read_pos != lr->next) {
+        if (!write_u32(m, f->d, lr->l->addr + field_of(s->w[LG_F_READ_POS]).off, lr->next)) {
+            emb__dr_issue(is, "log ring %u (%s): cannot write its read position", lr->l->index, lr->l->name);
+            return -1;
+        }
+        f->st.released++;
+    }
+    return 0;
+}
+
+/* ---- Polls ---- */
+
+static int poll(struct emb_desc_follow *f, struct emb_mem *m, struct emb_desc_issues *is, bool last)
+{
+    int rc = -1;
+    for (size_t i = 0; i < f->nt; i++)
+        if (poll_ring(f, &f->t[i], m, is, last) == 0)
+            rc = 0;
+    for (size_t i = 0; i < f->nl; i++)
+        if (poll_log(f, &f->l[i], m, is, last) == 0)
+            rc = 0;
+    f->st.polls++;
+    return f->nt + f->nl == 0 ? 0 : rc;
+}
+
+int emb_desc_follow_poll(struct emb_desc_follow *f, struct emb_mem *m, struct emb_desc_issues *is)
+{
+    return poll(f, m, is, false);
+}
+
+int emb_desc_follow_finish(struct emb_desc_follow *f, struct emb_mem *m, struct emb_desc_issues *is)
+{
+    int rc = poll(f, m, is, true);
+    for (size_t i = 0; i < f->nl; i++) {
+        const struct lring *lr = &f->l[i];
+        if (!lr->started)
+            continue;
+        uint8_t stats[EMB_LOG_STATS_SIZE];
+        emb_log_encode_stats(stats, lr->l->context_id, lr->dropped, lr->pending, lr->write_pos);
+        struct emb_frame_encoder enc;
+        emb_frame_encode_begin(&enc, out_write, &f->log, EMB_FRAME_CH_LOG);
+        emb_frame_encode_put(&enc, stats, sizeof stats);
+        emb_frame_encode_end(&enc);
+    }
+    return rc;
+}
+
+const uint8_t *emb_desc_follow_log(const struct emb_desc_follow *f, size_t *len)
+{
+    *len = f->log.len;
+    return f->nl && !f->log.oom ? f->log.data : NULL;
+}
+
+uint8_t *emb_desc_follow_trace(struct emb_desc_follow *f, size_t *len)
+{
+    const struct emb_desc_model *md = f->md;
+    struct emb_tsf_context *table = calloc(f->nt + 1, sizeof *table);
+    static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS) + EMB_TSF_EXT_MAX];
+    if (!table || f->packets.oom) {
+        free(table);
+        return NULL;
+    }
+    uint16_t n = 0;
+    for (size_t i = 0; i < f->nt && n < EMB_TSF_MAX_CONTEXTS; i++) {
+        const struct tring *tr = &f->t[i];
+        table[n++] = (struct emb_tsf_context){
+            .id = tr->c->context_id, .kind = tr->c->context_kind, .discarded = tr->discarded,
+            .packets = (tr->write_pos - tr->c->base_pos + md->packet_size - 1u) >> tr->c->packet_shift,
+            .name = tr->c->name};
+    }
+    struct emb_tsf_info info = {
+        .catalog_checksum = md->catalog_checksum,
+        .packet_size = md->packet_size,
+        .clock_hz = md->clock_hz,
+        .clock_offset_ns = md->clock_offset_ns,
+        .build_id = md->build_id,
+        .build_id_len = (uint8_t)(md->build_id_len > EMB_TSF_BUILD_ID_MAX ? EMB_TSF_BUILD_ID_MAX : md->build_id_len),
+        .pointer_size = (uint8_t)f->d->ptr_size,
+        .port = md->port,
+        .ring_packets = md->ring_packets,
+    };
+    memcpy(info.uuid, md->uuid, 16);
+    size_t hlen = emb_tsf_encode_header(header, sizeof header, &info, table, n);
+    free(table);
+    uint8_t *out = hlen ? malloc(hlen + f->packets.len + 1) : NULL;
+    if (!out)
+        return NULL;
+    memcpy(out, header, hlen);
+    if (f->packets.len)
+        memcpy(out + hlen, f->packets.data, f->packets.len);
+    *len = hlen + f->packets.len;
+    return out;
+}

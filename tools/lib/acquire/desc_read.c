@@ -1,0 +1,820 @@
+/* The generic descriptor reader (docs/formats/descriptor.md). */
+#define _GNU_SOURCE
+
+#include "desc_read.h"
+#include "desc_read_internal.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <emb/trace_format.h>
+#include <emb/wire.h>
+
+#define HEADER_FIXED 16u
+
+void emb__dr_issue(struct emb_desc_issues *is, const char *fmt, ...)
+{
+    if (!is)
+        return;
+    if (is->n < sizeof is->msg / sizeof is->msg[0]) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(is->msg[is->n++], sizeof is->msg[0], fmt, ap);
+        va_end(ap);
+    }
+    is->total++;
+}
+
+/* ---- The descriptor ---- */
+
+int emb_desc_parse(const uint8_t *b, size_t len, uint64_t addr, struct emb_desc_image *d, char *err,
+                 size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    if (len < HEADER_FIXED || memcmp(b, "EMBD", 4) != 0) {
+        snprintf(err, errlen, "0x%" PRIx64 ": no \"EMBD\" descriptor there", addr);
+        return -1;
+    }
+    if (b[4] != EMB_DESC_LITTLE_ENDIAN && b[4] != EMB_DESC_BIG_ENDIAN) {
+        snprintf(err, errlen, "0x%" PRIx64 ": descriptor byte order %u unknown", addr, b[4]);
+        return -1;
+    }
+    d->little = b[4] == EMB_DESC_LITTLE_ENDIAN;
+    d->ptr_size = b[5];
+    if (d->ptr_size != 4 && d->ptr_size != 8) {
+        snprintf(err, errlen, "0x%" PRIx64 ": descriptor pointer size %u (4 or 8)", addr, b[5]);
+        return -1;
+    }
+    d->version = (unsigned)get_uint(b + 6, 2, d->little);
+    d->length = (uint32_t)get_uint(b + 8, 4, d->little);
+    d->section_count = (uint32_t)get_uint(b + 12, 4, d->little);
+    d->addr = addr;
+    unsigned w = d->ptr_size;
+    size_t first = HEADER_FIXED + w; /* the self word, then sections */
+    if (d->version == 0 || d->length < first || d->length > len) {
+        snprintf(err, errlen, "0x%" PRIx64 ": descriptor version %u, length %u: %s", addr, d->version,
+                 d->length, d->version == 0 ? "version 0 is not a descriptor" : "length out of range");
+        return -1;
+    }
+    uint64_t self = get_uint(b + HEADER_FIXED, w, d->little);
+    if (self != addr) {
+        snprintf(err, errlen, "0x%" PRIx64 ": descriptor says it is at 0x%" PRIx64, addr, self);
+        return -1;
+    }
+    size_t off = first;
+    for (uint32_t s = 0; s < d->section_count && s < EMB_DR_MAX_SECTIONS; s++) {
+        if (off + 2u * w > d->length) {
+            snprintf(err, errlen, "0x%" PRIx64 ": section %u runs past the descriptor's %u bytes", addr,
+                     s, d->length);
+            return -1;
+        }
+        uint64_t tag = get_uint(b + off, w, d->little);
+        uint64_t words = get_uint(b + off + w, w, d->little);
+        off += 2u * w;
+        if (words > (d->length - off) / w) {
+            snprintf(err, errlen, "0x%" PRIx64 ": section %u claims %" PRIu64 " words, past the end",
+                     addr + off, s, words);
+            return -1;
+        }
+        struct emb_desc_image_section *sec = &d->sections[d->nsections++];
+        sec->kind = (unsigned)(tag & 0xFFFFu);
+        sec->version = (unsigned)((tag >> 16) & 0xFFFFu);
+        sec->words = (uint32_t)words;
+        for (uint64_t i = 0; i < words && i < EMB_DR_MAX_WORDS; i++)
+            sec->w[i] = get_uint(b + off + i * w, w, d->little);
+        off += (size_t)words * w;
+    }
+    return 0;
+}
+
+const struct emb_desc_image_section *emb_desc_image_section(const struct emb_desc_image *d, unsigned kind)
+{
+    for (size_t i = 0; i < d->nsections; i++)
+        if (d->sections[i].kind == kind)
+            return &d->sections[i];
+    return NULL;
+}
+
+bool emb_desc_word(const struct emb_desc_image *d, unsigned kind, unsigned i, uint64_t *out)
+{
+    const struct emb_desc_image_section *s = emb_desc_image_section(d, kind);
+    if (!s || i >= s->words || i >= EMB_DR_MAX_WORDS)
+        return false;
+    *out = s->w[i];
+    return true;
+}
+
+#define MAX_DESC_BYTES 65536u
+
+static int try_at(struct emb_mem *m, uint64_t addr, struct emb_desc_image *d, char *err, size_t errlen)
+{
+    static uint8_t buf[MAX_DESC_BYTES];
+    size_t got = emb_mem_read(m, addr, buf, HEADER_FIXED);
+    if (got < HEADER_FIXED) {
+        snprintf(err, errlen, "0x%" PRIx64 ": cannot read the descriptor there", addr);
+        return -1;
+    }
+    uint32_t length = (uint32_t)get_uint(buf + 8, 4, buf[4] == EMB_DESC_LITTLE_ENDIAN);
+    if (length > MAX_DESC_BYTES)
+        length = MAX_DESC_BYTES;
+    if (length > HEADER_FIXED)
+        got += emb_mem_read(m, addr + HEADER_FIXED, buf + HEADER_FIXED, length - HEADER_FIXED);
+    return emb_desc_parse(buf, got, addr, d, err, errlen);
+}
+
+struct scan_ctx {
+    struct emb_mem *m;
+    struct emb_desc_image *d;
+    char *err;
+    size_t errlen;
+    unsigned tried;
+};
+
+static int scan_hit(void *arg, uint64_t addr)
+{
+    struct scan_ctx *s = arg;
+    s->tried++;
+    return try_at(s->m, addr, s->d, s->err, s->errlen) == 0 ? 1 : s->tried >= 1000 ? -1 : 0;
+}
+
+int emb_desc_find(struct emb_mem *m, uint64_t symbol_addr, uint64_t scan_max, struct emb_desc_image *d,
+                char *err, size_t errlen)
+{
+    if (symbol_addr && try_at(m, symbol_addr, d, err, errlen) == 0)
+        return 0;
+    if (scan_max == 0)
+        return -1;
+    static const uint8_t magic[4] = {'E', 'M', 'B', 'D'};
+    char last[256] = "";
+    struct scan_ctx s = {m, d, last, sizeof last, 0};
+    int rc = emb_mem_scan(m, magic, 4, scan_max, scan_hit, &s);
+    if (rc == 1)
+        return 0;
+    if (s.tried)
+        snprintf(err, errlen, "no valid descriptor: %u \"EMBD\" found, none valid (last: %s)", s.tried, last);
+    else
+        snprintf(err, errlen, "no \"EMBD\" descriptor in %s", emb_mem_name(m));
+    return -1;
+}
+
+/* ---- Reading what it points at ---- */
+
+struct rd {
+    struct emb_mem *m;
+    const struct emb_desc_image *d;
+    struct emb_desc_issues *is;
+};
+
+/* A structure a pointer read from the target leads to must lie in the image's RAM (when
+ * the source knows it: a probe). Anything else is refused, said once per pointer. */
+static bool in_ram(struct rd *r, uint64_t addr, uint64_t len, const char *what)
+{
+    if (emb_mem_in_ram(r->m, addr, len))
+        return true;
+    char regions[512];
+    emb__dr_issue(r->is, "%s at 0x%" PRIx64 " (%" PRIu64 " bytes) lies outside the image's RAM: refused "
+                  "(RAM: %s)", what, addr, len, emb_mem_ram_text(r->m, regions, sizeof regions));
+    return false;
+}
+
+static bool read_full(struct rd *r, uint64_t addr, void *buf, size_t len)
+{
+    return addr != 0 && emb_mem_read(r->m, addr, buf, len) == len;
+}
+
+static bool read_uint(struct rd *r, uint64_t addr, unsigned size, uint64_t *v)
+{
+    uint8_t b[8];
+    if (size == 0 || size > 8 || !read_full(r, addr, b, size))
+        return false;
+    *v = get_uint(b, size, r->d->little);
+    return true;
+}
+
+static bool read_word(struct rd *r, uint64_t addr, uint64_t *v)
+{
+    return read_uint(r, addr, r->d->ptr_size, v);
+}
+
+static uint64_t word_or(const struct emb_desc_image *d, unsigned kind, unsigned i, uint64_t dflt)
+{
+    uint64_t v;
+    return emb_desc_word(d, kind, i, &v) ? v : dflt;
+}
+
+/* A u32 (or other size) variable the word points at. */
+static bool deref(struct rd *r, unsigned kind, unsigned i, unsigned size, uint64_t *v)
+{
+    uint64_t p;
+    return emb_desc_word(r->d, kind, i, &p) && read_uint(r, p, size, v);
+}
+
+static void read_string(struct rd *r, uint64_t ptr, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (!ptr)
+        return;
+    size_t got = emb_mem_read(r->m, ptr, out, cap - 1);
+    out[got] = '\0';
+    for (size_t i = 0; i < got; i++)
+        if ((unsigned char)out[i] < 0x20 || (unsigned char)out[i] >= 0x7F)
+            out[i] = out[i] == '\0' ? '\0' : '?';
+}
+
+/* Value of a field inside a structure read into buf[0..len); false when it does not fit. */
+static bool field_value(const struct rd *r, const uint8_t *buf, size_t len, uint64_t w, uint64_t *v)
+{
+    struct field f = field_of(w);
+    if (f.size == 0 || f.off + f.size > len)
+        return false;
+    if (f.type == EMB_DESC_U64_PAIR && f.size == 8) {
+        *v = get_uint(buf + f.off, 4, r->d->little) | get_uint(buf + f.off + 4, 4, r->d->little) << 32;
+        return true;
+    }
+    if (f.size > 8)
+        return false;
+    *v = get_uint(buf + f.off, f.size, r->d->little);
+    if (f.type == EMB_DESC_SIGNED && f.size < 8 && (*v >> (8 * f.size - 1)) & 1u)
+        *v |= ~0ull << (8 * f.size);
+    return true;
+}
+
+static uint64_t fv(const struct rd *r, const uint8_t *buf, size_t len, uint64_t w)
+{
+    uint64_t v = 0;
+    field_value(r, buf, len, w, &v);
+    return v;
+}
+
+static void field_text(const uint8_t *buf, size_t len, uint64_t w, char *out, size_t cap)
+{
+    struct field f = field_of(w);
+    out[0] = '\0';
+    if (f.size == 0 || f.off + f.size > len)
+        return;
+    size_t n = f.size < cap - 1 ? f.size : cap - 1;
+    size_t i = 0;
+    for (; i < n && buf[f.off + i]; i++)
+        out[i] = buf[f.off + i] >= 0x20 && buf[f.off + i] < 0x7F ? (char)buf[f.off + i] : '?';
+    out[i] = '\0';
+}
+
+/* The extent a set of field words needs: every offset + size. */
+static uint32_t extent(const uint64_t *words, size_t n)
+{
+    uint32_t end = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct field f = field_of(words[i]);
+        if (f.off + f.size > end)
+            end = f.off + f.size;
+    }
+    return end;
+}
+
+/* A named-field table: pairs of (name pointer, field word). */
+static size_t read_named_fields(struct rd *r, uint64_t table, uint64_t count, const uint8_t *block,
+                                size_t block_len, struct emb_desc_stat *out, const char *what)
+{
+    size_t n = 0;
+    if (count > EMB_DR_MAX_FIELDS) {
+        emb__dr_issue(r->is, "%s: %" PRIu64 " statistics fields, reading the first %u", what, count,
+              EMB_DR_MAX_FIELDS);
+        count = EMB_DR_MAX_FIELDS;
+    }
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t name, w;
+        if (!read_word(r, table + i * 2u * r->d->ptr_size, &name) ||
+            !read_word(r, table + (i * 2u + 1u) * r->d->ptr_size, &w))
+            break;
+        if (field_of(w).off + field_of(w).size > block_len) {
+            emb__dr_issue(r->is, "%s: field %" PRIu64 " lies outside its block", what, i);
+            continue;
+        }
+        read_string(r, name, out[n].name, sizeof out[n].name);
+        field_value(r, block, block_len, w, &out[n].value);
+        n++;
+    }
+    return n;
+}
+
+static void read_identity(struct rd *r, struct emb_desc_model *md)
+{
+    uint64_t v;
+    md->config_hash = (uint32_t)word_or(r->d, EMB_DESC_IDENTITY, ID_HASH, 0);
+    md->lib_version = (uint32_t)word_or(r->d, EMB_DESC_IDENTITY, ID_LIBVER, 0);
+    md->catalog_checksum = (uint32_t)word_or(r->d, EMB_DESC_IDENTITY, ID_CATALOG, 0);
+    read_string(r, word_or(r->d, EMB_DESC_IDENTITY, ID_PORT, 0), md->port, sizeof md->port);
+    read_string(r, word_or(r->d, EMB_DESC_IDENTITY, ID_PROFILE, 0), md->profile, sizeof md->profile);
+    if (deref(r, EMB_DESC_IDENTITY, ID_BUILD_ID_LEN, 4, &v) && v <= sizeof md->build_id &&
+        read_full(r, word_or(r->d, EMB_DESC_IDENTITY, ID_BUILD_ID, 0), md->build_id, (size_t)v))
+        md->build_id_len = (uint32_t)v;
+    md->ready = deref(r, EMB_DESC_IDENTITY, ID_READY, 4, &v) && v == 1;
+    if (deref(r, EMB_DESC_IDENTITY, ID_CLOCK_HZ, 8, &v))
+        md->clock_hz = v;
+    if (deref(r, EMB_DESC_IDENTITY, ID_CLOCK_OFFSET, 8, &v))
+        md->clock_offset_ns = (int64_t)v;
+    md->packet_size = (uint32_t)word_or(r->d, EMB_DESC_RINGS, RG_PACKET_SIZE, 0);
+    if (deref(r, EMB_DESC_RINGS, RG_RING_PACKETS, 4, &v))
+        md->ring_packets = (uint32_t)v;
+    if (deref(r, EMB_DESC_RINGS, RG_CLASS_MASK, 4, &v))
+        md->class_mask = (uint32_t)v;
+    if (deref(r, EMB_DESC_RINGS, RG_MODE, 4, &v))
+        md->trace_mode = (uint32_t)v;
+    read_full(r, word_or(r->d, EMB_DESC_RINGS, RG_UUID, 0), md->uuid, sizeof md->uuid);
+    md->unclaimed = word_or(r->d, EMB_DESC_RINGS, RG_UNCLAIMED, 0);
+    if (deref(r, EMB_DESC_RINGS, RG_CONSUMER, 4, &v))
+        md->probe_consumer = v == 1;
+    md->elf_machine = (uint32_t)word_or(r->d, EMB_DESC_ARCH, AR_MACHINE, 0);
+    md->fault_layout = (uint32_t)word_or(r->d, EMB_DESC_ARCH, AR_LAYOUT, 0);
+    md->status_count = (uint32_t)word_or(r->d, EMB_DESC_ARCH, AR_STATUS, 0);
+    md->gpr_count = (uint32_t)word_or(r->d, EMB_DESC_ARCH, AR_GPRS, 0);
+    const struct emb_desc_image_section *log = emb_desc_image_section(r->d, EMB_DESC_LOG);
+    md->has_log = log != NULL;
+    md->log_version = log ? log->version : 0;
+    md->log_words = log ? log->words : 0;
+}
+
+/* Names from an array of string pointers. */
+static void name_from(struct rd *r, uint64_t array, uint64_t count, uint64_t i, char *out, size_t cap)
+{
+    uint64_t p;
+    out[0] = '\0';
+    if (i < count && count <= 4096 && read_word(r, array + i * r->d->ptr_size, &p))
+        read_string(r, p, out, cap);
+}
+
+static bool is_pow2(uint64_t v)
+{
+    return v && !(v & (v - 1));
+}
+
+static void read_ring(struct rd *r, struct emb_desc_model *md, struct emb_desc_context *c)
+{
+    const struct emb_desc_image_section *s = emb_desc_image_section(r->d, EMB_DESC_RINGS);
+    if (!s || s->words <= RG_F_NAME || c->ring == 0 || c->ring == md->unclaimed) {
+        c->ring = 0;
+        return;
+    }
+    const uint64_t *f = &s->w[RG_F_WRITE_POS];
+    uint32_t size = extent(f, RG_F_NAME - RG_F_WRITE_POS + 1);
+    uint8_t buf[4096];
+    if (size > sizeof buf) {
+        emb__dr_issue(r->is, "ring fields span %u bytes: not a ring layout", size);
+        return;
+    }
+    char what[48];
+    snprintf(what, sizeof what, "context %u: its ring", c->index);
+    if (!in_ram(r, c->ring, size, what)) {
+        c->ring = 0;
+        return;
+    }
+    if (!read_full(r, c->ring, buf, size)) {
+        emb__dr_issue(r->is, "context %u: ring at 0x%" PRIx64 " unreadable", c->index, c->ring);
+        return;
+    }
+    c->write_pos = (uint32_t)fv(r, buf, size, s->w[RG_F_WRITE_POS]);
+    c->context_id = (uint16_t)fv(r, buf, size, s->w[RG_F_CONTEXT_ID]);
+    c->buf = fv(r, buf, size, s->w[RG_F_BUF]);
+    c->commit = fv(r, buf, size, s->w[RG_F_COMMIT]);
+    c->buf_mask = (uint32_t)fv(r, buf, size, s->w[RG_F_BUF_MASK]);
+    c->slot_mask = (uint32_t)fv(r, buf, size, s->w[RG_F_SLOT_MASK]);
+    c->packet_shift = (uint8_t)fv(r, buf, size, s->w[RG_F_PACKET_SHIFT]);
+    c->slot_shift = (uint8_t)fv(r, buf, size, s->w[RG_F_SLOT_SHIFT]);
+    c->context_kind = (uint16_t)fv(r, buf, size, s->w[RG_F_CONTEXT_KIND]);
+    c->discarded = (uint32_t)fv(r, buf, size, s->w[RG_F_DISCARDED]);
+    c->base_pos = (uint32_t)fv(r, buf, size, s->w[RG_F_BASE_POS]);
+    c->filled = (uint32_t)fv(r, buf, size, s->w[RG_F_FILLED]);
+    c->read_pos = (uint32_t)fv(r, buf, size, s->w[RG_F_READ_POS]);
+    field_text(buf, size, s->w[RG_F_NAME], c->name, sizeof c->name);
+    uint64_t bytes = (uint64_t)c->buf_mask + 1u;
+    uint32_t p = md->packet_size;
+    c->ring_ok = is_pow2(p) && p >= 128 && c->packet_shift < 32 && (1ull << c->packet_shift) == p &&
+                 is_pow2(bytes) && bytes <= EMB_DR_MAX_RING_BYTES && bytes >= 2ull * p &&
+                 (uint64_t)c->slot_mask + 1u == bytes / p && c->slot_shift < 32 &&
+                 (1ull << c->slot_shift) == (uint64_t)c->slot_mask + 1u && c->buf && c->commit;
+    if (!c->ring_ok) {
+        emb__dr_issue(r->is, "context %u: ring at 0x%" PRIx64 " is inconsistent (%" PRIu64
+              " bytes, packet shift %u, %u slots): not read", c->index, c->ring, bytes,
+              c->packet_shift, c->slot_mask + 1u);
+        return;
+    }
+    snprintf(what, sizeof what, "context %u: its ring's buffer", c->index);
+    c->ring_ok = in_ram(r, c->buf, bytes, what);
+    snprintf(what, sizeof what, "context %u: its ring's commit counts", c->index);
+    c->ring_ok = c->ring_ok && in_ram(r, c->commit, 4ull * (c->slot_mask + 1u), what);
+    if (!c->ring_ok)
+        return;
+    uint32_t open_start = c->write_pos & ~(p - 1u);
+    uint32_t slots = c->slot_mask + 1u;
+    c->open_bytes = c->write_pos & (p - 1u);
+    c->packets_opened = (c->write_pos - c->base_pos + p - 1u) >> c->packet_shift;
+    uint32_t keep = c->open_bytes ? slots - 1u : slots;
+    uint32_t held = c->filled ? keep : (open_start - c->base_pos) >> c->packet_shift;
+    c->packets_held = held > keep ? keep : held;
+}
+
+/* Stack used: the painted bytes still untouched from the low end tell the high-water. */
+static void read_stack(struct rd *r, struct emb_desc_context *c)
+{
+    if (c->stack_painted > c->stack_size || c->stack_painted > (64u << 20)) {
+        emb__dr_issue(r->is, "context %u: %u painted stack bytes of %u (at most 64 MiB): not read", c->index,
+              c->stack_painted, c->stack_size);
+        return;
+    }
+    if (c->stack_painted == 0 || c->state != EMB_CONTEXT_LIVE)
+        return;
+    char what[48];
+    snprintf(what, sizeof what, "context %u: its painted stack", c->index);
+    if (!in_ram(r, c->stack_low, c->stack_painted, what))
+        return;
+    uint8_t *buf = malloc(c->stack_painted);
+    if (!buf)
+        return;
+    size_t got = emb_mem_read(r->m, c->stack_low, buf, c->stack_painted);
+    uint8_t paint = (uint8_t)word_or(r->d, EMB_DESC_CONTEXTS, CX_PAINT, EMB_STACK_PAINT);
+    size_t untouched = 0;
+    while (untouched < got && buf[untouched] == paint)
+        untouched++;
+    if (got == c->stack_painted)
+        c->stack_used = c->stack_size - (uint32_t)untouched;
+    free(buf);
+}
+
+/* A registry table: base (through a pointer variable), stride, capacity, count. */
+struct table {
+    uint64_t base;
+    uint32_t stride, capacity, count;
+    uint32_t need; /* bytes of an entry the fields cover: what is read of each */
+};
+
+static bool read_table(struct rd *r, unsigned kind, unsigned i_table, unsigned i_stride, unsigned i_cap,
+                       unsigned i_count, uint32_t need, uint32_t max, struct table *t, const char *what)
+{
+    uint64_t v;
+    memset(t, 0, sizeof *t);
+    uint64_t table_ptr;
+    if (!emb_desc_word(r->d, kind, i_table, &table_ptr) || !table_ptr)
+        return false;
+    if (!read_word(r, table_ptr, &t->base)) {
+        emb__dr_issue(r->is, "%s: the table pointer at 0x%" PRIx64 " is unreadable", what, table_ptr);
+        return false;
+    }
+    if (t->base == 0)
+        return false; /* not set up yet */
+    if (!deref(r, kind, i_stride, 4, &v) || v < need || v > 65536) {
+        emb__dr_issue(r->is, "%s: entry stride %" PRIu64 " is out of range (%u to 65536)", what, v, need);
+        return false;
+    }
+    t->stride = (uint32_t)v;
+    t->need = need;
+    if (!deref(r, kind, i_cap, 4, &v))
+        return false;
+    t->capacity = (uint32_t)(v > max ? max : v);
+    if (v > max)
+        emb__dr_issue(r->is, "%s: capacity %" PRIu64 " is absurd, reading at most %u", what, v, max);
+    if (!deref(r, kind, i_count, 4, &v))
+        return false;
+    if (v > t->capacity) {
+        emb__dr_issue(r->is, "%s: %" PRIu64 " entries in a table of %u, reading %u", what, v, t->capacity,
+              t->capacity);
+        v = t->capacity;
+    }
+    t->count = (uint32_t)v;
+    if (t->base + (uint64_t)t->stride * t->count < t->base) {
+        emb__dr_issue(r->is, "%s: table at 0x%" PRIx64 " wraps around the address space", what, t->base);
+        return false;
+    }
+    char table[48];
+    snprintf(table, sizeof table, "%s: the table", what);
+    return in_ram(r, t->base, (uint64_t)t->stride * (t->count ? t->count : 1u), table);
+}
+
+static void read_contexts(struct rd *r, struct emb_desc_model *md)
+{
+    const struct emb_desc_image_section *s = emb_desc_image_section(r->d, EMB_DESC_CONTEXTS);
+    if (!s || s->words <= CX_STATS_COUNT)
+        return;
+    uint64_t fields[] = {s->w[CX_F_RING], s->w[CX_F_STATE], s->w[CX_F_OS_ID], s->w[CX_F_STACK_LOW],
+                         s->w[CX_F_STACK_SIZE], s->w[CX_F_STACK_PAINTED], s->w[CX_F_ENTRY], s->w[CX_F_STATS]};
+    struct table t;
+    if (!read_table(r, EMB_DESC_CONTEXTS, CX_TABLE, CX_STRIDE, CX_CAPACITY, CX_COUNT,
+                    extent(fields, sizeof fields / sizeof fields[0]), EMB_DR_MAX_CONTEXTS, &t, "contexts"))
+        return;
+    md->context_capacity = t.capacity;
+    md->contexts = calloc(t.count ? t.count : 1, sizeof *md->contexts);
+    uint8_t *entry = malloc(t.need);
+    if (!md->contexts || !entry) {
+        free(entry);
+        return;
+    }
+    uint64_t names = word_or(r->d, EMB_DESC_TYPES, TY_STATE_NAMES, 0);
+    uint64_t nnames = word_or(r->d, EMB_DESC_TYPES, TY_STATE_COUNT, 0);
+    struct field stats = field_of(s->w[CX_F_STATS]);
+    for (uint32_t i = 0; i < t.count && !emb_mem_budget_spent(r->m); i++) {
+        uint64_t at = t.base + (uint64_t)i * t.stride;
+        if (!read_full(r, at, entry, t.need)) {
+            emb__dr_issue(r->is, "context %u: entry at 0x%" PRIx64 " unreadable", i, at);
+            continue;
+        }
+        struct emb_desc_context *c = &md->contexts[md->ncontexts];
+        memset(c, 0, sizeof *c);
+        c->index = i;
+        c->entry_addr = at;
+        c->state = (uint32_t)fv(r, entry, t.need, s->w[CX_F_STATE]);
+        if (c->state == EMB_CONTEXT_FREE)
+            continue;
+        name_from(r, names, nnames, c->state, c->state_name, sizeof c->state_name);
+        if (!c->state_name[0])
+            snprintf(c->state_name, sizeof c->state_name, "state %u", c->state);
+        c->os_id = (int32_t)fv(r, entry, t.need, s->w[CX_F_OS_ID]);
+        c->ring = fv(r, entry, t.need, s->w[CX_F_RING]);
+        c->stack_low = fv(r, entry, t.need, s->w[CX_F_STACK_LOW]);
+        c->stack_size = (uint32_t)fv(r, entry, t.need, s->w[CX_F_STACK_SIZE]);
+        c->stack_painted = (uint32_t)fv(r, entry, t.need, s->w[CX_F_STACK_PAINTED]);
+        c->entry = fv(r, entry, t.need, s->w[CX_F_ENTRY]);
+        if (stats.off + stats.size <= t.need)
+            c->nstats = read_named_fields(r, s->w[CX_STATS_FIELDS], s->w[CX_STATS_COUNT], entry + stats.off,
+                                          stats.size, c->stats, "thread statistics");
+        for (size_t k = 0; k < c->nstats; k++)
+            if (!strcmp(c->stats[k].name, "stack_high_water"))
+                c->stack_used = (uint32_t)c->stats[k].value;
+        read_stack(r, c);
+        read_ring(r, md, c);
+        if (!c->name[0])
+            snprintf(c->name, sizeof c->name, "ctx %u", i);
+        md->ncontexts++;
+    }
+    free(entry);
+}
+
+static void read_monitors(struct rd *r, struct emb_desc_model *md)
+{
+    const struct emb_desc_image_section *s = emb_desc_image_section(r->d, EMB_DESC_MONITORS);
+    if (!s || s->words <= MO_ISR_FIRST || !s->w[MO_BLOCKS])
+        return;
+    uint64_t count = s->w[MO_COUNT], stride = s->w[MO_STRIDE];
+    uint32_t need = extent(&s->w[MO_F_WORST], MO_F_ACTION - MO_F_WORST + 1);
+    if (count > EMB_DR_MAX_MONITORS || stride < need || stride > 1024) {
+        emb__dr_issue(r->is, "monitors: %" PRIu64 " blocks of %" PRIu64 " bytes: out of range", count, stride);
+        return;
+    }
+    if (!in_ram(r, s->w[MO_BLOCKS], count * stride, "the monitor blocks"))
+        return;
+    uint8_t *blocks = malloc(count * stride + 1);
+    md->monitors = calloc(count + 1, sizeof *md->monitors);
+    if (!blocks || !md->monitors || !read_full(r, s->w[MO_BLOCKS], blocks, count * stride)) {
+        if (blocks && md->monitors)
+            emb__dr_issue(r->is, "monitors: blocks at 0x%" PRIx64 " unreadable", s->w[MO_BLOCKS]);
+        free(blocks);
+        return;
+    }
+    for (uint64_t i = 0; i < count; i++) {
+        const uint8_t *b = blocks + i * stride;
+        struct emb_desc_monitor *mo = &md->monitors[md->nmonitors++];
+        mo->category = (uint32_t)i;
+        mo->worst = (uint32_t)fv(r, b, stride, s->w[MO_F_WORST]);
+        mo->pc = fv(r, b, stride, s->w[MO_F_PC]);
+        mo->threshold = (uint32_t)fv(r, b, stride, s->w[MO_F_THRESHOLD]);
+        mo->over = (uint32_t)fv(r, b, stride, s->w[MO_F_OVER]);
+        mo->action = (uint32_t)fv(r, b, stride, s->w[MO_F_ACTION]);
+        if (i >= s->w[MO_ISR_FIRST])
+            snprintf(mo->name, sizeof mo->name, "isr %" PRIu64, i - s->w[MO_ISR_FIRST]);
+        else
+            name_from(r, s->w[MO_NAMES], s->w[MO_NAME_COUNT], i, mo->name, sizeof mo->name);
+    }
+    free(blocks);
+}
+
+static void read_objects(struct rd *r, struct emb_desc_model *md)
+{
+    const struct emb_desc_image_section *s = emb_desc_image_section(r->d, EMB_DESC_STATS);
+    if (!s || s->words <= ST_OBJ_FIELD_COUNT)
+        return;
+    uint64_t fields[] = {s->w[ST_F_HANDLE], s->w[ST_F_TYPE], s->w[ST_F_NAME], s->w[ST_F_STATE], s->w[ST_F_STATS]};
+    struct table t;
+    if (!read_table(r, EMB_DESC_STATS, ST_OBJECTS, ST_OBJ_STRIDE, ST_OBJ_CAPACITY, ST_OBJ_COUNT,
+                    extent(fields, 5), EMB_DR_MAX_OBJECTS, &t, "objects"))
+        return;
+    md->objects = calloc(t.count ? t.count : 1, sizeof *md->objects);
+    uint8_t *entry = malloc(t.need);
+    if (!md->objects || !entry) {
+        free(entry);
+        return;
+    }
+    struct field stats = field_of(s->w[ST_F_STATS]);
+    for (uint32_t i = 0; i < t.count && !emb_mem_budget_spent(r->m); i++) {
+        if (!read_full(r, t.base + (uint64_t)i * t.stride, entry, t.need))
+            continue;
+        if (fv(r, entry, t.need, s->w[ST_F_STATE]) != 1)
+            continue;
+        struct emb_desc_object *o = &md->objects[md->nobjects++];
+        o->handle = (uint32_t)fv(r, entry, t.need, s->w[ST_F_HANDLE]);
+        o->type = (uint16_t)fv(r, entry, t.need, s->w[ST_F_TYPE]);
+        field_text(entry, t.need, s->w[ST_F_NAME], o->name, sizeof o->name);
+        name_from(r, word_or(r->d, EMB_DESC_TYPES, TY_OBJ_NAMES, 0),
+                  word_or(r->d, EMB_DESC_TYPES, TY_OBJ_COUNT, 0), o->type, o->type_name, sizeof o->type_name);
+        if (stats.off + stats.size <= t.need)
+            o->nstats = read_named_fields(r, s->w[ST_OBJ_FIELDS], s->w[ST_OBJ_FIELD_COUNT],
+                                          entry + stats.off, stats.size, o->stats, "object statistics");
+    }
+    free(entry);
+}
+
+static void read_cpu(struct rd *r, struct emb_desc_model *md)
+{
+    const struct emb_desc_image_section *s = emb_desc_image_section(r->d, EMB_DESC_STATS);
+    if (!s || s->words <= ST_CPU_COUNT || !s->w[ST_CPU] || !s->w[ST_CPU_FIELDS])
+        return;
+    uint8_t block[256];
+    if (!read_full(r, s->w[ST_CPU], block, sizeof block)) {
+        /* A smaller block near the end of a region: read what the fields need. */
+        memset(block, 0, sizeof block);
+        if (!read_full(r, s->w[ST_CPU], block, 64))
+            return;
+    }
+    md->ncpu = read_named_fields(r, s->w[ST_CPU_FIELDS], s->w[ST_CPU_COUNT], block, sizeof block, md->cpu,
+                                 "CPU statistics");
+}
+
+static void read_crash(struct rd *r, struct emb_desc_model *md)
+{
+    uint64_t v, area;
+    if (deref(r, EMB_DESC_CRASH, CR_RECORD, r->d->ptr_size, &area) && area &&
+        deref(r, EMB_DESC_CRASH, CR_CAP, 4, &v)) {
+        md->crash_cap = (uint32_t)(v > 65535 ? 65535 : v);
+        if (!in_ram(r, area, md->crash_cap, "the crash record area"))
+            return;
+        md->has_crash = true;
+        md->crash_area = area;
+        md->crash_version = (uint32_t)word_or(r->d, EMB_DESC_CRASH, CR_VERSION, 0);
+        if (deref(r, EMB_DESC_CRASH, CR_FOUND, 4, &v))
+            md->crash_found = (uint32_t)v;
+        if (deref(r, EMB_DESC_CRASH, CR_FOUND_LENGTH, 4, &v))
+            md->crash_found_length = (uint32_t)v;
+        /* The region may not be in the image (a core leaves shared file mappings out):
+         * then the record is not shown, which is no fault of the image. */
+        md->crash_bytes = malloc(md->crash_cap ? md->crash_cap : 1);
+        if (md->crash_bytes && !read_full(r, area, md->crash_bytes, md->crash_cap)) {
+            free(md->crash_bytes);
+            md->crash_bytes = NULL;
+        }
+    }
+    if (deref(r, EMB_DESC_MINI, MI_RING, r->d->ptr_size, &area) && area) {
+        md->has_mini = true;
+        md->mini_area = area;
+        md->mini_entries = (uint32_t)word_or(r->d, EMB_DESC_MINI, MI_ENTRIES, 0);
+        md->mini_entry_size = (uint32_t)word_or(r->d, EMB_DESC_MINI, MI_ENTRY_SIZE, 0);
+        if (md->mini_entries > 1024 || md->mini_entry_size != 32) {
+            emb__dr_issue(r->is, "mini-record ring: %u entries of %u bytes: out of range", md->mini_entries,
+                  md->mini_entry_size);
+            md->mini_entries = 0;
+            return;
+        }
+        md->mini_bytes = malloc((size_t)md->mini_entries * 32 + 1);
+        if (md->mini_bytes && !read_full(r, area, md->mini_bytes, (size_t)md->mini_entries * 32)) {
+            free(md->mini_bytes);
+            md->mini_bytes = NULL;
+        }
+    }
+}
+
+/* The log rings (section 5, version 1): an array of ring addresses, each a struct whose
+ * fields the section describes. */
+static void read_logring(struct rd *r, const struct emb_desc_image_section *s, struct emb_desc_model *md,
+                         struct emb_desc_logring *l)
+{
+    const uint64_t *f = &s->w[LG_F_WRITE_POS];
+    uint32_t size = extent(f, LG_F_NAME - LG_F_WRITE_POS + 1);
+    uint8_t buf[4096];
+    char what[48];
+    snprintf(what, sizeof what, "log ring %u", l->index);
+    if (size > sizeof buf) {
+        emb__dr_issue(r->is, "log ring fields span %u bytes: not a ring layout", size);
+        return;
+    }
+    if (!in_ram(r, l->addr, size, what))
+        return;
+    if (!read_full(r, l->addr, buf, size)) {
+        emb__dr_issue(r->is, "log ring %u at 0x%" PRIx64 " unreadable", l->index, l->addr);
+        return;
+    }
+    l->write_pos = (uint32_t)fv(r, buf, size, s->w[LG_F_WRITE_POS]);
+    l->committed = (uint32_t)fv(r, buf, size, s->w[LG_F_COMMITTED]);
+    l->read_pos = (uint32_t)fv(r, buf, size, s->w[LG_F_READ_POS]);
+    l->buf = fv(r, buf, size, s->w[LG_F_BUF]);
+    l->mask = (uint32_t)fv(r, buf, size, s->w[LG_F_MASK]);
+    l->spill_pos = (uint32_t)fv(r, buf, size, s->w[LG_F_SPILL_POS]);
+    l->spill = (uint32_t)fv(r, buf, size, s->w[LG_F_SPILL]);
+    l->dropped = (uint32_t)fv(r, buf, size, s->w[LG_F_DROPPED]);
+    l->pending = (uint32_t)fv(r, buf, size, s->w[LG_F_PENDING]);
+    l->draining = (uint32_t)fv(r, buf, size, s->w[LG_F_DRAINING]);
+    l->context_id = (uint16_t)fv(r, buf, size, s->w[LG_F_CONTEXT_ID]);
+    l->context_kind = (uint16_t)fv(r, buf, size, s->w[LG_F_CONTEXT_KIND]);
+    field_text(buf, size, s->w[LG_F_NAME], l->name, sizeof l->name);
+    uint64_t bytes = (uint64_t)l->mask + 1u;
+    l->ok = is_pow2(bytes) && bytes >= 256u && bytes <= EMB_DR_MAX_RING_BYTES && l->buf &&
+            l->spill <= md->log_slack && (uint32_t)(l->write_pos - l->read_pos) <= bytes &&
+            (uint32_t)(l->committed - l->read_pos) <= (uint32_t)(l->write_pos - l->read_pos);
+    if (!l->ok) {
+        emb__dr_issue(r->is, "log ring %u at 0x%" PRIx64 " is inconsistent (%" PRIu64 " bytes, positions %u"
+                      " written, %u committed, %u read, %u spilled): not read", l->index, l->addr,
+                      bytes, l->write_pos, l->committed, l->read_pos, l->spill);
+        return;
+    }
+    snprintf(what, sizeof what, "log ring %u: its buffer", l->index);
+    l->ok = in_ram(r, l->buf, bytes + md->log_slack, what);
+}
+
+static void read_log(struct rd *r, struct emb_desc_model *md)
+{
+    const struct emb_desc_image_section *s = emb_desc_image_section(r->d, EMB_DESC_LOG);
+    uint64_t array, count;
+    if (!s || s->version < 1 || s->words <= LG_F_NAME)
+        return;
+    md->log_id_bytes = (uint32_t)s->w[LG_ID_BYTES];
+    md->log_ts_bytes = (uint32_t)s->w[LG_TS_BYTES];
+    md->log_slack = (uint32_t)s->w[LG_SLACK];
+    if ((md->log_id_bytes != 2 && md->log_id_bytes != 4) || (md->log_ts_bytes != 0 && md->log_ts_bytes != 4) ||
+        md->log_slack > EMB_DR_MAX_LOG_SLACK) {
+        emb__dr_issue(r->is, "log section: %u-byte ids, %u-byte timestamps, %u bytes of slack: not a log layout",
+                      md->log_id_bytes, md->log_ts_bytes, md->log_slack);
+        return;
+    }
+    if (!read_word(r, s->w[LG_RINGS], &array) || !deref(r, EMB_DESC_LOG, LG_COUNT, 4, &count) || !array ||
+        !count)
+        return; /* no log ring (yet) */
+    if (count > EMB_DR_MAX_LOG_RINGS) {
+        emb__dr_issue(r->is, "log section: %" PRIu64 " rings, reading %u", count, EMB_DR_MAX_LOG_RINGS);
+        count = EMB_DR_MAX_LOG_RINGS;
+    }
+    if (!in_ram(r, array, count * r->d->ptr_size, "the log ring array"))
+        return;
+    md->logrings = calloc(count, sizeof *md->logrings);
+    if (!md->logrings)
+        return;
+    for (uint64_t i = 0; i < count && !emb_mem_budget_spent(r->m); i++) {
+        struct emb_desc_logring *l = &md->logrings[md->nlogrings];
+        memset(l, 0, sizeof *l);
+        l->index = (uint32_t)i;
+        if (!read_word(r, array + i * r->d->ptr_size, &l->addr) || !l->addr)
+            continue;
+        read_logring(r, s, md, l);
+        md->nlogrings++;
+    }
+}
+
+int emb_desc_read(struct emb_mem *m, const struct emb_desc_image *d, struct emb_desc_model *md,
+                struct emb_desc_issues *issues)
+{
+    memset(md, 0, sizeof *md);
+    struct rd r = {m, d, issues};
+    read_identity(&r, md);
+    if (!md->ready)
+        emb__dr_issue(issues, "the registry is not filled in: the library has not started (or the image is not live)");
+    read_contexts(&r, md);
+    read_monitors(&r, md);
+    read_objects(&r, md);
+    read_cpu(&r, md);
+    read_crash(&r, md);
+    read_log(&r, md);
+    if (emb_mem_budget_spent(m))
+        emb__dr_issue(issues, "stopped: the read budget is spent (a hostile or huge image)");
+    return 0;
+}
+
+void emb_desc_model_free(struct emb_desc_model *md)
+{
+    free(md->contexts);
+    free(md->monitors);
+    free(md->objects);
+    free(md->crash_bytes);
+    free(md->mini_bytes);
+    free(md->logrings);
+    memset(md, 0, sizeof *md);
+}
+
+/* ---- Pulling the rings out ---- */
+
+long emb_desc_dump_trace(struct emb_mem *m, const struct emb_desc_image *d, const struct emb_desc_model *md,
+                       const struct emb_catalog *cat, FILE *out, struct emb_desc_issues *issues)
+{
+    const struct emb_desc_follow_options o = {.cat = cat};
+    struct emb_desc_follow *f = emb_desc_follow_new(d, md, &o);
+    if (!f) {
+        emb__dr_issue(issues, "out of memory");
+        return -1;
+    }
+    emb_desc_follow_finish(f, m, issues);
+    size_t len = 0;
+    uint8_t *trace = emb_desc_follow_trace(f, &len);
+    long count = (long)emb_desc_follow_stats(f)->packets;
+    if (!trace || fwrite(trace, 1, len, out) != len) {
+        emb__dr_issue(issues, "cannot write the trace");
+        count = -1;
+    }
+    free(trace);
+    emb_desc_follow_free(f);
+    return count;
+}
