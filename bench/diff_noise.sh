@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The false-alarm rate of emb diff's significance rules on jitter-only pairs: PAIRS
 # (default 100) independent pairs of two runs of one configuration of the corpus
-# workload (tests/tools/diff_workload.c: the real library on the native port, three
+# workload (tests/lib/diff/diff_workload.c: the real library on the native port, three
 # threads, frames on absolute deadlines, seeded noise and the host's own), each compared
 # with --same-build; any finding is a false alarm. Prints the rate and writes
 # BUILD/bench/diff_noise.json. DIFF_WORKLOAD_ARGS=--realtime measures the runs at SCHED_FIFO,
@@ -16,7 +16,7 @@ mkdir -p "$dir" "$build/bench"
 seed=${DIFF_NOISE_SEED:-$(( $(date +%s) % 100000 ))}
 load=$(cut -d' ' -f1 /proc/loadavg)
 start=$(date +%s)
-result=$(bash "$here/../tests/tools/diff_jitter_pairs.sh" "$build/bin/emb" "$build/tests/diff_workload" \
+result=$(bash "$here/../tests/emb/diff_jitter_pairs.sh" "$build/bin/emb" "$build/tests/diff_workload" \
   "$dir" "$pairs" "$seed" "$pairs")
 rc=$?
 [ "$rc" -eq 2 ] && { echo "bench/diff_noise: a run failed" >&2; exit 1; }

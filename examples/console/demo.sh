@@ -23,7 +23,7 @@ say "2. Decoding with emb trace"
 
 say "3. Reading the CTF trace with babeltrace2, event for event"
 "$emb" trace --json --summary "$out/console.embt" > "$out/trace.summary.json"
-/usr/bin/python3 "$(dirname "$0")/../../tests/tools/bt_compare.py" \
+/usr/bin/python3 "$(dirname "$0")/../../tests/support/bt_compare.py" \
     "$out/trace" "$out/trace.ndjson" "$out/trace.summary.json"
 
 say "4. Two runs in window mode armed at frame 600: as built, and with a stall seeded at frame 612"

@@ -30,7 +30,7 @@
 
 #include "events_sink.h"
 
-/* The test port's knobs (tests/unit/testport). */
+/* The test port's knobs (tests/target/testport). */
 uint64_t emb_test_clock;
 uint64_t emb_test_clock_step;
 struct emb_trace_ring *emb_test_ring;

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from tap import done, ok  # noqa: E402
 
 EMB, WORK = sys.argv[1], sys.argv[2]

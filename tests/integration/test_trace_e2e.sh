@@ -109,7 +109,7 @@ if command -v babeltrace2 >/dev/null; then
     babeltrace2 "$tmp/ctf" >"$tmp/bt.txt" 2>"$tmp/bt.err"; ok $? "babeltrace2 reads the CTF directory"
     [ "$(wc -l <"$tmp/bt.txt")" -eq "$(wc -l <"$tmp/known.ndjson")" ]
     ok $? "babeltrace2 prints as many events as emb ($(wc -l <"$tmp/bt.txt"))"
-    /usr/bin/python3 "$here/../tools/bt_compare.py" "$tmp/ctf" "$tmp/known.ndjson" "$tmp/known.header.json" | sed 's/^/# /'
+    /usr/bin/python3 "$here/../support/bt_compare.py" "$tmp/ctf" "$tmp/known.ndjson" "$tmp/known.header.json" | sed 's/^/# /'
     ok "${PIPESTATUS[0]}" "babeltrace2 and emb agree on every event: name, cycles, ns, fields"
 else
     ok 1 "babeltrace2 is installed (scripts/install-deps.sh)"
@@ -150,8 +150,8 @@ ok $? "the summary counts the packets the snapshot overwrote (first packet held 
 # plus the events it reports discarded (its discarded-events messages) make the whole.
 if command -v babeltrace2 >/dev/null; then
     "$emb" trace -f ctf -o "$tmp/wrapctf" "$tmp/wrap.embt" 2>/dev/null; ok $? "the wrapped snapshot as CTF"
-    /usr/bin/python3 "$here/../tools/bt_loss.py" "$tmp/ctf" >"$tmp/bt_full.json" &&
-        /usr/bin/python3 "$here/../tools/bt_loss.py" "$tmp/wrapctf" >"$tmp/bt_wrap.json"
+    /usr/bin/python3 "$here/../support/bt_loss.py" "$tmp/ctf" >"$tmp/bt_full.json" &&
+        /usr/bin/python3 "$here/../support/bt_loss.py" "$tmp/wrapctf" >"$tmp/bt_wrap.json"
     python3 - "$tmp/bt_full.json" "$tmp/bt_wrap.json" <<'PY'
 import json, sys
 full, wrap = (json.load(open(p)) for p in sys.argv[1:3])

@@ -34,7 +34,7 @@ import sys
 import time
 import tty
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from tap import done, ok  # noqa: E402
 
 EMB, TARGET, WORK = sys.argv[1:4]

@@ -274,7 +274,7 @@ static void check_stalled_fault(struct run *r, uint32_t boot)
     snprintf(json, sizeof json, "%s/crash-stalled.json", r->work);
     snprintf(cmd, sizeof cmd, "%s crash --elf %s --json --events 0 %s > %s", r->emb, r->fw, bin, json);
     rc = qemu_run_cmd(cmd, out, sizeof out);
-    /* The check by sequence numbers, in Python for the JSON (tests/tools/tap.py style). */
+    /* The check by sequence numbers, in Python for the JSON (tests/support/tap.py style). */
     snprintf(cmd, sizeof cmd,
              "python3 -c 'import json,sys\n"
              "ev=[e for e in json.load(open(sys.argv[1]))[\"flight\"][\"last_events\"] "

@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "parse_number.h"
+
 static void vmessage(const char *cmd, const char *file, long long offset, const char *fmt,
                      va_list ap)
 {
@@ -100,6 +102,23 @@ void emb_cli_error_at(const char *cmd, const char *file, long long offset, const
     va_end(ap);
 }
 
+void emb_cli_problem(void *cmd, const struct emb_problem *p)
+{
+    if (p->severity == EMB_NOTE)
+        emb_cli_error_at(cmd, p->file, p->offset, "note: %s", p->message);
+    else
+        emb_cli_error_at(cmd, p->file, p->offset, "%s", p->message);
+}
+
+void emb_cli_problems(const char *cmd, const struct emb_problems *ps)
+{
+    for (size_t i = 0; i < ps->n; i++)
+        emb_cli_problem((void *)cmd, &ps->items[i]);
+    size_t dropped = emb_problems_dropped(ps);
+    if (dropped != 0)
+        emb_cli_error_at(cmd, ps->file, -1, "%zu more problems not shown", dropped);
+}
+
 void emb_cli_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
@@ -129,6 +148,24 @@ int emb_cli_bad_option(const char *cmd, int opt, char *const argv[])
         emb_cli_error(cmd, "unknown option '%s'", argv[optind - 1]);
         fprintf(stderr, "Try '%s --help'.\n", cmd);
     }
+    return EMB_EXIT_BAD;
+}
+
+int emb_cli_option_u64(const char *cmd, const char *name, const char *arg, uint64_t min,
+                       uint64_t max, const char *what, uint64_t *out)
+{
+    if (emb_parse_u64(arg, min, max, out) == 0)
+        return 0;
+    emb_cli_error(cmd, "--%s takes %s, not '%s'", name, what, arg ? arg : "");
+    return EMB_EXIT_BAD;
+}
+
+int emb_cli_option_double(const char *cmd, const char *name, const char *arg, double min,
+                          double max, const char *what, double *out)
+{
+    if (emb_parse_double(arg, min, max, out) == 0)
+        return 0;
+    emb_cli_error(cmd, "--%s takes %s, not '%s'", name, what, arg ? arg : "");
     return EMB_EXIT_BAD;
 }
 

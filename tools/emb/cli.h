@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "json.h"
+#include "problem.h"
 #include "text.h"
 
 /* Exit statuses, mapped once: main() returns what the subcommand returns. */
@@ -39,6 +40,13 @@ int emb_cli_close_output(const char *cmd, FILE *f, const char *name);
  * command already failed and said why). Returns 0, or EMB_EXIT_BAD. */
 int emb_cli_close_stdout(const char *cmd, bool quiet);
 
+/* A decoder's problems (base/problem.h), shown alike by every command: "emb CMD: FILE:
+ * byte OFFSET: message" (a note's message after "note: "). emb_cli_problem() shows one and
+ * fits a callback sink (arg: the command's name, "emb trace"); emb_cli_problems() shows a
+ * kept list, then "N more problems not shown" when the sink kept fewer than it was told. */
+void emb_cli_problem(void *cmd, const struct emb_problem *p);
+void emb_cli_problems(const char *cmd, const struct emb_problems *ps);
+
 /* "emb trace: message" on stderr. */
 void emb_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -48,6 +56,20 @@ void emb_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(
  * points at `CMD --help`, and returns EMB_EXIT_BAD. */
 int emb_cli_color_option(const char *cmd, const char *arg);
 int emb_cli_bad_option(const char *cmd, int opt, char *const argv[]);
+
+/* The options every subcommand spells alike, for the end of its `struct option` table:
+ * --color[=WHEN] (and --colour) as EMB_OPT_COLOR, and --help as 'h'. */
+#define EMB_OPT_COLOR 0x7000
+#define EMB_CLI_OPTIONS_COMMON                                                              \
+    {"color", optional_argument, NULL, EMB_OPT_COLOR},                                      \
+        {"colour", optional_argument, NULL, EMB_OPT_COLOR}, {"help", no_argument, NULL, 'h'}
+
+/* An option's number, parsed with emb_parse_u64/emb_parse_double (base/parse_number.h):
+ * on a bad one, "emb CMD: --NAME takes WHAT, not 'ARG'" and EMB_EXIT_BAD; else 0. */
+int emb_cli_option_u64(const char *cmd, const char *name, const char *arg, uint64_t min,
+                       uint64_t max, const char *what, uint64_t *out);
+int emb_cli_option_double(const char *cmd, const char *name, const char *arg, double min,
+                          double max, const char *what, double *out);
 
 /* Progress bar on stderr for long work; silent when stderr is not a terminal.
  * total = 0 means unknown (a spinner with a count). */

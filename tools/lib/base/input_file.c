@@ -11,27 +11,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "parse_number.h"
+
 uint64_t emb_input_limit(void)
 {
     const char *s = getenv(EMB_INPUT_LIMIT_ENV);
     if (s == NULL || *s == '\0')
         return EMB_INPUT_LIMIT_DEFAULT;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    unsigned shift = 0;
-    if (*end == 'K' || *end == 'k')
-        shift = 10;
-    else if (*end == 'M' || *end == 'm')
-        shift = 20;
-    else if (*end == 'G' || *end == 'g')
-        shift = 30;
-    if (shift)
-        end++;
-    if (errno != 0 || end == s || *end != '\0' || v == 0 || v > (UINT64_MAX >> shift) ||
-        s[0] == '-')
+    uint64_t v;
+    if (emb_parse_size(s, 1, UINT64_MAX, &v) != 0)
         return EMB_INPUT_LIMIT_DEFAULT;
-    return (uint64_t)v << shift;
+    return v;
 }
 
 static void too_large(char *err, size_t errlen, uint64_t limit, bool env, const char *what)
