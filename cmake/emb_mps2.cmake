@@ -20,7 +20,8 @@ set(EMB_MPS2_MACHINE_cortex-m7 mps2-an500)
 set(EMB_MPS2_SHORT_cortex-m3 m3)
 set(EMB_MPS2_SHORT_cortex-m4 m4)
 set(EMB_MPS2_SHORT_cortex-m7 m7)
-file(GLOB EMB_MPS2_HEADERS ${PROJECT_SOURCE_DIR}/include/emb/*.h)
+file(GLOB EMB_MPS2_HEADERS ${PROJECT_SOURCE_DIR}/include/emb/*.h
+     ${PROJECT_SOURCE_DIR}/include/emb/internal/*.h)
 
 function(emb_mps2_firmware target)
   cmake_parse_arguments(F "FULL_NEWLIB;PICOLIBC" "OUTPUT;CPU" "SOURCES;DEFINES;OPTIONS;INCLUDES" ${ARGN})

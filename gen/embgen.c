@@ -322,20 +322,32 @@ static void embgen_emit_body(FILE *out, const struct emb_catalog_event *ev, cons
     fputs("}\n", out);
 }
 
-static void embgen_event(FILE *out, const struct emb_catalog_event *ev)
+/* PREFIX, the event's parameters each written with `param` ("%s", "(%s)"), and SUFFIX,
+ * as one string in buf. False when it cannot be built. */
+static bool embgen_call(char *buf, size_t len, const char *prefix,
+                        const struct emb_catalog_event *ev, const char *param, const char *suffix)
 {
-    char up[80], cls_up[80], fup[80], lup[80], type[16];
-    embgen_upper(up, sizeof up, ev->name);
-    embgen_upper(cls_up, sizeof cls_up, ev->cls->name);
+    FILE *m = fmemopen(buf, len, "w");
+    if (m == NULL)
+        return false;
+    fputs(prefix, m);
+    embgen_params(m, ev, param);
+    fputs(suffix, m);
+    fputc('\0', m);
+    fclose(m);
+    buf[len - 1] = '\0';
+    return true;
+}
 
+/* The comment over an event's emitter: class, id, size, doc and payload layout. */
+static void embgen_event_comment(FILE *out, const struct emb_catalog_event *ev)
+{
+    char type[16];
     fprintf(out, "\n/* %s: class %s, id 0x%04X, %" PRIu32 " bytes.", ev->name, ev->cls->name,
             (unsigned)ev->id, ev->size);
-    if (ev->doc != NULL) {
-        fputs("\n", out);
+    fputs("\n", out);
+    if (ev->doc != NULL)
         embgen_comment_text(out, " * ", ev->doc);
-    } else {
-        fputs("\n", out);
-    }
     if (ev->nfields > 0) {
         char layout[1024];
         size_t n = 0;
@@ -348,7 +360,11 @@ static void embgen_event(FILE *out, const struct emb_catalog_event *ev)
         embgen_comment_text(out, " * ", layout);
     }
     fputs(" */\n", out);
+}
 
+static void embgen_event_enums(FILE *out, const struct emb_catalog_event *ev, const char *up)
+{
+    char fup[80], lup[80];
     for (size_t i = 0; i < ev->nfields; i++) {
         const struct emb_catalog_field *f = &ev->fields[i];
         if (f->nvalues == 0)
@@ -362,11 +378,14 @@ static void embgen_event(FILE *out, const struct emb_catalog_event *ev)
         }
         fputs("};\n", out);
     }
+}
 
-    char line[2048], body[2048];
-    embgen_signature(line, sizeof line, "void emb_trace_emit_slow_", ev);
-    fprintf(out, "%s;\n", line);
-    fprintf(out, "#if (CONFIG_EMB_TRACE_CLASSES) & (1u << %u)\n", ev->cls->id);
+/* The inline emitter: the class test, then a call out of line (CONFIG_EMB_TRACE_INLINE 0)
+ * or the fast reservation with the slow path as its fallback. */
+static void embgen_event_inline(FILE *out, const struct emb_catalog_event *ev, const char *up,
+                                const char *cls_up)
+{
+    char line[2048], slow[96];
     embgen_signature(line, sizeof line, "static inline void emb_trace_emit_", ev);
     const char *paren = strchr(line, '(');
     embgen_wrap(out, line, paren - line < 60 ? (int)(paren - line) + 1 : 8, false);
@@ -376,16 +395,10 @@ static void embgen_event(FILE *out, const struct emb_catalog_event *ev)
             "                    (1u << EMB_TRACE_CLASS_%s)) == 0u))\n"
             "        return;\n",
             cls_up);
-    /* Out of line (CONFIG_EMB_TRACE_INLINE 0): the call site is the class test and a call. */
-    FILE *ool = fmemopen(line, sizeof line, "w");
-    if (ool == NULL)
+    /* Out of line: the call site is the class test and a call. */
+    snprintf(slow, sizeof slow, "    emb_trace_emit_slow_%s(", ev->name);
+    if (!embgen_call(line, sizeof line, slow, ev, "%s", ");"))
         return;
-    fprintf(ool, "    emb_trace_emit_slow_%s(", ev->name);
-    embgen_params(ool, ev, "%s");
-    fputs(");", ool);
-    fputc('\0', ool);
-    fclose(ool);
-    line[sizeof line - 1] = '\0';
     fputs("#if !CONFIG_EMB_TRACE_INLINE\n", out);
     embgen_wrap(out, line, 4 + (int)strlen("emb_trace_emit_slow_") + (int)strlen(ev->name) + 1, false);
     fputs("#else\n", out);
@@ -396,42 +409,31 @@ static void embgen_event(FILE *out, const struct emb_catalog_event *ev)
     embgen_wrap(out, line, 44, false);
     fputs("    uint8_t *emb__p = emb__slot.payload;\n"
           "    if (EMB_UNLIKELY(emb__p == NULL)) {\n", out);
-    FILE *call = fmemopen(line, sizeof line, "w");
-    if (call == NULL)
+    snprintf(slow, sizeof slow, "        emb_trace_emit_slow_%s(", ev->name);
+    if (!embgen_call(line, sizeof line, slow, ev, "%s", ");"))
         return;
-    fprintf(call, "        emb_trace_emit_slow_%s(", ev->name);
-    embgen_params(call, ev, "%s");
-    fputs(");", call);
-    fputc('\0', call);
-    fclose(call);
-    line[sizeof line - 1] = '\0';
     embgen_wrap(out, line, 8 + (int)strlen("emb_trace_emit_slow_") + (int)strlen(ev->name) + 1, false);
     fputs("        return;\n"
           "    }\n", out);
     embgen_emit_body_open(out, ev, up);
     fputs("#endif\n"
           "}\n", out);
-    FILE *m = fmemopen(line, sizeof line, "w");
-    if (m == NULL)
+}
+
+/* EMB_TRACE_<event>(...): the emitter, or, with the class compiled out, nothing that
+ * still uses each argument in sizeof (so no variable goes unused). */
+static void embgen_event_macro(FILE *out, const struct emb_catalog_event *ev)
+{
+    char line[2048], body[2048], prefix[96];
+    snprintf(prefix, sizeof prefix, "#define EMB_TRACE_%s(", ev->name);
+    if (!embgen_call(line, sizeof line, prefix, ev, "%s", ")"))
         return;
-    fprintf(m, "#define EMB_TRACE_%s(", ev->name);
-    embgen_params(m, ev, "%s");
-    fputs(")", m);
-    fputc('\0', m);
-    fclose(m);
-    line[sizeof line - 1] = '\0';
-    m = fmemopen(body, sizeof body, "w");
-    if (m == NULL)
+    snprintf(prefix, sizeof prefix, "emb_trace_emit_%s(", ev->name);
+    if (!embgen_call(body, sizeof body, prefix, ev, "(%s)", ")"))
         return;
-    fprintf(m, "emb_trace_emit_%s(", ev->name);
-    embgen_params(m, ev, "(%s)");
-    fputs(")", m);
-    fputc('\0', m);
-    fclose(m);
-    body[sizeof body - 1] = '\0';
     embgen_define(out, line, body);
     fputs("#else\n", out);
-    m = fmemopen(body, sizeof body, "w");
+    FILE *m = fmemopen(body, sizeof body, "w");
     if (m == NULL)
         return;
     if (ev->nfields == 0) {
@@ -447,6 +449,20 @@ static void embgen_event(FILE *out, const struct emb_catalog_event *ev)
     body[sizeof body - 1] = '\0';
     embgen_define(out, line, body);
     fputs("#endif\n", out);
+}
+
+static void embgen_event(FILE *out, const struct emb_catalog_event *ev)
+{
+    char up[80], cls_up[80], line[2048];
+    embgen_upper(up, sizeof up, ev->name);
+    embgen_upper(cls_up, sizeof cls_up, ev->cls->name);
+    embgen_event_comment(out, ev);
+    embgen_event_enums(out, ev, up);
+    embgen_signature(line, sizeof line, "void emb_trace_emit_slow_", ev);
+    fprintf(out, "%s;\n", line);
+    fprintf(out, "#if (CONFIG_EMB_TRACE_CLASSES) & (1u << %u)\n", ev->cls->id);
+    embgen_event_inline(out, ev, up, cls_up);
+    embgen_event_macro(out, ev);
 }
 
 static int embgen_cmp_str(const void *a, const void *b)
@@ -644,7 +660,7 @@ static int embgen_source_file(FILE *out, const struct emb_catalog *cat)
         if (emb_catalog_event(cat, (uint16_t)id) != NULL)
             end = id + 1u;
     fprintf(out, "\nconst uint32_t emb_trace_event_words_len = %" PRIu32 "u;\n"
-                 "const uint8_t emb_trace_event_words[%" PRIu32 "] = {\n", end, end);
+            "const uint8_t emb_trace_event_words[%" PRIu32 "] = {\n", end, end);
     for (uint32_t id = 1; id < end; id++) {
         const struct emb_catalog_event *ev = emb_catalog_event(cat, (uint16_t)id);
         if (ev == NULL)

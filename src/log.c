@@ -15,6 +15,19 @@ static struct {
     uint32_t hello_epoch;          /* bumped by each hello: rings compare their own copy */
 } emb__log;
 
+/* A note is read as an array of notes: clang's AddressSanitizer would pad it with a
+ * redzone (a section named like .note.* is not a C identifier, so it is instrumented),
+ * which the reader of the PT_NOTE segment meets as a malformed note. GCC leaves globals
+ * in named sections alone. */
+#if defined(__clang__) && defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define EMB__NOTE_UNPADDED __attribute__((no_sanitize("address")))
+#endif
+#endif
+#ifndef EMB__NOTE_UNPADDED
+#define EMB__NOTE_UNPADDED
+#endif
+
 /* What the decoder must know about this build's records, in the ELF (docs/formats/log.md).
  * Notes use the target's byte order, as every ELF structure does. */
 static const struct {
@@ -26,7 +39,7 @@ static const struct {
     uint32_t sync_interval;
     uint32_t record_max;
     uint8_t int_bytes, long_bytes, size_bytes, ptrdiff_bytes;
-} emb__log_note __attribute__((section(EMB_LOG_NOTE_SECTION), aligned(4), used)) = {
+} emb__log_note EMB__NOTE_UNPADDED __attribute__((section(EMB_LOG_NOTE_SECTION), aligned(4), used)) = {
     4u, EMB_LOG_NOTE_DESC_SIZE, EMB_LOG_NOTE_TYPE, EMB_LOG_NOTE_NAME,
     EMB_LOG_NOTE_VERSION, CONFIG_EMB_LOG_ID_BYTES, CONFIG_EMB_LOG_TIMESTAMP ? 4u : 0u,
     (uint8_t)sizeof(void *), CONFIG_EMB_LOG_STR_MAX, CONFIG_EMB_LOG_HEXDUMP_MAX,

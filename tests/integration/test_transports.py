@@ -473,5 +473,13 @@ ok(r.returncode == 2 and "cannot connect" in r.stderr, "--tcp to a closed port: 
 r = subprocess.run([EMB, "capture", "-o", os.path.join(WORK, "x.emb"), "--serial", "/dev/null-nope"],
                    capture_output=True, text=True)
 ok(r.returncode == 2 and "cannot open" in r.stderr, "--serial of no device: %s" % r.stderr.strip())
+# An error names its source once: the command says which, the message what went wrong.
+for args, name in ((["--serial", "/dev/null-nope"], "/dev/null-nope"),
+                   (["--file", "/dev/null-nope"], "/dev/null-nope"),
+                   (["--pid", "999999999"], "999999999"),
+                   (["--tcp", "127.0.0.1:1", "--token-file", tokenfile], "127.0.0.1:1")):
+    r = subprocess.run([EMB, "capture", "-o", os.path.join(WORK, "x.emb")] + args,
+                       capture_output=True, text=True)
+    ok(r.returncode == 2 and r.stderr.count(name) == 1, "%s: the source named once: %s" % (args[0], r.stderr.strip()))
 
 done()

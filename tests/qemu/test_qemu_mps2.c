@@ -443,10 +443,10 @@ static void check_image_over_gdb(struct run *r)
         emb_mem_set_budget(m, 64u << 20);
         struct emb_desc_image img;
         struct emb_desc_model md;
-        struct emb_desc_issues is;
-        memset(&is, 0, sizeof is);
+        struct emb_problems is;
+        emb_problems_init(&is, NULL);
         memset(&md, 0, sizeof md);
-        if (emb_desc_find(m, sym, 0, &img, err, sizeof err) == 0) {
+        if (emb_desc_find(m, sym, 0, &img, NULL) == 0) {
             emb_desc_read(m, &img, &md, &is);
             const struct emb_desc_follow_options fo = {.consume = md.probe_consumer};
             struct emb_desc_follow *f = emb_desc_follow_new(&img, &md, &fo);
@@ -460,9 +460,10 @@ static void check_image_over_gdb(struct run *r)
             }
             emb_desc_model_free(&md);
         }
-        with_issues += is.total > 0;
+        with_issues += emb_problems_at_least(&is, EMB_NOTE) > 0;
         for (size_t i = 0; i < is.n; i++)
-            refused += strstr(is.msg[i], "outside the image's RAM") != NULL;
+            refused += strstr(is.items[i].message, "outside the image's RAM") != NULL;
+        emb_problems_free(&is);
         uint64_t spent = emb_probe_stats(p)->bytes_read;
         if (spent > budget_max)
             budget_max = spent;

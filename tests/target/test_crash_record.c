@@ -22,6 +22,26 @@
 
 static const struct emb_catalog *cat;
 
+/* A refusal as the decoder reports it to its problem sink: where and what. */
+struct refusal {
+    long long offset;
+    char message[256];
+};
+
+static void keep_refusal(void *arg, const struct emb_problem *p)
+{
+    struct refusal *e = arg;
+    e->offset = p->offset;
+    snprintf(e->message, sizeof e->message, "%s", p->message);
+}
+
+static int decode(const uint8_t *data, size_t size, struct emb_crash_record *r, struct refusal *e)
+{
+    struct emb_problems ps;
+    emb_problems_init_callback(&ps, NULL, keep_refusal, e);
+    return emb_crash_decode(data, size, r, &ps);
+}
+
 static uint8_t *read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -80,8 +100,8 @@ static void test_v1(void)
     size_t len = golden_v1(buf, sizeof buf, cat);
     ok(len > EMB_CRASH_V1_FIXED_SIZE, "v1 encodes (%zu bytes)", len);
     struct emb_crash_record r;
-    struct emb_crash_error e;
-    if (!ok(emb_crash_decode(buf, len, &r, &e) == 0, "v1 decodes"))
+    struct refusal e;
+    if (!ok(decode(buf, len, &r, &e) == 0, "v1 decodes"))
         diag("%s at %lld", e.message, e.offset);
     check_v1_fields(&r, "v1");
     ok_eq(r.length, len, "length field = bytes written");
@@ -96,8 +116,8 @@ static void test_v2(void)
     size_t len = golden_v2(buf, sizeof buf);
     ok_eq(len, EMB_CRASH_V2_FIXED_SIZE + 4, "v2 without a flight recorder is 44 bytes");
     struct emb_crash_record r;
-    struct emb_crash_error e;
-    if (!ok(emb_crash_decode(buf, len, &r, &e) == 0, "v2 decodes"))
+    struct refusal e;
+    if (!ok(decode(buf, len, &r, &e) == 0, "v2 decodes"))
         diag("%s at %lld", e.message, e.offset);
     ok(r.version == 2 && r.build_id_len == 8 && !memcmp(r.build_id, golden_build_id, 8),
        "v2: version and build id prefix");
@@ -136,8 +156,8 @@ static void test_mutations(const uint8_t *rec, size_t len, const char *what)
     size_t cut_refused = 0;
     for (size_t n = 0; n < len; n++) {
         struct emb_crash_record r;
-        struct emb_crash_error e;
-        if (emb_crash_decode(rec, n, &r, &e) != 0 && emb_crash_validate(rec, n, NULL) != EMB_OK)
+        struct refusal e;
+        if (decode(rec, n, &r, &e) != 0 && emb_crash_validate(rec, n, NULL) != EMB_OK)
             cut_refused++;
     }
     ok(cut_refused == len, "%s: all %zu truncations refused", what, len);
@@ -150,18 +170,18 @@ static void test_bad_input(void)
     emb_put_le16(buf + EMB_CRASH_OFF_VERSION, 3);
     emb_put_le32(buf + len - 4, emb_crc32(0, buf, len - 4));
     struct emb_crash_record r;
-    struct emb_crash_error e;
-    ok(emb_crash_decode(buf, len, &r, &e) != 0 && e.offset == 4 &&
+    struct refusal e;
+    ok(decode(buf, len, &r, &e) != 0 && e.offset == 4 &&
            strstr(e.message, "unknown crash record version 3"),
        "version 3 (CRC correct) refused at byte 4: %s", e.message);
     ok(emb_crash_validate(buf, len, NULL) == EMB_E_CORRUPT, "the target calls it corrupt");
     len = golden_v2(buf, sizeof buf);
     buf[len - 1] ^= 1;
-    ok(emb_crash_decode(buf, len, &r, &e) != 0 && e.offset == (long long)len - 4 &&
+    ok(decode(buf, len, &r, &e) != 0 && e.offset == (long long)len - 4 &&
            strstr(e.message, "CRC mismatch"),
        "a bad CRC is named at its offset: %s", e.message);
     memset(buf, 0, sizeof buf);
-    ok(emb_crash_decode(buf, sizeof buf, &r, &e) != 0 && e.offset == 0 && strstr(e.message, "magic"),
+    ok(decode(buf, sizeof buf, &r, &e) != 0 && e.offset == 0 && strstr(e.message, "magic"),
        "zeros: not a crash record");
     ok(emb_crash_validate(buf, sizeof buf, NULL) == EMB_E_NOTFOUND, "zeros: no record for the target");
     /* Register counts that do not fit the length. */
@@ -171,7 +191,7 @@ static void test_bad_input(void)
     v1[EMB_CRASH_V1_OFF_STATUS_COUNT] = 255;
     emb_put_le16(v1 + EMB_CRASH_OFF_LENGTH, 200);
     emb_put_le32(v1 + 196, emb_crc32(0, v1, 196));
-    ok(emb_crash_decode(v1, len, &r, &e) != 0 && e.offset == EMB_CRASH_V1_OFF_STATUS_COUNT,
+    ok(decode(v1, len, &r, &e) != 0 && e.offset == EMB_CRASH_V1_OFF_STATUS_COUNT,
        "register counts beyond the length refused: %s", e.message);
 }
 
@@ -599,8 +619,8 @@ static void test_v2_lost_rendered(const char *emb, const char *scratch)
     /* A record with the reserved flag is refused, naming the byte. */
     v2[EMB_CRASH_V2_OFF_ADDR_SHIFT] |= EMB_CRASH_V2_LOST_RESERVED;
     emb_put_le32(v2 + n - 4, emb_crc32(0, v2, n - 4));
-    struct emb_crash_error e;
-    ok(emb_crash_decode(v2, n, &r, &e) != 0 && e.offset == EMB_CRASH_V2_OFF_ADDR_SHIFT,
+    struct refusal e;
+    ok(decode(v2, n, &r, &e) != 0 && e.offset == EMB_CRASH_V2_OFF_ADDR_SHIFT,
        "the reserved flag bit is refused at byte 23: %s", e.message);
     emb_elf_close(elf);
 }

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,17 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <emb/trace_format.h>
-#include <emb/wire.h>
-
-#include "capture.h"
-#include "capture_source.h"
+#include "capture_session.h"
 #include "catalog_known.h"
 #include "catalog.h"
 #include "cli.h"
-#include "input_file.h"
 #include "emb_cmds.h"
-#include "trace_decode.h"
+#include "parse_number.h"
 
 static const char *const CMD = "emb capture";
 
@@ -89,12 +85,54 @@ struct args {
     int kind; /* enum emb_source_kind, -1: none */
     const char *target, *elf, *save_trace, *save_log, *save_crash, *token_file;
     int via; /* enum emb_gdb_via */
-    int poll_ms;
-    uint32_t baud;
-    uint64_t count, ram_start, ram_end;
+    uint64_t poll_ms, baud, count, ram_start, ram_end;
     double duration;
     bool arm, until_closed;
 };
+
+enum { OPT_REV = 256, OPT_LOG, OPT_CRASH, OPT_DESC, OPT_PID, OPT_CATALOG, OPT_FILE, OPT_TCP,
+       OPT_SERIAL, OPT_BAUD, OPT_SWO, OPT_GDB, OPT_ELF, OPT_RAM, OPT_COUNT, OPT_DURATION, OPT_ARM,
+       OPT_UNTIL, OPT_SAVE, OPT_RETAINED, OPT_SAVE_LOG, OPT_SAVE_CRASH, OPT_VIA, OPT_POLL, OPT_UNIX,
+       OPT_TOKEN_FILE };
+
+static const struct option options[] = {
+    {"output", required_argument, NULL, 'o'},   {"label", required_argument, NULL, 'l'},
+    {"revision", required_argument, NULL, OPT_REV}, {"log", required_argument, NULL, OPT_LOG},
+    {"crash", required_argument, NULL, OPT_CRASH},
+    {"descriptor", required_argument, NULL, OPT_DESC},
+    {"pid", required_argument, NULL, OPT_PID}, {"catalog", required_argument, NULL, OPT_CATALOG},
+    {"file", required_argument, NULL, OPT_FILE}, {"tcp", required_argument, NULL, OPT_TCP},
+    {"unix", required_argument, NULL, OPT_UNIX},
+    {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
+    {"serial", required_argument, NULL, OPT_SERIAL}, {"baud", required_argument, NULL, OPT_BAUD},
+    {"swo", required_argument, NULL, OPT_SWO}, {"gdb", required_argument, NULL, OPT_GDB},
+    {"elf", required_argument, NULL, OPT_ELF}, {"ram", required_argument, NULL, OPT_RAM},
+    {"count", required_argument, NULL, OPT_COUNT},
+    {"duration", required_argument, NULL, OPT_DURATION}, {"arm", no_argument, NULL, OPT_ARM},
+    {"until-closed", no_argument, NULL, OPT_UNTIL},
+    {"save-trace", required_argument, NULL, OPT_SAVE},
+    {"save-log", required_argument, NULL, OPT_SAVE_LOG},
+    {"retained", required_argument, NULL, OPT_RETAINED},
+    {"save-crash", required_argument, NULL, OPT_SAVE_CRASH},
+    {"via", required_argument, NULL, OPT_VIA}, {"poll-ms", required_argument, NULL, OPT_POLL},
+    EMB_CLI_OPTIONS_COMMON, {NULL, 0, NULL, 0},
+};
+
+/* The option that names a live source, or -1. */
+static int source_kind(int opt)
+{
+    switch (opt) {
+    case OPT_PID: return EMB_SOURCE_PID;
+    case OPT_FILE: return EMB_SOURCE_FILE;
+    case OPT_TCP: return EMB_SOURCE_TCP;
+    case OPT_UNIX: return EMB_SOURCE_UNIX;
+    case OPT_SERIAL: return EMB_SOURCE_SERIAL;
+    case OPT_SWO: return EMB_SOURCE_SWO;
+    case OPT_GDB: return EMB_SOURCE_GDB;
+    case OPT_RETAINED: return EMB_SOURCE_RETAINED;
+    }
+    return -1;
+}
 
 static int set_source(struct args *a, int kind, const char *target)
 {
@@ -107,128 +145,95 @@ static int set_source(struct args *a, int kind, const char *target)
     return EMB_EXIT_OK;
 }
 
-static int parse_args(int argc, char **argv, struct args *a)
+/* --ram START:END */
+static int ram_option(struct args *a, const char *arg)
 {
-    enum { OPT_REV = 256, OPT_LOG, OPT_CRASH, OPT_DESC, OPT_PID, OPT_CATALOG, OPT_COLOR,
-           OPT_FILE, OPT_TCP, OPT_SERIAL, OPT_BAUD, OPT_SWO, OPT_GDB, OPT_ELF, OPT_RAM, OPT_COUNT,
-           OPT_DURATION, OPT_ARM, OPT_UNTIL, OPT_SAVE, OPT_RETAINED, OPT_SAVE_LOG, OPT_SAVE_CRASH,
-           OPT_VIA, OPT_POLL, OPT_UNIX, OPT_TOKEN_FILE };
-    static const struct option options[] = {
-        {"output", required_argument, NULL, 'o'},   {"label", required_argument, NULL, 'l'},
-        {"revision", required_argument, NULL, OPT_REV}, {"log", required_argument, NULL, OPT_LOG},
-        {"crash", required_argument, NULL, OPT_CRASH},
-        {"descriptor", required_argument, NULL, OPT_DESC},
-        {"pid", required_argument, NULL, OPT_PID}, {"catalog", required_argument, NULL, OPT_CATALOG},
-        {"color", optional_argument, NULL, OPT_COLOR}, {"colour", optional_argument, NULL, OPT_COLOR},
-        {"file", required_argument, NULL, OPT_FILE}, {"tcp", required_argument, NULL, OPT_TCP},
-        {"unix", required_argument, NULL, OPT_UNIX},
-        {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
-        {"serial", required_argument, NULL, OPT_SERIAL}, {"baud", required_argument, NULL, OPT_BAUD},
-        {"swo", required_argument, NULL, OPT_SWO}, {"gdb", required_argument, NULL, OPT_GDB},
-        {"elf", required_argument, NULL, OPT_ELF}, {"ram", required_argument, NULL, OPT_RAM},
-        {"count", required_argument, NULL, OPT_COUNT},
-        {"duration", required_argument, NULL, OPT_DURATION}, {"arm", no_argument, NULL, OPT_ARM},
-        {"until-closed", no_argument, NULL, OPT_UNTIL},
-        {"save-trace", required_argument, NULL, OPT_SAVE},
-        {"save-log", required_argument, NULL, OPT_SAVE_LOG},
-        {"retained", required_argument, NULL, OPT_RETAINED},
-        {"save-crash", required_argument, NULL, OPT_SAVE_CRASH},
-        {"via", required_argument, NULL, OPT_VIA}, {"poll-ms", required_argument, NULL, OPT_POLL},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
-    };
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:l:h", options, NULL)) != -1) {
-        switch (c) {
-        case 'o': a->output = optarg; break;
-        case 'l': a->label = optarg; break;
-        case OPT_REV: a->revision = optarg; break;
-        case OPT_LOG: a->log = optarg; break;
-        case OPT_CRASH: a->crash = optarg; break;
-        case OPT_DESC: a->descriptor = optarg; break;
-        case OPT_PID: if (set_source(a, EMB_SOURCE_PID, optarg)) return EMB_EXIT_BAD; break;
-        case OPT_FILE: if (set_source(a, EMB_SOURCE_FILE, optarg)) return EMB_EXIT_BAD; break;
-        case OPT_TCP: if (set_source(a, EMB_SOURCE_TCP, optarg)) return EMB_EXIT_BAD; break;
-        case OPT_UNIX: if (set_source(a, EMB_SOURCE_UNIX, optarg)) return EMB_EXIT_BAD; break;
-        case OPT_TOKEN_FILE: a->token_file = optarg; break;
-        case OPT_SERIAL: if (set_source(a, EMB_SOURCE_SERIAL, optarg)) return EMB_EXIT_BAD; break;
-        case OPT_SWO: if (set_source(a, EMB_SOURCE_SWO, optarg)) return EMB_EXIT_BAD; break;
-        case OPT_GDB: if (set_source(a, EMB_SOURCE_GDB, optarg)) return EMB_EXIT_BAD; break;
-        case OPT_ELF: a->elf = optarg; break;
-        case OPT_SAVE: a->save_trace = optarg; break;
-        case OPT_SAVE_LOG: a->save_log = optarg; break;
-        case OPT_SAVE_CRASH: a->save_crash = optarg; break;
-        case OPT_VIA:
-            if (!strcmp(optarg, "descriptor"))
-                a->via = EMB_GDB_VIA_DESCRIPTOR;
-            else if (!strcmp(optarg, "memchan"))
-                a->via = EMB_GDB_VIA_MEMCHAN;
-            else {
-                emb_cli_error(CMD, "--via takes descriptor or memchan, not '%s'", optarg);
-                return EMB_EXIT_BAD;
-            }
-            break;
-        case OPT_POLL: {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*optarg == '\0' || *end != '\0' || v < 1 || v > 60000) {
-                emb_cli_error(CMD, "--poll-ms takes milliseconds, 1 to 60000, not '%s'", optarg);
-                return EMB_EXIT_BAD;
-            }
-            a->poll_ms = (int)v;
-            break;
-        }
-        case OPT_RETAINED: if (set_source(a, EMB_SOURCE_RETAINED, optarg)) return EMB_EXIT_BAD; break;
-        case OPT_ARM: a->arm = true; break;
-        case OPT_UNTIL: a->until_closed = true; break;
-        case OPT_BAUD: {
-            char *end;
-            unsigned long v = strtoul(optarg, &end, 10);
-            if (*optarg == '\0' || *end != '\0' || v == 0 || v > 4000000) {
-                emb_cli_error(CMD, "--baud takes a rate such as 115200, not '%s'", optarg);
-                return EMB_EXIT_BAD;
-            }
-            a->baud = (uint32_t)v;
-            break;
-        }
-        case OPT_RAM: {
-            char *end;
-            a->ram_start = strtoull(optarg, &end, 0);
-            if (*end != ':' || (a->ram_end = strtoull(end + 1, &end, 0)) <= a->ram_start || *end) {
-                emb_cli_error(CMD, "--ram takes START:END addresses, not '%s'", optarg);
-                return EMB_EXIT_BAD;
-            }
-            break;
-        }
-        case OPT_COUNT: {
-            char *end;
-            a->count = strtoull(optarg, &end, 10);
-            if (*optarg == '\0' || *end != '\0' || a->count == 0) {
-                emb_cli_error(CMD, "--count takes a number of packets, not '%s'", optarg);
-                return EMB_EXIT_BAD;
-            }
-            break;
-        }
-        case OPT_DURATION: {
-            char *end;
-            a->duration = strtod(optarg, &end);
-            if (*optarg == '\0' || *end != '\0' || !(a->duration > 0)) {
-                emb_cli_error(CMD, "--duration takes seconds, not '%s'", optarg);
-                return EMB_EXIT_BAD;
-            }
-            break;
-        }
-        case OPT_CATALOG: a->catalog = optarg; break;
-        case OPT_COLOR:
-            if (emb_cli_color_option(CMD, optarg) != 0)
-                return EMB_EXIT_BAD;
-            break;
-        case 'h': help(stdout); return -1;
-        default:
-            return emb_cli_bad_option(CMD, c, argv);
-        }
+    char start[32] = "";
+    const char *colon = strchr(arg, ':');
+    size_t n = colon ? (size_t)(colon - arg) : 0;
+    if (colon && n < sizeof start) {
+        memcpy(start, arg, n);
+        start[n] = '\0';
     }
+    if (!colon || n >= sizeof start || emb_parse_u64(start, 0, UINT64_MAX, &a->ram_start) != 0 ||
+        emb_parse_u64(colon + 1, 0, UINT64_MAX, &a->ram_end) != 0 || a->ram_end <= a->ram_start) {
+        emb_cli_error(CMD, "--ram takes START:END addresses, not '%s'", arg);
+        return EMB_EXIT_BAD;
+    }
+    return EMB_EXIT_OK;
+}
+
+static int via_option(struct args *a, const char *arg)
+{
+    if (!strcmp(arg, "descriptor"))
+        a->via = EMB_GDB_VIA_DESCRIPTOR;
+    else if (!strcmp(arg, "memchan"))
+        a->via = EMB_GDB_VIA_MEMCHAN;
+    else {
+        emb_cli_error(CMD, "--via takes descriptor or memchan, not '%s'", arg);
+        return EMB_EXIT_BAD;
+    }
+    return EMB_EXIT_OK;
+}
+
+/* One option that takes a number; EMB_EXIT_BAD after saying what it takes. */
+static int number_option(struct args *a, int c, const char *arg)
+{
+    switch (c) {
+    case OPT_POLL:
+        return emb_cli_option_u64(CMD, "poll-ms", arg, 1, 60000, "milliseconds, 1 to 60000",
+                                  &a->poll_ms);
+    case OPT_BAUD:
+        return emb_cli_option_u64(CMD, "baud", arg, 1, 4000000, "a rate such as 115200", &a->baud);
+    case OPT_COUNT:
+        return emb_cli_option_u64(CMD, "count", arg, 1, UINT64_MAX, "a number of packets", &a->count);
+    case OPT_DURATION:
+        return emb_cli_option_double(CMD, "duration", arg, DBL_MIN, DBL_MAX, "seconds", &a->duration);
+    }
+    return ram_option(a, arg);
+}
+
+/* One option; -1 after --help. */
+static int parse_option(struct args *a, int c, char **argv)
+{
+    if (source_kind(c) >= 0)
+        return set_source(a, source_kind(c), optarg);
+    switch (c) {
+    case 'o': a->output = optarg; break;
+    case 'l': a->label = optarg; break;
+    case OPT_REV: a->revision = optarg; break;
+    case OPT_LOG: a->log = optarg; break;
+    case OPT_CRASH: a->crash = optarg; break;
+    case OPT_DESC: a->descriptor = optarg; break;
+    case OPT_TOKEN_FILE: a->token_file = optarg; break;
+    case OPT_ELF: a->elf = optarg; break;
+    case OPT_SAVE: a->save_trace = optarg; break;
+    case OPT_SAVE_LOG: a->save_log = optarg; break;
+    case OPT_SAVE_CRASH: a->save_crash = optarg; break;
+    case OPT_ARM: a->arm = true; break;
+    case OPT_UNTIL: a->until_closed = true; break;
+    case OPT_CATALOG: a->catalog = optarg; break;
+    case OPT_VIA: return via_option(a, optarg);
+    case OPT_POLL: case OPT_BAUD: case OPT_COUNT: case OPT_DURATION: case OPT_RAM:
+        return number_option(a, c, optarg);
+    case EMB_OPT_COLOR: return emb_cli_color_option(CMD, optarg);
+    case 'h': help(stdout); return -1;
+    default: return emb_cli_bad_option(CMD, c, argv);
+    }
+    return EMB_EXIT_OK;
+}
+
+static bool too_long(const char *option, const char *text, unsigned max)
+{
+    if (text == NULL || strlen(text) <= max)
+        return false;
+    emb_cli_error(CMD, "--%s: at most %u characters", option, max);
+    return true;
+}
+
+/* What the options together must say: one source, an output, short texts. */
+static int check_args(int argc, char **argv, struct args *a)
+{
     if (a->kind >= 0) {
         if (optind != argc) {
             emb_cli_error(CMD, "a source option and a source file: one source, please");
@@ -249,24 +254,23 @@ static int parse_args(int argc, char **argv, struct args *a)
         emb_cli_error(CMD, "give the capture file to write with -o OUT.emb");
         return EMB_EXIT_BAD;
     }
-    if (a->label && strlen(a->label) > EMB_CAP_LABEL_MAX) {
-        emb_cli_error(CMD, "--label: at most %u characters", EMB_CAP_LABEL_MAX);
+    if (too_long("label", a->label, EMB_CAP_LABEL_MAX) ||
+        too_long("revision", a->revision, EMB_CAP_REVISION_MAX))
         return EMB_EXIT_BAD;
-    }
-    if (a->revision && strlen(a->revision) > EMB_CAP_REVISION_MAX) {
-        emb_cli_error(CMD, "--revision: at most %u characters", EMB_CAP_REVISION_MAX);
-        return EMB_EXIT_BAD;
-    }
     return EMB_EXIT_OK;
 }
 
-static uint8_t *slurp(const char *path, size_t *len)
+static int parse_args(int argc, char **argv, struct args *a)
 {
-    char why[256];
-    uint8_t *buf = emb_input_read(path, len, why, sizeof why);
-    if (!buf)
-        emb_cli_error_at(CMD, path, -1, "%s", why);
-    return buf;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:l:h", options, NULL)) != -1) {
+        int rc = parse_option(a, c, argv);
+        if (rc != EMB_EXIT_OK)
+            return rc;
+    }
+    return check_args(argc, argv, a);
 }
 
 static void on_progress(void *arg, uint64_t done, uint64_t total)
@@ -329,21 +333,17 @@ static bool read_token(const char *path, char *token, size_t cap)
     return true;
 }
 
-/* Captures from a live source; returns the trace stream (malloc'd) or NULL. */
-static uint8_t *capture_live(const struct args *a, size_t *len, uint8_t **log, size_t *log_len,
-                             uint8_t **crash, size_t *crash_len)
+/* The live source the options name (the token read already). */
+static struct emb_source_options live_options(const struct args *a, const char *token)
 {
-    static char token[258];
-    if (a->token_file != NULL && !read_token(a->token_file, token, sizeof token))
-        return NULL;
-    struct emb_source_options o = {
+    return (struct emb_source_options){
         .kind = (enum emb_source_kind)a->kind,
         .target = a->target,
-        .token = a->token_file != NULL ? token : NULL,
-        .baud = a->baud,
+        .token = token,
+        .baud = (uint32_t)a->baud,
         .elf = a->elf,
         .via = (enum emb_gdb_via)a->via,
-        .poll_ms = a->poll_ms,
+        .poll_ms = (int)a->poll_ms,
         .ram_start = a->ram_start,
         .ram_end = a->ram_end,
         .duration_s = a->duration,
@@ -353,29 +353,11 @@ static uint8_t *capture_live(const struct args *a, size_t *len, uint8_t **log, s
         .stop = &interrupted,
         .progress = on_source_progress,
     };
-    struct sigaction sa = {.sa_handler = on_interrupt}, old_int, old_term;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    struct emb_source_result r;
-    char err[256];
-    int rc = emb_source_capture(&o, &r, err, sizeof err);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    if (isatty(STDERR_FILENO))
-        fprintf(stderr, "\n");
-    for (const char *n = r.notes; n && *n;) {
-        const char *nl = strchr(n, '\n');
-        int l = nl ? (int)(nl - n) : (int)strlen(n);
-        if (!(rc != 0 && !strncmp(n, err, (size_t)l) && err[l] == '\0'))
-            emb_cli_error(CMD, "%s: %.*s", a->target, l, n);
-        n += l + (nl != NULL);
-    }
-    if (rc != 0) {
-        emb_cli_error(CMD, "%s: %s", a->target, err);
-        emb_source_result_free(&r);
-        return NULL;
-    }
-    const struct emb_source_stats *st = &r.stats;
+}
+
+/* What a live source did, on stderr: why it stopped, what arrived and what was lost. */
+static void report_stats(const struct args *a, const struct emb_source_stats *st)
+{
     fprintf(stderr, "%s: %s: stopped (%s) after %.1f s: %" PRIu64 " bytes, %" PRIu64 " frames, %"
             PRIu64 " trace packets, %" PRIu64 " log bytes\n", CMD, a->target, st->stop_reason,
             (double)st->elapsed_ms / 1000.0, st->bytes, st->frames, st->packets, st->log_bytes);
@@ -389,8 +371,12 @@ static uint8_t *capture_live(const struct args *a, size_t *len, uint8_t **log, s
                 "for room, %" PRIu32 " cut by a reset, %" PRIu32 " longer than the ring\n", CMD,
                 a->target, st->retained_starts, st->retained_dropped, st->retained_cut,
                 st->retained_lost);
-    if (a->save_log)
-        save(a->save_log, r.log, r.log_len);
+}
+
+/* How the target was held: through the descriptor, or polled. */
+static void report_holds(const struct args *a, const struct emb_source_result *r)
+{
+    const struct emb_source_stats *st = &r->stats;
     if (st->via_descriptor) {
         fprintf(stderr, "%s: %s: through the descriptor: %" PRIu64 " packets taken, %" PRIu64
                 " overwritten before they were; %" PRIu64 " log bytes taken, %" PRIu64
@@ -400,136 +386,104 @@ static uint8_t *capture_live(const struct args *a, size_t *len, uint8_t **log, s
         fprintf(stderr, "%s: %s: held the target %" PRIu64 " times, %.3f ms on average, %.3f ms at "
                 "most (%" PRIu64 " memory packets, %" PRIu64 " bytes)\n", CMD, a->target, st->halts,
                 st->halt_ms_avg, st->halt_ms_max, st->round_trips, st->bytes_read);
-        if (r.crash)
+        if (r->crash)
             fprintf(stderr, "%s: %s: the target holds a crash record of %zu bytes\n", CMD, a->target,
-                    r.crash_len);
+                    r->crash_len);
     } else if (st->halts) {
         fprintf(stderr, "%s: %s: %" PRIu64 " polls, the target halted %.3f ms on average, %.3f ms "
                 "at most\n", CMD, a->target, st->polls, st->halt_ms_avg, st->halt_ms_max);
     }
+}
+
+/* The crash records a live source brought, and --save-crash. */
+static void report_crash(const struct args *a, const struct emb_source_result *r)
+{
+    const struct emb_source_stats *st = &r->stats;
     if (st->crash_records || st->bad_crash_records)
         fprintf(stderr, "%s: %s: the target sent %" PRIu64 " crash record%s (channel 2)%s; %s\n",
                 CMD, a->target, st->crash_records + st->bad_crash_records,
                 st->crash_records + st->bad_crash_records == 1 ? "" : "s",
                 st->bad_crash_records ? ", some not whole records, dropped" : "",
-                r.crash ? "the newest is the capture's crash section (emb crash CAPTURE)" : "none kept");
+                r->crash ? "the newest is the capture's crash section (emb crash CAPTURE)" : "none kept");
     if (a->save_crash) {
-        if (r.crash)
-            save(a->save_crash, r.crash, r.crash_len);
+        if (r->crash)
+            save(a->save_crash, r->crash, r->crash_len);
         else
             fprintf(stderr, "%s: %s: no crash record: %s not written\n", CMD, a->target, a->save_crash);
     }
-    if (r.trace == NULL) {
-        emb_cli_error(CMD, "%s: no trace stream header arrived: nothing to seal", a->target);
-        emb_source_result_free(&r);
-        return NULL;
+}
+
+/* Reads the trace stream, from the file or live (Ctrl-C stops a live capture and keeps
+ * what arrived). 0, or EMB_EXIT_BAD after saying why. */
+static int acquire(const struct args *a, struct emb_capture_session_options *so,
+                   struct emb_capture_session *s, struct emb_problems *ps)
+{
+    static char token[258];
+    if (a->token_file != NULL && !read_token(a->token_file, token, sizeof token))
+        return EMB_EXIT_BAD;
+    struct emb_source_options live = live_options(a, a->token_file != NULL ? token : NULL);
+    so->live = a->kind >= 0 ? &live : NULL;
+    struct sigaction sa = {.sa_handler = on_interrupt}, old_int, old_term;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    int rc = emb_capture_session_acquire(so, s, ps);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    so->live = NULL;
+    if (a->kind < 0 || rc != 0)
+        return rc != 0 ? EMB_EXIT_BAD : EMB_EXIT_OK;
+    if (isatty(STDERR_FILENO))
+        fprintf(stderr, "\n");
+    report_stats(a, &s->live.stats);
+    if (a->save_log)
+        save(a->save_log, s->live.log, s->live.log_len);
+    report_holds(a, &s->live);
+    report_crash(a, &s->live);
+    if (s->trace != NULL && a->save_trace)
+        save(a->save_trace, s->trace, s->trace_len);
+    return EMB_EXIT_OK;
+}
+
+static int write_capture(const char *path, const struct emb_capture_session *s)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        emb_cli_error_at(CMD, path, -1, "cannot create: %s", strerror(errno));
+        return EMB_EXIT_BAD;
     }
-    if (a->save_trace)
-        save(a->save_trace, r.trace, r.trace_len);
-    *len = r.trace_len;
-    *log = r.log;
-    *log_len = r.log_len;
-    *crash = r.crash;
-    *crash_len = r.crash_len;
-    free(r.notes);
-    return r.trace;
+    bool bad = fwrite(s->file, 1, s->file_len, f) != s->file_len;
+    if (fclose(f) != 0 || bad) {
+        emb_cli_error_at(CMD, path, -1, "write error: %s", strerror(errno));
+        return EMB_EXIT_BAD;
+    }
+    const struct emb_capture_window *w = &s->window;
+    printf("%s: sealed %s: label %s, %" PRIu64 " events in %zu contexts, ", CMD, path,
+           s->identity.label[0] ? s->identity.label : "(none)", w->stored, w->nrows);
+    if (w->armed_frame != EMB_CAP_NO_FRAME)
+        printf("window armed at frame %" PRIu32 ", ", w->armed_frame);
+    printf("%" PRIu64 " dropped, %zu bytes\n", w->drops, s->file_len);
+    return EMB_EXIT_OK;
 }
 
 static int seal(const struct args *a, const struct emb_catalog *cat)
 {
-    size_t trace_len = 0, live_log_len = 0, live_crash_len = 0;
-    uint8_t *live_log = NULL, *live_crash = NULL;
-    uint8_t *trace_bytes = a->kind >= 0 ? capture_live(a, &trace_len, &live_log, &live_log_len, &live_crash,
-                                                       &live_crash_len)
-                                        : slurp(a->source, &trace_len);
-    if (!trace_bytes)
-        return EMB_EXIT_BAD;
-    /* The catalogue the stream names, unless one was given. */
-    if (cat == NULL && trace_len >= EMB_TSF_OFF_CATALOG + 4u)
-        cat = emb_catalog_known(emb_get_le32(trace_bytes + EMB_TSF_OFF_CATALOG));
-    if (cat == NULL)
-        cat = emb_catalog_builtin();
     struct emb_progress *progress = NULL;
-    struct emb_trace_options to = {.catalog = cat, .name = a->source, .progress = on_progress,
-                                   .progress_arg = &progress};
-    struct emb_trace *t = emb_trace_decode(trace_bytes, trace_len, &to);
-    emb_progress_finish(progress);
-    int rc = EMB_EXIT_BAD;
-    struct emb_capture_parts parts;
-    memset(&parts, 0, sizeof parts);
-    uint8_t *opaque[3] = {NULL, NULL, NULL};
-    char *metadata = NULL;
-    uint8_t *file = NULL;
-    if (!t) {
-        emb_cli_error_at(CMD, a->source, -1, "out of memory");
-        goto out;
+    struct emb_capture_session_options so = {
+        .source = a->source, .label = a->label, .revision = a->revision, .log = a->log,
+        .crash = a->crash, .descriptor = a->descriptor, .catalog = cat,
+        .catalog_for = emb_catalog_known, .progress = on_progress, .progress_arg = &progress,
+    };
+    struct emb_problems ps;
+    emb_problems_init_callback(&ps, a->source, emb_cli_problem, (void *)CMD);
+    struct emb_capture_session s = {0};
+    int rc = acquire(a, &so, &s, &ps);
+    if (rc == EMB_EXIT_OK) {
+        rc = emb_capture_session_seal(&so, &s, &ps) == 0 ? EMB_EXIT_OK : EMB_EXIT_BAD;
+        emb_progress_finish(progress);
     }
-    size_t n;
-    const struct emb_trace_issue *is = emb_trace_issues(t, &n);
-    if (emb_trace_summary(t)->fatal || emb_trace_summary(t)->errors) {
-        for (size_t i = 0; i < n; i++)
-            emb_cli_error_at(CMD, a->source, is[i].offset, "%s", is[i].message);
-        emb_cli_error(CMD, "%s does not decode cleanly: not sealed", a->source);
-        goto out;
-    }
-    if (emb_capture_describe(t, a->label, a->revision, &parts.identity, &parts.window) != 0 ||
-        !(metadata = emb_capture_metadata(t, &parts.metadata_len))) {
-        emb_cli_error(CMD, "out of memory");
-        goto out;
-    }
-    parts.metadata = metadata;
-    parts.trace = trace_bytes;
-    parts.trace_len = trace_len;
-    const char *paths[3] = {a->log, a->crash, a->descriptor};
-    const uint16_t types[3] = {EMB_CAP_SEC_LOG, EMB_CAP_SEC_CRASH, EMB_CAP_SEC_DESCRIPTOR};
-    if (!a->log && live_log_len > 0)
-        parts.opaque[parts.nopaque++] = (struct emb_capture_section){
-            .type = EMB_CAP_SEC_LOG, .version = 1, .data = live_log, .length = live_log_len};
-    if (!a->crash && live_crash_len > 0)
-        parts.opaque[parts.nopaque++] = (struct emb_capture_section){
-            .type = EMB_CAP_SEC_CRASH, .version = 1, .data = live_crash, .length = live_crash_len};
-    for (int i = 0; i < 3; i++) {
-        if (!paths[i])
-            continue;
-        size_t len = 0;
-        if (!(opaque[i] = slurp(paths[i], &len)))
-            goto out;
-        parts.opaque[parts.nopaque++] = (struct emb_capture_section){
-            .type = types[i], .version = 1, .data = opaque[i], .length = len};
-    }
-    char err[256];
-    size_t len = 0;
-    if (!(file = emb_capture_encode(&parts, &len, err, sizeof err))) {
-        emb_cli_error(CMD, "%s", err);
-        goto out;
-    }
-    FILE *f = fopen(a->output, "wb");
-    if (!f) {
-        emb_cli_error_at(CMD, a->output, -1, "cannot create: %s", strerror(errno));
-        goto out;
-    }
-    bool bad = fwrite(file, 1, len, f) != len;
-    if (fclose(f) != 0 || bad) {
-        emb_cli_error_at(CMD, a->output, -1, "write error: %s", strerror(errno));
-        goto out;
-    }
-    const struct emb_capture_window *w = &parts.window;
-    printf("%s: sealed %s: label %s, %" PRIu64 " events in %zu contexts, ", CMD, a->output,
-           parts.identity.label[0] ? parts.identity.label : "(none)", w->stored, w->nrows);
-    if (w->armed_frame != EMB_CAP_NO_FRAME)
-        printf("window armed at frame %" PRIu32 ", ", w->armed_frame);
-    printf("%" PRIu64 " dropped, %zu bytes\n", w->drops, len);
-    rc = EMB_EXIT_OK;
-out:
-    free(file);
-    for (int i = 0; i < 3; i++)
-        free(opaque[i]);
-    free(metadata);
-    free(parts.window.rows);
-    emb_trace_free(t);
-    free(trace_bytes);
-    free(live_log);
-    free(live_crash);
+    if (rc == EMB_EXIT_OK)
+        rc = write_capture(a->output, &s);
+    emb_capture_session_free(&s);
     return rc;
 }
 
@@ -540,18 +494,14 @@ int emb_cmd_capture(int argc, char **argv)
     if (rc != EMB_EXIT_OK)
         return rc < 0 ? EMB_EXIT_OK : rc;
     struct emb_catalog *own = NULL;
-    const struct emb_catalog *cat;
     if (a.catalog) {
         char err[512];
         if (!(own = emb_catalog_load(a.catalog, err, sizeof err))) {
             emb_cli_error(CMD, "%s", err);
             return EMB_EXIT_BAD;
         }
-        cat = own;
-    } else {
-        cat = NULL; /* the one the trace names */
     }
-    rc = seal(&a, cat);
+    rc = seal(&a, own); /* no catalogue given: the one the trace names */
     if (own)
         emb_catalog_free(own);
     return save_failed ? EMB_EXIT_BAD : rc;

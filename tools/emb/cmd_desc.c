@@ -62,56 +62,52 @@ struct args {
     bool has_base, json;
 };
 
+enum { OPT_ELF = 256, OPT_PID, OPT_CORE, OPT_DUMP, OPT_BASE, OPT_TRACE, OPT_JSON, OPT_CATALOG, OPT_GDB };
+
+static const struct option options[] = {
+    {"elf", required_argument, NULL, OPT_ELF},     {"pid", required_argument, NULL, OPT_PID},
+    {"core", required_argument, NULL, OPT_CORE},   {"dump", required_argument, NULL, OPT_DUMP},
+    {"base", required_argument, NULL, OPT_BASE},   {"dump-trace", required_argument, NULL, OPT_TRACE},
+    {"json", no_argument, NULL, OPT_JSON},         {"catalog", required_argument, NULL, OPT_CATALOG},
+    {"gdb", required_argument, NULL, OPT_GDB},     EMB_CLI_OPTIONS_COMMON,
+    {NULL, 0, NULL, 0},
+};
+
+/* One option; -1 after --help. */
+static int parse_option(struct args *a, int c, char **argv)
+{
+    uint64_t pid;
+    switch (c) {
+    case OPT_ELF: a->elf = optarg; return EMB_EXIT_OK;
+    case OPT_CORE: a->core = optarg; return EMB_EXIT_OK;
+    case OPT_GDB: a->gdb = optarg; return EMB_EXIT_OK;
+    case OPT_DUMP: a->dump = optarg; return EMB_EXIT_OK;
+    case OPT_TRACE: a->dump_trace = optarg; return EMB_EXIT_OK;
+    case OPT_JSON: a->json = true; return EMB_EXIT_OK;
+    case OPT_CATALOG: a->catalog = optarg; return EMB_EXIT_OK;
+    case OPT_PID:
+        if (emb_cli_option_u64(CMD, "pid", optarg, 1, INT32_MAX, "a process id", &pid) != 0)
+            return EMB_EXIT_BAD;
+        a->pid = (long)pid;
+        return EMB_EXIT_OK;
+    case OPT_BASE:
+        a->has_base = true;
+        return emb_cli_option_u64(CMD, "base", optarg, 0, UINT64_MAX, "an address", &a->base);
+    case EMB_OPT_COLOR: return emb_cli_color_option(CMD, optarg);
+    case 'h': help(stdout); return -1;
+    }
+    return emb_cli_bad_option(CMD, c, argv);
+}
+
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    enum { OPT_ELF = 256, OPT_PID, OPT_CORE, OPT_DUMP, OPT_BASE, OPT_TRACE, OPT_JSON, OPT_CATALOG, OPT_COLOR,
-           OPT_GDB };
-    static const struct option options[] = {
-        {"elf", required_argument, NULL, OPT_ELF},     {"pid", required_argument, NULL, OPT_PID},
-        {"core", required_argument, NULL, OPT_CORE},   {"dump", required_argument, NULL, OPT_DUMP},
-        {"base", required_argument, NULL, OPT_BASE},   {"dump-trace", required_argument, NULL, OPT_TRACE},
-        {"json", no_argument, NULL, OPT_JSON},         {"catalog", required_argument, NULL, OPT_CATALOG},
-        {"color", optional_argument, NULL, OPT_COLOR}, {"colour", optional_argument, NULL, OPT_COLOR},
-        {"gdb", required_argument, NULL, OPT_GDB},     {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     int c;
-    char *end;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-        switch (c) {
-        case OPT_ELF: a->elf = optarg; break;
-        case OPT_PID:
-            a->pid = strtol(optarg, &end, 10);
-            if (*end || a->pid <= 0) {
-                emb_cli_error(CMD, "--pid takes a process id, not '%s'", optarg);
-                return EMB_EXIT_BAD;
-            }
-            break;
-        case OPT_CORE: a->core = optarg; break;
-        case OPT_GDB: a->gdb = optarg; break;
-        case OPT_DUMP: a->dump = optarg; break;
-        case OPT_BASE:
-            errno = 0;
-            a->base = strtoull(optarg, &end, 0);
-            if (*end || errno) {
-                emb_cli_error(CMD, "--base takes an address, not '%s'", optarg);
-                return EMB_EXIT_BAD;
-            }
-            a->has_base = true;
-            break;
-        case OPT_TRACE: a->dump_trace = optarg; break;
-        case OPT_JSON: a->json = true; break;
-        case OPT_CATALOG: a->catalog = optarg; break;
-        case OPT_COLOR:
-            if (emb_cli_color_option(CMD, optarg) != 0)
-                return EMB_EXIT_BAD;
-            break;
-        case 'h': help(stdout); return -1;
-        default:
-            return emb_cli_bad_option(CMD, c, argv);
-        }
+        int rc = parse_option(a, c, argv);
+        if (rc != EMB_EXIT_OK)
+            return rc;
     }
     int sources = (a->pid > 0) + (a->core != NULL) + (a->dump != NULL) + (a->gdb != NULL);
     if (optind != argc) {
@@ -141,7 +137,7 @@ struct desc {
     uint64_t bias;
     struct emb_desc_image image;
     struct emb_desc_model model;
-    struct emb_desc_issues issues;
+    struct emb_problems issues; /* what reading the image found */
 };
 
 static const char *hex(const uint8_t *b, size_t n, char *buf, size_t len)
@@ -211,16 +207,19 @@ static void print_crash_summary(struct desc *d)
         printf(" of %u bytes", m->crash_found_length);
     printf("\n");
     struct emb_crash_record r;
-    struct emb_crash_error e;
+    struct emb_problems e;
+    emb_problems_init(&e, NULL);
     if (m->crash_bytes && emb_crash_decode(m->crash_bytes, m->crash_cap, &r, &e) == 0) {
         char where[300];
         printf("  now: a v%u record of %u bytes: %s fault, pc %s\n", r.version, r.length,
                emb_crash_fault_class_name(r.fault_class),
                d->elf ? emb_elf_describe(d->elf, r.pc, where, sizeof where) : "(no --elf)");
     } else {
-        printf("  now: %s\n", m->crash_bytes ? (e.offset == 0 ? "no record" : e.message)
+        printf("  now: %s\n", m->crash_bytes ? (e.n == 0 || e.items[0].offset == 0 ? "no record"
+                                                                                : e.items[0].message)
                                               : "the area is not in this image");
     }
+    emb_problems_free(&e);
     if (m->has_mini && m->mini_bytes) {
         struct emb_crash_mini mini[64];
         size_t n = emb_crash_mini_scan(m->mini_bytes, (size_t)m->mini_entries * 32, 0, mini, 64);
@@ -233,7 +232,7 @@ static void print_crash_summary(struct desc *d)
     }
 }
 
-static void print_text(struct desc *d, const char *source)
+static void print_text_header(struct desc *d, const char *source)
 {
     const struct emb_desc_model *m = &d->model;
     char buf[300];
@@ -248,7 +247,11 @@ static void print_text(struct desc *d, const char *source)
            m->ring_packets);
     if (m->probe_consumer)
         printf("  a debug probe is the consumer of the streaming rings and the log rings\n");
+}
 
+static void print_text_contexts(struct desc *d)
+{
+    const struct emb_desc_model *m = &d->model;
     printf("\n%sContexts%s (%zu of %u)\n", color(EMB_C_BOLD), color(EMB_C_RESET), m->ncontexts,
            m->context_capacity);
     printf("  %-4s %-14s %-7s %-8s %-14s %8s %9s %9s %8s %10s %12s\n", "id", "name", "state", "tid",
@@ -269,6 +272,10 @@ static void print_text(struct desc *d, const char *source)
                stat_of(c->stats, c->nstats, "switches", NULL),
                to_us(d, stat_of(c->stats, c->nstats, "blocked_cycles", NULL)) / 1000.0, stack);
     }
+}
+
+static void print_text_log_rings(const struct emb_desc_model *m)
+{
     if (m->nlogrings) {
         printf("\n%sLog rings%s (%zu)\n", color(EMB_C_BOLD), color(EMB_C_RESET), m->nlogrings);
         printf("  %-4s %-14s %10s %10s %10s %9s %8s\n", "id", "name", "bytes", "unread", "written", "dropped",
@@ -283,6 +290,12 @@ static void print_text(struct desc *d, const char *source)
     } else if (m->has_log && m->log_version == 0) {
         printf("  log rings: none described (log section v0)\n");
     }
+}
+
+static void print_text_monitors(struct desc *d)
+{
+    const struct emb_desc_model *m = &d->model;
+    char buf[300];
     printf("\n%sMonitors%s (the ones that saw an interval)\n", color(EMB_C_BOLD), color(EMB_C_RESET));
     printf("  %-14s %12s %6s %12s  %s\n", "category", "worst us", "over", "threshold us", "opener");
     for (size_t i = 0; i < m->nmonitors; i++) {
@@ -295,6 +308,11 @@ static void print_text(struct desc *d, const char *source)
         printf("  %-14s %12.3f %6u %12s  %s\n", mo->name, to_us(d, mo->worst), mo->over, th,
                symbolise(d, mo->pc, buf, sizeof buf));
     }
+}
+
+static void print_text_objects(struct desc *d)
+{
+    const struct emb_desc_model *m = &d->model;
     if (m->nobjects) {
         printf("\n%sObjects%s (%zu)\n", color(EMB_C_BOLD), color(EMB_C_RESET), m->nobjects);
         printf("  %-10s %-6s %-16s %12s %11s %12s %9s\n", "handle", "type", "name", "acquisitions",
@@ -315,6 +333,15 @@ static void print_text(struct desc *d, const char *source)
                 printf(" %s %" PRIu64, m->cpu[i].name, m->cpu[i].value);
         printf("\n");
     }
+}
+
+static void print_text(struct desc *d, const char *source)
+{
+    print_text_header(d, source);
+    print_text_contexts(d);
+    print_text_log_rings(&d->model);
+    print_text_monitors(d);
+    print_text_objects(d);
     print_crash_summary(d);
 }
 
@@ -335,148 +362,179 @@ static void json_stats(struct emb_json *j, const char *key, const struct emb_des
     emb_json_end_object(j);
 }
 
-static void print_json(struct desc *d, const char *source)
+static void json_identity(struct emb_json *j, const struct desc *d)
 {
     const struct emb_desc_model *m = &d->model;
-    struct emb_json j;
     char buf[300];
-    emb_json_init(&j, stdout, true);
-    j.flat_depth = 3;
-    emb_json_begin_object(&j, NULL);
-    emb_json_string(&j, "source", source);
-    emb_json_begin_object(&j, "descriptor");
-    json_hexv(&j, "address", d->image.addr);
-    emb_json_uint(&j, "version", d->image.version);
-    emb_json_uint(&j, "pointer_size", d->image.ptr_size);
-    emb_json_string(&j, "endianness", d->image.little ? "little" : "big");
-    emb_json_uint(&j, "sections", d->image.nsections);
-    emb_json_end_object(&j);
-    emb_json_begin_object(&j, "identity");
-    emb_json_string(&j, "port", m->port);
-    emb_json_string(&j, "profile", m->profile);
-    json_hexv(&j, "config_hash", m->config_hash);
-    emb_json_uint(&j, "lib_version", m->lib_version);
-    json_hexv(&j, "catalog_checksum", m->catalog_checksum);
-    emb_json_string(&j, "build_id", hex(m->build_id, m->build_id_len, buf, sizeof buf));
-    emb_json_bool(&j, "ready", m->ready);
-    emb_json_uint(&j, "clock_hz", m->clock_hz);
-    emb_json_int(&j, "clock_offset_ns", m->clock_offset_ns);
-    json_hexv(&j, "load_bias", d->bias);
-    emb_json_end_object(&j);
-    emb_json_begin_object(&j, "trace");
-    emb_json_string(&j, "mode", mode_name(m->trace_mode));
-    json_hexv(&j, "class_mask", m->class_mask);
-    emb_json_uint(&j, "packet_size", m->packet_size);
-    emb_json_uint(&j, "ring_packets", m->ring_packets);
-    emb_json_end_object(&j);
-    emb_json_uint(&j, "context_capacity", m->context_capacity);
-    emb_json_begin_array(&j, "contexts");
+    emb_json_begin_object(j, "descriptor");
+    json_hexv(j, "address", d->image.addr);
+    emb_json_uint(j, "version", d->image.version);
+    emb_json_uint(j, "pointer_size", d->image.ptr_size);
+    emb_json_string(j, "endianness", d->image.little ? "little" : "big");
+    emb_json_uint(j, "sections", d->image.nsections);
+    emb_json_end_object(j);
+    emb_json_begin_object(j, "identity");
+    emb_json_string(j, "port", m->port);
+    emb_json_string(j, "profile", m->profile);
+    json_hexv(j, "config_hash", m->config_hash);
+    emb_json_uint(j, "lib_version", m->lib_version);
+    json_hexv(j, "catalog_checksum", m->catalog_checksum);
+    emb_json_string(j, "build_id", hex(m->build_id, m->build_id_len, buf, sizeof buf));
+    emb_json_bool(j, "ready", m->ready);
+    emb_json_uint(j, "clock_hz", m->clock_hz);
+    emb_json_int(j, "clock_offset_ns", m->clock_offset_ns);
+    json_hexv(j, "load_bias", d->bias);
+    emb_json_end_object(j);
+    emb_json_begin_object(j, "trace");
+    emb_json_string(j, "mode", mode_name(m->trace_mode));
+    json_hexv(j, "class_mask", m->class_mask);
+    emb_json_uint(j, "packet_size", m->packet_size);
+    emb_json_uint(j, "ring_packets", m->ring_packets);
+    emb_json_end_object(j);
+}
+
+static void json_contexts(struct emb_json *j, struct desc *d)
+{
+    const struct emb_desc_model *m = &d->model;
+    char buf[300];
+    emb_json_uint(j, "context_capacity", m->context_capacity);
+    emb_json_begin_array(j, "contexts");
     for (size_t i = 0; i < m->ncontexts; i++) {
         const struct emb_desc_context *c = &m->contexts[i];
-        emb_json_begin_object(&j, NULL);
-        emb_json_uint(&j, "index", c->index);
-        emb_json_string(&j, "name", c->name);
-        emb_json_string(&j, "state", c->state_name);
-        emb_json_int(&j, "os_id", c->os_id);
-        emb_json_string(&j, "entry", symbolise(d, c->entry, buf, sizeof buf));
-        json_hexv(&j, "stack_low", c->stack_low);
-        emb_json_uint(&j, "stack_size", c->stack_size);
-        emb_json_uint(&j, "stack_used", c->stack_used);
+        emb_json_begin_object(j, NULL);
+        emb_json_uint(j, "index", c->index);
+        emb_json_string(j, "name", c->name);
+        emb_json_string(j, "state", c->state_name);
+        emb_json_int(j, "os_id", c->os_id);
+        emb_json_string(j, "entry", symbolise(d, c->entry, buf, sizeof buf));
+        json_hexv(j, "stack_low", c->stack_low);
+        emb_json_uint(j, "stack_size", c->stack_size);
+        emb_json_uint(j, "stack_used", c->stack_used);
         if (c->ring_ok) {
-            emb_json_begin_object(&j, "ring");
-            json_hexv(&j, "address", c->ring);
-            emb_json_uint(&j, "context_id", c->context_id);
-            emb_json_uint(&j, "slots", c->slot_mask + 1u);
-            emb_json_uint(&j, "packets_held", c->packets_held);
-            emb_json_uint(&j, "open_bytes", c->open_bytes);
-            emb_json_uint(&j, "packets_opened", c->packets_opened);
-            emb_json_uint(&j, "discarded", c->discarded);
-            emb_json_uint(&j, "write_pos", c->write_pos);
-            emb_json_end_object(&j);
+            emb_json_begin_object(j, "ring");
+            json_hexv(j, "address", c->ring);
+            emb_json_uint(j, "context_id", c->context_id);
+            emb_json_uint(j, "slots", c->slot_mask + 1u);
+            emb_json_uint(j, "packets_held", c->packets_held);
+            emb_json_uint(j, "open_bytes", c->open_bytes);
+            emb_json_uint(j, "packets_opened", c->packets_opened);
+            emb_json_uint(j, "discarded", c->discarded);
+            emb_json_uint(j, "write_pos", c->write_pos);
+            emb_json_end_object(j);
         } else {
-            emb_json_null(&j, "ring");
+            emb_json_null(j, "ring");
         }
-        json_stats(&j, "stats", c->stats, c->nstats);
-        emb_json_end_object(&j);
+        json_stats(j, "stats", c->stats, c->nstats);
+        emb_json_end_object(j);
     }
-    emb_json_end_array(&j);
-    emb_json_begin_array(&j, "monitors");
+    emb_json_end_array(j);
+}
+
+static void json_monitors_objects(struct emb_json *j, struct desc *d)
+{
+    const struct emb_desc_model *m = &d->model;
+    char buf[300];
+    emb_json_begin_array(j, "monitors");
     for (size_t i = 0; i < m->nmonitors; i++) {
         const struct emb_desc_monitor *mo = &m->monitors[i];
         if (!mo->worst && !mo->threshold)
             continue;
-        emb_json_begin_object(&j, NULL);
-        emb_json_uint(&j, "category", mo->category);
-        emb_json_string(&j, "name", mo->name);
-        emb_json_uint(&j, "worst_cycles", mo->worst);
-        emb_json_double(&j, "worst_us", to_us(d, mo->worst));
-        emb_json_uint(&j, "threshold_cycles", mo->threshold);
-        emb_json_uint(&j, "over", mo->over);
-        emb_json_uint(&j, "action", mo->action);
-        json_hexv(&j, "opener_pc", mo->pc);
-        emb_json_string(&j, "opener", symbolise(d, mo->pc, buf, sizeof buf));
-        emb_json_end_object(&j);
+        emb_json_begin_object(j, NULL);
+        emb_json_uint(j, "category", mo->category);
+        emb_json_string(j, "name", mo->name);
+        emb_json_uint(j, "worst_cycles", mo->worst);
+        emb_json_double(j, "worst_us", to_us(d, mo->worst));
+        emb_json_uint(j, "threshold_cycles", mo->threshold);
+        emb_json_uint(j, "over", mo->over);
+        emb_json_uint(j, "action", mo->action);
+        json_hexv(j, "opener_pc", mo->pc);
+        emb_json_string(j, "opener", symbolise(d, mo->pc, buf, sizeof buf));
+        emb_json_end_object(j);
     }
-    emb_json_end_array(&j);
-    emb_json_begin_array(&j, "objects");
+    emb_json_end_array(j);
+    emb_json_begin_array(j, "objects");
     for (size_t i = 0; i < m->nobjects; i++) {
         const struct emb_desc_object *o = &m->objects[i];
-        emb_json_begin_object(&j, NULL);
-        json_hexv(&j, "handle", o->handle);
-        emb_json_string(&j, "type", o->type_name);
-        emb_json_string(&j, "name", o->name);
-        json_stats(&j, "stats", o->stats, o->nstats);
-        emb_json_end_object(&j);
+        emb_json_begin_object(j, NULL);
+        json_hexv(j, "handle", o->handle);
+        emb_json_string(j, "type", o->type_name);
+        emb_json_string(j, "name", o->name);
+        json_stats(j, "stats", o->stats, o->nstats);
+        emb_json_end_object(j);
     }
-    emb_json_end_array(&j);
-    emb_json_bool(&j, "probe_consumer", m->probe_consumer);
-    emb_json_begin_array(&j, "log_rings");
+    emb_json_end_array(j);
+}
+
+static void json_log_rings(struct emb_json *j, const struct emb_desc_model *m)
+{
+    emb_json_bool(j, "probe_consumer", m->probe_consumer);
+    emb_json_begin_array(j, "log_rings");
     for (size_t i = 0; i < m->nlogrings; i++) {
         const struct emb_desc_logring *l = &m->logrings[i];
         if (!l->ok)
             continue;
-        emb_json_begin_object(&j, NULL);
-        json_hexv(&j, "address", l->addr);
-        emb_json_uint(&j, "context_id", l->context_id);
-        emb_json_string(&j, "name", l->name);
-        emb_json_uint(&j, "bytes", l->mask + 1u);
-        emb_json_uint(&j, "write_pos", l->write_pos);
-        emb_json_uint(&j, "read_pos", l->read_pos);
-        emb_json_uint(&j, "dropped", l->dropped);
-        emb_json_uint(&j, "pending", l->pending);
-        emb_json_end_object(&j);
+        emb_json_begin_object(j, NULL);
+        json_hexv(j, "address", l->addr);
+        emb_json_uint(j, "context_id", l->context_id);
+        emb_json_string(j, "name", l->name);
+        emb_json_uint(j, "bytes", l->mask + 1u);
+        emb_json_uint(j, "write_pos", l->write_pos);
+        emb_json_uint(j, "read_pos", l->read_pos);
+        emb_json_uint(j, "dropped", l->dropped);
+        emb_json_uint(j, "pending", l->pending);
+        emb_json_end_object(j);
     }
-    emb_json_end_array(&j);
+    emb_json_end_array(j);
+}
+
+/* The probe's holds, the CPU statistics, the crash record and the problems. */
+static void json_rest(struct emb_json *j, const struct desc *d)
+{
+    const struct emb_desc_model *m = &d->model;
     if (d->probe) {
         const struct emb_probe_stats *ps = emb_probe_stats(d->probe);
-        emb_json_begin_object(&j, "probe");
-        emb_json_double(&j, "held_ms", ps->hold_ms_total);
-        emb_json_uint(&j, "round_trips", ps->round_trips);
-        emb_json_uint(&j, "bytes_read", ps->bytes_read);
-        emb_json_end_object(&j);
+        emb_json_begin_object(j, "probe");
+        emb_json_double(j, "held_ms", ps->hold_ms_total);
+        emb_json_uint(j, "round_trips", ps->round_trips);
+        emb_json_uint(j, "bytes_read", ps->bytes_read);
+        emb_json_end_object(j);
     }
-    json_stats(&j, "cpu", m->cpu, m->ncpu);
-    emb_json_begin_object(&j, "crash");
-    emb_json_bool(&j, "region", m->has_crash);
+    json_stats(j, "cpu", m->cpu, m->ncpu);
+    emb_json_begin_object(j, "crash");
+    emb_json_bool(j, "region", m->has_crash);
     if (m->has_crash) {
-        json_hexv(&j, "area", m->crash_area);
-        emb_json_uint(&j, "capacity", m->crash_cap);
-        emb_json_uint(&j, "version", m->crash_version);
-        emb_json_uint(&j, "found_at_start", m->crash_found);
+        json_hexv(j, "area", m->crash_area);
+        emb_json_uint(j, "capacity", m->crash_cap);
+        emb_json_uint(j, "version", m->crash_version);
+        emb_json_uint(j, "found_at_start", m->crash_found);
         struct emb_crash_record r;
         bool have = m->crash_bytes && emb_crash_decode(m->crash_bytes, m->crash_cap, &r, NULL) == 0;
-        emb_json_bool(&j, "record", have);
+        emb_json_bool(j, "record", have);
         if (have) {
-            emb_json_uint(&j, "record_length", r.length);
-            emb_json_string(&j, "fault_class", emb_crash_fault_class_name(r.fault_class));
+            emb_json_uint(j, "record_length", r.length);
+            emb_json_string(j, "fault_class", emb_crash_fault_class_name(r.fault_class));
         }
-        emb_json_uint(&j, "mini_entries", m->mini_entries);
+        emb_json_uint(j, "mini_entries", m->mini_entries);
     }
-    emb_json_end_object(&j);
-    emb_json_begin_array(&j, "issues");
+    emb_json_end_object(j);
+    emb_json_begin_array(j, "issues");
     for (size_t i = 0; i < d->issues.n; i++)
-        emb_json_string(&j, NULL, d->issues.msg[i]);
-    emb_json_end_array(&j);
+        emb_json_string(j, NULL, d->issues.items[i].message);
+    emb_json_end_array(j);
+}
+
+static void print_json(struct desc *d, const char *source)
+{
+    struct emb_json j;
+    emb_json_init(&j, stdout, true);
+    j.flat_depth = 3;
+    emb_json_begin_object(&j, NULL);
+    emb_json_string(&j, "source", source);
+    json_identity(&j, d);
+    json_contexts(&j, d);
+    json_monitors_objects(&j, d);
+    json_log_rings(&j, &d->model);
+    json_rest(&j, d);
     emb_json_end_object(&j);
     emb_json_end(&j);
 }
@@ -491,20 +549,26 @@ static int open_source(struct desc *d, const struct args *a, char *source, size_
         return -1;
     }
     if (a->gdb) {
+        /* Its message names the address (or the ELF) already. */
         if (!(d->probe = emb_probe_open(a->gdb, d->elf, err, sizeof err))) {
-            emb_cli_error(CMD, "%s: %s", a->gdb, err);
+            emb_cli_error(CMD, "%s", err);
             return -1;
         }
         d->mem = emb_probe_mem(d->probe);
-    } else if (a->pid > 0)
-        d->mem = emb_mem_open_pid((pid_t)a->pid, err, sizeof err);
-    else if (a->core)
-        d->mem = emb_mem_open_core(a->core, err, sizeof err);
-    else
-        d->mem = emb_mem_open_dump(a->dump, a->base, err, sizeof err);
-    if (!d->mem) {
-        emb_cli_error(CMD, "%s", err);
-        return -1;
+    } else {
+        char pid[32];
+        snprintf(pid, sizeof pid, "pid %ld", a->pid);
+        struct emb_problems ps;
+        emb_problems_init_callback(&ps, a->pid > 0 ? pid : a->core ? a->core : a->dump, emb_cli_problem,
+                                   (void *)CMD);
+        if (a->pid > 0)
+            d->mem = emb_mem_open_pid((pid_t)a->pid, &ps);
+        else if (a->core)
+            d->mem = emb_mem_open_core(a->core, &ps);
+        else
+            d->mem = emb_mem_open_dump(a->dump, a->base, &ps);
+        if (!d->mem)
+            return -1;
     }
     snprintf(source, len, "%s", emb_mem_name(d->mem));
     return 0;
@@ -513,7 +577,8 @@ static int open_source(struct desc *d, const struct args *a, char *source, size_
 /* By the symbol at its load bias when both are known, else by scanning for the magic. */
 static int find_descriptor(struct desc *d)
 {
-    char err[512];
+    struct emb_problems ps;
+    emb_problems_init_callback(&ps, emb_mem_name(d->mem), emb_cli_problem, (void *)CMD);
     uint64_t sym = 0, bias = 0;
     bool have_sym = d->elf && emb_elf_symbol(d->elf, "emb_debug_descriptor", &sym, NULL) == 0;
     bool have_bias = d->elf && emb_mem_bias(d->mem, d->elf, &bias) == 0;
@@ -522,10 +587,8 @@ static int find_descriptor(struct desc *d)
                 emb_elf_path(d->elf));
     if (d->elf && have_bias)
         emb_mem_set_image(d->mem, d->elf, bias);
-    if (emb_desc_find(d->mem, have_sym && have_bias ? sym + bias : 0, SCAN_MAX, &d->image, err, sizeof err) != 0) {
-        emb_cli_error(CMD, "%s: %s", emb_mem_name(d->mem), err);
+    if (emb_desc_find(d->mem, have_sym && have_bias ? sym + bias : 0, SCAN_MAX, &d->image, &ps) != 0)
         return -1;
-    }
     d->bias = have_sym ? d->image.addr - sym : 0;
     if (d->elf)
         emb_mem_set_image(d->mem, d->elf, d->bias);
@@ -655,8 +718,11 @@ int emb_cmd_desc(int argc, char **argv)
         return EMB_EXIT_BAD;
     }
     rc = EMB_EXIT_BAD;
-    if (open_source(d, &a, source, sizeof source) != 0 || find_descriptor(d) != 0 ||
-        check_descriptor(d) != 0)
+    if (open_source(d, &a, source, sizeof source) != 0)
+        goto out;
+    emb_problems_init(&d->issues, source);
+    d->issues.max_kept = 32;
+    if (find_descriptor(d) != 0 || check_descriptor(d) != 0)
         goto out;
     emb_desc_read(d->mem, &d->image, &d->model, &d->issues);
     if (check_identity(d) != 0)
@@ -672,16 +738,14 @@ int emb_cmd_desc(int argc, char **argv)
     if (a.dump_trace && packets >= 0 && !a.json)
         printf("\nTrace: %ld packets written to %s\n", packets, a.dump_trace);
     fflush(stdout);
-    for (size_t i = 0; i < d->issues.n; i++)
-        emb_cli_error(CMD, "%s: %s", source, d->issues.msg[i]);
-    if (d->issues.total > d->issues.n)
-        emb_cli_error(CMD, "%zu more problems not shown", d->issues.total - d->issues.n);
-    if (d->issues.total)
+    emb_cli_problems(CMD, &d->issues);
+    if (emb_problems_at_least(&d->issues, EMB_NOTE) != 0)
         rc = EMB_EXIT_BAD;
 out:
     if (d->probe && !d->released)
         emb_probe_detach(d->probe); /* the target runs on whatever went wrong */
     emb_desc_model_free(&d->model);
+    emb_problems_free(&d->issues);
     if (d->probe)
         emb_probe_close(d->probe); /* owns the memory source */
     else

@@ -3,7 +3,9 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,116 +63,159 @@ struct args {
     bool json;
 };
 
+enum { OPT_JSON = 256, OPT_HTML, OPT_ANCHOR, OPT_SAME, OPT_RULES, OPT_RULE, OPT_COMPARE,
+       OPT_MARGIN_PCT, OPT_MARGIN_US, OPT_QUANTILE, OPT_REPEAT, OPT_LINES, OPT_CATALOG };
+
+static const struct option options[] = {
+    {"json", no_argument, NULL, OPT_JSON},
+    {"html", required_argument, NULL, OPT_HTML},
+    {"anchor", required_argument, NULL, OPT_ANCHOR},
+    {"same-build", no_argument, NULL, OPT_SAME},
+    {"rules", required_argument, NULL, OPT_RULES},
+    {"rule", required_argument, NULL, OPT_RULE},
+    {"compare", required_argument, NULL, OPT_COMPARE},
+    {"margin-pct", required_argument, NULL, OPT_MARGIN_PCT},
+    {"quantile", required_argument, NULL, OPT_QUANTILE},
+    {"margin-us", required_argument, NULL, OPT_MARGIN_US},
+    {"repeat", required_argument, NULL, OPT_REPEAT},
+    {"context-lines", required_argument, NULL, OPT_LINES},
+    {"catalog", required_argument, NULL, OPT_CATALOG},
+    EMB_CLI_OPTIONS_COMMON,
+    {NULL, 0, NULL, 0},
+};
+
+/* A problem of the rules from `source` (an option, or none for a rules file, whose
+ * problems name it): "emb diff: --rule: message". */
+static void rules_problems(struct emb_problems *ps, const char *source)
+{
+    emb_problems_init_callback(ps, source, emb_cli_problem, (void *)CMD);
+}
+
+/* One rules line an option stands for ("--rule NAME=on" is "rule NAME on"). */
 static int apply_rule_line(struct emb_diff_rules *r, const struct emb_catalog *cat, const char *opt,
                            const char *line)
 {
-    char err[400];
-    if (emb_diff_rules_line(r, cat, line, err, sizeof err) != 0) {
-        emb_cli_error(CMD, "%s: %s", opt, err);
+    struct emb_problems ps;
+    rules_problems(&ps, opt);
+    return emb_diff_rules_line(r, cat, line, &ps) != 0 ? EMB_EXIT_BAD : EMB_EXIT_OK;
+}
+
+/* A count of the rules (--repeat, --context-lines): read as the rules file reads it, a
+ * number ("1e1" is ten) that must be whole. */
+static int count_option(const char *name, const char *arg, unsigned *out)
+{
+    static const char what[] = "a whole number from 1 to 1000";
+    double v;
+    if (emb_cli_option_double(CMD, name, arg, 1, 1000, what, &v) != 0)
+        return EMB_EXIT_BAD;
+    if (v != floor(v)) {
+        emb_cli_error(CMD, "--%s takes %s, not '%s'", name, what, arg);
+        return EMB_EXIT_BAD;
+    }
+    *out = (unsigned)v;
+    return EMB_EXIT_OK;
+}
+
+/* The first pass: the options that say what to read and how to write, and the two files.
+ * Returns EMB_EXIT_OK, -1 after --help, or EMB_EXIT_BAD. */
+static int output_options(int argc, char **argv, struct args *a, struct emb_diff_rules *r)
+{
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+        switch (c) {
+        case OPT_CATALOG: a->catalog = optarg; break;
+        case OPT_JSON: a->json = true; break;
+        case OPT_HTML: a->html = optarg; break;
+        case OPT_SAME: r->same_build = true; break;
+        case EMB_OPT_COLOR:
+            if (emb_cli_color_option(CMD, optarg) != 0)
+                return EMB_EXIT_BAD;
+            break;
+        case 'h': help(stdout); return -1;
+        case ':':
+        case '?':
+            return emb_cli_bad_option(CMD, c, argv);
+        default: break;
+        }
+    }
+    if (optind + 2 != argc) {
+        emb_cli_error(CMD, "two capture files, please: GOOD.emb BAD.emb");
+        fprintf(stderr, "Usage: emb diff [options] GOOD.emb BAD.emb (emb diff --help)\n");
+        return EMB_EXIT_BAD;
+    }
+    a->files[0] = argv[optind];
+    a->files[1] = argv[optind + 1];
+    return EMB_EXIT_OK;
+}
+
+/* The catalogue the captures decode with: --catalog, else the one the good capture names. */
+static int open_catalog(const struct args *a, const struct emb_catalog **cat, struct emb_catalog **own)
+{
+    if (a->catalog) {
+        char err[512];
+        if (!(*own = emb_catalog_load(a->catalog, err, sizeof err))) {
+            emb_cli_error(CMD, "%s", err);
+            return EMB_EXIT_BAD;
+        }
+        *cat = *own;
+    } else if (!(*cat = emb_catalog_for_capture(a->files[0]))) {
+        emb_cli_error(CMD, "the built-in catalogue does not parse");
         return EMB_EXIT_BAD;
     }
     return EMB_EXIT_OK;
+}
+
+/* One option of the rules, applied in order once the catalogue is known. */
+static int rules_option(int c, struct emb_diff_rules *r, const struct emb_catalog *cat)
+{
+    char line[600];
+    struct emb_problems ps;
+    switch (c) {
+    case OPT_ANCHOR:
+        rules_problems(&ps, "--anchor");
+        return emb_diff_rules_anchor(r, cat, optarg, &ps) != 0 ? EMB_EXIT_BAD : EMB_EXIT_OK;
+    case OPT_RULES:
+        rules_problems(&ps, NULL);
+        return emb_diff_rules_load(r, cat, optarg, &ps) != 0 ? EMB_EXIT_BAD : EMB_EXIT_OK;
+    case OPT_RULE: {
+        const char *eq = strchr(optarg, '=');
+        snprintf(line, sizeof line, "rule %.*s %s", eq ? (int)(eq - optarg) : 0, optarg,
+                 eq ? eq + 1 : "");
+        return apply_rule_line(r, cat, "--rule", eq ? line : "rule");
+    }
+    case OPT_COMPARE:
+        snprintf(line, sizeof line, "compare %s", optarg);
+        return apply_rule_line(r, cat, "--compare", line);
+    case OPT_MARGIN_PCT:
+        return emb_cli_option_double(CMD, "margin-pct", optarg, 0, DBL_MAX,
+                                     "a number that is not negative", &r->margin_pct);
+    case OPT_MARGIN_US:
+        return emb_cli_option_double(CMD, "margin-us", optarg, 0, DBL_MAX,
+                                     "a number that is not negative", &r->margin_us);
+    case OPT_QUANTILE:
+        return emb_cli_option_double(CMD, "quantile", optarg, 0, nextafter(50.0, 0.0),
+                                     "a percentage below 50", &r->quantile_pct);
+    case OPT_REPEAT: return count_option("repeat", optarg, &r->repeat);
+    case OPT_LINES: return count_option("context-lines", optarg, &r->context_lines);
+    default: return EMB_EXIT_OK;
+    }
 }
 
 /* Options are applied in order, after the catalogue is known: a second pass. */
 static int parse_args(int argc, char **argv, struct args *a, struct emb_diff_rules *r,
                       const struct emb_catalog **cat, struct emb_catalog **own)
 {
-    enum { OPT_JSON = 256, OPT_HTML, OPT_ANCHOR, OPT_SAME, OPT_RULES, OPT_RULE, OPT_COMPARE,
-           OPT_MPCT, OPT_MUS, OPT_QUANTILE, OPT_REPEAT, OPT_LINES, OPT_CATALOG, OPT_COLOR };
-    static const struct option options[] = {
-        {"json", no_argument, NULL, OPT_JSON},         {"html", required_argument, NULL, OPT_HTML},
-        {"anchor", required_argument, NULL, OPT_ANCHOR}, {"same-build", no_argument, NULL, OPT_SAME},
-        {"rules", required_argument, NULL, OPT_RULES}, {"rule", required_argument, NULL, OPT_RULE},
-        {"compare", required_argument, NULL, OPT_COMPARE},
-        {"margin-pct", required_argument, NULL, OPT_MPCT}, {"quantile", required_argument, NULL, OPT_QUANTILE},
-        {"margin-us", required_argument, NULL, OPT_MUS}, {"repeat", required_argument, NULL, OPT_REPEAT},
-        {"context-lines", required_argument, NULL, OPT_LINES},
-        {"catalog", required_argument, NULL, OPT_CATALOG},
-        {"color", optional_argument, NULL, OPT_COLOR}, {"colour", optional_argument, NULL, OPT_COLOR},
-        {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
-    };
+    int rc = output_options(argc, argv, a, r);
+    if (rc == EMB_EXIT_OK)
+        rc = open_catalog(a, cat, own);
+    optind = 0;
+    opterr = 0;
     int c;
-    for (int pass = 0; pass < 2; pass++) {
-        optind = 0;
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-            char line[600], err[400];
-            if (pass == 0) {
-                switch (c) {
-                case OPT_CATALOG: a->catalog = optarg; break;
-                case OPT_JSON: a->json = true; break;
-                case OPT_HTML: a->html = optarg; break;
-                case OPT_SAME: r->same_build = true; break;
-                case OPT_COLOR:
-                    if (emb_cli_color_option(CMD, optarg) != 0)
-                        return EMB_EXIT_BAD;
-                    break;
-                case 'h': help(stdout); return -1;
-                case ':':
-                case '?':
-                    return emb_cli_bad_option(CMD, c, argv);
-                default: break;
-                }
-                continue;
-            }
-            int rc = EMB_EXIT_OK;
-            switch (c) {
-            case OPT_ANCHOR:
-                if (emb_diff_rules_anchor(r, *cat, optarg, err, sizeof err) != 0) {
-                    emb_cli_error(CMD, "--anchor: %s", err);
-                    rc = EMB_EXIT_BAD;
-                }
-                break;
-            case OPT_RULES:
-                if (emb_diff_rules_load(r, *cat, optarg, err, sizeof err) != 0) {
-                    emb_cli_error(CMD, "%s", err);
-                    rc = EMB_EXIT_BAD;
-                }
-                break;
-            case OPT_RULE: {
-                const char *eq = strchr(optarg, '=');
-                snprintf(line, sizeof line, "rule %.*s %s", eq ? (int)(eq - optarg) : 0, optarg,
-                         eq ? eq + 1 : "");
-                rc = apply_rule_line(r, *cat, "--rule", eq ? line : "rule");
-                break;
-            }
-            case OPT_COMPARE:
-                snprintf(line, sizeof line, "compare %s", optarg);
-                rc = apply_rule_line(r, *cat, "--compare", line);
-                break;
-            case OPT_MPCT: snprintf(line, sizeof line, "margin-pct %s", optarg); rc = apply_rule_line(r, *cat, "--margin-pct", line); break;
-            case OPT_MUS: snprintf(line, sizeof line, "margin-us %s", optarg); rc = apply_rule_line(r, *cat, "--margin-us", line); break;
-            case OPT_QUANTILE: snprintf(line, sizeof line, "quantile %s", optarg); rc = apply_rule_line(r, *cat, "--quantile", line); break;
-            case OPT_REPEAT: snprintf(line, sizeof line, "repeat %s", optarg); rc = apply_rule_line(r, *cat, "--repeat", line); break;
-            case OPT_LINES: snprintf(line, sizeof line, "context-lines %s", optarg); rc = apply_rule_line(r, *cat, "--context-lines", line); break;
-            default: break;
-            }
-            if (rc != EMB_EXIT_OK)
-                return rc;
-        }
-        if (pass == 0) {
-            if (optind + 2 != argc) {
-                emb_cli_error(CMD, "two capture files, please: GOOD.emb BAD.emb");
-                fprintf(stderr, "Usage: emb diff [options] GOOD.emb BAD.emb (emb diff --help)\n");
-                return EMB_EXIT_BAD;
-            }
-            a->files[0] = argv[optind];
-            a->files[1] = argv[optind + 1];
-            if (a->catalog) {
-                char err[512];
-                if (!(*own = emb_catalog_load(a->catalog, err, sizeof err))) {
-                    emb_cli_error(CMD, "%s", err);
-                    return EMB_EXIT_BAD;
-                }
-                *cat = *own;
-            } else if (!(*cat = emb_catalog_for_capture(a->files[0]))) {
-                emb_cli_error(CMD, "the built-in catalogue does not parse");
-                return EMB_EXIT_BAD;
-            }
-        }
-    }
-    return EMB_EXIT_OK;
+    while (rc == EMB_EXIT_OK && (c = getopt_long(argc, argv, ":h", options, NULL)) != -1)
+        rc = rules_option(c, r, *cat);
+    return rc;
 }
 
 static void on_progress(void *arg, uint64_t done, uint64_t total)
@@ -213,11 +258,10 @@ int emb_cmd_diff(int argc, char **argv)
             goto out;
         }
     }
-    char err[1024];
-    if (!(d = emb_diff_run(cap[0], cap[1], &rules, err, sizeof err))) {
-        emb_cli_error(CMD, "%s", err);
+    struct emb_problems problems;
+    emb_problems_init_callback(&problems, NULL, emb_cli_problem, (void *)CMD);
+    if (!(d = emb_diff_run(cap[0], cap[1], &rules, &problems)))
         goto out;
-    }
     int wrc = a.json ? emb_diff_write_json(d, stdout) : emb_diff_write_text(d, stdout);
     if (fflush(stdout) != 0 || wrc != 0) {
         emb_cli_error_at(CMD, "stdout", -1, "write error: %s", strerror(errno));

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
+#include <float.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -16,6 +17,7 @@
 #include "cli.h"
 #include "emb_cmds.h"
 #include "hostio.h"
+#include "input_file.h"
 #include "rtems_import.h"
 #include "rtems_record_catalog.h"
 
@@ -63,7 +65,7 @@ struct args {
 static int parse_args(int argc, char **argv, struct args *a)
 {
     enum { OPT_EVENTS = 256, OPT_CATALOG_OUT, OPT_ALL, OPT_COUNT, OPT_DURATION, OPT_JSON,
-           OPT_COLOR, OPT_CAPTURE };
+           OPT_CAPTURE };
     static const struct option options[] = {
         {"output", required_argument, NULL, 'o'},
         {"capture", required_argument, NULL, OPT_CAPTURE},
@@ -74,16 +76,13 @@ static int parse_args(int argc, char **argv, struct args *a)
         {"count", required_argument, NULL, OPT_COUNT},
         {"duration", required_argument, NULL, OPT_DURATION},
         {"json", no_argument, NULL, OPT_JSON},
-        {"color", optional_argument, NULL, OPT_COLOR},
-        {"colour", optional_argument, NULL, OPT_COLOR},
-        {"help", no_argument, NULL, 'h'},
+        EMB_CLI_OPTIONS_COMMON,
         {NULL, 0, NULL, 0},
     };
-    int c;
-    char *end;
+    int c, rc = 0;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:l:h", options, NULL)) != -1) {
+    while (rc == 0 && (c = getopt_long(argc, argv, ":o:l:h", options, NULL)) != -1) {
         switch (c) {
         case 'o': a->output = optarg; break;
         case 'l': a->label = optarg; break;
@@ -93,29 +92,21 @@ static int parse_args(int argc, char **argv, struct args *a)
         case OPT_ALL: a->all = true; break;
         case OPT_JSON: a->json = true; break;
         case OPT_COUNT:
-            errno = 0;
-            a->count = strtoull(optarg, &end, 10);
-            if (*optarg == '\0' || *end != '\0' || errno != 0 || a->count == 0) {
-                emb_cli_error(CMD, "--count takes a positive number, not '%s'", optarg);
-                return EMB_EXIT_BAD;
-            }
+            rc = emb_cli_option_u64(CMD, "count", optarg, 1, UINT64_MAX, "a positive number",
+                                    &a->count);
             break;
         case OPT_DURATION:
-            a->duration = strtod(optarg, &end);
-            if (*optarg == '\0' || *end != '\0' || !(a->duration > 0)) {
-                emb_cli_error(CMD, "--duration takes seconds, not '%s'", optarg);
-                return EMB_EXIT_BAD;
-            }
+            rc = emb_cli_option_double(CMD, "duration", optarg, DBL_TRUE_MIN, DBL_MAX, "seconds",
+                                       &a->duration);
             break;
-        case OPT_COLOR:
-            if (emb_cli_color_option(CMD, optarg) != 0)
-                return EMB_EXIT_BAD;
-            break;
+        case EMB_OPT_COLOR: rc = emb_cli_color_option(CMD, optarg); break;
         case 'h': help(stdout); return -1;
         default:
             return emb_cli_bad_option(CMD, c, argv);
         }
     }
+    if (rc != 0)
+        return rc;
     if (optind >= argc) {
         emb_cli_error(CMD, "no format given: emb import rtems-record SOURCE -o OUT");
         return EMB_EXIT_BAD;
@@ -143,37 +134,6 @@ static void on_signal(int sig)
 {
     (void)sig;
     stop = 1;
-}
-
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf != NULL) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        char *more = realloc(buf, cap * 2 + 1);
-        if (more == NULL) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = more;
-        cap *= 2;
-    }
-    int err = ferror(f);
-    fclose(f);
-    if (buf == NULL || err) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
 }
 
 struct progress {
@@ -351,106 +311,141 @@ static int seal(const struct args *a)
     return rc;
 }
 
+/* The --events table, checked by making its catalogue. NULL after reporting why. */
+static struct emb_rtems_record_table *read_events(const char *path)
+{
+    char err[256];
+    size_t len;
+    uint8_t *text = emb_input_read(path, &len, err, sizeof err);
+    if (text == NULL) {
+        emb_cli_error_at(CMD, path, -1, "%s", err);
+        return NULL;
+    }
+    struct emb_problems ps;
+    emb_problems_init(&ps, path);
+    struct emb_rtems_record_table *table =
+        emb_rtems_record_table_parse((const char *)text, len, 0, &ps);
+    free(text);
+    emb_cli_problems(CMD, &ps);
+    emb_problems_free(&ps);
+    struct emb_catalog *cat = table != NULL ? emb_rtems_record_catalog(table, err, sizeof err) : NULL;
+    if (cat == NULL) {
+        if (table != NULL)
+            emb_cli_error_at(CMD, path, -1, "these event names make no catalogue: %s", err);
+        emb_rtems_record_table_free(table);
+        return NULL;
+    }
+    emb_catalog_free(cat);
+    return table;
+}
+
+/* The source as a descriptor (*live for a record server), or -1 after reporting why. */
+static int open_source(const char *source, const char **name, bool *live)
+{
+    *name = source;
+    *live = false;
+    if (!strncmp(source, "tcp://", 6)) {
+        char err[256];
+        int fd = emb_hostio_connect(source + 6, 5000, err, sizeof err);
+        if (fd < 0)
+            emb_cli_error(CMD, "%s", err);
+        *live = fd >= 0;
+        return fd;
+    }
+    if (!strcmp(source, "-")) {
+        *name = "<stdin>";
+        return STDIN_FILENO;
+    }
+    int fd = open(source, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        emb_cli_error_at(CMD, source, -1, "cannot open: %s", strerror(errno));
+    return fd;
+}
+
+/* Reads the source to its end, Ctrl-C or the deadline, then ends the stream. A live
+ * import cut by Ctrl-C or --duration ends wherever the stream was: a partial last item is
+ * not an error. Either way, and after an error too, the items still held for a processor
+ * without an uptime pair are written (with best-effort times). 0, or -1 on a read error. */
+static int import_from(struct emb_rtems_import *imp, int fd, const char *name, bool live,
+                       double duration)
+{
+    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    struct progress pr = {0};
+    bool cut = false;
+    int rc = pump(imp, fd, name, live, duration, &pr, &cut);
+    emb_progress_finish(pr.bar);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (fd != STDIN_FILENO)
+        close(fd);
+    if (live && cut)
+        emb_rtems_import_stop(imp);
+    else
+        emb_rtems_import_finish(imp);
+    return rc;
+}
+
+/* The outputs and the summary of what was imported (after an error too). */
+static int report(struct emb_rtems_import *imp, const struct args *a, const char *name,
+                  const struct emb_problems *ps, bool table_given)
+{
+    emb_cli_problems(CMD, ps);
+    const struct emb_problem *error = ps->n > 0 ? &ps->items[0] : NULL;
+    const struct emb_rtems_record_info *in = emb_rtems_import_info(imp);
+    if (in->version != 0 && !in->table_exact && !table_given)
+        fprintf(stderr, "%s: %s: record version %u: event names are those of version %u; give "
+                "the target's list with --events if they differ\n", CMD, name, in->version,
+                in->table->version);
+    int rc = emb_rtems_import_failed(imp) ? EMB_EXIT_BAD : EMB_EXIT_OK;
+    const char *message = error != NULL ? error->message : NULL;
+    uint64_t offset = error != NULL && error->offset >= 0 ? (uint64_t)error->offset : 0;
+    if (emb_rtems_import_catalog(imp) != NULL) {
+        if (write_outputs(imp, a) != 0)
+            rc = EMB_EXIT_BAD;
+        else if (a->capture != NULL && seal(a) != EMB_EXIT_OK)
+            rc = EMB_EXIT_BAD;
+        else if (a->json)
+            summary_json(imp, a, message, offset);
+        else
+            summary_text(imp, a);
+    } else if (a->json) {
+        summary_json(imp, a, message, offset);
+    }
+    return rc;
+}
+
 int emb_cmd_import(int argc, char **argv)
 {
     struct args a = {0};
     int rc = parse_args(argc, argv, &a);
     if (rc != EMB_EXIT_OK)
         return rc < 0 ? EMB_EXIT_OK : rc;
-
     struct emb_rtems_record_table *table = NULL;
-    if (a.events != NULL) {
-        size_t len;
-        char *text = read_file(a.events, &len);
-        if (text == NULL) {
-            emb_cli_error_at(CMD, a.events, -1, "cannot read: %s", strerror(errno));
-            return EMB_EXIT_BAD;
-        }
-        char err[256];
-        table = emb_rtems_record_table_parse(text, len, 0, err, sizeof err);
-        free(text);
-        struct emb_catalog *cat = table != NULL ? emb_rtems_record_catalog(table, err, sizeof err) : NULL;
-        if (cat == NULL) {
-            emb_cli_error_at(CMD, a.events, -1, table != NULL ? "these event names make no "
-                             "catalogue: %s" : "%s", err);
-            emb_rtems_record_table_free(table);
-            return EMB_EXIT_BAD;
-        }
-        emb_catalog_free(cat);
-    }
-    struct emb_rtems_import_options opt = {.table = table, .keep_control = a.all, .max_items = a.count};
-    struct emb_rtems_import *imp = emb_rtems_import_new(&opt);
-    if (imp == NULL) {
+    if (a.events != NULL && (table = read_events(a.events)) == NULL)
+        return EMB_EXIT_BAD;
+    const char *name;
+    bool live;
+    int fd = open_source(a.source, &name, &live);
+    struct emb_problems ps;
+    emb_problems_init(&ps, name);
+    struct emb_rtems_import_options opt = {
+        .table = table, .keep_control = a.all, .max_items = a.count, .problems = &ps};
+    struct emb_rtems_import *imp = fd >= 0 ? emb_rtems_import_new(&opt) : NULL;
+    if (fd >= 0 && imp == NULL)
         emb_cli_error(CMD, "out of memory");
-        emb_rtems_record_table_free(table);
-        return EMB_EXIT_BAD;
-    }
-
-    int fd;
-    bool live = false;
-    const char *name = a.source;
-    if (!strncmp(a.source, "tcp://", 6)) {
-        char err[256];
-        fd = emb_hostio_connect(a.source + 6, 5000, err, sizeof err);
-        if (fd < 0) {
-            emb_cli_error(CMD, "%s", err);
-            emb_rtems_import_free(imp);
-            emb_rtems_record_table_free(table);
-            return EMB_EXIT_BAD;
-        }
-        live = true;
-    } else if (!strcmp(a.source, "-")) {
-        fd = STDIN_FILENO;
-        name = "<stdin>";
-    } else if ((fd = open(a.source, O_RDONLY | O_CLOEXEC)) < 0) {
-        emb_cli_error_at(CMD, a.source, -1, "cannot open: %s", strerror(errno));
-        emb_rtems_import_free(imp);
-        emb_rtems_record_table_free(table);
-        return EMB_EXIT_BAD;
-    }
-    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    struct progress pr = {0};
-    bool cut = false;
-    int read_rc = pump(imp, fd, name, live, a.duration, &pr, &cut);
-    emb_progress_finish(pr.bar);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    if (fd != STDIN_FILENO)
+    rc = EMB_EXIT_BAD;
+    if (imp != NULL) {
+        int read_rc = import_from(imp, fd, name, live, a.duration);
+        rc = report(imp, &a, name, &ps, table != NULL);
+        if (read_rc != 0)
+            rc = EMB_EXIT_BAD;
+    } else if (fd >= 0 && fd != STDIN_FILENO) {
         close(fd);
-
-    /* A live import cut by Ctrl-C or --duration ends wherever the stream was: a partial last
-     * item is not an error. Either way, and after an error too, the items still held for a
-     * processor without an uptime pair are written (with best-effort times). */
-    uint64_t offset = 0;
-    if (live && cut)
-        emb_rtems_import_stop(imp);
-    else
-        emb_rtems_import_finish(imp);
-    const char *error = emb_rtems_import_error(imp, &offset);
-    if (error != NULL)
-        emb_cli_error_at(CMD, name, (long long)offset, "%s", error);
-    const struct emb_rtems_record_info *in = emb_rtems_import_info(imp);
-    if (in->version != 0 && !in->table_exact && table == NULL)
-        fprintf(stderr, "%s: %s: record version %u: event names are those of version %u; give "
-                "the target's list with --events if they differ\n", CMD, name, in->version,
-                in->table->version);
-
-    rc = read_rc != 0 || error != NULL ? EMB_EXIT_BAD : EMB_EXIT_OK;
-    if (emb_rtems_import_catalog(imp) != NULL) {
-        if (write_outputs(imp, &a) != 0)
-            rc = EMB_EXIT_BAD;
-        else if (a.capture != NULL && seal(&a) != EMB_EXIT_OK)
-            rc = EMB_EXIT_BAD;
-        else if (a.json)
-            summary_json(imp, &a, error, offset);
-        else
-            summary_text(imp, &a);
-    } else if (a.json) {
-        summary_json(imp, &a, error, offset);
     }
     emb_rtems_import_free(imp);
+    emb_problems_free(&ps);
     emb_rtems_record_table_free(table);
     return rc;
 }

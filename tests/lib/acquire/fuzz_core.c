@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[512];
     if (self == NULL && (self = emb_elf_open("/proc/self/exe", err, sizeof err)) == NULL)
         abort();
-    struct emb_mem *m = emb_mem_open_core(emb_fuzz_file(data, size), err, sizeof err);
+    struct emb_mem *m = emb_mem_open_core(emb_fuzz_file(data, size), NULL);
     if (m == NULL)
         return 0;
     emb_mem_set_budget(m, 8u << 20);
@@ -40,11 +40,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (emb_mem_read(m, a << 12, buf, sizeof buf) > sizeof buf)
             abort();
     struct emb_desc_image d;
-    if (emb_desc_find(m, 0, 1u << 20, &d, err, sizeof err) == 0) {
+    if (emb_desc_find(m, 0, 1u << 20, &d, NULL) == 0) {
         struct emb_desc_model md;
-        struct emb_desc_issues is = {0};
+        struct emb_problems is = {0};
         emb_desc_read(m, &d, &md, &is);
         emb_desc_model_free(&md);
+        emb_problems_free(&is);
     }
     emb_mem_close(m);
     return 0;

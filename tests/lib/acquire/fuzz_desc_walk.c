@@ -23,10 +23,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     emb_mem_set_budget(m, 32u << 20);
     struct emb_desc_image d;
-    char err[256];
-    if (emb_desc_find(m, 0, 1u << 20, &d, err, sizeof err) == 0) {
+    if (emb_desc_find(m, 0, 1u << 20, &d, NULL) == 0) {
         struct emb_desc_model md;
-        struct emb_desc_issues is = {0};
+        struct emb_problems is = {0};
         emb_desc_read(m, &d, &md, &is);
         char *out = NULL;
         size_t len = 0;
@@ -41,6 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             free(out);
         }
         emb_desc_model_free(&md);
+        emb_problems_free(&is);
     }
     emb_mem_close(m);
     return 0;

@@ -40,16 +40,15 @@ struct session {
     struct emb_mem *m;
     struct emb_desc_image d;
     struct emb_desc_model md;
-    struct emb_desc_issues is;
+    struct emb_problems is;
     bool found;
 };
 
 static void open_image(struct session *s, const uint8_t *img, size_t len)
 {
     memset(s, 0, sizeof *s);
-    char err[256];
     s->m = emb_mem_open_buffer(img, len, DG_BASE);
-    s->found = emb_desc_find(s->m, 0, 1 << 20, &s->d, err, sizeof err) == 0;
+    s->found = emb_desc_find(s->m, 0, 1 << 20, &s->d, NULL) == 0;
     if (s->found)
         emb_desc_read(s->m, &s->d, &s->md, &s->is);
 }
@@ -57,6 +56,7 @@ static void open_image(struct session *s, const uint8_t *img, size_t len)
 static void close_image(struct session *s)
 {
     emb_desc_model_free(&s->md);
+    emb_problems_free(&s->is);
     emb_mem_close(s->m);
 }
 
@@ -96,7 +96,8 @@ static void check_golden_model(const char *what, const uint8_t *img, size_t len,
     const struct emb_desc_model *m = &s.md;
     ok(s.d.ptr_size == w && s.d.little == little && s.d.version == 1 && s.d.nsections == 10,
        "%s: %u-bit %s-endian, version 1, 10 sections", what, w * 8, little ? "little" : "big");
-    ok(s.is.total == 0, "%s: no problems (%s)", what, s.is.n ? s.is.msg[0] : "");
+    ok(emb_problems_at_least(&s.is, EMB_NOTE) == 0, "%s: no problems (%s)", what,
+       s.is.n ? s.is.items[0].message : "");
     ok(m->ready && m->config_hash == 0xC0FFEE11u && m->clock_hz == 100000000u && m->packet_size == 256 &&
            m->ring_packets == 4 && m->class_mask == 0x7FFF && m->build_id_len == 20 &&
            !memcmp(m->build_id, golden_build_id, 20),
@@ -185,17 +186,16 @@ static bool hostile(const struct dg *g, const char *what, uint64_t budget)
 {
     struct session s;
     memset(&s, 0, sizeof s);
-    char err[256];
     s.m = emb_mem_open_buffer(g->img, DG_SIZE, DG_BASE);
     if (budget)
         emb_mem_set_budget(s.m, budget);
     bool reported = true;
-    if (emb_desc_find(s.m, 0, 1 << 20, &s.d, err, sizeof err) == 0) {
+    if (emb_desc_find(s.m, 0, 1 << 20, &s.d, &s.is) == 0) {
         emb_desc_read(s.m, &s.d, &s.md, &s.is);
         FILE *f = fopen("/dev/null", "wb");
         emb_desc_dump_trace(s.m, &s.d, &s.md, cat, f, &s.is);
         fclose(f);
-        reported = s.is.total > 0;
+        reported = emb_problems_at_least(&s.is, EMB_NOTE) > 0;
     }
     (void)what;
     close_image(&s);
@@ -286,20 +286,24 @@ static void test_self(const char *dir)
 
     char err[256];
     struct emb_elf *elf = emb_elf_open("/proc/self/exe", err, sizeof err);
-    struct emb_mem *m = emb_mem_open_pid(getpid(), err, sizeof err);
+    struct emb_mem *m = emb_mem_open_pid(getpid(), NULL);
     uint64_t sym = 0, bias = 0;
     ok(elf && m && emb_elf_symbol(elf, "emb_debug_descriptor", &sym, NULL) == 0 &&
            emb_mem_bias(m, elf, &bias) == 0,
        "symbol and load bias");
     struct emb_desc_image d;
-    ok(emb_desc_find(m, sym + bias, 0, &d, err, sizeof err) == 0 && d.addr == (uintptr_t)&emb_debug_descriptor,
-       "found by symbol at its address (%s)", err);
+    struct emb_problems found = {0};
+    ok(emb_desc_find(m, sym + bias, 0, &d, &found) == 0 && d.addr == (uintptr_t)&emb_debug_descriptor,
+       "found by symbol at its address (%s)", found.n ? found.items[0].message : "");
+    emb_problems_free(&found);
     ok(d.length == sizeof emb_debug_descriptor && d.ptr_size == sizeof(void *),
        "length and pointer size agree with the C structure");
     struct emb_desc_model md;
-    struct emb_desc_issues is = {0};
+    struct emb_problems is = {0};
     emb_desc_read(m, &d, &md, &is);
-    ok(is.total == 0, "read without problems (%s)", is.n ? is.msg[0] : "");
+    ok(emb_problems_at_least(&is, EMB_NOTE) == 0, "read without problems (%s)",
+       is.n ? is.items[0].message : "");
+    emb_problems_free(&is);
     struct emb_trace_ring *ring = emb_trace_context_ring();
     const struct emb_desc_context *main_ctx = md.ncontexts ? &md.contexts[0] : NULL;
     ok(main_ctx && !strcmp(main_ctx->name, "main") && main_ctx->os_id == (int32_t)syscall(SYS_gettid) &&

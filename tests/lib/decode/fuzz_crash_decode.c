@@ -43,8 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             emb_put_le32(buf + len - 4, emb_crc32(0, buf, len - 4));
     }
     struct emb_crash_record r;
-    struct emb_crash_error e;
-    if (emb_crash_decode(buf, size, &r, &e) == 0) {
+    if (emb_crash_decode(buf, size, &r, NULL) == 0) {
         struct emb_crash_view v;
         emb_crash_view(&r, &v);
         struct emb_crash_reg regs[64];

@@ -1,4 +1,4 @@
-/* libFuzzer target: the `emb diff --rules` file parser (diff.c) over the built-in
+/* libFuzzer target: the `emb diff --rules` file parser (tools/lib/diff/rules.c) over the built-in
  * catalogue, then the --anchor parser on the file's first line. Every parsed rule must
  * name a real rule, event and field. Seeds: examples/console/diff.rules and the rules
  * files of docs/diff.md and tests/emb/test_emb_diff.sh. */
@@ -16,15 +16,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     struct emb_diff_rules r;
     emb_diff_rules_default(&r);
-    char err[512];
-    if (emb_diff_rules_load(&r, cat, emb_fuzz_file(data, size), err, sizeof err) == 0) {
+    struct emb_problems ps;
+    emb_problems_init(&ps, NULL);
+    if (emb_diff_rules_load(&r, cat, emb_fuzz_file(data, size), &ps) == 0) {
         for (size_t i = 0; i < r.nswitches; i++)
             if (r.switches[i].rule >= EMB_DIFF_NRULES ||
                 !memchr(r.switches[i].context, 0, sizeof r.switches[i].context))
                 abort();
-    } else if (!memchr(err, 0, sizeof err)) {
-        abort();
+    } else if (emb_problems_at_least(&ps, EMB_ERROR) == 0) {
+        abort(); /* a refused file says why */
     }
+    emb_problems_free(&ps);
     char line[128];
     size_t n = 0;
     while (n < size && n < sizeof line - 1 && data[n] != '\n' && data[n] != 0) {
@@ -32,7 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         n++;
     }
     line[n] = 0;
-    emb_diff_rules_anchor(&r, cat, line, err, sizeof err);
+    emb_diff_rules_anchor(&r, cat, line, &ps);
+    emb_problems_free(&ps);
     emb_diff_rules_free(&r);
     return 0;
 }

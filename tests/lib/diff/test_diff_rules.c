@@ -138,13 +138,43 @@ struct outcome {
     struct emb_capture *cap[2];
 };
 
+/* The rules and the comparison report into a kept list; err gets its first message. */
+static void first_problem(struct emb_problems *ps, char *err, size_t len)
+{
+    snprintf(err, len, "%s", ps->n ? ps->items[0].message : "");
+    emb_problems_free(ps);
+}
+
+static int rules_line(struct emb_diff_rules *r, const struct emb_catalog *cat, const char *line,
+                      char *err, size_t len)
+{
+    struct emb_problems ps;
+    emb_problems_init(&ps, NULL);
+    int rc = emb_diff_rules_line(r, cat, line, &ps);
+    first_problem(&ps, err, len);
+    return rc;
+}
+
+static int rules_anchor(struct emb_diff_rules *r, const struct emb_catalog *cat, const char *spec,
+                        char *err, size_t len)
+{
+    struct emb_problems ps;
+    emb_problems_init(&ps, NULL);
+    int rc = emb_diff_rules_anchor(r, cat, spec, &ps);
+    first_problem(&ps, err, len);
+    return rc;
+}
+
 static void compare(struct outcome *o, const struct wl *good, const struct wl *bad,
                     const struct emb_diff_rules *rules)
 {
     memset(o, 0, sizeof *o);
     o->cap[0] = run(good, "good", &o->bytes[0]);
     o->cap[1] = run(bad, "bad", &o->bytes[1]);
-    o->d = emb_diff_run(o->cap[0], o->cap[1], rules, o->err, sizeof o->err);
+    struct emb_problems ps;
+    emb_problems_init(&ps, NULL);
+    o->d = emb_diff_run(o->cap[0], o->cap[1], rules, &ps);
+    first_problem(&ps, o->err, sizeof o->err);
 }
 
 static void done(struct outcome *o)
@@ -305,7 +335,7 @@ int main(int argc, char **argv)
 
     /* Tolerance: a policy from the rules, inside and outside. */
     char err[256];
-    ok(emb_diff_rules_line(&rules, emb_catalog_builtin(), "compare user_event.b tolerance 100 when id=3",
+    ok(rules_line(&rules, emb_catalog_builtin(), "compare user_event.b tolerance 100 when id=3",
                            err, sizeof err) == 0, "a tolerance policy parses (%s)", err);
     b = base(2, "arg=14");
     b.arg = 14;
@@ -319,7 +349,7 @@ int main(int argc, char **argv)
     emb_diff_rules_free(&rules);
 
     /* Switching a rule off. */
-    ok(emb_diff_rules_line(&rules, emb_catalog_builtin(), "context link missing off", err,
+    ok(rules_line(&rules, emb_catalog_builtin(), "context link missing off", err,
                            sizeof err) == 0, "a per-context switch parses");
     b = base(2, "missing=12");
     b.missing = 12;
@@ -355,7 +385,7 @@ int main(int argc, char **argv)
     ok(!o.d && strstr(o.err, "different windows") && strstr(o.err, "--anchor"),
        "captures of different windows are refused: %s", o.err);
     done(&o);
-    ok(emb_diff_rules_anchor(&rules, emb_catalog_builtin(), "frame_start.frame", err, sizeof err) == 0,
+    ok(rules_anchor(&rules, emb_catalog_builtin(), "frame_start.frame", err, sizeof err) == 0,
        "--anchor parses");
     compare(&o, &g, &b, &rules);
     ok(o.d && o.d->epoch_value[0] == 7, "with --anchor they align on the first common frame (7)");
@@ -363,7 +393,7 @@ int main(int argc, char **argv)
     emb_diff_rules_default(&rules);
 
     /* An anchor neither run has. */
-    ok(emb_diff_rules_anchor(&rules, emb_catalog_builtin(), "epoch.epoch", err, sizeof err) == 0,
+    ok(rules_anchor(&rules, emb_catalog_builtin(), "epoch.epoch", err, sizeof err) == 0,
        "--anchor epoch.epoch parses");
     b = base(2, "x");
     compare(&o, &g, &b, &rules);
@@ -373,16 +403,16 @@ int main(int argc, char **argv)
 
     /* Rules file syntax errors. */
     emb_diff_rules_default(&rules);
-    ok(emb_diff_rules_line(&rules, emb_catalog_builtin(), "rule nonsense off", err, sizeof err) != 0 &&
+    ok(rules_line(&rules, emb_catalog_builtin(), "rule nonsense off", err, sizeof err) != 0 &&
        strstr(err, "no rule"), "an unknown rule is an error");
-    ok(emb_diff_rules_line(&rules, emb_catalog_builtin(), "compare user_event.zz ignore", err, sizeof err) != 0 &&
+    ok(rules_line(&rules, emb_catalog_builtin(), "compare user_event.zz ignore", err, sizeof err) != 0 &&
        strstr(err, "no field"), "an unknown field is an error");
-    ok(emb_diff_rules_line(&rules, emb_catalog_builtin(), "  # only a comment", err, sizeof err) == 0,
+    ok(rules_line(&rules, emb_catalog_builtin(), "  # only a comment", err, sizeof err) == 0,
        "comments are fine");
     ok(rules.quantile_pct == 5.0 && rules.repeat == 10, "the timing band's defaults: 5%%/95%% quantiles, repeat 10");
-    ok(emb_diff_rules_line(&rules, emb_catalog_builtin(), "quantile 10", err, sizeof err) == 0 &&
+    ok(rules_line(&rules, emb_catalog_builtin(), "quantile 10", err, sizeof err) == 0 &&
        rules.quantile_pct == 10.0, "quantile sets the band's quantiles");
-    ok(emb_diff_rules_line(&rules, emb_catalog_builtin(), "quantile 50", err, sizeof err) != 0 &&
+    ok(rules_line(&rules, emb_catalog_builtin(), "quantile 50", err, sizeof err) != 0 &&
        strstr(err, "below 50"), "a quantile of 50%% or more is an error");
     emb_diff_rules_free(&rules);
     return emb_test_done();

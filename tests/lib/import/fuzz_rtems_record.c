@@ -17,8 +17,10 @@ static int count(void *arg, const struct emb_rtems_record_event *ev)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     uint64_t sum = 0;
-    struct emb_rtems_record_options opt = {.handler = count, .arg = &sum};
-    struct emb_rr *rr = emb_rtems_record_new(&opt);
+    struct emb_problems ps;
+    emb_problems_init(&ps, "fuzz.rec");
+    struct emb_rtems_record_options opt = {.handler = count, .arg = &sum, .problems = &ps};
+    struct emb_rtems_record *rr = emb_rtems_record_new(&opt);
     size_t pos = 0;
     unsigned step = size > 0 ? data[0] % 17u + 1u : 1u;
     while (pos < size) {
@@ -28,9 +30,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         pos += n;
     }
     emb_rtems_record_finish(rr);
-    uint64_t off;
-    (void)emb_rtems_record_error(rr, &off);
+    if (emb_rtems_record_failed(rr) && ps.n != 1)
+        __builtin_trap(); /* a failed read reports exactly one problem */
     emb_rtems_record_free(rr);
+    emb_problems_free(&ps);
 
     struct emb_rtems_import *imp = emb_rtems_import_new(NULL);
     if (emb_rtems_import_feed(imp, data, size) == 0)

@@ -89,7 +89,7 @@ static int compare(const struct rs *s, const struct got *g, const char *what, bo
             /* The reader's own events (all but the overflows the simulator expects) are
              * not items of the stream. */
             while (gi < g->n && (g->v[gi].cpu != cpu || (g->v[gi].made &&
-                                                          g->v[gi].event != s->ev->overflow))) {
+                                                         g->v[gi].event != s->ev->overflow))) {
                 if (g->v[gi].cpu == cpu && (g->v[gi].event == EMB_RR_EV_TIME_ADJUSTMENT ||
                                             g->v[gi].event == s->ev->time_adjustment))
                     adjust++;
@@ -142,7 +142,7 @@ static void run_stream(unsigned version, unsigned f)
     /* Whole. */
     struct got g = {0};
     struct emb_rtems_record_options opt = {.handler = collect, .arg = &g};
-    struct emb_rr *rr = emb_rtems_record_new(&opt);
+    struct emb_rtems_record *rr = emb_rtems_record_new(&opt);
     ok(emb_rtems_record_feed(rr, s.out, s.len) == 0 && emb_rtems_record_finish(rr) == 0, "%s: reads (%zu bytes)",
        what, s.len);
     const struct emb_rtems_record_info *in = emb_rtems_record_info(rr);
@@ -205,7 +205,7 @@ static void unsynced_end(unsigned version)
     simulate(&s, 10, true);
     struct got g = {0};
     struct emb_rtems_record_options opt = {.handler = collect, .arg = &g};
-    struct emb_rr *rr = emb_rtems_record_new(&opt);
+    struct emb_rtems_record *rr = emb_rtems_record_new(&opt);
     ok(emb_rtems_record_feed(rr, s.out, s.len) == 0 && emb_rtems_record_finish(rr) == 0,
        "v%u: a stream ending after an overflow without an uptime pair reads", version);
     size_t marks = 0;
@@ -241,13 +241,19 @@ static void put32(uint8_t *p, uint32_t v, bool big)
 static const char *refuse(const uint8_t *buf, size_t len, uint64_t *offset)
 {
     static char msg[256];
-    struct emb_rr *rr = emb_rtems_record_new(NULL);
+    struct emb_problems ps;
+    emb_problems_init(&ps, "refused.rec");
+    struct emb_rtems_record_options opt = {.problems = &ps};
+    struct emb_rtems_record *rr = emb_rtems_record_new(&opt);
     int rc = emb_rtems_record_feed(rr, buf, len);
     if (rc == 0)
         rc = emb_rtems_record_finish(rr);
-    const char *e = emb_rtems_record_error(rr, offset);
+    const char *e = ps.n > 0 ? ps.items[0].message : NULL;
+    if (ps.n > 0)
+        *offset = (uint64_t)ps.items[0].offset;
     snprintf(msg, sizeof msg, "%s", rc != 0 && e ? e : "");
     emb_rtems_record_free(rr);
+    emb_problems_free(&ps);
     return msg;
 }
 
@@ -434,12 +440,14 @@ static void held_at_end(unsigned version, unsigned f, enum end_kind end)
     if (end == END_ERROR)
         rs_item_bytes(&s, s.ev->processor, 7); /* beyond the processor maximum 1 */
     struct got g = {0};
-    struct emb_rtems_record_options opt = {.handler = collect, .arg = &g};
-    struct emb_rr *rr = emb_rtems_record_new(&opt);
+    struct emb_problems ps;
+    emb_problems_init(&ps, what);
+    struct emb_rtems_record_options opt = {.handler = collect, .arg = &g, .problems = &ps};
+    struct emb_rtems_record *rr = emb_rtems_record_new(&opt);
     int fed = emb_rtems_record_feed(rr, s.out, s.len);
     int rc = end == END_STOPPED ? emb_rtems_record_stop(rr) : emb_rtems_record_finish(rr);
-    uint64_t off;
-    const char *err = emb_rtems_record_error(rr, &off);
+    uint64_t off = ps.n > 0 ? (uint64_t)ps.items[0].offset : 0;
+    const char *err = ps.n > 0 ? ps.items[0].message : NULL;
     if (end == END_CLEAN || end == END_STOPPED)
         ok(fed == 0 && rc == 0 && err == NULL, "%s: reads", what);
     else if (end == END_PARTIAL)
@@ -466,6 +474,7 @@ static void held_at_end(unsigned version, unsigned f, enum end_kind end)
        held, after);
     compare(&s, &g, what, false);
     emb_rtems_record_free(rr);
+    emb_problems_free(&ps);
     free(g.v);
     rs_free(&s);
 }
@@ -493,7 +502,7 @@ static void handmade_v10(unsigned f)
                   : item32(b + n, items[i].time, items[i].event, (uint32_t)items[i].data, big);
     struct got g = {0};
     struct emb_rtems_record_options opt = {.handler = collect, .arg = &g};
-    struct emb_rr *rr = emb_rtems_record_new(&opt);
+    struct emb_rtems_record *rr = emb_rtems_record_new(&opt);
     ok(emb_rtems_record_feed(rr, b, n) == 0 && emb_rtems_record_finish(rr) == 0, "hand-made v10 %s: reads",
        format_names[f]);
     const struct emb_rtems_record_info *in = emb_rtems_record_info(rr);
@@ -601,7 +610,9 @@ static void tables(void)
     const char text[] = "# from recorddata.h\n0 EMPTY\n1 VERSION\n0x2 PROCESSOR\n3 UPTIME_LOW\n"
                         "4 UPTIME_HIGH\n5 MY_EVENT\n";
     char err[128];
-    struct emb_rtems_record_table *t = emb_rtems_record_table_parse(text, sizeof text - 1, 10, err, sizeof err);
+    struct emb_problems ps;
+    emb_problems_init(&ps, "table.txt");
+    struct emb_rtems_record_table *t = emb_rtems_record_table_parse(text, sizeof text - 1, 10, &ps);
     ok(t != NULL && t->named == 6 && t->role_event[EMB_RR_ROLE_PROCESSOR] == 2 &&
        !strcmp(emb_rtems_record_event_name(t, 5, buf, sizeof buf), "MY_EVENT"), "table from text");
     struct emb_catalog *cat = t ? emb_rtems_record_catalog(t, err, sizeof err) : NULL;
@@ -612,8 +623,10 @@ static void tables(void)
         emb_catalog_free(cat);
     emb_rtems_record_table_free(t);
     const char bad[] = "0 EMPTY\n1 lower_case\n";
-    t = emb_rtems_record_table_parse(bad, sizeof bad - 1, 10, err, sizeof err);
-    ok(t == NULL && strstr(err, "line 2"), "bad table line: %s", err);
+    t = emb_rtems_record_table_parse(bad, sizeof bad - 1, 10, &ps);
+    const char *why = ps.n > 0 ? ps.items[0].message : "";
+    ok(t == NULL && strstr(why, "line 2"), "bad table line: %s", why);
+    emb_problems_free(&ps);
 
     const struct emb_catalog *c1 = emb_rtems_record_catalog_builtin(1), *c4 = emb_rtems_record_catalog_builtin(4),
                              *c9 = emb_rtems_record_catalog_builtin(9), *c10 = emb_rtems_record_catalog_builtin(10);

@@ -29,6 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "problem.h"
+
 enum emb_source_kind {
     EMB_SOURCE_FILE,
     EMB_SOURCE_TCP,
@@ -105,15 +107,16 @@ struct emb_source_result {
     uint8_t *crash;  /* the crash record the target holds (gdb through the descriptor) or sent
                       * (a channel 2 frame, the newest), or NULL */
     size_t crash_len;
-    char *notes;     /* what the reader noticed, a line each (malloc'd), or NULL */
     struct emb_source_stats stats;
 };
 
 /* Captures until a stop condition. Returns 0 when the source could be read (even if it
- * gave nothing, or stopped early: see stats.stop_reason), -1 with a message when it could
- * not be opened or failed before anything arrived. */
+ * gave nothing, or stopped early: see stats.stop_reason), -1 when it could not be opened
+ * or failed before anything arrived. What went wrong, and what the reader noticed on the
+ * way, goes to `problems` (errors; messages never name the source, which is the sink's
+ * `file`, except a connection failure's, which names the address it tried). */
 int emb_source_capture(const struct emb_source_options *opt, struct emb_source_result *res,
-                       char *err, size_t errlen);
+                       struct emb_problems *problems);
 void emb_source_result_free(struct emb_source_result *res);
 
 /* Parses a source option value: "tcp" etc. Returns -1 for an unknown name. */

@@ -290,7 +290,7 @@ static uint32_t first_next(const struct emb_desc_follow *f, const struct emb_rin
  * packet complete in the commits whose slot the position has not reached again was
  * copied whole (a halted target cannot move, a running one may). */
 static int poll_ring(struct emb_desc_follow *f, struct tring *tr, struct emb_mem *m,
-                     struct emb_desc_issues *is, bool last)
+                     struct emb_problems *is, bool last)
 {
     const struct emb_desc_context *c = tr->c;
     const struct emb_desc_image_section *s = emb_desc_image_section(f->d, EMB_DESC_RINGS);
@@ -303,7 +303,7 @@ static int poll_ring(struct emb_desc_follow *f, struct tring *tr, struct emb_mem
     if (!read_u32(m, f->d, c->ring + wp.off, &w1) || !read_u32(m, f->d, c->ring + rp.off, &read_pos) ||
         !read_u32(m, f->d, c->ring + fl.off, &filled) ||
         emb_mem_read(m, c->commit, f->commits, 4u * slots) != 4u * slots) {
-        emb__dr_issue(is, "context %u (%s): ring unreadable", c->index, c->name);
+        emb_desc_report(is, "context %u (%s): ring unreadable", c->index, c->name);
         return -1;
     }
     const struct emb_ring_held h = emb_ring_held(&g, w1, filled);
@@ -325,7 +325,7 @@ static int poll_ring(struct emb_desc_follow *f, struct tring *tr, struct emb_mem
      * copied now. */
     read_u32(m, f->d, c->ring + df.off, &discarded);
     if (upto != tr->next && !read_positions(m, c, f->scratch, tr->next, upto)) {
-        emb__dr_issue(is, "context %u (%s): ring contents unreadable", c->index, c->name);
+        emb_desc_report(is, "context %u (%s): ring contents unreadable", c->index, c->name);
         return -1;
     }
     if (!read_u32(m, f->d, c->ring + wp.off, &w2))
@@ -339,7 +339,7 @@ static int poll_ring(struct emb_desc_follow *f, struct tring *tr, struct emb_mem
     if (f->consume && f->md->trace_mode == 2u && (uint32_t)(tr->next - read_pos) <= ring_bytes &&
         tr->next != read_pos) {
         if (!write_u32(m, f->d, c->ring + rp.off, tr->next)) {
-            emb__dr_issue(is, "context %u (%s): cannot write the ring's read position", c->index, c->name);
+            emb_desc_report(is, "context %u (%s): cannot write the ring's read position", c->index, c->name);
             return -1;
         }
         f->st.released++;
@@ -403,13 +403,13 @@ static bool read_log_bytes(struct emb_mem *m, const struct emb_desc_logring *now
     return true;
 }
 
-static int poll_log(struct emb_desc_follow *f, struct lring *lr, struct emb_mem *m, struct emb_desc_issues *is,
+static int poll_log(struct emb_desc_follow *f, struct lring *lr, struct emb_mem *m, struct emb_problems *is,
                     bool last)
 {
     const struct emb_desc_image_section *s = emb_desc_image_section(f->d, EMB_DESC_LOG);
     struct emb_desc_logring now;
     if (!read_log_state(f, m, lr->l, &now)) {
-        emb__dr_issue(is, "log ring %u (%s): unreadable or inconsistent", lr->l->index, lr->l->name);
+        emb_desc_report(is, "log ring %u (%s): unreadable or inconsistent", lr->l->index, lr->l->name);
         return -1;
     }
     lr->dropped = now.dropped;
@@ -429,13 +429,13 @@ static int poll_log(struct emb_desc_follow *f, struct lring *lr, struct emb_mem 
     if (now.committed != now.write_pos || now.draining) {
         f->st.log_busy++;
         if (last)
-            emb__dr_issue(is, "log ring %u (%s): a record was being written when the target stopped: "
+            emb_desc_report(is, "log ring %u (%s): a record was being written when the target stopped: "
                           "%u bytes not taken", lr->l->index, lr->l->name, now.write_pos - lr->next);
         return 0;
     }
     if (now.write_pos != lr->next) {
         if (!read_log_bytes(m, &now, lr->image, lr->next, now.write_pos)) {
-            emb__dr_issue(is, "log ring %u (%s): its bytes are unreadable", lr->l->index, lr->l->name);
+            emb_desc_report(is, "log ring %u (%s): its bytes are unreadable", lr->l->index, lr->l->name);
             return -1;
         }
         if (!lr->announced) {
@@ -454,7 +454,7 @@ static int poll_log(struct emb_desc_follow *f, struct lring *lr, struct emb_mem 
     }
     if (f->consume && now.read_pos != lr->next) {
         if (!write_u32(m, f->d, lr->l->addr + field_of(s->w[LG_F_READ_POS]).off, lr->next)) {
-            emb__dr_issue(is, "log ring %u (%s): cannot write its read position", lr->l->index, lr->l->name);
+            emb_desc_report(is, "log ring %u (%s): cannot write its read position", lr->l->index, lr->l->name);
             return -1;
         }
         f->st.released++;
@@ -464,7 +464,7 @@ static int poll_log(struct emb_desc_follow *f, struct lring *lr, struct emb_mem 
 
 /* ---- Polls ---- */
 
-static int poll(struct emb_desc_follow *f, struct emb_mem *m, struct emb_desc_issues *is, bool last)
+static int poll(struct emb_desc_follow *f, struct emb_mem *m, struct emb_problems *is, bool last)
 {
     int rc = -1;
     for (size_t i = 0; i < f->nt; i++)
@@ -477,12 +477,12 @@ static int poll(struct emb_desc_follow *f, struct emb_mem *m, struct emb_desc_is
     return f->nt + f->nl == 0 ? 0 : rc;
 }
 
-int emb_desc_follow_poll(struct emb_desc_follow *f, struct emb_mem *m, struct emb_desc_issues *is)
+int emb_desc_follow_poll(struct emb_desc_follow *f, struct emb_mem *m, struct emb_problems *is)
 {
     return poll(f, m, is, false);
 }
 
-int emb_desc_follow_finish(struct emb_desc_follow *f, struct emb_mem *m, struct emb_desc_issues *is)
+int emb_desc_follow_finish(struct emb_desc_follow *f, struct emb_mem *m, struct emb_problems *is)
 {
     int rc = poll(f, m, is, true);
     for (size_t i = 0; i < f->nl; i++) {

@@ -1,162 +1,30 @@
-/* The generic descriptor reader (docs/formats/descriptor.md). */
+/* The generic descriptor reader (docs/formats/descriptor.md): what the descriptor points
+ * at, read through a memory source, every count and size bounded before use. */
 #define _GNU_SOURCE
 
 #include "desc_read.h"
 #include "desc_read_internal.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <emb/trace_format.h>
 #include <emb/wire.h>
 
-#define HEADER_FIXED 16u
-
-void emb__dr_issue(struct emb_desc_issues *is, const char *fmt, ...)
+void emb_desc_report(struct emb_problems *ps, const char *fmt, ...)
 {
-    if (!is)
+    if (!ps)
         return;
-    if (is->n < sizeof is->msg / sizeof is->msg[0]) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(is->msg[is->n++], sizeof is->msg[0], fmt, ap);
-        va_end(ap);
-    }
-    is->total++;
-}
-
-/* ---- The descriptor ---- */
-
-int emb_desc_parse(const uint8_t *b, size_t len, uint64_t addr, struct emb_desc_image *d, char *err,
-                 size_t errlen)
-{
-    memset(d, 0, sizeof *d);
-    if (len < HEADER_FIXED || memcmp(b, "EMBD", 4) != 0) {
-        snprintf(err, errlen, "0x%" PRIx64 ": no \"EMBD\" descriptor there", addr);
-        return -1;
-    }
-    if (b[4] != EMB_DESC_LITTLE_ENDIAN && b[4] != EMB_DESC_BIG_ENDIAN) {
-        snprintf(err, errlen, "0x%" PRIx64 ": descriptor byte order %u unknown", addr, b[4]);
-        return -1;
-    }
-    d->little = b[4] == EMB_DESC_LITTLE_ENDIAN;
-    d->ptr_size = b[5];
-    if (d->ptr_size != 4 && d->ptr_size != 8) {
-        snprintf(err, errlen, "0x%" PRIx64 ": descriptor pointer size %u (4 or 8)", addr, b[5]);
-        return -1;
-    }
-    d->version = (unsigned)get_uint(b + 6, 2, d->little);
-    d->length = (uint32_t)get_uint(b + 8, 4, d->little);
-    d->section_count = (uint32_t)get_uint(b + 12, 4, d->little);
-    d->addr = addr;
-    unsigned w = d->ptr_size;
-    size_t first = HEADER_FIXED + w; /* the self word, then sections */
-    if (d->version == 0 || d->length < first || d->length > len) {
-        snprintf(err, errlen, "0x%" PRIx64 ": descriptor version %u, length %u: %s", addr, d->version,
-                 d->length, d->version == 0 ? "version 0 is not a descriptor" : "length out of range");
-        return -1;
-    }
-    uint64_t self = get_uint(b + HEADER_FIXED, w, d->little);
-    if (self != addr) {
-        snprintf(err, errlen, "0x%" PRIx64 ": descriptor says it is at 0x%" PRIx64, addr, self);
-        return -1;
-    }
-    size_t off = first;
-    for (uint32_t s = 0; s < d->section_count && s < EMB_DR_MAX_SECTIONS; s++) {
-        if (off + 2u * w > d->length) {
-            snprintf(err, errlen, "0x%" PRIx64 ": section %u runs past the descriptor's %u bytes", addr,
-                     s, d->length);
-            return -1;
-        }
-        uint64_t tag = get_uint(b + off, w, d->little);
-        uint64_t words = get_uint(b + off + w, w, d->little);
-        off += 2u * w;
-        if (words > (d->length - off) / w) {
-            snprintf(err, errlen, "0x%" PRIx64 ": section %u claims %" PRIu64 " words, past the end",
-                     addr + off, s, words);
-            return -1;
-        }
-        struct emb_desc_image_section *sec = &d->sections[d->nsections++];
-        sec->kind = (unsigned)(tag & 0xFFFFu);
-        sec->version = (unsigned)((tag >> 16) & 0xFFFFu);
-        sec->words = (uint32_t)words;
-        for (uint64_t i = 0; i < words && i < EMB_DR_MAX_WORDS; i++)
-            sec->w[i] = get_uint(b + off + i * w, w, d->little);
-        off += (size_t)words * w;
-    }
-    return 0;
-}
-
-const struct emb_desc_image_section *emb_desc_image_section(const struct emb_desc_image *d, unsigned kind)
-{
-    for (size_t i = 0; i < d->nsections; i++)
-        if (d->sections[i].kind == kind)
-            return &d->sections[i];
-    return NULL;
-}
-
-bool emb_desc_word(const struct emb_desc_image *d, unsigned kind, unsigned i, uint64_t *out)
-{
-    const struct emb_desc_image_section *s = emb_desc_image_section(d, kind);
-    if (!s || i >= s->words || i >= EMB_DR_MAX_WORDS)
-        return false;
-    *out = s->w[i];
-    return true;
-}
-
-#define MAX_DESC_BYTES 65536u
-
-static int try_at(struct emb_mem *m, uint64_t addr, struct emb_desc_image *d, char *err, size_t errlen)
-{
-    static uint8_t buf[MAX_DESC_BYTES];
-    size_t got = emb_mem_read(m, addr, buf, HEADER_FIXED);
-    if (got < HEADER_FIXED) {
-        snprintf(err, errlen, "0x%" PRIx64 ": cannot read the descriptor there", addr);
-        return -1;
-    }
-    uint32_t length = (uint32_t)get_uint(buf + 8, 4, buf[4] == EMB_DESC_LITTLE_ENDIAN);
-    if (length > MAX_DESC_BYTES)
-        length = MAX_DESC_BYTES;
-    if (length > HEADER_FIXED)
-        got += emb_mem_read(m, addr + HEADER_FIXED, buf + HEADER_FIXED, length - HEADER_FIXED);
-    return emb_desc_parse(buf, got, addr, d, err, errlen);
-}
-
-struct scan_ctx {
-    struct emb_mem *m;
-    struct emb_desc_image *d;
-    char *err;
-    size_t errlen;
-    unsigned tried;
-};
-
-static int scan_hit(void *arg, uint64_t addr)
-{
-    struct scan_ctx *s = arg;
-    s->tried++;
-    return try_at(s->m, addr, s->d, s->err, s->errlen) == 0 ? 1 : s->tried >= 1000 ? -1 : 0;
-}
-
-int emb_desc_find(struct emb_mem *m, uint64_t symbol_addr, uint64_t scan_max, struct emb_desc_image *d,
-                char *err, size_t errlen)
-{
-    if (symbol_addr && try_at(m, symbol_addr, d, err, errlen) == 0)
-        return 0;
-    if (scan_max == 0)
-        return -1;
-    static const uint8_t magic[4] = {'E', 'M', 'B', 'D'};
-    char last[256] = "";
-    struct scan_ctx s = {m, d, last, sizeof last, 0};
-    int rc = emb_mem_scan(m, magic, 4, scan_max, scan_hit, &s);
-    if (rc == 1)
-        return 0;
-    if (s.tried)
-        snprintf(err, errlen, "no valid descriptor: %u \"EMBD\" found, none valid (last: %s)", s.tried, last);
-    else
-        snprintf(err, errlen, "no \"EMBD\" descriptor in %s", emb_mem_name(m));
-    return -1;
+    char message[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    emb_report(ps, EMB_WARNING, -1, "%s", message);
 }
 
 /* ---- Reading what it points at ---- */
@@ -164,7 +32,7 @@ int emb_desc_find(struct emb_mem *m, uint64_t symbol_addr, uint64_t scan_max, st
 struct rd {
     struct emb_mem *m;
     const struct emb_desc_image *d;
-    struct emb_desc_issues *is;
+    struct emb_problems *is;
 };
 
 /* A structure a pointer read from the target leads to must lie in the image's RAM (when
@@ -174,7 +42,7 @@ static bool in_ram(struct rd *r, uint64_t addr, uint64_t len, const char *what)
     if (emb_mem_in_ram(r->m, addr, len))
         return true;
     char regions[512];
-    emb__dr_issue(r->is, "%s at 0x%" PRIx64 " (%" PRIu64 " bytes) lies outside the image's RAM: refused "
+    emb_desc_report(r->is, "%s at 0x%" PRIx64 " (%" PRIu64 " bytes) lies outside the image's RAM: refused "
                   "(RAM: %s)", what, addr, len, emb_mem_ram_text(r->m, regions, sizeof regions));
     return false;
 }
@@ -279,7 +147,7 @@ static size_t read_named_fields(struct rd *r, uint64_t table, uint64_t count, co
 {
     size_t n = 0;
     if (count > EMB_DR_MAX_FIELDS) {
-        emb__dr_issue(r->is, "%s: %" PRIu64 " statistics fields, reading the first %u", what, count,
+        emb_desc_report(r->is, "%s: %" PRIu64 " statistics fields, reading the first %u", what, count,
               EMB_DR_MAX_FIELDS);
         count = EMB_DR_MAX_FIELDS;
     }
@@ -289,7 +157,7 @@ static size_t read_named_fields(struct rd *r, uint64_t table, uint64_t count, co
             !read_word(r, table + (i * 2u + 1u) * r->d->ptr_size, &w))
             break;
         if (field_of(w).off + field_of(w).size > block_len) {
-            emb__dr_issue(r->is, "%s: field %" PRIu64 " lies outside its block", what, i);
+            emb_desc_report(r->is, "%s: field %" PRIu64 " lies outside its block", what, i);
             continue;
         }
         read_string(r, name, out[n].name, sizeof out[n].name);
@@ -350,6 +218,88 @@ static bool is_pow2(uint64_t v)
     return v && !(v & (v - 1));
 }
 
+/* A structure of the target's whose fields a section describes, read whole: at most this
+ * many bytes (its fields' extent). */
+#define MAX_STRUCT 4096u
+
+/* Reads the structure at addr whose fields are the `n` words at `fields` into buf: its
+ * size, -1 after saying why not, -2 when it lies outside RAM (said too). `kind` names
+ * the layout, `what` the structure for the RAM check, `name` it when unreadable. */
+static int read_described(struct rd *r, uint64_t addr, const uint64_t *fields, size_t n,
+                          const char *kind, const char *what, const char *name, uint8_t *buf)
+{
+    uint32_t size = extent(fields, n);
+    if (size > MAX_STRUCT) {
+        emb_desc_report(r->is, "%s fields span %u bytes: not a ring layout", kind, size);
+        return -1;
+    }
+    if (!in_ram(r, addr, size, what))
+        return -2;
+    if (!read_full(r, addr, buf, size)) {
+        emb_desc_report(r->is, "%s at 0x%" PRIx64 " unreadable", name, addr);
+        return -1;
+    }
+    return (int)size;
+}
+
+/* A member of a host structure that a described field fills: the section word that
+ * describes the field, and where the member lies in the structure and its width. */
+struct member {
+    unsigned word;
+    size_t offset, size;
+};
+
+#define MEMBER(word, type, name) {word, offsetof(type, name), sizeof(((type *)0)->name)}
+
+static const struct member ring_members[] = {
+    MEMBER(RG_F_WRITE_POS, struct emb_desc_context, write_pos),
+    MEMBER(RG_F_CONTEXT_ID, struct emb_desc_context, context_id),
+    MEMBER(RG_F_BUF, struct emb_desc_context, buf),
+    MEMBER(RG_F_COMMIT, struct emb_desc_context, commit),
+    MEMBER(RG_F_BUF_MASK, struct emb_desc_context, buf_mask),
+    MEMBER(RG_F_SLOT_MASK, struct emb_desc_context, slot_mask),
+    MEMBER(RG_F_PACKET_SHIFT, struct emb_desc_context, packet_shift),
+    MEMBER(RG_F_SLOT_SHIFT, struct emb_desc_context, slot_shift),
+    MEMBER(RG_F_CONTEXT_KIND, struct emb_desc_context, context_kind),
+    MEMBER(RG_F_DISCARDED, struct emb_desc_context, discarded),
+    MEMBER(RG_F_BASE_POS, struct emb_desc_context, base_pos),
+    MEMBER(RG_F_FILLED, struct emb_desc_context, filled),
+    MEMBER(RG_F_READ_POS, struct emb_desc_context, read_pos),
+};
+
+static const struct member log_ring_members[] = {
+    MEMBER(LG_F_WRITE_POS, struct emb_desc_logring, write_pos),
+    MEMBER(LG_F_COMMITTED, struct emb_desc_logring, committed),
+    MEMBER(LG_F_READ_POS, struct emb_desc_logring, read_pos),
+    MEMBER(LG_F_BUF, struct emb_desc_logring, buf),
+    MEMBER(LG_F_MASK, struct emb_desc_logring, mask),
+    MEMBER(LG_F_SPILL_POS, struct emb_desc_logring, spill_pos),
+    MEMBER(LG_F_SPILL, struct emb_desc_logring, spill),
+    MEMBER(LG_F_DROPPED, struct emb_desc_logring, dropped),
+    MEMBER(LG_F_PENDING, struct emb_desc_logring, pending),
+    MEMBER(LG_F_DRAINING, struct emb_desc_logring, draining),
+    MEMBER(LG_F_CONTEXT_ID, struct emb_desc_logring, context_id),
+    MEMBER(LG_F_CONTEXT_KIND, struct emb_desc_logring, context_kind),
+};
+
+/* Each member set to its field's value in buf (truncated to the member's width). */
+static void set_members(const struct rd *r, const uint8_t *buf, size_t len, const uint64_t *words,
+                        const struct member *m, size_t n, void *object)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = fv(r, buf, len, words[m[i].word]);
+        void *at = (uint8_t *)object + m[i].offset;
+        if (m[i].size == 1)
+            *(uint8_t *)at = (uint8_t)v;
+        else if (m[i].size == 2)
+            *(uint16_t *)at = (uint16_t)v;
+        else if (m[i].size == 4)
+            *(uint32_t *)at = (uint32_t)v;
+        else
+            *(uint64_t *)at = v;
+    }
+}
+
 static void read_ring(struct rd *r, struct emb_desc_model *md, struct emb_desc_context *c)
 {
     const struct emb_desc_image_section *s = emb_desc_image_section(r->d, EMB_DESC_RINGS);
@@ -357,37 +307,18 @@ static void read_ring(struct rd *r, struct emb_desc_model *md, struct emb_desc_c
         c->ring = 0;
         return;
     }
-    const uint64_t *f = &s->w[RG_F_WRITE_POS];
-    uint32_t size = extent(f, RG_F_NAME - RG_F_WRITE_POS + 1);
-    uint8_t buf[4096];
-    if (size > sizeof buf) {
-        emb__dr_issue(r->is, "ring fields span %u bytes: not a ring layout", size);
-        return;
-    }
-    char what[48];
+    uint8_t buf[MAX_STRUCT];
+    char what[48], name[48];
     snprintf(what, sizeof what, "context %u: its ring", c->index);
-    if (!in_ram(r, c->ring, size, what)) {
+    snprintf(name, sizeof name, "context %u: ring", c->index);
+    int size = read_described(r, c->ring, &s->w[RG_F_WRITE_POS], RG_F_NAME - RG_F_WRITE_POS + 1,
+                              "ring", what, name, buf);
+    if (size == -2)
         c->ring = 0;
+    if (size < 0)
         return;
-    }
-    if (!read_full(r, c->ring, buf, size)) {
-        emb__dr_issue(r->is, "context %u: ring at 0x%" PRIx64 " unreadable", c->index, c->ring);
-        return;
-    }
-    c->write_pos = (uint32_t)fv(r, buf, size, s->w[RG_F_WRITE_POS]);
-    c->context_id = (uint16_t)fv(r, buf, size, s->w[RG_F_CONTEXT_ID]);
-    c->buf = fv(r, buf, size, s->w[RG_F_BUF]);
-    c->commit = fv(r, buf, size, s->w[RG_F_COMMIT]);
-    c->buf_mask = (uint32_t)fv(r, buf, size, s->w[RG_F_BUF_MASK]);
-    c->slot_mask = (uint32_t)fv(r, buf, size, s->w[RG_F_SLOT_MASK]);
-    c->packet_shift = (uint8_t)fv(r, buf, size, s->w[RG_F_PACKET_SHIFT]);
-    c->slot_shift = (uint8_t)fv(r, buf, size, s->w[RG_F_SLOT_SHIFT]);
-    c->context_kind = (uint16_t)fv(r, buf, size, s->w[RG_F_CONTEXT_KIND]);
-    c->discarded = (uint32_t)fv(r, buf, size, s->w[RG_F_DISCARDED]);
-    c->base_pos = (uint32_t)fv(r, buf, size, s->w[RG_F_BASE_POS]);
-    c->filled = (uint32_t)fv(r, buf, size, s->w[RG_F_FILLED]);
-    c->read_pos = (uint32_t)fv(r, buf, size, s->w[RG_F_READ_POS]);
-    field_text(buf, size, s->w[RG_F_NAME], c->name, sizeof c->name);
+    set_members(r, buf, (size_t)size, s->w, ring_members, sizeof ring_members / sizeof ring_members[0], c);
+    field_text(buf, (size_t)size, s->w[RG_F_NAME], c->name, sizeof c->name);
     uint64_t bytes = (uint64_t)c->buf_mask + 1u;
     uint32_t p = md->packet_size;
     c->ring_ok = is_pow2(p) && p >= 128 && c->packet_shift < 32 && (1ull << c->packet_shift) == p &&
@@ -395,7 +326,7 @@ static void read_ring(struct rd *r, struct emb_desc_model *md, struct emb_desc_c
                  (uint64_t)c->slot_mask + 1u == bytes / p && c->slot_shift < 32 &&
                  (1ull << c->slot_shift) == (uint64_t)c->slot_mask + 1u && c->buf && c->commit;
     if (!c->ring_ok) {
-        emb__dr_issue(r->is, "context %u: ring at 0x%" PRIx64 " is inconsistent (%" PRIu64
+        emb_desc_report(r->is, "context %u: ring at 0x%" PRIx64 " is inconsistent (%" PRIu64
               " bytes, packet shift %u, %u slots): not read", c->index, c->ring, bytes,
               c->packet_shift, c->slot_mask + 1u);
         return;
@@ -419,7 +350,7 @@ static void read_ring(struct rd *r, struct emb_desc_model *md, struct emb_desc_c
 static void read_stack(struct rd *r, struct emb_desc_context *c)
 {
     if (c->stack_painted > c->stack_size || c->stack_painted > (64u << 20)) {
-        emb__dr_issue(r->is, "context %u: %u painted stack bytes of %u (at most 64 MiB): not read", c->index,
+        emb_desc_report(r->is, "context %u: %u painted stack bytes of %u (at most 64 MiB): not read", c->index,
               c->stack_painted, c->stack_size);
         return;
     }
@@ -452,19 +383,19 @@ struct table {
 static bool read_table(struct rd *r, unsigned kind, unsigned i_table, unsigned i_stride, unsigned i_cap,
                        unsigned i_count, uint32_t need, uint32_t max, struct table *t, const char *what)
 {
-    uint64_t v;
+    uint64_t v = 0; /* an unreadable stride says 0 */
     memset(t, 0, sizeof *t);
     uint64_t table_ptr;
     if (!emb_desc_word(r->d, kind, i_table, &table_ptr) || !table_ptr)
         return false;
     if (!read_word(r, table_ptr, &t->base)) {
-        emb__dr_issue(r->is, "%s: the table pointer at 0x%" PRIx64 " is unreadable", what, table_ptr);
+        emb_desc_report(r->is, "%s: the table pointer at 0x%" PRIx64 " is unreadable", what, table_ptr);
         return false;
     }
     if (t->base == 0)
         return false; /* not set up yet */
     if (!deref(r, kind, i_stride, 4, &v) || v < need || v > 65536) {
-        emb__dr_issue(r->is, "%s: entry stride %" PRIu64 " is out of range (%u to 65536)", what, v, need);
+        emb_desc_report(r->is, "%s: entry stride %" PRIu64 " is out of range (%u to 65536)", what, v, need);
         return false;
     }
     t->stride = (uint32_t)v;
@@ -473,17 +404,17 @@ static bool read_table(struct rd *r, unsigned kind, unsigned i_table, unsigned i
         return false;
     t->capacity = (uint32_t)(v > max ? max : v);
     if (v > max)
-        emb__dr_issue(r->is, "%s: capacity %" PRIu64 " is absurd, reading at most %u", what, v, max);
+        emb_desc_report(r->is, "%s: capacity %" PRIu64 " is absurd, reading at most %u", what, v, max);
     if (!deref(r, kind, i_count, 4, &v))
         return false;
     if (v > t->capacity) {
-        emb__dr_issue(r->is, "%s: %" PRIu64 " entries in a table of %u, reading %u", what, v, t->capacity,
+        emb_desc_report(r->is, "%s: %" PRIu64 " entries in a table of %u, reading %u", what, v, t->capacity,
               t->capacity);
         v = t->capacity;
     }
     t->count = (uint32_t)v;
     if (t->base + (uint64_t)t->stride * t->count < t->base) {
-        emb__dr_issue(r->is, "%s: table at 0x%" PRIx64 " wraps around the address space", what, t->base);
+        emb_desc_report(r->is, "%s: table at 0x%" PRIx64 " wraps around the address space", what, t->base);
         return false;
     }
     char table[48];
@@ -515,7 +446,7 @@ static void read_contexts(struct rd *r, struct emb_desc_model *md)
     for (uint32_t i = 0; i < t.count && !emb_mem_budget_spent(r->m); i++) {
         uint64_t at = t.base + (uint64_t)i * t.stride;
         if (!read_full(r, at, entry, t.need)) {
-            emb__dr_issue(r->is, "context %u: entry at 0x%" PRIx64 " unreadable", i, at);
+            emb_desc_report(r->is, "context %u: entry at 0x%" PRIx64 " unreadable", i, at);
             continue;
         }
         struct emb_desc_context *c = &md->contexts[md->ncontexts];
@@ -557,7 +488,7 @@ static void read_monitors(struct rd *r, struct emb_desc_model *md)
     uint64_t count = s->w[MO_COUNT], stride = s->w[MO_STRIDE];
     uint32_t need = extent(&s->w[MO_F_WORST], MO_F_ACTION - MO_F_WORST + 1);
     if (count > EMB_DR_MAX_MONITORS || stride < need || stride > 1024) {
-        emb__dr_issue(r->is, "monitors: %" PRIu64 " blocks of %" PRIu64 " bytes: out of range", count, stride);
+        emb_desc_report(r->is, "monitors: %" PRIu64 " blocks of %" PRIu64 " bytes: out of range", count, stride);
         return;
     }
     if (!in_ram(r, s->w[MO_BLOCKS], count * stride, "the monitor blocks"))
@@ -566,7 +497,7 @@ static void read_monitors(struct rd *r, struct emb_desc_model *md)
     md->monitors = calloc(count + 1, sizeof *md->monitors);
     if (!blocks || !md->monitors || !read_full(r, s->w[MO_BLOCKS], blocks, count * stride)) {
         if (blocks && md->monitors)
-            emb__dr_issue(r->is, "monitors: blocks at 0x%" PRIx64 " unreadable", s->w[MO_BLOCKS]);
+            emb_desc_report(r->is, "monitors: blocks at 0x%" PRIx64 " unreadable", s->w[MO_BLOCKS]);
         free(blocks);
         return;
     }
@@ -667,7 +598,7 @@ static void read_crash(struct rd *r, struct emb_desc_model *md)
         md->mini_entries = (uint32_t)word_or(r->d, EMB_DESC_MINI, MI_ENTRIES, 0);
         md->mini_entry_size = (uint32_t)word_or(r->d, EMB_DESC_MINI, MI_ENTRY_SIZE, 0);
         if (md->mini_entries > 1024 || md->mini_entry_size != 32) {
-            emb__dr_issue(r->is, "mini-record ring: %u entries of %u bytes: out of range", md->mini_entries,
+            emb_desc_report(r->is, "mini-record ring: %u entries of %u bytes: out of range", md->mini_entries,
                   md->mini_entry_size);
             md->mini_entries = 0;
             return;
@@ -685,40 +616,22 @@ static void read_crash(struct rd *r, struct emb_desc_model *md)
 static void read_logring(struct rd *r, const struct emb_desc_image_section *s, struct emb_desc_model *md,
                          struct emb_desc_logring *l)
 {
-    const uint64_t *f = &s->w[LG_F_WRITE_POS];
-    uint32_t size = extent(f, LG_F_NAME - LG_F_WRITE_POS + 1);
-    uint8_t buf[4096];
+    uint8_t buf[MAX_STRUCT];
     char what[48];
     snprintf(what, sizeof what, "log ring %u", l->index);
-    if (size > sizeof buf) {
-        emb__dr_issue(r->is, "log ring fields span %u bytes: not a ring layout", size);
+    int size = read_described(r, l->addr, &s->w[LG_F_WRITE_POS], LG_F_NAME - LG_F_WRITE_POS + 1,
+                              "log ring", what, what, buf);
+    if (size < 0)
         return;
-    }
-    if (!in_ram(r, l->addr, size, what))
-        return;
-    if (!read_full(r, l->addr, buf, size)) {
-        emb__dr_issue(r->is, "log ring %u at 0x%" PRIx64 " unreadable", l->index, l->addr);
-        return;
-    }
-    l->write_pos = (uint32_t)fv(r, buf, size, s->w[LG_F_WRITE_POS]);
-    l->committed = (uint32_t)fv(r, buf, size, s->w[LG_F_COMMITTED]);
-    l->read_pos = (uint32_t)fv(r, buf, size, s->w[LG_F_READ_POS]);
-    l->buf = fv(r, buf, size, s->w[LG_F_BUF]);
-    l->mask = (uint32_t)fv(r, buf, size, s->w[LG_F_MASK]);
-    l->spill_pos = (uint32_t)fv(r, buf, size, s->w[LG_F_SPILL_POS]);
-    l->spill = (uint32_t)fv(r, buf, size, s->w[LG_F_SPILL]);
-    l->dropped = (uint32_t)fv(r, buf, size, s->w[LG_F_DROPPED]);
-    l->pending = (uint32_t)fv(r, buf, size, s->w[LG_F_PENDING]);
-    l->draining = (uint32_t)fv(r, buf, size, s->w[LG_F_DRAINING]);
-    l->context_id = (uint16_t)fv(r, buf, size, s->w[LG_F_CONTEXT_ID]);
-    l->context_kind = (uint16_t)fv(r, buf, size, s->w[LG_F_CONTEXT_KIND]);
-    field_text(buf, size, s->w[LG_F_NAME], l->name, sizeof l->name);
+    set_members(r, buf, (size_t)size, s->w, log_ring_members,
+                sizeof log_ring_members / sizeof log_ring_members[0], l);
+    field_text(buf, (size_t)size, s->w[LG_F_NAME], l->name, sizeof l->name);
     uint64_t bytes = (uint64_t)l->mask + 1u;
     l->ok = is_pow2(bytes) && bytes >= 256u && bytes <= EMB_DR_MAX_RING_BYTES && l->buf &&
             l->spill <= md->log_slack && (uint32_t)(l->write_pos - l->read_pos) <= bytes &&
             (uint32_t)(l->committed - l->read_pos) <= (uint32_t)(l->write_pos - l->read_pos);
     if (!l->ok) {
-        emb__dr_issue(r->is, "log ring %u at 0x%" PRIx64 " is inconsistent (%" PRIu64 " bytes, positions %u"
+        emb_desc_report(r->is, "log ring %u at 0x%" PRIx64 " is inconsistent (%" PRIu64 " bytes, positions %u"
                       " written, %u committed, %u read, %u spilled): not read", l->index, l->addr,
                       bytes, l->write_pos, l->committed, l->read_pos, l->spill);
         return;
@@ -738,7 +651,7 @@ static void read_log(struct rd *r, struct emb_desc_model *md)
     md->log_slack = (uint32_t)s->w[LG_SLACK];
     if ((md->log_id_bytes != 2 && md->log_id_bytes != 4) || (md->log_ts_bytes != 0 && md->log_ts_bytes != 4) ||
         md->log_slack > EMB_DR_MAX_LOG_SLACK) {
-        emb__dr_issue(r->is, "log section: %u-byte ids, %u-byte timestamps, %u bytes of slack: not a log layout",
+        emb_desc_report(r->is, "log section: %u-byte ids, %u-byte timestamps, %u bytes of slack: not a log layout",
                       md->log_id_bytes, md->log_ts_bytes, md->log_slack);
         return;
     }
@@ -746,7 +659,7 @@ static void read_log(struct rd *r, struct emb_desc_model *md)
         !count)
         return; /* no log ring (yet) */
     if (count > EMB_DR_MAX_LOG_RINGS) {
-        emb__dr_issue(r->is, "log section: %" PRIu64 " rings, reading %u", count, EMB_DR_MAX_LOG_RINGS);
+        emb_desc_report(r->is, "log section: %" PRIu64 " rings, reading %u", count, EMB_DR_MAX_LOG_RINGS);
         count = EMB_DR_MAX_LOG_RINGS;
     }
     if (!in_ram(r, array, count * r->d->ptr_size, "the log ring array"))
@@ -766,13 +679,13 @@ static void read_log(struct rd *r, struct emb_desc_model *md)
 }
 
 int emb_desc_read(struct emb_mem *m, const struct emb_desc_image *d, struct emb_desc_model *md,
-                struct emb_desc_issues *issues)
+                struct emb_problems *issues)
 {
     memset(md, 0, sizeof *md);
     struct rd r = {m, d, issues};
     read_identity(&r, md);
     if (!md->ready)
-        emb__dr_issue(issues, "the registry is not filled in: the library has not started (or the image is not live)");
+        emb_desc_report(issues, "the registry is not filled in: the library has not started (or the image is not live)");
     read_contexts(&r, md);
     read_monitors(&r, md);
     read_objects(&r, md);
@@ -780,7 +693,7 @@ int emb_desc_read(struct emb_mem *m, const struct emb_desc_image *d, struct emb_
     read_crash(&r, md);
     read_log(&r, md);
     if (emb_mem_budget_spent(m))
-        emb__dr_issue(issues, "stopped: the read budget is spent (a hostile or huge image)");
+        emb_desc_report(issues, "stopped: the read budget is spent (a hostile or huge image)");
     return 0;
 }
 
@@ -798,12 +711,12 @@ void emb_desc_model_free(struct emb_desc_model *md)
 /* ---- Pulling the rings out ---- */
 
 long emb_desc_dump_trace(struct emb_mem *m, const struct emb_desc_image *d, const struct emb_desc_model *md,
-                       const struct emb_catalog *cat, FILE *out, struct emb_desc_issues *issues)
+                       const struct emb_catalog *cat, FILE *out, struct emb_problems *issues)
 {
     const struct emb_desc_follow_options o = {.cat = cat};
     struct emb_desc_follow *f = emb_desc_follow_new(d, md, &o);
     if (!f) {
-        emb__dr_issue(issues, "out of memory");
+        emb_desc_report(issues, "out of memory");
         return -1;
     }
     emb_desc_follow_finish(f, m, issues);
@@ -811,7 +724,7 @@ long emb_desc_dump_trace(struct emb_mem *m, const struct emb_desc_image *d, cons
     uint8_t *trace = emb_desc_follow_trace(f, &len);
     long count = (long)emb_desc_follow_stats(f)->packets;
     if (!trace || fwrite(trace, 1, len, out) != len) {
-        emb__dr_issue(issues, "cannot write the trace");
+        emb_desc_report(issues, "cannot write the trace");
         count = -1;
     }
     free(trace);

@@ -21,6 +21,7 @@
 
 #include "catalog.h"
 #include "memsrc.h"
+#include "problem.h"
 
 #define EMB_DR_MAX_SECTIONS 64u
 #define EMB_DR_MAX_WORDS 256u
@@ -151,38 +152,38 @@ struct emb_desc_model {
     bool probe_consumer;
 };
 
-/* Problems found while reading, kept in order. */
-struct emb_desc_issues {
-    char msg[32][400];
-    size_t n, total;
-};
+/* Problems go to a sink (base/problem.h): what cannot be read at all is an error; what is
+ * inconsistent, refused or left out while the rest is read is a warning. Messages name the
+ * address they concern (offset -1: the addresses are the target's, not the file's). */
 
-/* Parses descriptor bytes that sit at `addr`. Returns 0, or -1 with a message. */
+/* Parses descriptor bytes that sit at `addr`. Returns 0, or -1 after reporting why not. */
 int emb_desc_parse(const uint8_t *bytes, size_t len, uint64_t addr, struct emb_desc_image *d,
-                 char *err, size_t errlen);
+                   struct emb_problems *problems);
 
 /* Finds the descriptor: at symbol_addr (a runtime address; 0 to skip) or by scanning the
- * source for the magic (at most scan_max bytes). Returns 0, or -1 with a message. */
+ * source for the magic (at most scan_max bytes). Returns 0, or -1 after reporting why not
+ * (of a scan, the last candidate's reason). */
 int emb_desc_find(struct emb_mem *m, uint64_t symbol_addr, uint64_t scan_max, struct emb_desc_image *d,
-                char *err, size_t errlen);
+                  struct emb_problems *problems);
 
 /* Section of a kind, or NULL; word i of it (false when absent). */
 const struct emb_desc_image_section *emb_desc_image_section(const struct emb_desc_image *d, unsigned kind);
 bool emb_desc_word(const struct emb_desc_image *d, unsigned kind, unsigned i, uint64_t *out);
 
-/* Reads everything the descriptor points at. Problems go to *issues; returns 0 when the
- * model is usable (possibly with issues), -1 when nothing could be read. */
+/* Reads everything the descriptor points at. Problems go to `problems` (NULL: dropped);
+ * returns 0 when the model is usable (possibly with problems), -1 when nothing could be
+ * read. */
 int emb_desc_read(struct emb_mem *m, const struct emb_desc_image *d, struct emb_desc_model *model,
-                struct emb_desc_issues *issues);
+                  struct emb_problems *problems);
 void emb_desc_model_free(struct emb_desc_model *model);
 
 /* Writes the rings as a trace stream file (docs/formats/trace.md): the complete packets
  * each ring holds, and the committed part of each open packet with its closing fields
  * patched in the copy (its timestamp_end is its last event's, found with the catalogue).
- * Returns the packets written, or -1 with issues. */
+ * Returns the packets written, or -1 after reporting why. */
 long emb_desc_dump_trace(struct emb_mem *m, const struct emb_desc_image *d,
                        const struct emb_desc_model *model, const struct emb_catalog *cat, FILE *out,
-                       struct emb_desc_issues *issues);
+                       struct emb_problems *problems);
 
 /* ---- Following the rings of a live target ----
  *
@@ -212,11 +213,11 @@ struct emb_desc_follow_stats {
 
 struct emb_desc_follow *emb_desc_follow_new(const struct emb_desc_image *d, const struct emb_desc_model *md,
                                         const struct emb_desc_follow_options *o);
-/* One poll. Returns 0, or -1 when nothing could be read (issues say why). */
-int emb_desc_follow_poll(struct emb_desc_follow *f, struct emb_mem *m, struct emb_desc_issues *issues);
+/* One poll. Returns 0, or -1 when nothing could be read (the problems say why). */
+int emb_desc_follow_poll(struct emb_desc_follow *f, struct emb_mem *m, struct emb_problems *problems);
 /* The last poll: also the committed part of each open packet, and a stats frame per log
  * ring. Call once, last. */
-int emb_desc_follow_finish(struct emb_desc_follow *f, struct emb_mem *m, struct emb_desc_issues *issues);
+int emb_desc_follow_finish(struct emb_desc_follow *f, struct emb_mem *m, struct emb_problems *problems);
 /* The trace stream file (header and packets taken, malloc'd; NULL when out of memory), and
  * the log stream (frames: hello, context, data, stats; NULL when there is no log ring). */
 uint8_t *emb_desc_follow_trace(struct emb_desc_follow *f, size_t *len);

@@ -55,6 +55,8 @@ static inline struct field field_of(uint64_t w)
     return (struct field){(uint32_t)(w & 0xFFFFu), (uint32_t)((w >> 16) & 0xFFu), (uint32_t)((w >> 24) & 0xFFu)};
 }
 
-void emb__dr_issue(struct emb_desc_issues *is, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A problem found while reading what the descriptor points at (a warning: the rest is
+ * read); ps NULL drops it. */
+void emb_desc_report(struct emb_problems *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif /* EMB_HOST_DESC_READ_INTERNAL_H */

@@ -32,9 +32,9 @@ struct emb_gdb {
     char error[256];
 };
 
-static int emb__fail(struct emb_gdb *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int set_error(struct emb_gdb *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static int emb__fail(struct emb_gdb *g, const char *fmt, ...)
+static int set_error(struct emb_gdb *g, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -43,7 +43,7 @@ static int emb__fail(struct emb_gdb *g, const char *fmt, ...)
     return -1;
 }
 
-static uint64_t emb__ns(void)
+static uint64_t now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -53,20 +53,20 @@ static uint64_t emb__ns(void)
 /* ---- Bytes ---- */
 
 /* The next received byte, waiting up to the deadline. -1 on timeout, close or error. */
-static int emb__getc(struct emb_gdb *g)
+static int next_byte(struct emb_gdb *g)
 {
     if (g->in_pos == g->in_len) {
         ssize_t n = emb_hostio_read(g->fd, g->in, sizeof g->in, g->timeout_ms);
         if (n == -2) {
-            emb__fail(g, "no answer from the GDB server within %d ms", g->timeout_ms);
+            set_error(g, "no answer from the GDB server within %d ms", g->timeout_ms);
             return -1;
         }
         if (n == 0) {
-            emb__fail(g, "the GDB server closed the connection");
+            set_error(g, "the GDB server closed the connection");
             return -1;
         }
         if (n < 0) {
-            emb__fail(g, "reading from the GDB server: %s", strerror(errno));
+            set_error(g, "reading from the GDB server: %s", strerror(errno));
             return -1;
         }
         g->in_pos = 0;
@@ -75,14 +75,14 @@ static int emb__getc(struct emb_gdb *g)
     return g->in[g->in_pos++];
 }
 
-static int emb__send_raw(struct emb_gdb *g, const void *p, size_t n)
+static int send_raw(struct emb_gdb *g, const void *p, size_t n)
 {
     if (emb_hostio_write_all(g->fd, p, n) != 0)
-        return emb__fail(g, "writing to the GDB server: %s", strerror(errno));
+        return set_error(g, "writing to the GDB server: %s", strerror(errno));
     return 0;
 }
 
-static int emb__hexval(int c)
+static int hex_value(int c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -93,19 +93,19 @@ static int emb__hexval(int c)
     return -1;
 }
 
-static const char emb__hex[] = "0123456789abcdef";
+static const char hex_digits[] = "0123456789abcdef";
 
 /* ---- Packets ---- */
 
-static int emb__reply_put(struct emb_gdb *g, char c)
+static int reply_put(struct emb_gdb *g, char c)
 {
     if (g->reply_len + 2 > g->reply_cap) {
         if (g->reply_cap >= EMB_GDB_MAX_PACKET)
-            return emb__fail(g, "a reply longer than %u bytes", EMB_GDB_MAX_PACKET);
+            return set_error(g, "a reply longer than %u bytes", EMB_GDB_MAX_PACKET);
         size_t cap = g->reply_cap ? g->reply_cap * 2 : 4096;
         char *r = realloc(g->reply, cap);
         if (r == NULL)
-            return emb__fail(g, "out of memory");
+            return set_error(g, "out of memory");
         g->reply = r;
         g->reply_cap = cap;
     }
@@ -115,19 +115,19 @@ static int emb__reply_put(struct emb_gdb *g, char c)
 
 /* Reads one packet into g->reply: skips acks and noise before `$`, skips notifications
  * (`%...#xx`), unescapes `}x`, expands run-length `*n`, checks the checksum. */
-static int emb__recv(struct emb_gdb *g)
+static int receive_reply(struct emb_gdb *g)
 {
     for (int attempt = 0; attempt < 4; attempt++) {
         int c;
         for (;;) {
-            if ((c = emb__getc(g)) < 0)
+            if ((c = next_byte(g)) < 0)
                 return -1;
             if (c == '$')
                 break;
             if (c == '%') { /* an asynchronous notification: not ours */
-                while ((c = emb__getc(g)) >= 0 && c != '#')
+                while ((c = next_byte(g)) >= 0 && c != '#')
                     ;
-                if (c < 0 || emb__getc(g) < 0 || emb__getc(g) < 0)
+                if (c < 0 || next_byte(g) < 0 || next_byte(g) < 0)
                     return -1;
             }
         }
@@ -135,72 +135,72 @@ static int emb__recv(struct emb_gdb *g)
         unsigned sum = 0;
         bool escape = false;
         for (;;) {
-            if ((c = emb__getc(g)) < 0) {
+            if ((c = next_byte(g)) < 0) {
                 if (!strcmp(g->error, "the GDB server closed the connection"))
-                    emb__fail(g, "the GDB server closed the connection in the middle of a packet");
+                    set_error(g, "the GDB server closed the connection in the middle of a packet");
                 return -1;
             }
             if (c == '#' && !escape)
                 break;
             sum += (unsigned)c;
             if (escape) {
-                if (emb__reply_put(g, (char)(c ^ 0x20)))
+                if (reply_put(g, (char)(c ^ 0x20)))
                     return -1;
                 escape = false;
             } else if (c == '}') {
                 escape = true;
             } else if (c == '*' && g->reply_len > 0) {
                 /* Run-length: the next character is the repeat count plus 29. */
-                int n = emb__getc(g);
+                int n = next_byte(g);
                 if (n < 0)
                     return -1;
                 sum += (unsigned)n;
                 if (n < 29 + 3 || n > 126)
-                    return emb__fail(g, "bad run-length count 0x%02x in a reply", n);
+                    return set_error(g, "bad run-length count 0x%02x in a reply", n);
                 char prev = g->reply[g->reply_len - 1];
                 for (int k = 0; k < n - 29; k++)
-                    if (emb__reply_put(g, prev))
+                    if (reply_put(g, prev))
                         return -1;
-            } else if (emb__reply_put(g, (char)c)) {
+            } else if (reply_put(g, (char)c)) {
                 return -1;
             }
         }
-        int h = emb__getc(g), l = h >= 0 ? emb__getc(g) : -1;
+        int h = next_byte(g), l = h >= 0 ? next_byte(g) : -1;
         if (h < 0 || l < 0)
             return -1;
-        int hv = emb__hexval(h), lv = emb__hexval(l);
+        int hv = hex_value(h), lv = hex_value(l);
         g->reply[g->reply_len] = '\0';
         if (hv >= 0 && lv >= 0 && (unsigned)(hv << 4 | lv) == (sum & 0xFFu)) {
             g->stats.packets_received++;
-            if (!g->noack && emb__send_raw(g, "+", 1))
+            if (!g->noack && send_raw(g, "+", 1))
                 return -1;
             return 0;
         }
         if (g->noack)
-            return emb__fail(g, "reply with a bad checksum");
+            return set_error(g, "reply with a bad checksum");
         g->stats.retransmits++;
-        if (emb__send_raw(g, "-", 1))
+        if (send_raw(g, "-", 1))
             return -1;
     }
-    return emb__fail(g, "four replies in a row with a bad checksum");
+    return set_error(g, "four replies in a row with a bad checksum");
 }
 
-static int emb__out_reserve(struct emb_gdb *g, size_t n)
+static int out_reserve(struct emb_gdb *g, size_t n)
 {
     if (n <= g->out_cap)
         return 0;
     char *o = realloc(g->out, n);
     if (o == NULL)
-        return emb__fail(g, "out of memory");
+        return set_error(g, "out of memory");
     g->out = o;
     g->out_cap = n;
     return 0;
 }
 
 /* Sends `$data#ck` (data escaped when binary) and waits for its acknowledgement. */
-static int emb__send(struct emb_gdb *g, const char *data, size_t n, bool binary)
+static int send_packet(struct emb_gdb *g, const char *data, size_t n, bool binary)
 {
-    if (emb__out_reserve(g, 2 * n + 8))
+    if (out_reserve(g, 2 * n + 8))
         return -1;
     size_t w = 0;
     unsigned sum = 0;
@@ -216,29 +216,29 @@ static int emb__send(struct emb_gdb *g, const char *data, size_t n, bool binary)
         sum += (uint8_t)c;
     }
     g->out[w++] = '#';
-    g->out[w++] = emb__hex[(sum >> 4) & 0xF];
-    g->out[w++] = emb__hex[sum & 0xF];
+    g->out[w++] = hex_digits[(sum >> 4) & 0xF];
+    g->out[w++] = hex_digits[sum & 0xF];
     for (int attempt = 0; attempt < 4; attempt++) {
-        if (emb__send_raw(g, g->out, w))
+        if (send_raw(g, g->out, w))
             return -1;
         g->stats.packets_sent++;
         if (g->noack)
             return 0;
         int c;
         do {
-            if ((c = emb__getc(g)) < 0)
+            if ((c = next_byte(g)) < 0)
                 return -1;
         } while (c != '+' && c != '-');
         if (c == '+')
             return 0;
         g->stats.retransmits++;
     }
-    return emb__fail(g, "the GDB server refused a packet four times");
+    return set_error(g, "the GDB server refused a packet four times");
 }
 
-static int emb__exchange(struct emb_gdb *g, const char *data, size_t n, bool binary)
+static int exchange(struct emb_gdb *g, const char *data, size_t n, bool binary)
 {
-    if (emb__send(g, data, n, binary) || emb__recv(g))
+    if (send_packet(g, data, n, binary) || receive_reply(g))
         return -1;
     return 0;
 }
@@ -246,8 +246,8 @@ static int emb__exchange(struct emb_gdb *g, const char *data, size_t n, bool bin
 const char *emb_gdb_command(struct emb_gdb *g, const char *packet, size_t *reply_len)
 {
     if (g->running)
-        return emb__fail(g, "the target is running: halt it first"), NULL;
-    if (emb__exchange(g, packet, strlen(packet), false))
+        return set_error(g, "the target is running: halt it first"), NULL;
+    if (exchange(g, packet, strlen(packet), false))
         return NULL;
     if (reply_len != NULL)
         *reply_len = g->reply_len;
@@ -257,27 +257,27 @@ const char *emb_gdb_command(struct emb_gdb *g, const char *packet, size_t *reply
 /* ---- Session ---- */
 
 /* A stop reply: S, T, or the end of the target (W, X). Console output (O) is skipped. */
-static int emb__stop_reply(struct emb_gdb *g)
+static int stop_reply(struct emb_gdb *g)
 {
     for (int n = 0; n < 1000; n++) {
-        if (emb__recv(g))
+        if (receive_reply(g))
             return -1;
         char k = g->reply_len > 0 ? g->reply[0] : '\0';
         if (k == 'S' || k == 'T')
             return 0;
         if (k == 'W' || k == 'X')
-            return emb__fail(g, "the target ended (%s)", g->reply);
+            return set_error(g, "the target ended (%s)", g->reply);
         if (k != 'O')
-            return emb__fail(g, "expected a stop reply, got '%.40s'", g->reply);
+            return set_error(g, "expected a stop reply, got '%.40s'", g->reply);
     }
-    return emb__fail(g, "no stop reply among 1000 console packets");
+    return set_error(g, "no stop reply among 1000 console packets");
 }
 
-static struct emb_gdb *emb__setup(struct emb_gdb *g, char *err, size_t errlen)
+static struct emb_gdb *setup(struct emb_gdb *g, char *err, size_t errlen)
 {
     /* Any byte halts an all-stop target; the first packet says what the server can do. */
     static const char supported[] = "qSupported:multiprocess+;swbreak+;hwbreak+;no-resumed+";
-    if (emb__send_raw(g, "+", 1) || emb__exchange(g, supported, sizeof supported - 1, false))
+    if (send_raw(g, "+", 1) || exchange(g, supported, sizeof supported - 1, false))
         goto fail;
     const char *ps = strstr(g->reply, "PacketSize=");
     if (ps != NULL) {
@@ -286,12 +286,12 @@ static struct emb_gdb *emb__setup(struct emb_gdb *g, char *err, size_t errlen)
             g->packet_size = v < EMB_GDB_MAX_PACKET ? v : EMB_GDB_MAX_PACKET;
     }
     if (strstr(g->reply, "QStartNoAckMode+") != NULL) {
-        if (emb__exchange(g, "QStartNoAckMode", 15, false))
+        if (exchange(g, "QStartNoAckMode", 15, false))
             goto fail;
         if (!strcmp(g->reply, "OK"))
             g->noack = true;
     }
-    if (emb__exchange(g, "?", 1, false))
+    if (exchange(g, "?", 1, false))
         goto fail;
     g->running = false;
     return g;
@@ -320,7 +320,7 @@ struct emb_gdb *emb_gdb_open_fd(int fd, int timeout_ms, char *err, size_t errlen
         return NULL;
     }
     g->packet_size = 256; /* until the server says more */
-    return emb__setup(g, err, errlen);
+    return setup(g, err, errlen);
 }
 
 struct emb_gdb *emb_gdb_connect(const char *host_port, int timeout_ms, char *err, size_t errlen)
@@ -328,15 +328,19 @@ struct emb_gdb *emb_gdb_connect(const char *host_port, int timeout_ms, char *err
     int fd = emb_hostio_connect(host_port, timeout_ms > 0 ? timeout_ms : 2000, err, errlen);
     if (fd < 0)
         return NULL;
-    return emb_gdb_open_fd(fd, timeout_ms, err, errlen);
+    char why[256];
+    struct emb_gdb *g = emb_gdb_open_fd(fd, timeout_ms, why, sizeof why);
+    if (g == NULL)
+        snprintf(err, errlen, "%s: %s", host_port, why);
+    return g;
 }
 
 int emb_gdb_halt(struct emb_gdb *g)
 {
     if (!g->running)
         return 0;
-    g->halt_start = emb__ns();
-    if (emb__send_raw(g, "\x03", 1) || emb__stop_reply(g))
+    g->halt_start = now_ns();
+    if (send_raw(g, "\x03", 1) || stop_reply(g))
         return -1;
     g->running = false;
     g->stats.halts++;
@@ -347,11 +351,11 @@ int emb_gdb_resume(struct emb_gdb *g)
 {
     if (g->running)
         return 0;
-    if (emb__send(g, "c", 1, false))
+    if (send_packet(g, "c", 1, false))
         return -1;
     g->running = true;
     if (g->halt_start != 0) {
-        uint64_t d = emb__ns() - g->halt_start;
+        uint64_t d = now_ns() - g->halt_start;
         g->stats.halt_ns_total += d;
         if (d > g->stats.halt_ns_max)
             g->stats.halt_ns_max = d;
@@ -375,30 +379,30 @@ size_t emb_gdb_block(const struct emb_gdb *g)
 int emb_gdb_read(struct emb_gdb *g, uint64_t addr, void *buf, size_t len)
 {
     if (g->running)
-        return emb__fail(g, "the target is running: halt it first");
+        return set_error(g, "the target is running: halt it first");
     uint8_t *p = buf;
     size_t block = emb_gdb_block(g);
     while (len > 0) {
         size_t n = len < block ? len : block;
         char cmd[48];
         int cl = snprintf(cmd, sizeof cmd, "m%llx,%zx", (unsigned long long)addr, n);
-        if (emb__exchange(g, cmd, (size_t)cl, false))
+        if (exchange(g, cmd, (size_t)cl, false))
             return -1;
         if (g->reply_len >= 1 && g->reply[0] == 'E' && g->reply_len <= 3)
-            return emb__fail(g, "reading %zu bytes at 0x%llx: the server answered %s", n,
+            return set_error(g, "reading %zu bytes at 0x%llx: the server answered %s", n,
                              (unsigned long long)addr, g->reply);
         if (g->reply_len % 2 != 0 || g->reply_len == 0)
-            return emb__fail(g, "reading at 0x%llx: a reply of %zu characters is not hex bytes",
+            return set_error(g, "reading at 0x%llx: a reply of %zu characters is not hex bytes",
                              (unsigned long long)addr, g->reply_len);
         size_t got = g->reply_len / 2;
         if (got > n)
-            return emb__fail(g, "reading at 0x%llx: %zu bytes asked, %zu answered",
+            return set_error(g, "reading at 0x%llx: %zu bytes asked, %zu answered",
                              (unsigned long long)addr, n, got);
         for (size_t i = 0; i < got; i++) {
-            int h = emb__hexval((unsigned char)g->reply[2 * i]);
-            int l = emb__hexval((unsigned char)g->reply[2 * i + 1]);
+            int h = hex_value((unsigned char)g->reply[2 * i]);
+            int l = hex_value((unsigned char)g->reply[2 * i + 1]);
             if (h < 0 || l < 0)
-                return emb__fail(g, "reading at 0x%llx: not hex: '%.16s'",
+                return set_error(g, "reading at 0x%llx: not hex: '%.16s'",
                                  (unsigned long long)addr, g->reply + 2 * i);
             p[i] = (uint8_t)(h << 4 | l);
         }
@@ -411,31 +415,31 @@ int emb_gdb_read(struct emb_gdb *g, uint64_t addr, void *buf, size_t len)
     return 0;
 }
 
-static int emb__write_x(struct emb_gdb *g, uint64_t addr, const uint8_t *p, size_t n)
+static int write_binary(struct emb_gdb *g, uint64_t addr, const uint8_t *p, size_t n)
 {
     char head[48];
     int hl = snprintf(head, sizeof head, "X%llx,%zx:", (unsigned long long)addr, n);
     char *pkt = malloc((size_t)hl + n);
     if (pkt == NULL)
-        return emb__fail(g, "out of memory");
+        return set_error(g, "out of memory");
     memcpy(pkt, head, (size_t)hl);
     memcpy(pkt + hl, p, n);
-    int rc = emb__exchange(g, pkt, (size_t)hl + n, true);
+    int rc = exchange(g, pkt, (size_t)hl + n, true);
     free(pkt);
     return rc;
 }
 
-static int emb__write_m(struct emb_gdb *g, uint64_t addr, const uint8_t *p, size_t n)
+static int write_hex(struct emb_gdb *g, uint64_t addr, const uint8_t *p, size_t n)
 {
     char *pkt = malloc(48 + 2 * n);
     if (pkt == NULL)
-        return emb__fail(g, "out of memory");
+        return set_error(g, "out of memory");
     int w = snprintf(pkt, 48, "M%llx,%zx:", (unsigned long long)addr, n);
     for (size_t i = 0; i < n; i++) {
-        pkt[w++] = emb__hex[p[i] >> 4];
-        pkt[w++] = emb__hex[p[i] & 0xF];
+        pkt[w++] = hex_digits[p[i] >> 4];
+        pkt[w++] = hex_digits[p[i] & 0xF];
     }
-    int rc = emb__exchange(g, pkt, (size_t)w, false);
+    int rc = exchange(g, pkt, (size_t)w, false);
     free(pkt);
     return rc;
 }
@@ -443,7 +447,7 @@ static int emb__write_m(struct emb_gdb *g, uint64_t addr, const uint8_t *p, size
 int emb_gdb_write(struct emb_gdb *g, uint64_t addr, const void *buf, size_t len)
 {
     if (g->running)
-        return emb__fail(g, "the target is running: halt it first");
+        return set_error(g, "the target is running: halt it first");
     const uint8_t *p = buf;
     /* Escapes can double a binary byte: blocks of a third of the packet are always safe. */
     size_t block = (g->packet_size - 32) / 3;
@@ -451,20 +455,20 @@ int emb_gdb_write(struct emb_gdb *g, uint64_t addr, const void *buf, size_t len)
         size_t n = len < block ? len : block;
         int rc;
         if (!g->x_tried || g->has_x) {
-            rc = emb__write_x(g, addr, p, n);
+            rc = write_binary(g, addr, p, n);
             if (rc == 0 && !g->x_tried) {
                 g->x_tried = true;
                 g->has_x = g->reply_len > 0; /* an empty reply: `X` is not supported */
                 if (!g->has_x)
-                    rc = emb__write_m(g, addr, p, n);
+                    rc = write_hex(g, addr, p, n);
             }
         } else {
-            rc = emb__write_m(g, addr, p, n);
+            rc = write_hex(g, addr, p, n);
         }
         if (rc != 0)
             return -1;
         if (strcmp(g->reply, "OK") != 0)
-            return emb__fail(g, "writing %zu bytes at 0x%llx: the server answered '%.20s'", n,
+            return set_error(g, "writing %zu bytes at 0x%llx: the server answered '%.20s'", n,
                              (unsigned long long)addr, g->reply);
         p += n;
         addr += n;
@@ -479,10 +483,10 @@ int emb_gdb_detach(struct emb_gdb *g)
     if (g->running && emb_gdb_halt(g))
         return -1;
     /* A server that speaks of processes wants the pid; an old one only `D`. */
-    if (emb__exchange(g, "D;1", 3, false))
+    if (exchange(g, "D;1", 3, false))
         return -1;
-    if (strcmp(g->reply, "OK") != 0 && (emb__exchange(g, "D", 1, false) || strcmp(g->reply, "OK")))
-        return emb__fail(g, "detach refused: '%.20s'", g->reply);
+    if (strcmp(g->reply, "OK") != 0 && (exchange(g, "D", 1, false) || strcmp(g->reply, "OK")))
+        return set_error(g, "detach refused: '%.20s'", g->reply);
     g->running = true;
     return 0;
 }

@@ -30,7 +30,8 @@ struct emb_gdb_stats {
 struct emb_gdb;
 
 /* Connects to HOST:PORT, agrees on packet size and acknowledgement mode, and asks why
- * the target stopped (connecting halts an all-stop target). NULL with a message. */
+ * the target stopped (connecting halts an all-stop target). NULL with a message, which
+ * names HOST:PORT. */
 struct emb_gdb *emb_gdb_connect(const char *host_port, int timeout_ms, char *err, size_t errlen);
 
 /* The same over a descriptor already connected (owned from now on): tests, fuzzing. */

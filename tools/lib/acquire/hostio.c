@@ -59,7 +59,7 @@ int emb_hostio_split(const char *spec, char *host, size_t hostlen, uint16_t *por
 }
 
 /* A non-blocking connect bounded by the deadline. */
-static int emb__connect_one(const struct addrinfo *ai, int timeout_ms)
+static int connect_one(const struct addrinfo *ai, int timeout_ms)
 {
     int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
     if (fd < 0)
@@ -112,7 +112,7 @@ int emb_hostio_connect(const char *spec, int timeout_ms, char *err, size_t errle
     }
     int fd = -1, e = 0;
     for (struct addrinfo *ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
-        fd = emb__connect_one(ai, timeout_ms);
+        fd = connect_one(ai, timeout_ms);
         if (fd < 0)
             e = errno;
     }

@@ -13,7 +13,8 @@
 int emb_hostio_split(const char *spec, char *host, size_t hostlen, uint16_t *port, char *err,
                      size_t errlen);
 
-/* Connects to HOST:PORT within timeout_ms; TCP_NODELAY set. Returns the socket, or -1. */
+/* Connects to HOST:PORT within timeout_ms; TCP_NODELAY set. Returns the socket, or -1
+ * with a message that names HOST:PORT ("cannot connect to HOST:PORT: ..."). */
 int emb_hostio_connect(const char *spec, int timeout_ms, char *err, size_t errlen);
 
 /* Reads at most n bytes, waiting at most timeout_ms (negative: forever). Returns bytes

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
-static int emb__gdb_read(void *arg, uint64_t addr, void *buf, size_t n, char *err, size_t errlen)
+static int gdb_read(void *arg, uint64_t addr, void *buf, size_t n, char *err, size_t errlen)
 {
     struct emb_gdb *g = arg;
     if (emb_gdb_read(g, addr, buf, n) != 0) {
@@ -17,7 +17,7 @@ static int emb__gdb_read(void *arg, uint64_t addr, void *buf, size_t n, char *er
     return 0;
 }
 
-static int emb__gdb_write(void *arg, uint64_t addr, const void *buf, size_t n, char *err,
+static int gdb_write(void *arg, uint64_t addr, const void *buf, size_t n, char *err,
                           size_t errlen)
 {
     struct emb_gdb *g = arg;
@@ -30,10 +30,10 @@ static int emb__gdb_write(void *arg, uint64_t addr, const void *buf, size_t n, c
 
 struct emb_memchan_host_ops emb_memaccess_gdb(struct emb_gdb *g)
 {
-    return (struct emb_memchan_host_ops){emb__gdb_read, emb__gdb_write, g};
+    return (struct emb_memchan_host_ops){gdb_read, gdb_write, g};
 }
 
-static int emb__pid_io(pid_t pid, uint64_t addr, void *buf, size_t n, int write, char *err,
+static int pid_io(pid_t pid, uint64_t addr, void *buf, size_t n, int write, char *err,
                        size_t errlen)
 {
     struct iovec local = {buf, n};
@@ -49,20 +49,20 @@ static int emb__pid_io(pid_t pid, uint64_t addr, void *buf, size_t n, int write,
     return 0;
 }
 
-static int emb__pid_read(void *arg, uint64_t addr, void *buf, size_t n, char *err, size_t errlen)
+static int pid_read(void *arg, uint64_t addr, void *buf, size_t n, char *err, size_t errlen)
 {
-    return emb__pid_io(*(pid_t *)arg, addr, buf, n, 0, err, errlen);
+    return pid_io(*(pid_t *)arg, addr, buf, n, 0, err, errlen);
 }
 
-static int emb__pid_write(void *arg, uint64_t addr, const void *buf, size_t n, char *err,
+static int pid_write(void *arg, uint64_t addr, const void *buf, size_t n, char *err,
                           size_t errlen)
 {
-    return emb__pid_io(*(pid_t *)arg, addr, (void *)buf, n, 1, err, errlen);
+    return pid_io(*(pid_t *)arg, addr, (void *)buf, n, 1, err, errlen);
 }
 
 struct emb_memchan_host_ops emb_memaccess_pid(pid_t *pid)
 {
-    return (struct emb_memchan_host_ops){emb__pid_read, emb__pid_write, pid};
+    return (struct emb_memchan_host_ops){pid_read, pid_write, pid};
 }
 
 int emb_memaccess_pid_ranges(pid_t pid, struct emb_memchan_host_range *ranges, size_t max, char *err,

@@ -9,16 +9,16 @@
 #include <emb/memchan.h>
 #include <emb/wire.h>
 
-#define EMB__NATIVE_HEADER 32u
-#define EMB__NATIVE_RING 32u
-#define EMB__RTT_HEADER 24u
+#define NATIVE_HEADER 32u
+#define NATIVE_RING 32u
+#define RTT_HEADER 24u
 
-static uint64_t emb__ptr(const uint8_t *p, unsigned size)
+static uint64_t get_pointer(const uint8_t *p, unsigned size)
 {
     return size == 8u ? emb_get_le64(p) : emb_get_le32(p);
 }
 
-static bool emb__in_ranges(const struct emb_memchan_host_range *r, size_t n, uint64_t start, uint64_t len)
+static bool in_ranges(const struct emb_memchan_host_range *r, size_t n, uint64_t start, uint64_t len)
 {
     if (n == 0u)
         return true;
@@ -29,33 +29,33 @@ static bool emb__in_ranges(const struct emb_memchan_host_range *r, size_t n, uin
 }
 
 /* Where a descriptor's fields are, by layout. */
-struct emb__desc_layout {
+struct ring_layout {
     unsigned size;               /* descriptor bytes */
     unsigned name, buf, len, wr, rd, flags;
     unsigned ptr;                /* bytes of name and buf */
 };
 
-static struct emb__desc_layout emb__layout(const struct emb_mch *m)
+static struct ring_layout layout_of(const struct emb_mch *m)
 {
     if (!m->rtt)
-        return (struct emb__desc_layout){32, 8, 0, 16, 20, 24, 28, 8};
+        return (struct ring_layout){32, 8, 0, 16, 20, 24, 28, 8};
     unsigned p = m->pointer_size;
-    return (struct emb__desc_layout){2 * p + 16, 0, p, 2 * p, 2 * p + 4, 2 * p + 8, 2 * p + 12, p};
+    return (struct ring_layout){2 * p + 16, 0, p, 2 * p, 2 * p + 4, 2 * p + 8, 2 * p + 12, p};
 }
 
-static int emb__read_ring(struct emb_mch *m, struct emb_memchan_host_ring *r, const char *what,
+static int read_ring(struct emb_mch *m, struct emb_memchan_host_ring *r, const char *what,
                           unsigned index, const struct emb_memchan_host_range *ranges, size_t nranges,
                           char *err, size_t errlen)
 {
-    struct emb__desc_layout l = emb__layout(m);
+    struct ring_layout l = layout_of(m);
     uint8_t d[48];
     if (m->ops.read(m->ops.arg, r->desc, d, l.size, err, errlen))
         return -1;
-    r->buf = emb__ptr(d + l.buf, l.ptr);
+    r->buf = get_pointer(d + l.buf, l.ptr);
     r->size = emb_get_le32(d + l.len);
     r->flags = emb_get_le32(d + l.flags);
     uint32_t wr = emb_get_le32(d + l.wr), rd = emb_get_le32(d + l.rd);
-    uint64_t name = emb__ptr(d + l.name, l.ptr);
+    uint64_t name = get_pointer(d + l.name, l.ptr);
     r->name[0] = '\0';
     if (r->size == 0u)
         return 0; /* an unused ring */
@@ -64,7 +64,7 @@ static int emb__read_ring(struct emb_mch *m, struct emb_memchan_host_ring *r, co
                  r->size, EMB_MCH_MAX_RING_SIZE);
         return -1;
     }
-    if (!emb__in_ranges(ranges, nranges, r->buf, r->size)) {
+    if (!in_ranges(ranges, nranges, r->buf, r->size)) {
         snprintf(err, errlen, "%s ring %u: buffer 0x%llx..0x%llx lies outside the target's RAM",
                  what, index, (unsigned long long)r->buf,
                  (unsigned long long)(r->buf + r->size));
@@ -98,7 +98,7 @@ int emb_memchan_host_open(struct emb_mch *m, const struct emb_memchan_host_ops *
     memset(m, 0, sizeof *m);
     m->ops = *ops;
     m->addr = addr;
-    uint8_t h[EMB__NATIVE_HEADER];
+    uint8_t h[NATIVE_HEADER];
     if (ops->read(ops->arg, addr, h, sizeof h, err, errlen))
         return -1;
     uint64_t rings;
@@ -114,7 +114,7 @@ int emb_memchan_host_open(struct emb_mch *m, const struct emb_memchan_host_ops *
                      (unsigned long long)addr, version, EMB_MEMCHAN_VERSION);
             return -1;
         }
-        if (header < EMB__NATIVE_HEADER || header > 4096u || ring != EMB__NATIVE_RING ||
+        if (header < NATIVE_HEADER || header > 4096u || ring != NATIVE_RING ||
             (m->pointer_size != 4u && m->pointer_size != 8u)) {
             snprintf(err, errlen, "memory channel at 0x%llx: header %u, descriptor %u, pointer "
                      "size %u: not a layout this tool knows", (unsigned long long)addr, header,
@@ -137,7 +137,7 @@ int emb_memchan_host_open(struct emb_mch *m, const struct emb_memchan_host_ops *
         }
         m->nup = (unsigned)up;
         m->ndown = (unsigned)down;
-        rings = addr + EMB__RTT_HEADER;
+        rings = addr + RTT_HEADER;
     } else {
         snprintf(err, errlen, "no memory channel at 0x%llx (neither \"EMBM\" nor \"SEGGER RTT\")",
                  (unsigned long long)addr);
@@ -148,12 +148,12 @@ int emb_memchan_host_open(struct emb_mch *m, const struct emb_memchan_host_ops *
                  (unsigned long long)addr, m->nup, m->ndown);
         return -1;
     }
-    unsigned dsize = emb__layout(m).size;
+    unsigned dsize = layout_of(m).size;
     for (unsigned i = 0; i < m->nup + m->ndown; i++) {
         bool up = i < m->nup;
         struct emb_memchan_host_ring *r = up ? &m->up[i] : &m->down[i - m->nup];
         r->desc = rings + (uint64_t)i * dsize;
-        if (emb__read_ring(m, r, up ? "up" : "down", up ? i : i - m->nup, ranges, nranges, err,
+        if (read_ring(m, r, up ? "up" : "down", up ? i : i - m->nup, ranges, nranges, err,
                            errlen))
             return -1;
     }
@@ -182,7 +182,7 @@ int emb_memchan_host_find(const struct emb_memchan_host_ops *ops, const struct e
             for (size_t i = 0; i + 16 <= n; i += 4) {
                 bool native = !memcmp(buf + i, magic, 4) &&
                               emb_get_le16(buf + i + 4) == EMB_MEMCHAN_VERSION &&
-                              emb_get_le16(buf + i + 6) == EMB__NATIVE_HEADER;
+                              emb_get_le16(buf + i + 6) == NATIVE_HEADER;
                 if (native || !memcmp(buf + i, EMB_MEMCHAN_RTT_ID, sizeof EMB_MEMCHAN_RTT_ID)) {
                     *addr = a + i;
                     free(buf);
@@ -197,10 +197,10 @@ int emb_memchan_host_find(const struct emb_memchan_host_ops *ops, const struct e
 }
 
 /* Reads the writer's and reader's offsets of a ring, checked. */
-static int emb__offsets(struct emb_mch *m, const struct emb_memchan_host_ring *r, uint32_t *wr,
+static int read_offsets(struct emb_mch *m, const struct emb_memchan_host_ring *r, uint32_t *wr,
                         uint32_t *rd, char *err, size_t errlen)
 {
-    struct emb__desc_layout l = emb__layout(m);
+    struct ring_layout l = layout_of(m);
     uint8_t o[8];
     if (m->ops.read(m->ops.arg, r->desc + l.wr, o, 8, err, errlen))
         return -1;
@@ -214,17 +214,27 @@ static int emb__offsets(struct emb_mch *m, const struct emb_memchan_host_ring *r
     return 0;
 }
 
+/* Up (or down) ring `index`, with its offsets read: NULL after saying why not. */
+static struct emb_memchan_host_ring *ring_at(struct emb_mch *m, bool up, unsigned index, uint32_t *wr,
+                                             uint32_t *rd, char *err, size_t errlen)
+{
+    struct emb_memchan_host_ring *r = NULL;
+    if (index < (up ? m->nup : m->ndown))
+        r = up ? &m->up[index] : &m->down[index];
+    if (r == NULL || r->size == 0u) {
+        snprintf(err, errlen, "no %s ring %u", up ? "up" : "down", index);
+        return NULL;
+    }
+    return read_offsets(m, r, wr, rd, err, errlen) == 0 ? r : NULL;
+}
+
 int emb_memchan_host_read_up(struct emb_mch *m, unsigned ring, uint8_t *buf, size_t cap, size_t *got,
                     char *err, size_t errlen)
 {
     *got = 0;
-    if (ring >= m->nup || m->up[ring].size == 0u) {
-        snprintf(err, errlen, "no up ring %u", ring);
-        return -1;
-    }
-    struct emb_memchan_host_ring *r = &m->up[ring];
     uint32_t wr, rd;
-    if (emb__offsets(m, r, &wr, &rd, err, errlen))
+    struct emb_memchan_host_ring *r = ring_at(m, true, ring, &wr, &rd, err, errlen);
+    if (r == NULL)
         return -1;
     size_t avail = wr >= rd ? wr - rd : r->size - rd + wr;
     if (avail > cap)
@@ -239,7 +249,7 @@ int emb_memchan_host_read_up(struct emb_mch *m, unsigned ring, uint8_t *buf, siz
     uint32_t nrd = (uint32_t)((rd + avail) % r->size);
     uint8_t o[4];
     emb_put_le32(o, nrd);
-    if (m->ops.write(m->ops.arg, r->desc + emb__layout(m).rd, o, 4, err, errlen))
+    if (m->ops.write(m->ops.arg, r->desc + layout_of(m).rd, o, 4, err, errlen))
         return -1;
     *got = avail;
     m->bytes_up += avail;
@@ -250,13 +260,9 @@ int emb_memchan_host_write_down(struct emb_mch *m, unsigned ring, const void *da
                        size_t *written, char *err, size_t errlen)
 {
     *written = 0;
-    if (ring >= m->ndown || m->down[ring].size == 0u) {
-        snprintf(err, errlen, "no down ring %u", ring);
-        return -1;
-    }
-    struct emb_memchan_host_ring *r = &m->down[ring];
     uint32_t wr, rd;
-    if (emb__offsets(m, r, &wr, &rd, err, errlen))
+    struct emb_memchan_host_ring *r = ring_at(m, false, ring, &wr, &rd, err, errlen);
+    if (r == NULL)
         return -1;
     size_t space = rd > wr ? rd - wr - 1u : r->size - (wr - rd) - 1u;
     if (len > space || len == 0)
@@ -270,7 +276,7 @@ int emb_memchan_host_write_down(struct emb_mch *m, unsigned ring, const void *da
     /* The data first, then the offset that hands it over. */
     uint8_t o[4];
     emb_put_le32(o, (uint32_t)((wr + len) % r->size));
-    if (m->ops.write(m->ops.arg, r->desc + emb__layout(m).wr, o, 4, err, errlen))
+    if (m->ops.write(m->ops.arg, r->desc + layout_of(m).wr, o, 4, err, errlen))
         return -1;
     *written = len;
     m->bytes_down += len;

@@ -89,22 +89,30 @@ static void parse_auxv(struct emb_mem *m, const uint8_t *p, size_t n, bool wide)
     }
 }
 
-struct emb_mem *emb_mem_open_pid(pid_t pid, char *err, size_t errlen)
+/* Why a source did not open, at `offset` of its file (-1: none); closes m. */
+static struct emb_mem *failed(struct emb_mem *m, struct emb_problems *ps, long long offset,
+                              const char *why)
+{
+    if (ps)
+        emb_report(ps, EMB_ERROR, offset, "%s", why);
+    emb_mem_close(m);
+    return NULL;
+}
+
+struct emb_mem *emb_mem_open_pid(pid_t pid, struct emb_problems *ps)
 {
     struct emb_mem *m = new_mem(SRC_PID);
-    if (!m) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    if (!m)
+        return failed(m, ps, -1, "out of memory");
     m->pid = pid;
     snprintf(m->name, sizeof m->name, "pid %d", (int)pid);
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
     FILE *f = fopen(path, "r");
     if (!f) {
-        snprintf(err, errlen, "pid %d: cannot read its memory map: %s", (int)pid, strerror(errno));
-        emb_mem_close(m);
-        return NULL;
+        char why[256];
+        snprintf(why, sizeof why, "cannot read its memory map: %s", strerror(errno));
+        return failed(m, ps, -1, why);
     }
     char line[512];
     while (fgets(line, sizeof line, f)) {
@@ -129,44 +137,51 @@ struct emb_mem *emb_mem_open_pid(pid_t pid, char *err, size_t errlen)
     return m;
 }
 
-struct emb_mem *emb_mem_open_dump(const char *path, uint64_t base, char *err, size_t errlen)
+/* Opens the file a dump or a core is read from; NULL after reporting why not. */
+static struct emb_mem *open_file(enum kind kind, const char *path, struct emb_problems *ps)
 {
-    struct emb_mem *m = new_mem(SRC_DUMP);
+    struct emb_mem *m = new_mem(kind);
+    if (!m)
+        return failed(m, ps, -1, "out of memory");
+    if ((m->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+        char why[256];
+        snprintf(why, sizeof why, "cannot open: %s", strerror(errno));
+        return failed(m, ps, -1, why);
+    }
+    snprintf(m->name, sizeof m->name, "%s %s", kind == SRC_DUMP ? "dump" : "core", path);
+    return m;
+}
+
+struct emb_mem *emb_mem_open_dump(const char *path, uint64_t base, struct emb_problems *ps)
+{
+    struct emb_mem *m = open_file(SRC_DUMP, path, ps);
     struct stat st;
-    if (!m || (m->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(m->fd, &st) != 0) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, m ? strerror(errno) : "out of memory");
-        emb_mem_close(m);
+    if (!m)
         return NULL;
+    if (fstat(m->fd, &st) != 0) {
+        char why[256];
+        snprintf(why, sizeof why, "cannot open: %s", strerror(errno));
+        return failed(m, ps, -1, why);
     }
-    snprintf(m->name, sizeof m->name, "dump %s", path);
-    if (st.st_size == 0 || base + (uint64_t)st.st_size < base) {
-        snprintf(err, errlen, "%s: %s", path, st.st_size == 0 ? "empty" : "base + size wraps around");
-        emb_mem_close(m);
-        return NULL;
-    }
+    if (st.st_size == 0 || base + (uint64_t)st.st_size < base)
+        return failed(m, ps, -1, st.st_size == 0 ? "empty" : "base + size wraps around");
     add_region(m, base, (uint64_t)st.st_size, 0);
     return m;
 }
 
-struct emb_mem *emb_mem_open_core(const char *path, char *err, size_t errlen)
+struct emb_mem *emb_mem_open_core(const char *path, struct emb_problems *ps)
 {
-    struct emb_mem *m = new_mem(SRC_CORE);
-    if (!m || (m->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, m ? strerror(errno) : "out of memory");
-        emb_mem_close(m);
+    struct emb_mem *m = open_file(SRC_CORE, path, ps);
+    if (!m)
         return NULL;
-    }
-    snprintf(m->name, sizeof m->name, "core %s", path);
     elf_version(EV_CURRENT);
     Elf *elf = elf_begin(m->fd, ELF_C_READ_MMAP, NULL);
     GElf_Ehdr eh;
     size_t n = 0;
     if (!elf || !gelf_getehdr(elf, &eh) || eh.e_type != ET_CORE || elf_getphdrnum(elf, &n) != 0) {
-        snprintf(err, errlen, "%s: not an ELF core file", path);
         if (elf)
             elf_end(elf);
-        emb_mem_close(m);
-        return NULL;
+        return failed(m, ps, 0, "not an ELF core file");
     }
     for (size_t i = 0; i < n; i++) {
         GElf_Phdr ph;

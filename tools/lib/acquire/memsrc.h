@@ -11,12 +11,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "problem.h"
+
 struct emb_elf;
 struct emb_mem;
 
-struct emb_mem *emb_mem_open_pid(pid_t pid, char *err, size_t errlen);
-struct emb_mem *emb_mem_open_dump(const char *path, uint64_t base, char *err, size_t errlen);
-struct emb_mem *emb_mem_open_core(const char *path, char *err, size_t errlen);
+/* Opens a source; NULL after reporting why not to `problems` (NULL: not reported). The
+ * messages never name the process or file: the sink's file does ("pid 1234", the path). */
+struct emb_mem *emb_mem_open_pid(pid_t pid, struct emb_problems *problems);
+struct emb_mem *emb_mem_open_dump(const char *path, uint64_t base, struct emb_problems *problems);
+struct emb_mem *emb_mem_open_core(const char *path, struct emb_problems *problems);
 /* Bytes the caller keeps alive, at `base`. */
 struct emb_mem *emb_mem_open_buffer(const uint8_t *data, size_t size, uint64_t base);
 

@@ -10,42 +10,42 @@
 
 #include "gdb_rsp.h"
 
-#define EMB__MAX_REGIONS 64u
-#define EMB__BLOCK 1024u                  /* cache granule, aligned */
-#define EMB__MAX_CACHED (16u << 20)       /* bytes kept per halt */
+#define MAX_REGIONS 64u
+#define BLOCK_SIZE 1024u                  /* cache granule, aligned */
+#define MAX_CACHED (16u << 20)       /* bytes kept per halt */
 
 /* A block of one region: two regions may share an aligned block (.bss ending where the
  * stack section starts), and the bytes between them are no region's. */
-struct emb__block {
-    uint64_t addr;                        /* aligned to EMB__BLOCK */
+struct cached_block {
+    uint64_t addr;                        /* aligned to BLOCK_SIZE */
     const struct emb_mem_region *region;
     uint32_t lo, hi;                      /* bytes [addr + lo, addr + hi) held */
-    uint8_t data[EMB__BLOCK];
+    uint8_t data[BLOCK_SIZE];
 };
 
 struct emb_probe {
     struct emb_gdb *g;
     struct emb_mem *mem;
-    struct emb_mem_region ram[EMB__MAX_REGIONS];
+    struct emb_mem_region ram[MAX_REGIONS];
     size_t nram;
     bool halted;
     uint64_t hold_start_ns;
-    struct emb__block **blocks;
+    struct cached_block **blocks;
     size_t nblocks, cap;
     struct emb_probe_stats st;
     char error[256];
 };
 
-static uint64_t emb__ns(void)
+static uint64_t now_ns(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-static void emb__hold_end(struct emb_probe *p)
+static void hold_end(struct emb_probe *p)
 {
-    double ms = (double)(emb__ns() - p->hold_start_ns) / 1e6;
+    double ms = (double)(now_ns() - p->hold_start_ns) / 1e6;
     p->st.holds++;
     p->st.hold_ms_total += ms;
     p->st.hold_ms_last = ms;
@@ -53,14 +53,14 @@ static void emb__hold_end(struct emb_probe *p)
         p->st.hold_ms_max = ms;
 }
 
-static void emb__forget(struct emb_probe *p)
+static void forget_cache(struct emb_probe *p)
 {
     for (size_t i = 0; i < p->nblocks; i++)
         free(p->blocks[i]);
     p->nblocks = 0;
 }
 
-static const struct emb_mem_region *emb__region(const struct emb_probe *p, uint64_t addr)
+static const struct emb_mem_region *region_of(const struct emb_probe *p, uint64_t addr)
 {
     for (size_t i = 0; i < p->nram; i++)
         if (addr >= p->ram[i].addr && addr - p->ram[i].addr < p->ram[i].size)
@@ -68,7 +68,7 @@ static const struct emb_mem_region *emb__region(const struct emb_probe *p, uint6
     return NULL;
 }
 
-static struct emb__block *emb__find(const struct emb_probe *p, uint64_t block,
+static struct cached_block *find_block(const struct emb_probe *p, uint64_t block,
                                     const struct emb_mem_region *r)
 {
     for (size_t i = p->nblocks; i-- > 0;)
@@ -78,23 +78,23 @@ static struct emb__block *emb__find(const struct emb_probe *p, uint64_t block,
 }
 
 /* Fetches the block at `block` (one round trip per packet), clipped to its region. */
-static struct emb__block *emb__fetch(struct emb_probe *p, uint64_t block, const struct emb_mem_region *r)
+static struct cached_block *fetch_block(struct emb_probe *p, uint64_t block, const struct emb_mem_region *r)
 {
-    if ((p->nblocks + 1) * sizeof(struct emb__block) > EMB__MAX_CACHED)
-        emb__forget(p);
+    if ((p->nblocks + 1) * sizeof(struct cached_block) > MAX_CACHED)
+        forget_cache(p);
     if (p->nblocks == p->cap) {
         size_t cap = p->cap ? 2 * p->cap : 64;
-        struct emb__block **b = realloc(p->blocks, cap * sizeof *b);
+        struct cached_block **b = realloc(p->blocks, cap * sizeof *b);
         if (!b)
             return NULL;
         p->blocks = b;
         p->cap = cap;
     }
-    struct emb__block *b = malloc(sizeof *b);
+    struct cached_block *b = malloc(sizeof *b);
     if (!b)
         return NULL;
     uint64_t start = block < r->addr ? r->addr : block;
-    uint64_t end = block + EMB__BLOCK < r->addr + r->size ? block + EMB__BLOCK : r->addr + r->size;
+    uint64_t end = block + BLOCK_SIZE < r->addr + r->size ? block + BLOCK_SIZE : r->addr + r->size;
     b->addr = block;
     b->region = r;
     b->lo = (uint32_t)(start - block);
@@ -111,7 +111,7 @@ static struct emb__block *emb__fetch(struct emb_probe *p, uint64_t block, const 
     return b;
 }
 
-static size_t emb__read(void *arg, uint64_t addr, void *buf, size_t len)
+static size_t probe_read(void *arg, uint64_t addr, void *buf, size_t len)
 {
     struct emb_probe *p = arg;
     size_t done = 0;
@@ -119,12 +119,12 @@ static size_t emb__read(void *arg, uint64_t addr, void *buf, size_t len)
         return 0;
     while (done < len) {
         uint64_t a = addr + done;
-        const struct emb_mem_region *r = emb__region(p, a);
+        const struct emb_mem_region *r = region_of(p, a);
         if (!r)
             break;
-        uint64_t block = a & ~(uint64_t)(EMB__BLOCK - 1u);
-        struct emb__block *b = emb__find(p, block, r);
-        if (!b && !(b = emb__fetch(p, block, r)))
+        uint64_t block = a & ~(uint64_t)(BLOCK_SIZE - 1u);
+        struct cached_block *b = find_block(p, block, r);
+        if (!b && !(b = fetch_block(p, block, r)))
             break;
         size_t n = (size_t)(b->hi - (a - block));
         if (n > len - done)
@@ -135,7 +135,7 @@ static size_t emb__read(void *arg, uint64_t addr, void *buf, size_t len)
     return done;
 }
 
-static int emb__write(void *arg, uint64_t addr, const void *buf, size_t len)
+static int probe_write(void *arg, uint64_t addr, const void *buf, size_t len)
 {
     struct emb_probe *p = arg;
     if (!p->halted || emb_gdb_write(p->g, addr, buf, len) != 0) {
@@ -147,8 +147,8 @@ static int emb__write(void *arg, uint64_t addr, const void *buf, size_t len)
     /* Keep the cached copy what the target now holds. */
     for (size_t i = 0; i < len; i++) {
         uint64_t a = addr + i;
-        const struct emb_mem_region *r = emb__region(p, a);
-        struct emb__block *b = r ? emb__find(p, a & ~(uint64_t)(EMB__BLOCK - 1u), r) : NULL;
+        const struct emb_mem_region *r = region_of(p, a);
+        struct cached_block *b = r ? find_block(p, a & ~(uint64_t)(BLOCK_SIZE - 1u), r) : NULL;
         if (b && a - b->addr >= b->lo && a - b->addr < b->hi)
             b->data[a - b->addr] = ((const uint8_t *)buf)[i];
     }
@@ -162,9 +162,9 @@ struct emb_probe *emb_probe_open(const char *host_port, struct emb_elf *elf, cha
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    struct emb_elf_region regions[EMB__MAX_REGIONS];
-    size_t n = emb_elf_ram_regions(elf, regions, EMB__MAX_REGIONS);
-    for (size_t i = 0; i < n && i < EMB__MAX_REGIONS; i++) {
+    struct emb_elf_region regions[MAX_REGIONS];
+    size_t n = emb_elf_ram_regions(elf, regions, MAX_REGIONS);
+    for (size_t i = 0; i < n && i < MAX_REGIONS; i++) {
         p->ram[p->nram].addr = regions[i].addr;
         p->ram[p->nram].size = regions[i].size;
         snprintf(p->ram[p->nram].name, sizeof p->ram[p->nram].name, "%s", regions[i].name);
@@ -176,7 +176,7 @@ struct emb_probe *emb_probe_open(const char *host_port, struct emb_elf *elf, cha
         return NULL;
     }
     /* Connecting halts an all-stop target: the first hold starts here. */
-    p->hold_start_ns = emb__ns();
+    p->hold_start_ns = now_ns();
     p->g = emb_gdb_connect(host_port, 2000, err, errlen);
     if (!p->g) {
         free(p);
@@ -185,7 +185,7 @@ struct emb_probe *emb_probe_open(const char *host_port, struct emb_elf *elf, cha
     p->halted = true;
     char name[300];
     snprintf(name, sizeof name, "gdb %s", host_port);
-    const struct emb_mem_ops ops = {emb__read, emb__write};
+    const struct emb_mem_ops ops = {probe_read, probe_write};
     p->mem = emb_mem_open_ops(name, &ops, p, p->ram, p->nram);
     if (!p->mem) {
         snprintf(err, errlen, "out of memory");
@@ -205,7 +205,7 @@ int emb_probe_halt(struct emb_probe *p)
 {
     if (p->halted)
         return 0;
-    p->hold_start_ns = emb__ns();
+    p->hold_start_ns = now_ns();
     if (emb_gdb_halt(p->g) != 0) {
         snprintf(p->error, sizeof p->error, "%s", emb_gdb_error(p->g));
         return -1;
@@ -218,13 +218,13 @@ int emb_probe_resume(struct emb_probe *p)
 {
     if (!p->halted)
         return 0;
-    emb__forget(p);
+    forget_cache(p);
     if (emb_gdb_resume(p->g) != 0) {
         snprintf(p->error, sizeof p->error, "%s", emb_gdb_error(p->g));
         return -1;
     }
     p->halted = false;
-    emb__hold_end(p);
+    hold_end(p);
     return 0;
 }
 
@@ -232,12 +232,12 @@ int emb_probe_detach(struct emb_probe *p)
 {
     if (!p->halted && emb_probe_halt(p) != 0)
         return -1;
-    emb__forget(p);
+    forget_cache(p);
     int rc = emb_gdb_detach(p->g);
     if (rc != 0)
         snprintf(p->error, sizeof p->error, "%s", emb_gdb_error(p->g));
     p->halted = false;
-    emb__hold_end(p);
+    hold_end(p);
     return rc;
 }
 
@@ -255,7 +255,7 @@ void emb_probe_close(struct emb_probe *p)
 {
     if (!p)
         return;
-    emb__forget(p);
+    forget_cache(p);
     free(p->blocks);
     emb_mem_close(p->mem);
     emb_gdb_close(p->g);

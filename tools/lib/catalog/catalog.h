@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "problem.h"
+
 enum emb_catalog_type {
     EMB_CAT_U8,
     EMB_CAT_U16,
@@ -94,8 +96,9 @@ struct emb_catalog {
     const struct emb_catalog_event **by_id; /* 65536 entries */
 };
 
-/* Parses and validates a catalogue. On error returns NULL and writes
- * "FILE:LINE:COL: message" into err. Checks: unique class ids (0..31) and names, unique
+/* Reads and validates a catalogue. On error returns NULL and reports the problem to
+ * `problems` (may be NULL), message "LINE:COL: what is wrong" with the file the sink
+ * names (emb_problems_init). Checks: unique class ids (0..31) and names, unique
  * event ids (1..65535) and names across the whole catalogue, names that are lower-case C
  * identifiers not starting with `emb_` (field names: no C keyword), known keys and types,
  * no key given twice, char[N] with N a multiple of 4 and at most 32, unique field names per
@@ -106,6 +109,12 @@ struct emb_catalog {
  * Layout (docs/formats/trace.md): fields in order, each at its natural alignment capped at
  * 4 bytes (u8/i8/bool 1, u16/i16 2, u32/i32/u64/i64 4; char[N] 4), the payload padded to a
  * multiple of 4; the event is the 8-byte header and the payload. */
+struct emb_catalog *emb_catalog_read(const char *text, size_t len, struct emb_problems *problems);
+/* The same from a file (at most 16 MiB); a file that cannot be read is one problem. */
+struct emb_catalog *emb_catalog_read_file(const char *path, struct emb_problems *problems);
+
+/* The same with the first problem as one line in err: "FILE:LINE:COL: message" (a file
+ * that cannot be read: "FILE: why"). */
 struct emb_catalog *emb_catalog_parse(const char *text, size_t len, const char *filename,
                                       char *err, size_t errlen);
 struct emb_catalog *emb_catalog_load(const char *path, char *err, size_t errlen);

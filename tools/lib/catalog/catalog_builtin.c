@@ -9,15 +9,15 @@
 extern const char emb_catalog_yaml[];
 extern const unsigned long emb_catalog_yaml_len;
 
-static struct emb_catalog *emb__builtin;
-static once_flag emb__builtin_once = ONCE_FLAG_INIT;
+static struct emb_catalog *builtin;
+static once_flag builtin_once = ONCE_FLAG_INIT;
 
-static void emb__builtin_load(void)
+static void builtin_load(void)
 {
     char err[512];
-    emb__builtin = emb_catalog_parse(emb_catalog_yaml, emb_catalog_yaml_len,
-                                     "<built-in catalog/trace_events.yaml>", err, sizeof err);
-    if (emb__builtin == NULL) {
+    builtin = emb_catalog_parse(emb_catalog_yaml, emb_catalog_yaml_len,
+                                "<built-in catalog/trace_events.yaml>", err, sizeof err);
+    if (builtin == NULL) {
         /* embgen validated these bytes at build time: this is a broken build. */
         fprintf(stderr, "emb: the built-in trace catalogue does not parse: %s\n", err);
         abort();
@@ -26,6 +26,6 @@ static void emb__builtin_load(void)
 
 const struct emb_catalog *emb_catalog_builtin(void)
 {
-    call_once(&emb__builtin_once, emb__builtin_load);
-    return emb__builtin;
+    call_once(&builtin_once, builtin_load);
+    return builtin;
 }

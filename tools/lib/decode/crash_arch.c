@@ -15,15 +15,12 @@ static uint64_t word64(const struct emb_crash_record *r, unsigned i)
 
 void emb_crash_view(const struct emb_crash_record *r, struct emb_crash_view *v)
 {
-    memset(v, 0, sizeof *v);
-    v->name = "unknown";
-    v->pc = r->pc;
-    v->ra = r->lr;
-    v->sp = r->sp;
-    v->fault_address = r->fault_address;
-    v->stack_low = r->stack_base;
-    v->stack_size = r->stack_size;
-    v->ra_source = r->lr ? EMB_CRASH_RA_REGISTER : EMB_CRASH_RA_NONE;
+    *v = (struct emb_crash_view){
+        .name = "unknown", .pc = r->pc, .ra = r->lr, .sp = r->sp,
+        .fault_address = r->fault_address, .stack_low = r->stack_base,
+        .stack_size = r->stack_size,
+        .ra_source = r->lr ? EMB_CRASH_RA_REGISTER : EMB_CRASH_RA_NONE,
+    };
     if (r->status_count == 0)
         return;
     v->layout = emb_crash_status_reg(r, 0);

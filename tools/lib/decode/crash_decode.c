@@ -10,17 +10,24 @@
 #include <emb/monitor.h>
 #include <emb/wire.h>
 
-static int fail(struct emb_crash_error *err, long long offset, const char *fmt, ...)
+/* Where a refusal goes: the sink (or none) and the input's offset of the bytes decoded. */
+struct sink {
+    struct emb_problems *ps;
+    long long base;
+};
+
+static int fail(const struct sink *to, long long offset, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static int fail(struct emb_crash_error *err, long long offset, const char *fmt, ...)
+static int fail(const struct sink *to, long long offset, const char *fmt, ...)
 {
-    if (err) {
+    if (to->ps) {
+        char message[256];
         va_list ap;
         va_start(ap, fmt);
-        err->offset = offset;
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        vsnprintf(message, sizeof message, fmt, ap);
         va_end(ap);
+        emb_report(to->ps, EMB_ERROR, to->base + offset, "%s", message);
     }
     return -1;
 }
@@ -34,16 +41,16 @@ static void text(char *dst, const uint8_t *src, size_t n)
 }
 
 static int decode_v1(const uint8_t *d, uint32_t len, struct emb_crash_record *r,
-                     struct emb_crash_error *err)
+                     const struct sink *to)
 {
     if (len < EMB_CRASH_V1_FIXED_SIZE + EMB_CRASH_CRC_SIZE)
-        return fail(err, EMB_CRASH_OFF_LENGTH, "length %u is below the %u bytes of a v1 record",
+        return fail(to, EMB_CRASH_OFF_LENGTH, "length %u is below the %u bytes of a v1 record",
                     len, EMB_CRASH_V1_FIXED_SIZE + EMB_CRASH_CRC_SIZE);
     r->status_count = d[EMB_CRASH_V1_OFF_STATUS_COUNT];
     r->gpr_count = d[EMB_CRASH_V1_OFF_GPR_COUNT];
     uint32_t flight_off = EMB_CRASH_V1_FLIGHT_OFFSET(r->status_count, r->gpr_count);
     if (flight_off + EMB_CRASH_CRC_SIZE > len)
-        return fail(err, EMB_CRASH_V1_OFF_STATUS_COUNT,
+        return fail(to, EMB_CRASH_V1_OFF_STATUS_COUNT,
                     "%u status and %u general registers do not fit in a %u-byte record",
                     r->status_count, r->gpr_count, len);
     memcpy(r->build_id, d + EMB_CRASH_V1_OFF_BUILD_ID, EMB_CRASH_V1_BUILD_ID_SIZE);
@@ -76,17 +83,17 @@ static int decode_v1(const uint8_t *d, uint32_t len, struct emb_crash_record *r,
 }
 
 static int decode_v2(const uint8_t *d, uint32_t len, struct emb_crash_record *r,
-                     struct emb_crash_error *err)
+                     const struct sink *to)
 {
     if (len < EMB_CRASH_V2_FIXED_SIZE + EMB_CRASH_CRC_SIZE)
-        return fail(err, EMB_CRASH_OFF_LENGTH, "length %u is below the %u bytes of a v2 record",
+        return fail(to, EMB_CRASH_OFF_LENGTH, "length %u is below the %u bytes of a v2 record",
                     len, EMB_CRASH_V2_FIXED_SIZE + EMB_CRASH_CRC_SIZE);
     uint8_t byte = d[EMB_CRASH_V2_OFF_ADDR_SHIFT];
     uint8_t shift = byte & EMB_CRASH_V2_SHIFT_MASK;
     if (shift > 16)
-        return fail(err, EMB_CRASH_V2_OFF_ADDR_SHIFT, "address shift %u is above 16", shift);
+        return fail(to, EMB_CRASH_V2_OFF_ADDR_SHIFT, "address shift %u is above 16", shift);
     if (byte & EMB_CRASH_V2_LOST_RESERVED)
-        return fail(err, EMB_CRASH_V2_OFF_ADDR_SHIFT,
+        return fail(to, EMB_CRASH_V2_OFF_ADDR_SHIFT,
                     "unknown flag 0x%02x in the address shift byte 0x%02x",
                     EMB_CRASH_V2_LOST_RESERVED, byte);
     r->addr_lost = byte & (EMB_CRASH_V2_LOST_CODE | EMB_CRASH_V2_LOST_DATA);
@@ -116,39 +123,46 @@ static int decode_v2(const uint8_t *d, uint32_t len, struct emb_crash_record *r,
 }
 
 int emb_crash_decode(const uint8_t *d, size_t size, struct emb_crash_record *r,
-                     struct emb_crash_error *err)
+                     struct emb_problems *ps)
 {
+    return emb_crash_decode_at(d, size, 0, r, ps);
+}
+
+int emb_crash_decode_at(const uint8_t *d, size_t size, long long base,
+                        struct emb_crash_record *r, struct emb_problems *ps)
+{
+    const struct sink sink = {ps, base}, *to = &sink;
     memset(r, 0, sizeof *r);
     if (size < EMB_CRASH_PREFIX_SIZE)
-        return fail(err, (long long)size, "truncated: %zu bytes, a crash record starts with %u",
+        return fail(to, (long long)size, "truncated: %zu bytes, a crash record starts with %u",
                     size, EMB_CRASH_PREFIX_SIZE);
     uint32_t magic = emb_get_le32(d);
     if (magic != EMB_CRASH_MAGIC)
-        return fail(err, 0, "not a crash record (magic %02x %02x %02x %02x, expected \"EMBC\")",
+        return fail(to, 0, "not a crash record (magic %02x %02x %02x %02x, expected \"EMBC\")",
                     d[0], d[1], d[2], d[3]);
     r->version = emb_get_le16(d + EMB_CRASH_OFF_VERSION);
     r->length = emb_get_le16(d + EMB_CRASH_OFF_LENGTH);
     if (r->version != EMB_CRASH_V1 && r->version != EMB_CRASH_V2)
-        return fail(err, EMB_CRASH_OFF_VERSION,
+        return fail(to, EMB_CRASH_OFF_VERSION,
                     "unknown crash record version %u (this tool reads versions 1 and 2)",
                     r->version);
     if (r->length > size)
-        return fail(err, (long long)size, "truncated: the record's length is %u bytes, %zu present",
+        return fail(to, (long long)size, "truncated: the record's length is %u bytes, %zu present",
                     r->length, size);
-    int rc = r->version == EMB_CRASH_V1 ? decode_v1(d, r->length, r, err)
-                                        : decode_v2(d, r->length, r, err);
+    int rc = r->version == EMB_CRASH_V1 ? decode_v1(d, r->length, r, to)
+                                        : decode_v2(d, r->length, r, to);
     if (rc != 0)
         return rc;
     uint32_t crc_off = r->length - EMB_CRASH_CRC_SIZE;
     r->crc = emb_get_le32(d + crc_off);
     uint32_t computed = emb_crc32(0, d, crc_off);
     if (computed != r->crc)
-        return fail(err, crc_off, "CRC mismatch: the record says %08x, its bytes give %08x",
+        return fail(to, crc_off, "CRC mismatch: the record says %08x, its bytes give %08x",
                     r->crc, computed);
     r->flight_len = crc_off - r->flight_offset;
     r->flight = r->flight_len ? d + r->flight_offset : NULL;
     if (r->flight_packets && !r->flight_len)
-        return fail(err, r->version == EMB_CRASH_V1 ? EMB_CRASH_V1_OFF_FLIGHT_COUNT
+        return fail(to, r->version == EMB_CRASH_V1 ? EMB_CRASH_V1_OFF_FLIGHT_COUNT
                                                     : EMB_CRASH_V2_OFF_FLIGHT_COUNT,
                     "%u flight recorder packets announced, no flight recorder bytes",
                     r->flight_packets);
@@ -166,29 +180,32 @@ uint32_t emb_crash_gpr(const struct emb_crash_record *r, unsigned i)
 }
 
 int emb_crash_mini_decode(const uint8_t *d, size_t size, struct emb_crash_mini *m,
-                          struct emb_crash_error *err)
+                          struct emb_problems *ps)
 {
+    const struct sink sink = {ps, 0}, *to = &sink;
     memset(m, 0, sizeof *m);
     if (size < EMB_MINI_SIZE)
-        return fail(err, (long long)size, "truncated: %zu bytes, a mini-record is %u", size,
+        return fail(to, (long long)size, "truncated: %zu bytes, a mini-record is %u", size,
                     EMB_MINI_SIZE);
     if (emb_get_le32(d) != EMB_MINI_MAGIC)
-        return fail(err, 0, "not a mini-record (expected \"EMBP\")");
+        return fail(to, 0, "not a mini-record (expected \"EMBP\")");
     if (d[EMB_MINI_OFF_VERSION] != EMB_MINI_VERSION)
-        return fail(err, EMB_MINI_OFF_VERSION, "unknown mini-record version %u",
+        return fail(to, EMB_MINI_OFF_VERSION, "unknown mini-record version %u",
                     d[EMB_MINI_OFF_VERSION]);
     uint32_t crc = emb_get_le32(d + EMB_MINI_OFF_CRC), computed = emb_crc32(0, d, EMB_MINI_OFF_CRC);
     if (crc != computed)
-        return fail(err, EMB_MINI_OFF_CRC, "CRC mismatch: the mini-record says %08x, its bytes give %08x",
+        return fail(to, EMB_MINI_OFF_CRC, "CRC mismatch: the mini-record says %08x, its bytes give %08x",
                     crc, computed);
-    m->partition = d[EMB_MINI_OFF_PARTITION];
-    m->thread = emb_get_le16(d + EMB_MINI_OFF_THREAD);
-    m->fault_class = d[EMB_MINI_OFF_FAULT_CLASS];
-    m->fault_code = d[EMB_MINI_OFF_FAULT_CODE];
-    m->generation = emb_get_le16(d + EMB_MINI_OFF_GENERATION);
-    m->sequence = emb_get_le32(d + EMB_MINI_OFF_SEQUENCE);
-    m->pc = emb_get_le32(d + EMB_MINI_OFF_PC);
-    m->uptime_ticks = emb_get_le64(d + EMB_MINI_OFF_UPTIME);
+    *m = (struct emb_crash_mini){
+        .sequence = emb_get_le32(d + EMB_MINI_OFF_SEQUENCE),
+        .partition = d[EMB_MINI_OFF_PARTITION],
+        .thread = emb_get_le16(d + EMB_MINI_OFF_THREAD),
+        .generation = emb_get_le16(d + EMB_MINI_OFF_GENERATION),
+        .fault_class = d[EMB_MINI_OFF_FAULT_CLASS],
+        .fault_code = d[EMB_MINI_OFF_FAULT_CODE],
+        .pc = emb_get_le32(d + EMB_MINI_OFF_PC),
+        .uptime_ticks = emb_get_le64(d + EMB_MINI_OFF_UPTIME),
+    };
     return 0;
 }
 

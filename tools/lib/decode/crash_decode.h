@@ -13,10 +13,7 @@
 
 #include <emb/crash_format.h>
 
-struct emb_crash_error {
-    long long offset; /* byte offset of the problem in the input */
-    char message[160];
-};
+#include "problem.h"
 
 /* A decoded record of any version; fields a version lacks are zero. */
 struct emb_crash_record {
@@ -60,9 +57,14 @@ struct emb_crash_record {
 };
 
 /* Decodes the record at the start of data[0..size). Trailing bytes are ignored (a
- * retained region holds more than the record). Returns 0, or -1 with *err filled. */
+ * retained region holds more than the record). Returns 0, or -1 after reporting why to
+ * ps (NULL: to no one) as an error at its byte offset in data. */
 int emb_crash_decode(const uint8_t *data, size_t size, struct emb_crash_record *out,
-                     struct emb_crash_error *err);
+                     struct emb_problems *ps);
+/* The same for a record that starts `base` bytes into its file (a capture's crash
+ * section): the problem's offset counts from the file's start. */
+int emb_crash_decode_at(const uint8_t *data, size_t size, long long base,
+                        struct emb_crash_record *out, struct emb_problems *ps);
 
 /* Word i of the status registers or general registers. */
 uint32_t emb_crash_status_reg(const struct emb_crash_record *r, unsigned i);
@@ -80,9 +82,10 @@ struct emb_crash_mini {
     uint64_t uptime_ticks;
 };
 
-/* Decodes one 32-byte mini-record. Returns 0, or -1 with *err filled. */
+/* Decodes one 32-byte mini-record. Returns 0, or -1 after reporting why to ps (NULL: to
+ * no one). */
 int emb_crash_mini_decode(const uint8_t *data, size_t size, struct emb_crash_mini *out,
-                          struct emb_crash_error *err);
+                          struct emb_problems *ps);
 
 /* Valid mini-records at 32-byte steps in data[from..size), sorted oldest first (by
  * sequence). Returns how many were found (at most max are stored). */

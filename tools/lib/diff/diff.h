@@ -16,6 +16,7 @@
 
 #include "capture.h"
 #include "catalog.h"
+#include "problem.h"
 #include "trace_decode.h"
 
 /* The significance rules, each switchable (rules file `rule NAME on|off`, --rule). */
@@ -71,17 +72,21 @@ struct emb_diff_rules {
  * 3 lines of neighbourhood, anchor frame_start.frame. */
 void emb_diff_rules_default(struct emb_diff_rules *r);
 void emb_diff_rules_free(struct emb_diff_rules *r);
-/* One rules-file line (comments and blank lines accepted). Returns 0, or -1 with err. */
+/* The rules' problems go to a sink the caller chose (base/problem.h), as errors; each
+ * function that met one returns -1. */
+/* One rules-file line (comments and blank lines accepted); its problem has no byte offset:
+ * the sink's file says where the line came from (a command names the option). */
 int emb_diff_rules_line(struct emb_diff_rules *r, const struct emb_catalog *cat, const char *line,
-                        char *err, size_t errlen);
-/* A rules file; errors say "FILE:LINE: ...". */
+                        struct emb_problems *ps);
 /* The largest rules file emb_diff_rules_load() reads (1 MiB): rules are a few lines. */
 #define EMB_DIFF_RULES_MAX_BYTES (UINT64_C(1) << 20)
+/* A rules file. A problem of the file names it (unreadable; a NUL byte, at its offset); a
+ * bad line's reads "PATH:LINE: message" and names no file of its own. */
 int emb_diff_rules_load(struct emb_diff_rules *r, const struct emb_catalog *cat, const char *path,
-                        char *err, size_t errlen);
+                        struct emb_problems *ps);
 /* --anchor EVENT[.FIELD] */
 int emb_diff_rules_anchor(struct emb_diff_rules *r, const struct emb_catalog *cat, const char *spec,
-                          char *err, size_t errlen);
+                          struct emb_problems *ps);
 
 /* One event as the comparison sees it. */
 struct emb_diff_event {
@@ -180,9 +185,10 @@ struct emb_diff {
 };
 
 /* Compares. On a refusal (bad input: identities that claim one configuration without
- * same_build, different windows, no anchor) returns NULL and writes why into err. */
+ * same_build, different windows, no anchor) or out of memory, returns NULL and reports
+ * why into ps, an error with no byte offset. */
 struct emb_diff *emb_diff_run(const struct emb_capture *good, const struct emb_capture *bad,
-                              const struct emb_diff_rules *rules, char *err, size_t errlen);
+                              const struct emb_diff_rules *rules, struct emb_problems *ps);
 void emb_diff_free(struct emb_diff *d);
 
 /* Number of significant differences (items). */

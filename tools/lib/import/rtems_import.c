@@ -3,6 +3,7 @@
 #include "rtems_import.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,17 +15,24 @@
 
 struct emb_rtems_import {
     struct emb_rtems_import_options opt;
-    struct emb_rr *rr;
+    struct emb_rtems_record *rr;
     struct emb_replay *replay;
     const struct emb_catalog *cat;
     struct emb_catalog *own_cat;
     int ctx_of_cpu[EMB_RR_MAX_CPUS];
     struct emb_rtems_import_stats stats;
-    char error[320];        /* why the import stopped the reader, or empty */
-    uint64_t error_offset;
+    bool failed;            /* the import stopped the reader (and said why) */
 };
 
-static void emb__uuid(uint8_t uuid[16])
+/* The reader knows only that its handler refused the event: the import says why, at the
+ * item's offset. An expression worth -1. */
+#define import_fail(imp, offset, ...)                                                    \
+    ((imp)->failed = true,                                                               \
+     emb_report(emb_rtems_record_problems((imp)->rr), EMB_ERROR, (long long)(offset),    \
+                __VA_ARGS__),                                                            \
+     -1)
+
+static void random_uuid(uint8_t uuid[16])
 {
     int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
     if (fd < 0 || read(fd, uuid, 16) != 16)
@@ -36,7 +44,7 @@ static void emb__uuid(uint8_t uuid[16])
 }
 
 /* The first event carries the version: the catalogue and the output start there. */
-static int emb__start(struct emb_rtems_import *imp)
+static int start_output(struct emb_rtems_import *imp, uint64_t offset)
 {
     const struct emb_rtems_record_info *info = emb_rtems_record_info(imp->rr);
     if (imp->opt.table != NULL || !info->table_exact) {
@@ -45,10 +53,8 @@ static int emb__start(struct emb_rtems_import *imp)
         char err[256];
         imp->own_cat = emb_rtems_record_catalog(info->table, err, sizeof err);
         imp->cat = imp->own_cat;
-        if (imp->cat == NULL) {
-            snprintf(imp->error, sizeof imp->error, "the event names make no catalogue: %s", err);
-            return -1;
-        }
+        if (imp->cat == NULL)
+            return import_fail(imp, offset, "the event names make no catalogue: %s", err);
     } else {
         imp->cat = emb_rtems_record_catalog_builtin(info->version);
     }
@@ -62,17 +68,15 @@ static int emb__start(struct emb_rtems_import *imp)
         .pointer_size = (uint8_t)info->data_size,
         .port = port,
     };
-    emb__uuid(ti.uuid);
+    random_uuid(ti.uuid);
     imp->replay = emb_replay_new(&ti);
-    if (imp->replay == NULL) {
-        snprintf(imp->error, sizeof imp->error, "cannot start the trace writer (out of "
-                 "memory, or another replay open in this process)");
-        return -1;
-    }
+    if (imp->replay == NULL)
+        return import_fail(imp, offset, "cannot start the trace writer (out of memory, or "
+                           "another replay open in this process)");
     return 0;
 }
 
-static int emb__ctx(struct emb_rtems_import *imp, uint32_t cpu)
+static int context_of(struct emb_rtems_import *imp, uint32_t cpu)
 {
     if (imp->ctx_of_cpu[cpu] < 0) {
         char name[16];
@@ -82,11 +86,10 @@ static int emb__ctx(struct emb_rtems_import *imp, uint32_t cpu)
     return imp->ctx_of_cpu[cpu];
 }
 
-static int emb__on_event(void *arg, const struct emb_rtems_record_event *ev)
+static int on_event(void *arg, const struct emb_rtems_record_event *ev)
 {
     struct emb_rtems_import *imp = arg;
-    imp->error_offset = ev->offset;
-    if (imp->replay == NULL && emb__start(imp) != 0)
+    if (imp->replay == NULL && start_output(imp, ev->offset) != 0)
         return -1;
     const struct emb_rtems_record_info *info = emb_rtems_record_info(imp->rr);
     enum emb_rtems_record_role role = emb_rtems_record_event_role(info->table, ev->event);
@@ -96,7 +99,7 @@ static int emb__on_event(void *arg, const struct emb_rtems_record_event *ev)
     if (ev->event == EMB_RR_EV_OVERFLOW || role == EMB_RR_ROLE_OVERFLOW) {
         imp->stats.overflows++;
         imp->stats.lost += ev->data;
-        emb_replay_lost(imp->replay, emb__ctx(imp, ev->cpu), (uint32_t)ev->data);
+        emb_replay_lost(imp->replay, context_of(imp, ev->cpu), (uint32_t)ev->data);
     }
     if (made && (ev->event == EMB_RR_EV_TIME_ADJUSTMENT || role == EMB_RR_ROLE_TIME_ADJUSTMENT))
         imp->stats.adjustments++;
@@ -108,13 +111,11 @@ static int emb__on_event(void *arg, const struct emb_rtems_record_event *ev)
     if (!drop) {
         uint8_t payload[8];
         emb_put_le64(payload, ev->data);
-        int ctx = emb__ctx(imp, ev->cpu);
+        int ctx = context_of(imp, ev->cpu);
         if (ctx < 0 || emb_replay_event(imp->replay, ctx, ev->ns, emb_rtems_record_catalog_id(ev->event),
-                                        payload, sizeof payload) != 0) {
-            snprintf(imp->error, sizeof imp->error, "cannot write the event of processor %u "
-                     "(out of memory, or too many processors)", ev->cpu);
-            return -1;
-        }
+                                        payload, sizeof payload) != 0)
+            return import_fail(imp, ev->offset, "cannot write the event of processor %u (out "
+                               "of memory, or too many processors)", ev->cpu);
         if (imp->stats.events == 0 || ev->ns < imp->stats.first_ns)
             imp->stats.first_ns = ev->ns;
         if (ev->ns > imp->stats.last_ns)
@@ -137,7 +138,8 @@ struct emb_rtems_import *emb_rtems_import_new(const struct emb_rtems_import_opti
         imp->opt = *opt;
     for (unsigned i = 0; i < EMB_RR_MAX_CPUS; i++)
         imp->ctx_of_cpu[i] = -1;
-    struct emb_rtems_record_options ro = {.handler = emb__on_event, .arg = imp, .table = imp->opt.table};
+    struct emb_rtems_record_options ro = {
+        .handler = on_event, .arg = imp, .table = imp->opt.table, .problems = imp->opt.problems};
     imp->rr = emb_rtems_record_new(&ro);
     if (imp->rr == NULL) {
         free(imp);
@@ -169,17 +171,9 @@ int emb_rtems_import_stop(struct emb_rtems_import *imp)
     return emb_rtems_record_stop(imp->rr);
 }
 
-const char *emb_rtems_import_error(const struct emb_rtems_import *imp, uint64_t *offset)
+bool emb_rtems_import_failed(const struct emb_rtems_import *imp)
 {
-    if (imp->stats.done)
-        return NULL;
-    if (imp->error[0] != '\0') {
-        /* The reader only knows that its handler refused the event: say why. */
-        if (offset != NULL)
-            *offset = imp->error_offset;
-        return imp->error;
-    }
-    return emb_rtems_record_error(imp->rr, offset);
+    return !imp->stats.done && (imp->failed || emb_rtems_record_failed(imp->rr));
 }
 
 const struct emb_rtems_record_info *emb_rtems_import_info(const struct emb_rtems_import *imp)

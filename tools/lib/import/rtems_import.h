@@ -16,6 +16,7 @@ struct emb_rtems_import_options {
     const struct emb_rtems_record_table *table; /* names instead of the version's table; may be NULL */
     bool keep_control;  /* keep PROCESSOR, TAIL, HEAD and EMPTY items (dropped by default) */
     uint64_t max_items; /* stop (successfully) after this many items; 0: no limit */
+    struct emb_problems *problems; /* the stream's problems and the import's; may be NULL */
 };
 
 struct emb_rtems_import_stats {
@@ -32,13 +33,14 @@ struct emb_rtems_import_stats {
 struct emb_rtems_import;
 
 struct emb_rtems_import *emb_rtems_import_new(const struct emb_rtems_import_options *opt);
-/* 0, or -1 with emb_rtems_import_error() set. Reaching max_items is not an error: `done`. */
+/* 0, or -1 after reporting the problem. Reaching max_items is not an error: `done`. */
 int emb_rtems_import_feed(struct emb_rtems_import *imp, const void *buf, size_t n);
 /* The end of the stream (emb_rtems_record_finish()): held items are written after an error too. */
 int emb_rtems_import_finish(struct emb_rtems_import *imp);
 /* The reading was cut before the stream ended (emb_rtems_record_stop()): a partial item is dropped. */
 int emb_rtems_import_stop(struct emb_rtems_import *imp);
-const char *emb_rtems_import_error(const struct emb_rtems_import *imp, uint64_t *offset);
+/* The import stopped at an error (reported to the problem sink); not when max_items ended it. */
+bool emb_rtems_import_failed(const struct emb_rtems_import *imp);
 const struct emb_rtems_record_info *emb_rtems_import_info(const struct emb_rtems_import *imp);
 const struct emb_rtems_import_stats *emb_rtems_import_stats(const struct emb_rtems_import *imp);
 /* The catalogue the output is decoded with (NULL before the VERSION item). */

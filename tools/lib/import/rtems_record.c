@@ -11,22 +11,24 @@
 #define _POSIX_C_SOURCE 200809L
 #include "rtems_record.h"
 
+#include "buffer.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define EMB__TIME_MASK ((UINT32_C(1) << EMB_RR_TIME_BITS) - 1u)
-#define EMB__EVENT_MASK ((UINT32_C(1) << EMB_RR_EVENT_BITS) - 1u)
+#define TIME_MASK ((UINT32_C(1) << EMB_RR_TIME_BITS) - 1u)
+#define EVENT_MASK ((UINT32_C(1) << EMB_RR_EVENT_BITS) - 1u)
 
-struct emb__held {
+struct held_item {
     uint32_t time_event;
     uint32_t made;    /* an EMB_RR_EV_* the reader made (timeless), or 0 */
     uint64_t data;
     uint64_t offset;
 };
 
-struct emb__cpu {
+struct processor {
     uint64_t uptime_bt;     /* binary time at time_last minus time_acc */
     uint32_t time_last;     /* 22-bit time of the last timed item */
     uint64_t time_acc;      /* ticks since the uptime pair */
@@ -36,17 +38,17 @@ struct emb__cpu {
     bool synced;            /* an uptime pair was seen */
     bool hold;
     bool unreliable;        /* replaying held items with a best-effort time */
-    struct emb__held *items;
+    struct held_item *items;
     size_t n, cap;
     uint32_t tail;          /* of the current drain (record versions before 10) */
 };
 
-enum emb__state { EMB__HEADER, EMB__FIRST, EMB__ITEMS };
+enum read_state { READ_HEADER, READ_FIRST, READ_ITEMS };
 
-struct emb_rr {
+struct emb_rtems_record {
     struct emb_rtems_record_options opt;
     struct emb_rtems_record_info info;
-    enum emb__state state;
+    enum read_state state;
     uint8_t part[12];
     unsigned have, item_size;
     uint64_t offset;        /* of the first byte of `part` */
@@ -57,29 +59,21 @@ struct emb_rr {
     bool handler_stopped;   /* the handler refused an event: call it no more */
     uint32_t cpu;
     bool cpu_max_seen;
-    struct emb__cpu cpus[EMB_RR_MAX_CPUS];
+    struct processor cpus[EMB_RR_MAX_CPUS];
     const struct emb_rtems_record_table *table;
     unsigned info_len[5];
-    char *error;
-    uint64_t error_offset;
+    bool failed;            /* a problem was reported (or the handler stopped the reader) */
+    struct emb_problems *problems; /* the caller's, or own_problems */
+    struct emb_problems own_problems;
 };
 
-static int emb__fail(struct emb_rr *rr, uint64_t offset, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int emb__fail(struct emb_rr *rr, uint64_t offset, const char *fmt, ...)
-{
-    if (rr->error != NULL)
-        return -1;
-    char buf[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    rr->error = strdup(buf);
-    rr->error_offset = offset;
-    return -1;
-}
+/* The reader's one error: reported at `offset`, after which it reads no more (a later
+ * failure, a consequence of the first, is not reported). An expression worth -1. */
+#define fail(rr, offset, ...)                                                                 \
+    ((rr)->failed ? -1                                                                        \
+                  : ((rr)->failed = true,                                                     \
+                     emb_report((rr)->problems, EMB_ERROR, (long long)(offset), __VA_ARGS__), \
+                     -1))
 
 uint64_t emb_rtems_record_bt_to_ns(uint64_t bt)
 {
@@ -87,13 +81,16 @@ uint64_t emb_rtems_record_bt_to_ns(uint64_t bt)
     return ns_per_s * (bt >> 32) + ((ns_per_s * (uint32_t)bt) >> 32);
 }
 
-struct emb_rr *emb_rtems_record_new(const struct emb_rtems_record_options *opt)
+struct emb_rtems_record *emb_rtems_record_new(const struct emb_rtems_record_options *opt)
 {
-    struct emb_rr *rr = calloc(1, sizeof *rr);
+    struct emb_rtems_record *rr = calloc(1, sizeof *rr);
     if (rr == NULL)
         return NULL;
     if (opt != NULL)
         rr->opt = *opt;
+    emb_problems_init(&rr->own_problems, NULL);
+    rr->own_problems.max_kept = 1;
+    rr->problems = rr->opt.problems != NULL ? rr->opt.problems : &rr->own_problems;
     rr->scaler = UINT64_C(1) << 31;
     rr->info.cpu_count = EMB_RR_MAX_CPUS;
     for (unsigned i = 0; i < EMB_RR_MAX_CPUS; i++)
@@ -101,31 +98,34 @@ struct emb_rr *emb_rtems_record_new(const struct emb_rtems_record_options *opt)
     return rr;
 }
 
-void emb_rtems_record_free(struct emb_rr *rr)
+void emb_rtems_record_free(struct emb_rtems_record *rr)
 {
     if (rr == NULL)
         return;
     for (unsigned i = 0; i < EMB_RR_MAX_CPUS; i++)
         free(rr->cpus[i].items);
-    free(rr->error);
+    emb_problems_free(&rr->own_problems);
     free(rr);
 }
 
-const char *emb_rtems_record_error(const struct emb_rr *rr, uint64_t *offset)
+struct emb_problems *emb_rtems_record_problems(struct emb_rtems_record *rr)
 {
-    if (offset != NULL)
-        *offset = rr->error_offset;
-    return rr->error;
+    return rr->problems;
 }
 
-const struct emb_rtems_record_info *emb_rtems_record_info(const struct emb_rr *rr)
+bool emb_rtems_record_failed(const struct emb_rtems_record *rr)
+{
+    return rr->failed;
+}
+
+const struct emb_rtems_record_info *emb_rtems_record_info(const struct emb_rtems_record *rr)
 {
     return &rr->info;
 }
 
 /* ---- Time ---- */
 
-static void emb__set_frequency(struct emb_rr *rr, uint32_t hz)
+static void set_frequency(struct emb_rtems_record *rr, uint32_t hz)
 {
     /* Binary time has 2^32 units per second; the scaler keeps 31 more bits. */
     unsigned __int128 num = (unsigned __int128)1 << 63;
@@ -133,16 +133,16 @@ static void emb__set_frequency(struct emb_rr *rr, uint32_t hz)
     rr->scaler = (uint64_t)(num / hz);
 }
 
-static uint64_t emb__ticks_to_bt(const struct emb_rr *rr, uint64_t ticks)
+static uint64_t ticks_to_bt(const struct emb_rtems_record *rr, uint64_t ticks)
 {
     /* 128 bits: the client's 64-bit product overflows after about 2^31 ticks without an
      * uptime event; the results agree wherever the client's does not overflow. */
     return (uint64_t)(((unsigned __int128)ticks * rr->scaler) >> 31);
 }
 
-static bool emb__timed(const struct emb_rr *rr, uint32_t time_event)
+static bool is_timed(const struct emb_rtems_record *rr, uint32_t time_event)
 {
-    uint32_t ev = time_event & EMB__EVENT_MASK;
+    uint32_t ev = time_event & EVENT_MASK;
     if (rr->no_time_last != 0u)
         return ev > rr->no_time_last;
     switch ((enum emb_rtems_record_role)rr->table->roles[ev]) {
@@ -160,14 +160,14 @@ static bool emb__timed(const struct emb_rr *rr, uint32_t time_event)
 /* The number the reader reports an event it makes under: the list's own event of that
  * role (version 10 has TIME_ADJUSTMENT and UNRELIABLE_TIME, as its client reports them),
  * else one of EMB_RR_EV_*. */
-static uint32_t emb__made(const struct emb_rr *rr, enum emb_rtems_record_role role, uint32_t own)
+static uint32_t made_event(const struct emb_rtems_record *rr, enum emb_rtems_record_role role, uint32_t own)
 {
     uint16_t ev = rr->table->role_event[role];
     return ev != 0xFFFFu ? ev : own;
 }
 
-static int emb__call(struct emb_rr *rr, uint32_t cpu, uint64_t bt, uint32_t event,
-                     uint64_t data, uint64_t offset, bool made)
+static int hand_on(struct emb_rtems_record *rr, uint32_t cpu, uint64_t bt, uint32_t event,
+                   uint64_t data, uint64_t offset, bool made)
 {
     struct emb_rtems_record_event ev = {
         .bt = bt,
@@ -182,63 +182,65 @@ static int emb__call(struct emb_rr *rr, uint32_t cpu, uint64_t bt, uint32_t even
     if (rr->handler_stopped)
         return -1;
     if (rr->opt.handler != NULL && rr->opt.handler(rr->opt.arg, &ev) != 0) {
+        /* The handler says why, if it is a problem (a limit reached is not). */
         rr->handler_stopped = true;
-        return emb__fail(rr, offset, "stopped by the handler");
+        rr->failed = true;
+        return -1;
     }
     return 0;
 }
 
 /* Hands one item on with its time; a time earlier than the processor's last is reported
  * (TIME_ADJUSTMENT) and clamped, so each processor's times never go back. */
-static int emb__emit(struct emb_rr *rr, uint32_t cpu, uint32_t time_event, uint32_t made,
-                     uint64_t data, uint64_t offset)
+static int emit(struct emb_rtems_record *rr, uint32_t cpu, uint32_t time_event, uint32_t made,
+                uint64_t data, uint64_t offset)
 {
-    struct emb__cpu *c = &rr->cpus[cpu];
-    if (made == 0u && emb__timed(rr, time_event)) {
+    struct processor *c = &rr->cpus[cpu];
+    if (made == 0u && is_timed(rr, time_event)) {
         uint32_t time = time_event >> EMB_RR_EVENT_BITS;
-        c->time_acc += (time - c->time_last) & EMB__TIME_MASK;
+        c->time_acc += (time - c->time_last) & TIME_MASK;
         c->time_last = time;
     }
-    uint64_t bt = c->uptime_bt + emb__ticks_to_bt(rr, c->time_acc);
+    uint64_t bt = c->uptime_bt + ticks_to_bt(rr, c->time_acc);
     if (bt < c->last_bt) {
-        uint32_t adj = emb__made(rr, EMB_RR_ROLE_TIME_ADJUSTMENT, EMB_RR_EV_TIME_ADJUSTMENT);
-        if (emb__call(rr, cpu, c->last_bt, adj, c->last_bt - bt, offset, true))
+        uint32_t adj = made_event(rr, EMB_RR_ROLE_TIME_ADJUSTMENT, EMB_RR_EV_TIME_ADJUSTMENT);
+        if (hand_on(rr, cpu, c->last_bt, adj, c->last_bt - bt, offset, true))
             return -1;
         bt = c->last_bt;
     }
     c->last_bt = bt;
     if (made != 0u)
-        return emb__call(rr, cpu, bt, made, data, offset, true);
+        return hand_on(rr, cpu, bt, made, data, offset, true);
     rr->info.items++;
-    return emb__call(rr, cpu, bt, time_event & EMB__EVENT_MASK, data, offset, false);
+    return hand_on(rr, cpu, bt, time_event & EVENT_MASK, data, offset, false);
 }
 
 /* The uptime pair fixed the time of the processor's current item: walk the held items
  * backwards from it to time the first, then replay them forwards. */
-static int emb__resolve(struct emb_rr *rr, uint32_t cpu)
+static int resolve_held(struct emb_rtems_record *rr, uint32_t cpu)
 {
-    struct emb__cpu *c = &rr->cpus[cpu];
+    struct processor *c = &rr->cpus[cpu];
     uint32_t last = c->time_last;
     uint64_t acc = 0;
     for (size_t i = c->n; i > 0; i--) {
         uint32_t te = c->items[i - 1].time_event;
-        if (c->items[i - 1].made == 0u && emb__timed(rr, te)) {
+        if (c->items[i - 1].made == 0u && is_timed(rr, te)) {
             uint32_t time = te >> EMB_RR_EVENT_BITS;
-            acc += (last - time) & EMB__TIME_MASK;
+            acc += (last - time) & TIME_MASK;
             last = time;
         }
     }
     uint64_t saved_bt = c->uptime_bt, saved_acc = c->time_acc;
     uint32_t saved_last = c->time_last;
-    c->uptime_bt -= emb__ticks_to_bt(rr, acc);
+    c->uptime_bt -= ticks_to_bt(rr, acc);
     c->time_last = last;
     c->time_acc = 0;
     size_t n = c->n;
     c->n = 0;
     c->hold = false;
     for (size_t i = 0; i < n; i++)
-        if (emb__emit(rr, cpu, c->items[i].time_event, c->items[i].made, c->items[i].data,
-                      c->items[i].offset))
+        if (emit(rr, cpu, c->items[i].time_event, c->items[i].made, c->items[i].data,
+                 c->items[i].offset))
             return -1;
     c->uptime_bt = saved_bt;
     c->time_acc = saved_acc;
@@ -246,22 +248,20 @@ static int emb__resolve(struct emb_rr *rr, uint32_t cpu)
     return 0;
 }
 
-static int emb__hold(struct emb_rr *rr, uint32_t cpu, uint32_t time_event, uint32_t made,
+static int hold_item(struct emb_rtems_record *rr, uint32_t cpu, uint32_t time_event, uint32_t made,
                      uint64_t data, uint64_t offset)
 {
-    struct emb__cpu *c = &rr->cpus[cpu];
+    struct processor *c = &rr->cpus[cpu];
+    if (c->n == EMB_RR_MAX_HOLD_ITEMS)
+        return fail(rr, offset, "processor %u: more than %u items without an uptime "
+                    "event to time them", cpu, EMB_RR_MAX_HOLD_ITEMS);
     if (c->n == c->cap) {
-        if (c->cap >= EMB_RR_MAX_HOLD_ITEMS)
-            return emb__fail(rr, offset, "processor %u: more than %u items without an uptime "
-                             "event to time them", cpu, EMB_RR_MAX_HOLD_ITEMS);
-        size_t cap = c->cap ? c->cap * 2u : 256u;
-        struct emb__held *items = realloc(c->items, cap * sizeof *items);
+        struct held_item *items = emb_array_grow(c->items, &c->cap, c->n + 1u, sizeof *items);
         if (items == NULL)
-            return emb__fail(rr, offset, "out of memory");
+            return fail(rr, offset, "out of memory");
         c->items = items;
-        c->cap = cap;
     }
-    c->items[c->n++] = (struct emb__held){time_event, made, data, offset};
+    c->items[c->n++] = (struct held_item){time_event, made, data, offset};
     return 0;
 }
 
@@ -273,7 +273,7 @@ static int emb__hold(struct emb_rr *rr, uint32_t cpu, uint32_t time_event, uint3
  * server that drains while producers run may also lose items it is sending; the tail
  * and head cannot show that, so it is not reported. Version 10 servers count both kinds
  * themselves, in the stream.) */
-static uint32_t emb__drain_lost(struct emb_rr *rr, struct emb__cpu *c, uint32_t new_head)
+static uint32_t drain_lost(struct emb_rtems_record *rr, struct processor *c, uint32_t new_head)
 {
     uint32_t count = rr->info.per_cpu_items;
     uint32_t content = new_head - c->tail;
@@ -284,7 +284,7 @@ static uint32_t emb__drain_lost(struct emb_rr *rr, struct emb__cpu *c, uint32_t 
 
 /* ---- Header ---- */
 
-static void emb__info_text(struct emb_rr *rr, uint32_t ev, uint64_t data)
+static void info_text(struct emb_rtems_record *rr, uint32_t ev, uint64_t data)
 {
     const char *name = rr->table->names[ev];
     static const char *const keys[5] = {"ARCH", "MULTILIB", "BSP", "VERSION_CONTROL_KEY",
@@ -305,16 +305,16 @@ static void emb__info_text(struct emb_rr *rr, uint32_t ev, uint64_t data)
     }
 }
 
-static int emb__set_count(struct emb_rr *rr, uint64_t data, uint64_t offset)
+static int set_count(struct emb_rtems_record *rr, uint64_t data, uint64_t offset)
 {
     if (rr->info.per_cpu_items != 0u)
-        return emb__fail(rr, offset, "a second per-processor item count");
+        return fail(rr, offset, "a second per-processor item count");
     /* Versions that name a processor maximum size the processors before the rings. */
     if (rr->table->role_event[EMB_RR_ROLE_PROCESSOR_MAX] != 0xFFFFu && !rr->cpu_max_seen)
-        return emb__fail(rr, offset, "per-processor item count before the processor maximum");
+        return fail(rr, offset, "per-processor item count before the processor maximum");
     if (data < 2u || data > 0x80000000u || (data & (data - 1u)) != 0u)
-        return emb__fail(rr, offset, "per-processor item count %llu is not a power of two",
-                         (unsigned long long)data);
+        return fail(rr, offset, "per-processor item count %llu is not a power of two",
+                    (unsigned long long)data);
     rr->info.per_cpu_items = (uint32_t)data;
     return 0;
 }
@@ -323,7 +323,7 @@ static int emb__set_count(struct emb_rr *rr, uint64_t data, uint64_t offset)
  * sends the ring size and the frequency in it, and the processor maximum where the list
  * has one (RTEMS record-stream-header.c); without them the times and the processors of
  * what follows cannot be known, so the stream is refused. */
-static int emb__header_complete(struct emb_rr *rr, uint32_t ev, uint64_t offset)
+static int header_complete(struct emb_rtems_record *rr, uint32_t ev, uint64_t offset)
 {
     static const enum emb_rtems_record_role needed[3] = {EMB_RR_ROLE_PROCESSOR_MAX, EMB_RR_ROLE_COUNT,
                                                EMB_RR_ROLE_FREQUENCY};
@@ -346,31 +346,68 @@ static int emb__header_complete(struct emb_rr *rr, uint32_t ev, uint64_t offset)
     char what[32];
     snprintf(what, sizeof what, "%s", emb_rtems_record_event_name(rr->table,
              rr->table->role_event[needed[missing]], buf, sizeof buf));
-    return emb__fail(rr, offset, "incomplete stream header: no %s item before %s, the first "
-                     "item after the header (a version %u header is %s, ...)", what,
-                     emb_rtems_record_event_name(rr->table, ev, buf, sizeof buf), rr->info.version, layout);
+    return fail(rr, offset, "incomplete stream header: no %s item before %s, the first "
+                "item after the header (a version %u header is %s, ...)", what,
+                emb_rtems_record_event_name(rr->table, ev, buf, sizeof buf), rr->info.version, layout);
 }
 
 /* ---- Items ---- */
 
-static int emb__visit(struct emb_rr *rr, uint32_t te, uint64_t data, uint64_t offset)
+/* The items that say how the stream is made: the processor maximum, the ring size, the
+ * counter frequency, and the version again. */
+static int visit_setting(struct emb_rtems_record *rr, enum emb_rtems_record_role role, uint64_t data,
+                         uint64_t offset, bool *hold)
 {
-    uint32_t ev = te & EMB__EVENT_MASK;
+    switch (role) {
+    case EMB_RR_ROLE_PROCESSOR_MAX:
+        if (data >= EMB_RR_MAX_CPUS)
+            return fail(rr, offset, "processor maximum %llu beyond %u",
+                        (unsigned long long)data, EMB_RR_MAX_CPUS - 1u);
+        if (rr->cpu_max_seen || rr->info.per_cpu_items != 0u)
+            return fail(rr, offset, "a second or late processor maximum");
+        rr->cpu_max_seen = true;
+        rr->info.cpu_count = (uint32_t)data + 1u;
+        *hold = false;
+        break;
+    case EMB_RR_ROLE_COUNT:
+        return set_count(rr, data, offset);
+    case EMB_RR_ROLE_FREQUENCY:
+        if (data == 0u || data > UINT32_MAX)
+            return fail(rr, offset, "counter frequency %llu Hz is out of range",
+                        (unsigned long long)data);
+        rr->info.frequency = (uint32_t)data;
+        set_frequency(rr, (uint32_t)data);
+        break;
+    case EMB_RR_ROLE_VERSION:
+        if (data != rr->info.version)
+            return fail(rr, offset, "a second VERSION item (%llu after %u)",
+                        (unsigned long long)data, rr->info.version);
+        *hold = false;
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int visit(struct emb_rtems_record *rr, uint32_t te, uint64_t data, uint64_t offset)
+{
+    uint32_t ev = te & EVENT_MASK;
     uint32_t time = te >> EMB_RR_EVENT_BITS;
-    struct emb__cpu *c = &rr->cpus[rr->cpu];
+    struct processor *c = &rr->cpus[rr->cpu];
     bool hold = c->hold;
     uint32_t lost = 0;
     enum emb_rtems_record_role role = (enum emb_rtems_record_role)rr->table->roles[ev];
-    if (!rr->header_done && (role == EMB_RR_ROLE_PROCESSOR || emb__timed(rr, te))) {
-        if (emb__header_complete(rr, ev, offset))
+    if (!rr->header_done && (role == EMB_RR_ROLE_PROCESSOR || is_timed(rr, te))) {
+        if (header_complete(rr, ev, offset))
             return -1;
         rr->header_done = true;
     }
     switch (role) {
     case EMB_RR_ROLE_PROCESSOR:
         if (data >= rr->info.cpu_count)
-            return emb__fail(rr, offset, "processor index %llu beyond the maximum %u",
-                             (unsigned long long)data, rr->info.cpu_count - 1u);
+            return fail(rr, offset, "processor index %llu beyond the maximum %u",
+                        (unsigned long long)data, rr->info.cpu_count - 1u);
         rr->cpu = (uint32_t)data;
         rr->info.cpus_seen |= UINT32_C(1) << rr->cpu;
         c = &rr->cpus[rr->cpu];
@@ -387,43 +424,23 @@ static int emb__visit(struct emb_rr *rr, uint32_t te, uint64_t data, uint64_t of
             c->synced = true;
             c->time_last = time;
             c->time_acc = 0;
-            if (hold && emb__resolve(rr, rr->cpu))
+            if (hold && resolve_held(rr, rr->cpu))
                 return -1;
             hold = false;
         }
         break;
     case EMB_RR_ROLE_PROCESSOR_MAX:
-        if (data >= EMB_RR_MAX_CPUS)
-            return emb__fail(rr, offset, "processor maximum %llu beyond %u",
-                             (unsigned long long)data, EMB_RR_MAX_CPUS - 1u);
-        if (rr->cpu_max_seen || rr->info.per_cpu_items != 0u)
-            return emb__fail(rr, offset, "a second or late processor maximum");
-        rr->cpu_max_seen = true;
-        rr->info.cpu_count = (uint32_t)data + 1u;
-        hold = false;
-        break;
     case EMB_RR_ROLE_COUNT:
-        if (emb__set_count(rr, data, offset))
-            return -1;
-        break;
     case EMB_RR_ROLE_FREQUENCY:
-        if (data == 0u || data > UINT32_MAX)
-            return emb__fail(rr, offset, "counter frequency %llu Hz is out of range",
-                             (unsigned long long)data);
-        rr->info.frequency = (uint32_t)data;
-        emb__set_frequency(rr, (uint32_t)data);
-        break;
     case EMB_RR_ROLE_VERSION:
-        if (data != rr->info.version)
-            return emb__fail(rr, offset, "a second VERSION item (%llu after %u)",
-                             (unsigned long long)data, rr->info.version);
-        hold = false;
+        if (visit_setting(rr, role, data, offset, &hold))
+            return -1;
         break;
     case EMB_RR_ROLE_TAIL:
         c->tail = (uint32_t)data;
         break;
     case EMB_RR_ROLE_HEAD:
-        lost = emb__drain_lost(rr, c, (uint32_t)data);
+        lost = drain_lost(rr, c, (uint32_t)data);
         if (lost > 0u) {
             rr->info.lost += lost;
             /* The gap may hide any number of counter wraps: the drain's items wait for
@@ -438,58 +455,58 @@ static int emb__visit(struct emb_rr *rr, uint32_t te, uint64_t data, uint64_t of
         hold = true;
         break;
     case EMB_RR_ROLE_INFO:
-        emb__info_text(rr, ev, data);
+        info_text(rr, ev, data);
         break;
     default:
         break;
     }
-    int rc = hold ? emb__hold(rr, rr->cpu, te, 0, data, offset)
-                  : emb__emit(rr, rr->cpu, te, 0, data, offset);
+    int rc = hold ? hold_item(rr, rr->cpu, te, 0, data, offset)
+                  : emit(rr, rr->cpu, te, 0, data, offset);
     /* Reported right after the drain's HEAD, before the items that follow the loss, as the
      * version's own overflow event when it has one. */
     if (rc == 0 && lost > 0u)
-        rc = emb__hold(rr, rr->cpu, 0, emb__made(rr, EMB_RR_ROLE_OVERFLOW, EMB_RR_EV_OVERFLOW),
+        rc = hold_item(rr, rr->cpu, 0, made_event(rr, EMB_RR_ROLE_OVERFLOW, EMB_RR_EV_OVERFLOW),
                        lost, offset);
     return rc;
 }
 
-static uint32_t emb__get32(const uint8_t *p, bool big)
+static uint32_t get32(const uint8_t *p, bool big)
 {
     return big ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
                : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
 }
 
-static int emb__header(struct emb_rr *rr)
+static int read_header(struct emb_rtems_record *rr)
 {
-    uint32_t format = emb__get32(rr->part, false);
+    uint32_t format = get32(rr->part, false);
     switch (format) {
     case EMB_RR_FORMAT_LE_32: rr->info.data_size = 4; rr->info.big_endian = false; break;
     case EMB_RR_FORMAT_LE_64: rr->info.data_size = 8; rr->info.big_endian = false; break;
     case EMB_RR_FORMAT_BE_32: rr->info.data_size = 4; rr->info.big_endian = true; break;
     case EMB_RR_FORMAT_BE_64: rr->info.data_size = 8; rr->info.big_endian = true; break;
     default:
-        return emb__fail(rr, 0, "unknown item format 0x%08x (expected 0x11111111, 0x22222222, "
-                         "0x33333333 or 0x44444444): not a record item stream", format);
+        return fail(rr, 0, "unknown item format 0x%08x (expected 0x11111111, 0x22222222, "
+                    "0x33333333 or 0x44444444): not a record item stream", format);
     }
-    uint32_t magic = emb__get32(rr->part + 4, rr->info.big_endian);
+    uint32_t magic = get32(rr->part + 4, rr->info.big_endian);
     if (magic != EMB_RR_MAGIC)
-        return emb__fail(rr, 4, "bad magic 0x%08x (expected 0x%08x)", magic, EMB_RR_MAGIC);
+        return fail(rr, 4, "bad magic 0x%08x (expected 0x%08x)", magic, EMB_RR_MAGIC);
     rr->info.format = format;
     rr->item_size = 4u + rr->info.data_size;
     return 0;
 }
 
-static int emb__first(struct emb_rr *rr, uint32_t te, uint64_t data)
+static int read_first(struct emb_rtems_record *rr, uint32_t te, uint64_t data)
 {
     /* Every version numbers EMPTY 0 and VERSION 1, so the first item can be read before
      * the version's table is known. */
-    if ((te & EMB__EVENT_MASK) != 1u)
-        return emb__fail(rr, rr->offset, "the stream does not begin with a VERSION item "
-                         "(event %u)", te & EMB__EVENT_MASK);
+    if ((te & EVENT_MASK) != 1u)
+        return fail(rr, rr->offset, "the stream does not begin with a VERSION item "
+                    "(event %u)", te & EVENT_MASK);
     if (data < EMB_RR_VERSION_MIN || data > EMB_RR_VERSION_MAX)
-        return emb__fail(rr, rr->offset, "record version %llu is not supported (this tool "
-                         "reads versions %u to %u)", (unsigned long long)data,
-                         EMB_RR_VERSION_MIN, EMB_RR_VERSION_MAX);
+        return fail(rr, rr->offset, "record version %llu is not supported (this tool "
+                    "reads versions %u to %u)", (unsigned long long)data,
+                    EMB_RR_VERSION_MIN, EMB_RR_VERSION_MAX);
     rr->info.version = (unsigned)data;
     bool exact = true;
     rr->table = rr->opt.table;
@@ -500,32 +517,32 @@ static int emb__first(struct emb_rr *rr, uint32_t te, uint64_t data)
     rr->round_nearest = rr->info.version >= 10u;
     if (rr->info.version >= 10u && rr->table->no_time_last != 0xFFFFu)
         rr->no_time_last = rr->table->no_time_last;
-    rr->state = EMB__ITEMS;
-    return emb__emit(rr, 0, te, 0, data, rr->offset);
+    rr->state = READ_ITEMS;
+    return emit(rr, 0, te, 0, data, rr->offset);
 }
 
-static int emb__item(struct emb_rr *rr)
+static int read_item(struct emb_rtems_record *rr)
 {
-    uint32_t te = emb__get32(rr->part, rr->info.big_endian);
+    uint32_t te = get32(rr->part, rr->info.big_endian);
     uint64_t data;
     if (rr->info.data_size == 4u)
-        data = emb__get32(rr->part + 4, rr->info.big_endian);
+        data = get32(rr->part + 4, rr->info.big_endian);
     else if (rr->info.big_endian)
-        data = (uint64_t)emb__get32(rr->part + 4, true) << 32 | emb__get32(rr->part + 8, true);
+        data = (uint64_t)get32(rr->part + 4, true) << 32 | get32(rr->part + 8, true);
     else
-        data = (uint64_t)emb__get32(rr->part + 8, false) << 32 | emb__get32(rr->part + 4, false);
-    if (rr->state == EMB__FIRST)
-        return emb__first(rr, te, data);
-    return emb__visit(rr, te, data, rr->offset);
+        data = (uint64_t)get32(rr->part + 8, false) << 32 | get32(rr->part + 4, false);
+    if (rr->state == READ_FIRST)
+        return read_first(rr, te, data);
+    return visit(rr, te, data, rr->offset);
 }
 
-int emb_rtems_record_feed(struct emb_rr *rr, const void *buf, size_t n)
+int emb_rtems_record_feed(struct emb_rtems_record *rr, const void *buf, size_t n)
 {
     const uint8_t *p = buf;
     while (n > 0u) {
-        if (rr->error != NULL)
+        if (rr->failed)
             return -1;
-        unsigned need = rr->state == EMB__HEADER ? 8u : rr->item_size;
+        unsigned need = rr->state == READ_HEADER ? 8u : rr->item_size;
         unsigned take = need - rr->have;
         if (take > n)
             take = (unsigned)n;
@@ -536,18 +553,18 @@ int emb_rtems_record_feed(struct emb_rr *rr, const void *buf, size_t n)
         if (rr->have < need)
             break;
         int rc;
-        if (rr->state == EMB__HEADER) {
-            rc = emb__header(rr);
-            rr->state = EMB__FIRST;
+        if (rr->state == READ_HEADER) {
+            rc = read_header(rr);
+            rr->state = READ_FIRST;
         } else {
-            rc = emb__item(rr);
+            rc = read_item(rr);
         }
         rr->offset += need;
         rr->have = 0;
         if (rc != 0)
             return -1;
     }
-    return rr->error != NULL ? -1 : 0;
+    return rr->failed ? -1 : 0;
 }
 
 /* Processors still holding items never got an uptime pair after them. As the system's
@@ -556,18 +573,18 @@ int emb_rtems_record_feed(struct emb_rr *rr, const void *buf, size_t n)
  * hid no counter wrap (exact when it did not; the client restarts from the last uptime
  * pair's time instead, which puts them before the items already reported and clamps
  * them), or from 0 at the first item on a processor that never had an uptime pair. */
-static void emb__release_held(struct emb_rr *rr)
+static void release_held(struct emb_rtems_record *rr)
 {
     for (uint32_t cpu = 0; cpu < EMB_RR_MAX_CPUS; cpu++) {
-        struct emb__cpu *c = &rr->cpus[cpu];
+        struct processor *c = &rr->cpus[cpu];
         if (!c->hold || c->n == 0u)
             continue;
-        uint32_t mark = emb__made(rr, EMB_RR_ROLE_UNRELIABLE_TIME, EMB_RR_EV_UNRELIABLE_TIME);
-        if (emb__emit(rr, cpu, 0, mark, 0, c->items[0].offset))
+        uint32_t mark = made_event(rr, EMB_RR_ROLE_UNRELIABLE_TIME, EMB_RR_EV_UNRELIABLE_TIME);
+        if (emit(rr, cpu, 0, mark, 0, c->items[0].offset))
             return;
         if (!c->synced) {
             for (size_t i = 0; i < c->n; i++) {
-                if (c->items[i].made == 0u && emb__timed(rr, c->items[i].time_event)) {
+                if (c->items[i].made == 0u && is_timed(rr, c->items[i].time_event)) {
                     c->time_last = c->items[i].time_event >> EMB_RR_EVENT_BITS;
                     break;
                 }
@@ -578,40 +595,40 @@ static void emb__release_held(struct emb_rr *rr)
         c->hold = false;
         c->unreliable = true;
         for (size_t i = 0; i < n; i++)
-            if (emb__emit(rr, cpu, c->items[i].time_event, c->items[i].made, c->items[i].data,
-                          c->items[i].offset))
+            if (emit(rr, cpu, c->items[i].time_event, c->items[i].made, c->items[i].data,
+                     c->items[i].offset))
                 break;
         c->unreliable = false;
     }
 }
 
-static int emb__end(struct emb_rr *rr, bool cut)
+static int end_stream(struct emb_rtems_record *rr, bool cut)
 {
-    if (rr->error == NULL) {
-        if (rr->state == EMB__HEADER)
-            emb__fail(rr, rr->offset, rr->have == 0 ? "empty stream: no record header"
-                      : "truncated header: %u of 8 bytes", rr->have);
-        else if (rr->state == EMB__FIRST)
-            emb__fail(rr, rr->offset, rr->have == 0 ? "no VERSION item after the header"
-                      : "truncated item: %u of %u bytes", rr->have, rr->item_size);
+    if (!rr->failed) {
+        if (rr->state == READ_HEADER)
+            fail(rr, rr->offset, rr->have == 0 ? "empty stream: no record header"
+                 : "truncated header: %u of 8 bytes", rr->have);
+        else if (rr->state == READ_FIRST)
+            fail(rr, rr->offset, rr->have == 0 ? "no VERSION item after the header"
+                 : "truncated item: %u of %u bytes", rr->have, rr->item_size);
         else if (rr->have != 0u && !cut)
-            emb__fail(rr, rr->offset, "truncated item: %u of %u bytes", rr->have,
-                      rr->item_size);
+            fail(rr, rr->offset, "truncated item: %u of %u bytes", rr->have,
+                 rr->item_size);
     }
     /* After an error too: what was read before it is reported, as the client's destroy
      * reports it whatever its status. */
-    if (rr->state == EMB__ITEMS && !rr->handler_stopped)
-        emb__release_held(rr);
+    if (rr->state == READ_ITEMS && !rr->handler_stopped)
+        release_held(rr);
     rr->have = 0;
-    return rr->error != NULL ? -1 : 0;
+    return rr->failed ? -1 : 0;
 }
 
-int emb_rtems_record_finish(struct emb_rr *rr)
+int emb_rtems_record_finish(struct emb_rtems_record *rr)
 {
-    return emb__end(rr, false);
+    return end_stream(rr, false);
 }
 
-int emb_rtems_record_stop(struct emb_rr *rr)
+int emb_rtems_record_stop(struct emb_rtems_record *rr)
 {
-    return emb__end(rr, true);
+    return end_stream(rr, true);
 }

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "problem.h"
+
 #define EMB_RR_MAGIC 0x82E14EC1u
 #define EMB_RR_FORMAT_LE_32 0x11111111u
 #define EMB_RR_FORMAT_LE_64 0x22222222u
@@ -82,10 +84,11 @@ const struct emb_rtems_record_table *emb_rtems_record_table_builtin(unsigned ver
 /* Reads a table from text: one `NUMBER NAME` per line (decimal or 0x hex; `#` comments),
  * the output of the sed line in docs/formats/rtems-record.md run over a target's
  * recorddata.h. Names are upper-case identifiers; numbers 0 to 1023 (512 and up name user
- * events, which have no role). Returns NULL and a message in err on a
- * bad line. Free with emb_rtems_record_table_free(). */
-struct emb_rtems_record_table *emb_rtems_record_table_parse(const char *text, size_t len, unsigned version,
-                                        char *err, size_t errlen);
+ * events, which have no role). Returns NULL after reporting a bad line ("line N: ...") to
+ * `problems`. Free with emb_rtems_record_table_free(). */
+struct emb_rtems_record_table *emb_rtems_record_table_parse(const char *text, size_t len,
+                                                            unsigned version,
+                                                            struct emb_problems *problems);
 void emb_rtems_record_table_free(struct emb_rtems_record_table *table);
 
 /* The name of event `event` (upper case, as the system spells it): a table name,
@@ -107,8 +110,8 @@ struct emb_rtems_record_event {
                        * UNRELIABLE_TIME), not an item of the stream */
 };
 
-/* Receives each item; return nonzero to stop the reader (emb_rtems_record_feed then fails with
- * "stopped by the handler"). */
+/* Receives each item; return nonzero to stop the reader (emb_rtems_record_feed then fails;
+ * the handler reports why to the problem sink, if it is a problem). */
 typedef int (*emb_rtems_record_handler)(void *arg, const struct emb_rtems_record_event *ev);
 
 struct emb_rtems_record_options {
@@ -116,6 +119,10 @@ struct emb_rtems_record_options {
     void *arg;
     /* Names for the stream instead of the built-in table of its version (not owned). */
     const struct emb_rtems_record_table *table;
+    /* Where a problem with the stream goes: one error at most, at the byte offset of the
+     * item (or header field) it is about, after which the reader reads no more. May be
+     * NULL (then emb_rtems_record_failed() says only that it failed). */
+    struct emb_problems *problems;
 };
 
 /* What the stream header said, and counts so far. */
@@ -136,24 +143,27 @@ struct emb_rtems_record_info {
     char version_control_key[EMB_RR_INFO_MAX], tools[EMB_RR_INFO_MAX];
 };
 
-struct emb_rr;
+struct emb_rtems_record;
 
-struct emb_rr *emb_rtems_record_new(const struct emb_rtems_record_options *opt); /* NULL: out of memory */
-/* Consumes `n` more bytes. Returns 0, or -1 once an error is latched (emb_rtems_record_error()). */
-int emb_rtems_record_feed(struct emb_rr *rr, const void *buf, size_t n);
+struct emb_rtems_record *emb_rtems_record_new(const struct emb_rtems_record_options *opt); /* NULL: out of memory */
+/* Consumes `n` more bytes. Returns 0, or -1 once an error is reported (or the handler stopped it). */
+int emb_rtems_record_feed(struct emb_rtems_record *rr, const void *buf, size_t n);
 /* The end of the stream: refuses a partial item or a stream without a complete header,
  * and releases items still held back, after an UNRELIABLE_TIME event on their processor
  * (their times a best effort, marked unreliable), as the system's client does at its end.
  * The held items are released after an earlier error too (unless the handler stopped the
  * reader), so nothing read is lost. 0 or -1. */
-int emb_rtems_record_finish(struct emb_rr *rr);
+int emb_rtems_record_finish(struct emb_rtems_record *rr);
 /* The reading was stopped before the stream ended (a live import cut by a deadline or a
  * signal): like emb_rtems_record_finish(), but a partial last item is dropped, not refused. */
-int emb_rtems_record_stop(struct emb_rr *rr);
-/* The latched error, or NULL; *offset is its byte offset in the stream. */
-const char *emb_rtems_record_error(const struct emb_rr *rr, uint64_t *offset);
-const struct emb_rtems_record_info *emb_rtems_record_info(const struct emb_rr *rr);
-void emb_rtems_record_free(struct emb_rr *rr);
+int emb_rtems_record_stop(struct emb_rtems_record *rr);
+/* Where the reader reports: the options' sink, or its own when they gave none (so a
+ * handler can report there too). */
+struct emb_problems *emb_rtems_record_problems(struct emb_rtems_record *rr);
+/* An error was reported, or the handler stopped the reader: it reads no more. */
+bool emb_rtems_record_failed(const struct emb_rtems_record *rr);
+const struct emb_rtems_record_info *emb_rtems_record_info(const struct emb_rtems_record *rr);
+void emb_rtems_record_free(struct emb_rtems_record *rr);
 
 /* Binary time to nanoseconds, as the system's client converts it. */
 uint64_t emb_rtems_record_bt_to_ns(uint64_t bt);

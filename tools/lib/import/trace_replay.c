@@ -10,15 +10,17 @@
 #include <emb/port.h>
 #include <emb/trace.h>
 
-#define EMB__P CONFIG_EMB_TRACE_PACKET_SIZE
-#define EMB__PACKETS 4u /* drained after every event: two would do, four leave slack */
+#include "buffer.h"
 
-static struct emb_replay *emb__open;
+#define PACKET_SIZE CONFIG_EMB_TRACE_PACKET_SIZE
+#define RING_PACKETS 4u /* drained after every event: two would do, four leave slack */
 
-struct emb__rctx {
+static struct emb_replay *open_replay;
+
+struct replay_context {
     struct emb_trace_ring ring;
     uint8_t *buf;
-    uint32_t commit[EMB__PACKETS];
+    uint32_t commit[RING_PACKETS];
     uint64_t last_ts;
     uint32_t packets;
     char name[EMB_TSF_NAME_MAX];
@@ -28,30 +30,28 @@ struct emb_replay {
     struct emb_tsf_info info;
     uint8_t build_id[EMB_TSF_BUILD_ID_MAX];
     char port[EMB_TSF_PORT_MAX];
-    struct emb__rctx *ctx[EMB_TSF_MAX_CONTEXTS];
+    struct replay_context *ctx[EMB_TSF_MAX_CONTEXTS];
     unsigned nctx;
-    uint8_t *out;          /* packets, in the order they completed */
-    size_t len, cap;
-    bool oom;
+    struct emb_buf out;    /* packets, in the order they completed */
     uint64_t events;
 };
 
 struct emb_replay *emb_replay_new(const struct emb_tsf_info *info)
 {
-    if (emb__open != NULL || info == NULL || info->build_id_len > EMB_TSF_BUILD_ID_MAX)
+    if (open_replay != NULL || info == NULL || info->build_id_len > EMB_TSF_BUILD_ID_MAX)
         return NULL;
     struct emb_replay *r = calloc(1, sizeof *r);
     if (r == NULL)
         return NULL;
     r->info = *info;
-    r->info.packet_size = EMB__P;
+    r->info.packet_size = PACKET_SIZE;
     if (info->build_id_len > 0u)
         memcpy(r->build_id, info->build_id, info->build_id_len);
     r->info.build_id = r->build_id;
     if (info->port != NULL)
         strncpy(r->port, info->port, sizeof r->port - 1u);
     r->info.port = r->port;
-    emb__open = r;
+    open_replay = r;
     emb_replay_clock_hz = 1000000000u; /* the replay's events are timed in ns */
     /* Streaming: the encoder drains each ring as it goes; the class mask is unused. */
     emb_trace_init(info->uuid, EMB_TRACE_MODE_STREAMING, 0u);
@@ -62,15 +62,15 @@ int emb_replay_context(struct emb_replay *r, uint16_t id, uint16_t kind, const c
 {
     if (r->nctx >= EMB_TSF_MAX_CONTEXTS - 1u)
         return -1;
-    struct emb__rctx *c = calloc(1, sizeof *c);
-    uint8_t *buf = aligned_alloc(EMB__P, (size_t)EMB__PACKETS * EMB__P);
+    struct replay_context *c = calloc(1, sizeof *c);
+    uint8_t *buf = aligned_alloc(PACKET_SIZE, (size_t)RING_PACKETS * PACKET_SIZE);
     if (c == NULL || buf == NULL) {
         free(c);
         free(buf);
         return -1;
     }
     c->buf = buf;
-    emb_trace_ring_init(&c->ring, id, (enum emb_context_kind)kind, buf, c->commit, EMB__PACKETS);
+    emb_trace_ring_init(&c->ring, id, (enum emb_context_kind)kind, buf, c->commit, RING_PACKETS);
     if (name != NULL) {
         strncpy(c->name, name, sizeof c->name - 1u);
         memcpy(c->ring.name, c->name, sizeof c->ring.name);
@@ -79,25 +79,12 @@ int emb_replay_context(struct emb_replay *r, uint16_t id, uint16_t kind, const c
     return (int)r->nctx++;
 }
 
-static void emb__take_packet(void *arg, const struct emb_trace_ring *ring, const uint8_t *packet,
-                             uint32_t size)
+static void take_packet(void *arg, const struct emb_trace_ring *ring, const uint8_t *packet,
+                        uint32_t size)
 {
     (void)ring;
     struct emb_replay *r = arg;
-    if (r->len + size > r->cap) {
-        size_t cap = r->cap ? r->cap * 2u : (size_t)64 * EMB__P;
-        while (cap < r->len + size)
-            cap *= 2u;
-        uint8_t *out = realloc(r->out, cap);
-        if (out == NULL) {
-            r->oom = true;
-            return;
-        }
-        r->out = out;
-        r->cap = cap;
-    }
-    memcpy(r->out + r->len, packet, size);
-    r->len += size;
+    emb_buf_append(&r->out, packet, size);
 }
 
 int emb_replay_event(struct emb_replay *r, int ctx, uint64_t ts, uint16_t id,
@@ -106,7 +93,7 @@ int emb_replay_event(struct emb_replay *r, int ctx, uint64_t ts, uint16_t id,
     if (ctx < 0 || (unsigned)ctx >= r->nctx || len > CONFIG_EMB_TRACE_MAX_PAYLOAD ||
         (len > 0u && payload == NULL))
         return -1;
-    struct emb__rctx *c = r->ctx[ctx];
+    struct replay_context *c = r->ctx[ctx];
     if (ts < c->last_ts)
         ts = c->last_ts;
     c->last_ts = ts;
@@ -123,7 +110,7 @@ int emb_replay_event(struct emb_replay *r, int ctx, uint64_t ts, uint16_t id,
         r->events++;
     }
     /* Drained at once, so the ring never runs out of free packets. */
-    emb_trace_ring_consume(&c->ring, emb__take_packet, r);
+    emb_trace_ring_consume(&c->ring, take_packet, r);
     emb_replay_ring = &emb_trace_unclaimed_ring;
     return 0;
 }
@@ -143,10 +130,10 @@ int emb_replay_write(struct emb_replay *r, FILE *out)
 {
     static struct emb_tsf_context table[EMB_TSF_MAX_CONTEXTS];
     for (unsigned i = 0; i < r->nctx; i++) {
-        struct emb__rctx *c = r->ctx[i];
+        struct replay_context *c = r->ctx[i];
         emb_replay_clock = c->last_ts;
         emb_trace_flush(&c->ring);
-        emb_trace_ring_consume(&c->ring, emb__take_packet, r);
+        emb_trace_ring_consume(&c->ring, take_packet, r);
         table[i] = (struct emb_tsf_context){
             .id = c->ring.context_id,
             .kind = c->ring.context_kind,
@@ -155,7 +142,7 @@ int emb_replay_write(struct emb_replay *r, FILE *out)
             .name = c->name,
         };
     }
-    if (r->oom) {
+    if (r->out.failed) {
         errno = ENOMEM;
         return -1;
     }
@@ -165,7 +152,7 @@ int emb_replay_write(struct emb_replay *r, FILE *out)
         errno = EINVAL;
         return -1;
     }
-    if (fwrite(header, 1, hs, out) != hs || (r->len > 0u && fwrite(r->out, 1, r->len, out) != r->len))
+    if (fwrite(header, 1, hs, out) != hs || (r->out.len > 0u && fwrite(r->out.data, 1, r->out.len, out) != r->out.len))
         return -1;
     return 0;
 }
@@ -178,9 +165,9 @@ void emb_replay_free(struct emb_replay *r)
         free(r->ctx[i]->buf);
         free(r->ctx[i]);
     }
-    free(r->out);
-    if (emb__open == r) {
-        emb__open = NULL;
+    emb_buf_free(&r->out);
+    if (open_replay == r) {
+        open_replay = NULL;
         emb_replay_clock_hz = 0;
     }
     free(r);
