@@ -15,7 +15,9 @@ ok() {
     else echo "not ok $n - $2"; failed=$((failed + 1)); fi
 }
 
-"$console" --frames 6000 --retained "$tmp/retained.bin" -o "$tmp/run.embt" >"$tmp/console.out" 2>&1 &
+# Frames enough to outlast every check however loaded the machine (10 minutes); the
+# trap ends it.
+"$console" --frames 600000 --retained "$tmp/retained.bin" -o "$tmp/run.embt" >"$tmp/console.out" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null' EXIT
 # Until the demo has started its threads and filled some packets.

@@ -15,6 +15,7 @@
 #include "capture_session.h"
 #include "catalog_known.h"
 #include "catalog.h"
+#include "catalog_choice.h"
 #include "cli.h"
 #include "emb_cmds.h"
 #include "parse_number.h"
@@ -494,13 +495,8 @@ int emb_cmd_capture(int argc, char **argv)
     if (rc != EMB_EXIT_OK)
         return rc < 0 ? EMB_EXIT_OK : rc;
     struct emb_catalog *own = NULL;
-    if (a.catalog) {
-        char err[512];
-        if (!(own = emb_catalog_load(a.catalog, err, sizeof err))) {
-            emb_cli_error(CMD, "%s", err);
-            return EMB_EXIT_BAD;
-        }
-    }
+    if (a.catalog && !emb_catalog_choose(CMD, a.catalog, EMB_CATALOG_BUILTIN, NULL, &own))
+        return EMB_EXIT_BAD;
     rc = seal(&a, own); /* no catalogue given: the one the trace names */
     if (own)
         emb_catalog_free(own);

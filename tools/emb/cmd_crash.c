@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "catalog_choice.h"
 #include "cli.h"
 #include "crash_report.h"
 #include "elf_image.h"
@@ -648,23 +649,6 @@ static void print_json(const struct emb_crash_report *rep, const char *file)
     emb_json_end(&j);
 }
 
-/* The catalogue that decodes the flight recorder: --catalog's, else the built-in one.
- * NULL after saying why; *own is what to free. */
-static const struct emb_catalog *open_catalog(const char *path, struct emb_catalog **own)
-{
-    char msg[512];
-    *own = NULL;
-    if (path) {
-        if (!(*own = emb_catalog_load(path, msg, sizeof msg)))
-            emb_cli_error(CMD, "%s", msg);
-        return *own;
-    }
-    const struct emb_catalog *cat = emb_catalog_builtin();
-    if (!cat)
-        emb_cli_error(CMD, "the built-in catalogue does not parse");
-    return cat;
-}
-
 /* Builds the report and shows it (unless refused). Returns the exit status. */
 static int show(const struct args *a, const struct emb_crash_input *in, struct emb_elf *elf,
                 const struct emb_catalog *cat, struct emb_problems *ps)
@@ -718,7 +702,7 @@ int emb_cmd_crash(int argc, char **argv)
         emb_cli_problems(CMD, &ps);
     } else if (!(elf = emb_elf_open(a.elf, msg, sizeof msg))) {
         emb_cli_error(CMD, "%s", msg);
-    } else if ((cat = open_catalog(a.catalog, &own)) != NULL) {
+    } else if ((cat = emb_catalog_choose(CMD, a.catalog, EMB_CATALOG_BUILTIN, NULL, &own)) != NULL) {
         rc = show(&a, in, elf, cat, &ps);
     }
     fflush(stdout);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "catalog_choice.h"
 #include "cli.h"
 #include "crash_decode.h"
 #include "desc_read.h"
@@ -672,13 +673,10 @@ static int check_identity(struct desc *d)
 /* --dump-trace: the rings as a trace stream file. Returns the packets written, or -1. */
 static long dump_trace(struct desc *d, const struct args *a)
 {
-    struct emb_catalog *own = NULL;
-    const struct emb_catalog *cat = emb_catalog_builtin();
-    char err[512];
-    if (a->catalog && !(cat = own = emb_catalog_load(a->catalog, err, sizeof err))) {
-        emb_cli_error(CMD, "%s", err);
+    struct emb_catalog *own;
+    const struct emb_catalog *cat = emb_catalog_choose(CMD, a->catalog, EMB_CATALOG_BUILTIN, NULL, &own);
+    if (cat == NULL)
         return -1;
-    }
     FILE *f = fopen(a->dump_trace, "wb");
     long n = -1;
     if (!f)

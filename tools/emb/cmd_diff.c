@@ -13,6 +13,7 @@
 #include "capture.h"
 #include "catalog.h"
 #include "catalog_known.h"
+#include "catalog_choice.h"
 #include "cli.h"
 #include "diff.h"
 #include "emb_cmds.h"
@@ -150,23 +151,6 @@ static int output_options(int argc, char **argv, struct args *a, struct emb_diff
     return EMB_EXIT_OK;
 }
 
-/* The catalogue the captures decode with: --catalog, else the one the good capture names. */
-static int open_catalog(const struct args *a, const struct emb_catalog **cat, struct emb_catalog **own)
-{
-    if (a->catalog) {
-        char err[512];
-        if (!(*own = emb_catalog_load(a->catalog, err, sizeof err))) {
-            emb_cli_error(CMD, "%s", err);
-            return EMB_EXIT_BAD;
-        }
-        *cat = *own;
-    } else if (!(*cat = emb_catalog_for_capture(a->files[0]))) {
-        emb_cli_error(CMD, "the built-in catalogue does not parse");
-        return EMB_EXIT_BAD;
-    }
-    return EMB_EXIT_OK;
-}
-
 /* One option of the rules, applied in order once the catalogue is known. */
 static int rules_option(int c, struct emb_diff_rules *r, const struct emb_catalog *cat)
 {
@@ -208,8 +192,9 @@ static int parse_args(int argc, char **argv, struct args *a, struct emb_diff_rul
                       const struct emb_catalog **cat, struct emb_catalog **own)
 {
     int rc = output_options(argc, argv, a, r);
-    if (rc == EMB_EXIT_OK)
-        rc = open_catalog(a, cat, own);
+    if (rc == EMB_EXIT_OK &&
+        !(*cat = emb_catalog_choose(CMD, a->catalog, EMB_CATALOG_OF_CAPTURE, a->files[0], own)))
+        rc = EMB_EXIT_BAD;
     optind = 0;
     opterr = 0;
     int c;

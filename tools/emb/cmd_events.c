@@ -17,6 +17,7 @@
 #include "events_client.h"
 #include "events_cmd.h"
 #include "events_sink.h"
+#include "parse_number.h"
 
 static const char *const CMD = "emb events";
 
@@ -83,8 +84,6 @@ static void on_interrupt(int sig)
     (void)sig;
     follow_stop = 1;
 }
-
-/* ---- Talking to the sink ---- */
 
 struct conn {
     int fd;
@@ -162,8 +161,6 @@ static long get_events(struct conn *c, unsigned count, struct emb_svc_event *ev)
     }
     return n / EMB_SVC_EV_LEN;
 }
-
-/* ---- Text ---- */
 
 /* Prints bytes a person can read: anything not printable ASCII or UTF-8 as \xNN. */
 static void put_text(FILE *out, const uint8_t *s, size_t n)
@@ -244,18 +241,20 @@ static int cmd_status(const struct args *a)
     return EMB_EXIT_OK;
 }
 
-static struct emb_events_ops *load_ops(const char *path, int *rc)
+/* Loads --ops FILE (none: NULL). -1 when it does not load, after saying why. */
+static int load_ops(const char *path, struct emb_events_ops **ops)
 {
-    *rc = 0;
+    *ops = NULL;
     if (path == NULL)
-        return NULL;
-    char err[512];
-    struct emb_events_ops *ops = emb_events_ops_load(path, err, sizeof err);
-    if (ops == NULL) {
-        emb_cli_error(CMD, "%s", err);
-        *rc = -1;
-    }
-    return ops;
+        return 0;
+    struct emb_problems ps;
+    emb_problems_init(&ps, path);
+    *ops = emb_events_ops_load(path, &ps);
+    /* The ops file's messages name their line and byte themselves ("line L (byte B)"). */
+    for (size_t i = 0; i < ps.n; i++)
+        emb_cli_error(CMD, "%s: %s", path, ps.items[i].message);
+    emb_problems_free(&ps);
+    return *ops ? 0 : -1;
 }
 
 /* Distinct chains and how their calls ended. */
@@ -367,18 +366,41 @@ static void dump_text(const struct emb_svc_event *ev, size_t n, const struct emb
     }
 }
 
-/* Reads the dump and its calls; the caller frees ev and calls. */
-static int read_view(const struct args *a, struct conn *c, struct emb_svc_event **ev, size_t *n,
-                     struct emb_events_calls *calls, struct emb_svc_status *st)
+/* What dump and export read: the ops file, the sink's status and its dump, as calls. */
+struct session {
+    struct emb_events_ops *ops;
+    struct conn c;
+    bool connected;
+    struct emb_svc_event *ev;
+    size_t n;
+    struct emb_events_calls calls;
+    struct emb_svc_status st;
+};
+
+static void session_close(struct session *s)
 {
-    *ev = calloc(EMB_SVC_DUMP_MAX, sizeof **ev);
-    if (*ev == NULL || get_status(c, st) != 0)
+    emb_events_calls_free(&s->calls);
+    free(s->ev);
+    if (s->connected)
+        conn_close(&s->c);
+    emb_events_ops_free(s->ops);
+}
+
+/* 0, or -1 after saying why; session_close() in either case. */
+static int session_open(const struct args *a, struct session *s)
+{
+    memset(s, 0, sizeof *s);
+    if (load_ops(a->ops, &s->ops) != 0 || conn_open(&s->c, a->socket) != 0)
         return -1;
-    long got = get_events(c, a->count, *ev);
+    s->connected = true;
+    s->ev = calloc(EMB_SVC_DUMP_MAX, sizeof *s->ev);
+    if (s->ev == NULL || get_status(&s->c, &s->st) != 0)
+        return -1;
+    long got = get_events(&s->c, a->count, s->ev);
     if (got < 0)
         return -1;
-    *n = (size_t)got;
-    if (emb_events_calls_build(*ev, *n, calls) != 0) {
+    s->n = (size_t)got;
+    if (emb_events_calls_build(s->ev, s->n, &s->calls) != 0) {
         emb_cli_error(CMD, "out of memory");
         return -1;
     }
@@ -387,37 +409,37 @@ static int read_view(const struct args *a, struct conn *c, struct emb_svc_event 
 
 static int cmd_dump(const struct args *a)
 {
-    int rc;
-    struct emb_events_ops *ops = load_ops(a->ops, &rc);
-    if (rc != 0)
-        return EMB_EXIT_BAD;
-    struct conn c;
-    if (conn_open(&c, a->socket) != 0) {
-        emb_events_ops_free(ops);
-        return EMB_EXIT_BAD;
-    }
-    struct emb_svc_event *ev = NULL;
-    size_t n = 0;
-    struct emb_events_calls calls = {0};
-    struct emb_svc_status st;
+    struct session s;
     int status = EMB_EXIT_BAD;
-    if (read_view(a, &c, &ev, &n, &calls, &st) == 0) {
-        struct chain_row *rows = calloc(calls.count ? calls.count : 1, sizeof *rows);
+    if (session_open(a, &s) == 0) {
+        struct chain_row *rows = calloc(s.calls.count ? s.calls.count : 1, sizeof *rows);
         if (rows) {
-            size_t nrows = summarise_chains(ev, &calls, ops, rows);
+            size_t nrows = summarise_chains(s.ev, &s.calls, s.ops, rows);
             if (a->json)
-                dump_json(ev, n, &calls, ops, &st, rows, nrows);
+                dump_json(s.ev, s.n, &s.calls, s.ops, &s.st, rows, nrows);
             else
-                dump_text(ev, n, &calls, ops, &st, rows, nrows);
+                dump_text(s.ev, s.n, &s.calls, s.ops, &s.st, rows, nrows);
             status = EMB_EXIT_OK;
         }
         free(rows);
     }
-    emb_events_calls_free(&calls);
-    free(ev);
-    conn_close(&c);
-    emb_events_ops_free(ops);
+    session_close(&s);
     return status;
+}
+
+static int export_perfetto(const struct emb_events_view *v, const char *output)
+{
+    FILE *out = output ? fopen(output, "w") : stdout;
+    if (out == NULL) {
+        emb_cli_error(CMD, "%s: %s", output, strerror(errno));
+        return EMB_EXIT_BAD;
+    }
+    int w = emb_events_write_perfetto(v, out);
+    if ((out != stdout ? fclose(out) : fflush(out)) != 0 || w != 0) {
+        emb_cli_error(CMD, "%s: %s", output ? output : "stdout", strerror(errno));
+        return EMB_EXIT_BAD;
+    }
+    return EMB_EXIT_OK;
 }
 
 static int cmd_export(const struct args *a)
@@ -431,47 +453,20 @@ static int cmd_export(const struct args *a)
         emb_cli_error(CMD, "--format ctf writes a directory: give -o DIR");
         return EMB_EXIT_BAD;
     }
-    int rc;
-    struct emb_events_ops *ops = load_ops(a->ops, &rc);
-    if (rc != 0)
-        return EMB_EXIT_BAD;
-    struct conn c;
-    if (conn_open(&c, a->socket) != 0) {
-        emb_events_ops_free(ops);
-        return EMB_EXIT_BAD;
-    }
-    struct emb_svc_event *ev = NULL;
-    size_t n = 0;
-    struct emb_events_calls calls = {0};
-    struct emb_svc_status st;
+    struct session s;
     int status = EMB_EXIT_BAD;
-    if (read_view(a, &c, &ev, &n, &calls, &st) == 0) {
-        struct emb_events_view v = {.ev = ev, .n = n, .calls = &calls, .ops = ops,
-                                    .dropped = st.dropped};
+    if (session_open(a, &s) == 0) {
+        struct emb_events_view v = {.ev = s.ev, .n = s.n, .calls = &s.calls, .ops = s.ops,
+                                    .dropped = s.st.dropped};
         char err[512];
-        if (ctf) {
-            if (emb_events_write_ctf(&v, a->output, err, sizeof err) == 0)
-                status = EMB_EXIT_OK;
-            else
-                emb_cli_error(CMD, "%s", err);
-        } else {
-            FILE *out = a->output ? fopen(a->output, "w") : stdout;
-            if (out == NULL) {
-                emb_cli_error(CMD, "%s: %s", a->output, strerror(errno));
-            } else {
-                int w = emb_events_write_perfetto(&v, out);
-                if ((out != stdout ? fclose(out) : fflush(out)) != 0 || w != 0)
-                    emb_cli_error(CMD, "%s: %s", a->output ? a->output : "stdout",
-                                  strerror(errno));
-                else
-                    status = EMB_EXIT_OK;
-            }
-        }
+        if (!ctf)
+            status = export_perfetto(&v, a->output);
+        else if (emb_events_write_ctf(&v, a->output, err, sizeof err) == 0)
+            status = EMB_EXIT_OK;
+        else
+            emb_cli_error(CMD, "%s", err);
     }
-    emb_events_calls_free(&calls);
-    free(ev);
-    conn_close(&c);
-    emb_events_ops_free(ops);
+    session_close(&s);
     return status;
 }
 
@@ -627,22 +622,53 @@ static int cmd_logs(const struct args *a)
     return status;
 }
 
-/* ---- Arguments ---- */
-
-static bool parse_u64(const char *s, uint64_t *out)
+/* The subcommand argv[1] names; -1 (after saying so) when it names none. */
+static int parse_subcommand(const char *sub, struct args *a)
 {
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-')
-        return false;
-    *out = v;
-    return true;
+    static const char *const subs[] = {"status", "dump", "logs", "metrics", "export"};
+    for (unsigned i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+        if (!strcmp(sub, subs[i])) {
+            a->sub = (enum sub)i;
+            return 0;
+        }
+    }
+    emb_cli_error(CMD, "unknown subcommand '%s'", sub);
+    help(stderr);
+    return -1;
 }
 
+/* The arguments after the options: dump's count, nothing else; then what the options
+ * say together. -1 when they are not (the caller returns EMB_EXIT_BAD), else 0. */
+static int check_rest(struct args *a, const char *sub, int rest, char **pos)
+{
+    if (a->sub == SUB_DUMP && rest == 1) {
+        uint64_t v = 0;
+        if (emb_parse_u64(pos[0], 1, EMB_SVC_DUMP_MAX, &v) != 0) {
+            emb_cli_error(CMD, "dump %s: expected a count from 1 to %u", pos[0], EMB_SVC_DUMP_MAX);
+            return -1;
+        }
+        a->count = (unsigned)v;
+        rest = 0;
+    }
+    if (rest > 0) {
+        emb_cli_error(CMD, "%s: unexpected argument '%s'", sub, pos[0]);
+        return -1;
+    }
+    if (a->sub == SUB_EXPORT && a->format == NULL) {
+        emb_cli_error(CMD, "export needs --format perfetto or --format ctf");
+        return -1;
+    }
+    if ((a->since || a->follow) && a->sub != SUB_LOGS) {
+        emb_cli_error(CMD, "--since and --follow are for `emb events logs`");
+        return -1;
+    }
+    return 0;
+}
+
+/* An EMB_EXIT_* status when the command is done (help, or bad usage), else -1. */
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    enum { OPT_JSON = 256, OPT_OPS, OPT_SINCE, OPT_FOLLOW, OPT_COLOR };
+    enum { OPT_JSON = 256, OPT_OPS, OPT_SINCE, OPT_FOLLOW };
     static const struct option options[] = {
         {"socket", required_argument, NULL, 's'},
         {"ops", required_argument, NULL, OPT_OPS},
@@ -651,92 +677,40 @@ static int parse_args(int argc, char **argv, struct args *a)
         {"output", required_argument, NULL, 'o'},
         {"since", required_argument, NULL, OPT_SINCE},
         {"follow", no_argument, NULL, OPT_FOLLOW},
-        {"color", optional_argument, NULL, OPT_COLOR},
-        {"colour", optional_argument, NULL, OPT_COLOR},
-        {"help", no_argument, NULL, 'h'},
+        EMB_CLI_OPTIONS_COMMON,
         {NULL, 0, NULL, 0},
     };
-    static const char *const subs[] = {"status", "dump", "logs", "metrics", "export"};
-    const char *sub = argv[1];
-    a->sub = (enum sub)-1;
-    for (unsigned i = 0; i < sizeof subs / sizeof subs[0]; i++)
-        if (!strcmp(sub, subs[i]))
-            a->sub = (enum sub)i;
-    if ((int)a->sub < 0) {
-        emb_cli_error(CMD, "unknown subcommand '%s'", sub);
-        help(stderr);
+    if (parse_subcommand(argv[1], a) != 0)
         return EMB_EXIT_BAD;
-    }
     a->count = EMB_SVC_DUMP_MAX;
-    int c, mode;
+    int c;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc - 1, argv + 1, "s:f:o:h", options, NULL)) != -1) {
+    while ((c = getopt_long(argc - 1, argv + 1, ":s:f:o:h", options, NULL)) != -1) {
         switch (c) {
-        case 's':
-            a->socket = optarg;
-            break;
-        case OPT_OPS:
-            a->ops = optarg;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        case 'f':
-            a->format = optarg;
-            break;
-        case 'o':
-            a->output = optarg;
-            break;
+        case 's': a->socket = optarg; break;
+        case OPT_OPS: a->ops = optarg; break;
+        case OPT_JSON: a->json = true; break;
+        case 'f': a->format = optarg; break;
+        case 'o': a->output = optarg; break;
+        case OPT_FOLLOW: a->follow = true; break;
         case OPT_SINCE:
-            if (!parse_u64(optarg, &a->since)) {
-                emb_cli_error(CMD, "--since %s: expected a line number", optarg);
+            if (emb_cli_option_u64(CMD, "since", optarg, 0, UINT64_MAX, "a line number",
+                                   &a->since) != 0)
                 return EMB_EXIT_BAD;
-            }
             break;
-        case OPT_FOLLOW:
-            a->follow = true;
-            break;
-        case OPT_COLOR:
-            mode = emb_color_parse(optarg);
-            if (mode < -1) {
-                emb_cli_error(CMD, "--color=%s: expected auto, always or never", optarg);
+        case EMB_OPT_COLOR:
+            if (emb_cli_color_option(CMD, optarg) != 0)
                 return EMB_EXIT_BAD;
-            }
-            emb_color_set_mode(mode);
             break;
         case 'h':
             help(stdout);
             return EMB_EXIT_OK;
         default:
-            emb_cli_error(CMD, "unknown option '%s'", argv[optind]);
-            return EMB_EXIT_BAD;
+            return emb_cli_bad_option(CMD, c, argv + 1);
         }
     }
-    int rest = argc - 1 - optind;
-    char **pos = argv + 1 + optind;
-    if (a->sub == SUB_DUMP && rest == 1) {
-        uint64_t v = 0;
-        if (!parse_u64(pos[0], &v) || v < 1 || v > EMB_SVC_DUMP_MAX) {
-            emb_cli_error(CMD, "dump %s: expected a count from 1 to %u", pos[0], EMB_SVC_DUMP_MAX);
-            return EMB_EXIT_BAD;
-        }
-        a->count = (unsigned)v;
-        rest = 0;
-    }
-    if (rest > 0) {
-        emb_cli_error(CMD, "%s: unexpected argument '%s'", sub, pos[0]);
-        return EMB_EXIT_BAD;
-    }
-    if (a->sub == SUB_EXPORT && a->format == NULL) {
-        emb_cli_error(CMD, "export needs --format perfetto or --format ctf");
-        return EMB_EXIT_BAD;
-    }
-    if ((a->since || a->follow) && a->sub != SUB_LOGS) {
-        emb_cli_error(CMD, "--since and --follow are for `emb events logs`");
-        return EMB_EXIT_BAD;
-    }
-    return -1;
+    return check_rest(a, argv[1], argc - 1 - optind, argv + 1 + optind) ? EMB_EXIT_BAD : -1;
 }
 
 int emb_cmd_events(int argc, char **argv)

@@ -23,6 +23,7 @@
 #include "events_client.h"
 #include "events_cmd.h"
 #include "events_sink.h"
+#include "parse_number.h"
 
 static const char *const CMD = "emb events serve";
 
@@ -89,17 +90,6 @@ static void serve_help(FILE *out)
             "  -h, --help            show this help\n"
             "\n"
             "Exit status: 0 after a signal, 2 on bad usage or when the sockets cannot be set up.\n");
-}
-
-static bool parse_u32(const char *s, uint32_t *out)
-{
-    char *end = NULL;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-' || v > 0xFFFFFFFFul)
-        return false;
-    *out = (uint32_t)v;
-    return true;
 }
 
 static bool is_dgram_unix(int fd)
@@ -429,7 +419,44 @@ static int serve_loop(const struct intake *intakes, int nintakes, int listener,
     return EMB_EXIT_OK;
 }
 
-int emb_events_serve_main(int argc, char **argv)
+/* What the command line asks for. */
+struct serve_args {
+    struct emb_events_sink_config cfg;
+    const char *path;
+    struct intake *intakes; /* SERVE_MAX_INTAKES of them */
+    int nintakes;
+    char **command;
+};
+
+/* --intake-fd [NAME=]FD. 0, or EMB_EXIT_BAD after saying why. */
+static int parse_intake(const char *arg, struct serve_args *a)
+{
+    const char *eq = strchr(arg, '=');
+    const char *num = eq ? eq + 1 : arg;
+    size_t nl = eq ? (size_t)(eq - arg) : 0u;
+    if (eq && (nl == 0 || nl > EMB_SVC_NAME_LEN)) {
+        emb_cli_error(CMD, "--intake-fd %s: a service name is 1 to %u bytes", arg,
+                      EMB_SVC_NAME_LEN);
+        return EMB_EXIT_BAD;
+    }
+    uint64_t fd;
+    if (emb_parse_u64(num, 0, 1000000, &fd) != 0 || !is_dgram_unix((int)fd)) {
+        emb_cli_error(CMD, "--intake-fd %s: not an inherited AF_UNIX datagram socket", arg);
+        return EMB_EXIT_BAD;
+    }
+    if (a->nintakes == SERVE_MAX_INTAKES) {
+        emb_cli_error(CMD, "--intake-fd: at most %d intakes", SERVE_MAX_INTAKES);
+        return EMB_EXIT_BAD;
+    }
+    struct intake *in = &a->intakes[a->nintakes++];
+    in->fd = (int)fd;
+    memcpy(in->name, arg, nl);
+    in->name[nl] = '\0';
+    return 0;
+}
+
+/* An EMB_EXIT_* status when the command is done (help, or bad usage), else -1. */
+static int parse_serve_args(int argc, char **argv, struct serve_args *a)
 {
     enum { OPT_INTAKE = 256, OPT_LOG_LINES, OPT_METRICS };
     static const struct option options[] = {
@@ -441,53 +468,27 @@ int emb_events_serve_main(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct emb_events_sink_config cfg;
-    emb_events_sink_config_default(&cfg);
-    char defpath[256];
-    const char *path = NULL;
-    static struct intake intakes[SERVE_MAX_INTAKES];
-    int nintakes = 0;
-    uint32_t v;
+    uint64_t v;
     int c;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+s:c:h", options, NULL)) != -1) {
+        const char *name = c == 'c' ? "capacity" : c == OPT_LOG_LINES ? "log-lines" : "metrics";
         switch (c) {
         case 's':
-            path = optarg;
+            a->path = optarg;
             break;
-        case OPT_INTAKE: {
-            const char *eq = strchr(optarg, '=');
-            const char *num = eq ? eq + 1 : optarg;
-            size_t nl = eq ? (size_t)(eq - optarg) : 0u;
-            if (eq && (nl == 0 || nl > EMB_SVC_NAME_LEN)) {
-                emb_cli_error(CMD, "--intake-fd %s: a service name is 1 to %u bytes", optarg,
-                              EMB_SVC_NAME_LEN);
+        case OPT_INTAKE:
+            if (parse_intake(optarg, a) != 0)
                 return EMB_EXIT_BAD;
-            }
-            if (!parse_u32(num, &v) || v > 1000000 || !is_dgram_unix((int)v)) {
-                emb_cli_error(CMD, "--intake-fd %s: not an inherited AF_UNIX datagram socket",
-                              optarg);
-                return EMB_EXIT_BAD;
-            }
-            if (nintakes == SERVE_MAX_INTAKES) {
-                emb_cli_error(CMD, "--intake-fd: at most %d intakes", SERVE_MAX_INTAKES);
-                return EMB_EXIT_BAD;
-            }
-            intakes[nintakes].fd = (int)v;
-            memcpy(intakes[nintakes].name, optarg, nl);
-            intakes[nintakes].name[nl] = '\0';
-            nintakes++;
             break;
-        }
         case 'c':
         case OPT_LOG_LINES:
         case OPT_METRICS:
-            if (!parse_u32(optarg, &v) || v == 0) {
-                emb_cli_error(CMD, "%s: expected a positive number", optarg);
+            if (emb_cli_option_u64(CMD, name, optarg, 1, UINT32_MAX, "a positive number", &v))
                 return EMB_EXIT_BAD;
-            }
-            *(c == 'c' ? &cfg.capacity : c == OPT_LOG_LINES ? &cfg.log_lines : &cfg.metrics) = v;
+            *(c == 'c' ? &a->cfg.capacity : c == OPT_LOG_LINES ? &a->cfg.log_lines
+                                                                : &a->cfg.metrics) = (uint32_t)v;
             break;
         case 'h':
             serve_help(stdout);
@@ -498,58 +499,83 @@ int emb_events_serve_main(int argc, char **argv)
             return EMB_EXIT_BAD;
         }
     }
-    char **command = optind < argc ? &argv[optind] : NULL;
-    if ((nintakes > 0) == (command != NULL)) {
-        emb_cli_error(CMD, nintakes > 0 ? "give --intake-fd or a COMMAND, not both"
-                                       : "nothing could emit: give --intake-fd FD or -- COMMAND");
+    a->command = optind < argc ? &argv[optind] : NULL;
+    if ((a->nintakes > 0) == (a->command != NULL)) {
+        emb_cli_error(CMD, a->nintakes > 0 ? "give --intake-fd or a COMMAND, not both"
+                                          : "nothing could emit: give --intake-fd FD or -- COMMAND");
         return EMB_EXIT_BAD;
     }
-    struct emb_events_sink *sink = emb_events_sink_new(&cfg);
-    if (sink == NULL) {
-        emb_cli_error(CMD, "capacity %u, log lines %u, metrics %u: out of range or no memory",
-                      cfg.capacity, cfg.log_lines, cfg.metrics);
-        return EMB_EXIT_BAD;
-    }
-    if (path == NULL)
-        path = emb_events_default_socket(defpath, sizeof defpath);
-    int listener = bind_query_socket(path);
-    if (listener < 0) {
-        emb_events_sink_free(sink);
-        return EMB_EXIT_BAD;
-    }
+    return -1;
+}
+
+/* Stops on SIGTERM, SIGINT and SIGHUP; a client gone is a failed write, not a signal. */
+static void handle_signals(void)
+{
     struct sigaction sa = {.sa_handler = on_stop};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+}
+
+/* Serves until a signal with the query socket bound; the intakes are the arguments' or,
+ * with a COMMAND, the one granted to it. *ran says whether the loop ran. */
+static int serve(struct serve_args *a, struct emb_events_sink *sink, int listener, bool *ran)
+{
     pid_t child = 0;
-    if (command) {
-        intakes[0].fd = spawn_granted(command, &child);
-        intakes[0].name[0] = '\0';
-        nintakes = 1;
-        if (intakes[0].fd < 0) {
-            close(listener);
-            unlink(path);
-            emb_events_sink_free(sink);
+    if (a->command) {
+        a->intakes[0].fd = spawn_granted(a->command, &child);
+        a->intakes[0].name[0] = '\0';
+        a->nintakes = 1;
+        if (a->intakes[0].fd < 0)
             return EMB_EXIT_BAD;
-        }
     }
     int on = 1;
-    for (int i = 0; i < nintakes; i++) {
-        fcntl(intakes[i].fd, F_SETFD, FD_CLOEXEC);
+    for (int i = 0; i < a->nintakes; i++) {
+        fcntl(a->intakes[i].fd, F_SETFD, FD_CLOEXEC);
         /* The kernel's stamp of each datagram orders several intakes' messages as sent. */
-        if (nintakes > 1)
-            setsockopt(intakes[i].fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
+        if (a->nintakes > 1)
+            setsockopt(a->intakes[i].fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
     }
-    int status = serve_loop(intakes, nintakes, listener, sink, child);
+    *ran = true;
+    return serve_loop(a->intakes, a->nintakes, listener, sink, child);
+}
+
+int emb_events_serve_main(int argc, char **argv)
+{
+    static struct intake intakes[SERVE_MAX_INTAKES];
+    struct serve_args a = {.intakes = intakes};
+    emb_events_sink_config_default(&a.cfg);
+    int rc = parse_serve_args(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    struct emb_events_sink *sink = emb_events_sink_new(&a.cfg);
+    if (sink == NULL) {
+        emb_cli_error(CMD, "capacity %u, log lines %u, metrics %u: out of range or no memory",
+                      a.cfg.capacity, a.cfg.log_lines, a.cfg.metrics);
+        return EMB_EXIT_BAD;
+    }
+    char defpath[256];
+    if (a.path == NULL)
+        a.path = emb_events_default_socket(defpath, sizeof defpath);
+    int listener = bind_query_socket(a.path);
+    if (listener < 0) {
+        emb_events_sink_free(sink);
+        return EMB_EXIT_BAD;
+    }
+    handle_signals();
+    bool ran = false;
+    int status = serve(&a, sink, listener, &ran);
     close(listener);
-    unlink(path);
-    struct emb_events_sink_stats st;
-    emb_events_sink_stats(sink, &st);
-    fprintf(stderr, "%s: stopped: %llu accepted, %llu dropped, %llu malformed\n", CMD,
-            (unsigned long long)st.accepted, (unsigned long long)st.dropped,
-            (unsigned long long)st.malformed);
+    unlink(a.path);
+    if (ran) {
+        struct emb_events_sink_stats st;
+        emb_events_sink_stats(sink, &st);
+        fprintf(stderr, "%s: stopped: %llu accepted, %llu dropped, %llu malformed\n", CMD,
+                (unsigned long long)st.accepted, (unsigned long long)st.dropped,
+                (unsigned long long)st.malformed);
+    }
     emb_events_sink_free(sink);
     return status;
 }

@@ -89,8 +89,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ops_len = size - 3;
     struct emb_events_ops *ops = NULL;
     if (ops_len > 0) {
-        char err[512];
-        ops = emb_events_ops_load(emb_fuzz_file(data + 3, ops_len), err, sizeof err);
+        const char *path = emb_fuzz_file(data + 3, ops_len);
+        struct emb_problems ps;
+        emb_problems_init(&ps, path);
+        ops = emb_events_ops_load(path, &ps);
+        emb_problems_free(&ps);
     }
     const uint8_t *r = data + 3 + ops_len;
     size_t n = size - 3 - ops_len;

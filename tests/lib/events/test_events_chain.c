@@ -34,12 +34,25 @@ static char *write_file(const char *text)
     return path;
 }
 
+/* Loads an ops file, its problem's text ("FILE: message") in err. */
+static struct emb_events_ops *load_ops(const char *path, char *err, size_t errlen)
+{
+    struct emb_problems ps;
+    emb_problems_init(&ps, path);
+    struct emb_events_ops *ops = emb_events_ops_load(path, &ps);
+    err[0] = '\0';
+    if (ps.n > 0)
+        snprintf(err, errlen, "%s: %s", ps.items[0].file, ps.items[0].message);
+    emb_problems_free(&ps);
+    return ops;
+}
+
 static void test_ops_file(void)
 {
     char err[256];
     char *p = write_file("# opcode names\nfs 1 read   # the common one\nfs 0x2 stat\n\n"
                          "block-driver 1 read_block\n");
-    struct emb_events_ops *ops = emb_events_ops_load(p, err, sizeof err);
+    struct emb_events_ops *ops = load_ops(p, err, sizeof err);
     ok(ops != NULL, "ops file loads");
     ok(ops && strcmp(emb_events_op_name(ops, "fs", 1), "read") == 0, "fs 1 = read");
     ok(ops && strcmp(emb_events_op_name(ops, "fs", 2), "stat") == 0, "hex opcode");
@@ -51,20 +64,20 @@ static void test_ops_file(void)
     unlink(p);
 
     p = write_file("fs 1 read\nfs 300 big\n");
-    ops = emb_events_ops_load(p, err, sizeof err);
+    ops = load_ops(p, err, sizeof err);
     ok(ops == NULL && strstr(err, "line 2 (byte 13)") != NULL && strstr(err, "0 to 255"),
        "bad opcode named by line and byte: %s", err);
     unlink(p);
     p = write_file("fs 1\n");
-    ops = emb_events_ops_load(p, err, sizeof err);
+    ops = load_ops(p, err, sizeof err);
     ok(ops == NULL && strstr(err, "line 1 (byte 0)") && strstr(err, "PEER OPCODE NAME"),
        "missing name: %s", err);
     unlink(p);
     p = write_file("a-name-longer-than-12 1 x\n");
-    ok(emb_events_ops_load(p, err, sizeof err) == NULL && strstr(err, "12 bytes"),
+    ok(load_ops(p, err, sizeof err) == NULL && strstr(err, "12 bytes"),
        "long peer refused: %s", err);
     unlink(p);
-    ok(emb_events_ops_load("/nonexistent/ops", err, sizeof err) == NULL &&
+    ok(load_ops("/nonexistent/ops", err, sizeof err) == NULL &&
            strstr(err, "/nonexistent/ops"), "missing file named: %s", err);
 }
 
@@ -72,7 +85,7 @@ static void test_chain(void)
 {
     char err[256];
     char *p = write_file("fs 1 read\nblock-driver 7 read_block\n");
-    struct emb_events_ops *ops = emb_events_ops_load(p, err, sizeof err);
+    struct emb_events_ops *ops = load_ops(p, err, sizeof err);
     unlink(p);
 
     nev = 0;

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int emb__find(Elf *elf, Elf64_Word type, const char *name, uint64_t *value, uint64_t *size)
+static int find_symbol(Elf *elf, Elf64_Word type, const char *name, uint64_t *value, uint64_t *size)
 {
     Elf_Scn *scn = NULL;
     while ((scn = elf_nextscn(elf, scn)) != NULL) {
@@ -40,7 +40,7 @@ static int emb__find(Elf *elf, Elf64_Word type, const char *name, uint64_t *valu
     return -1;
 }
 
-static Elf *emb__open(const char *path, int *fd, char *err, size_t errlen)
+static Elf *open_elf(const char *path, int *fd, char *err, size_t errlen)
 {
     elf_version(EV_CURRENT);
     *fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -77,14 +77,14 @@ int emb_proc_symbol(pid_t pid, const char *name, uint64_t *addr, char *err, size
     char exe[64];
     snprintf(exe, sizeof exe, "/proc/%d/exe", (int)pid);
     int fd;
-    Elf *elf = emb__open(exe, &fd, err, errlen);
+    Elf *elf = open_elf(exe, &fd, err, errlen);
     if (elf == NULL)
         return -1;
     uint64_t value = 0;
     GElf_Ehdr eh;
     int rc = gelf_getehdr(elf, &eh) != NULL ? 0 : -1;
-    if (rc == 0 && emb__find(elf, SHT_SYMTAB, name, &value, NULL) != 0 &&
-        emb__find(elf, SHT_DYNSYM, name, &value, NULL) != 0) {
+    if (rc == 0 && find_symbol(elf, SHT_SYMTAB, name, &value, NULL) != 0 &&
+        find_symbol(elf, SHT_DYNSYM, name, &value, NULL) != 0) {
         snprintf(err, errlen, "process %d: its executable has no symbol %s", (int)pid, name);
         rc = -1;
     }

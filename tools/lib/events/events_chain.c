@@ -1,30 +1,26 @@
 #define _POSIX_C_SOURCE 200809L
 #include "events_chain.h"
 
+#include "buffer.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- Calls ---- */
-
-static const struct emb_svc_event *emb__call_event(const struct emb_events_call *c,
+static const struct emb_svc_event *call_event(const struct emb_events_call *c,
                                                    const struct emb_svc_event *ev)
 {
     return &ev[c->request != EMB_EVENTS_NONE ? c->request : c->outcome];
 }
 
-static int emb__push(struct emb_events_calls *out, size_t *cap, struct emb_events_call c)
+static int push(struct emb_events_calls *out, size_t *cap, struct emb_events_call c)
 {
-    if (out->count == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 64;
-        struct emb_events_call *n = realloc(out->call, ncap * sizeof *n);
-        if (n == NULL)
-            return -1;
-        out->call = n;
-        *cap = ncap;
-    }
+    struct emb_events_call *grown = emb_array_grow(out->call, cap, out->count + 1, sizeof c);
+    if (grown == NULL)
+        return -1;
+    out->call = grown;
     out->call[out->count++] = c;
     return 0;
 }
@@ -44,14 +40,14 @@ int emb_events_calls_build(const struct emb_svc_event *ev, size_t n, struct emb_
                                         .parent = EMB_EVENTS_NONE, .kind = EMB_SVC_KIND_REQUEST};
             /* The most recent outstanding call into this caller is the one it serves. */
             for (size_t k = open_count; k-- > 0;) {
-                const struct emb_svc_event *pe = emb__call_event(&out->call[open[k]], ev);
+                const struct emb_svc_event *pe = call_event(&out->call[open[k]], ev);
                 if (strcmp(pe->peer, e->caller) == 0) {
                     c.parent = open[k];
                     c.depth = out->call[open[k]].depth + 1;
                     break;
                 }
             }
-            if (emb__push(out, &cap, c) != 0)
+            if (push(out, &cap, c) != 0)
                 goto fail;
             out->of_event[i] = out->count - 1;
             open[open_count++] = out->count - 1;
@@ -59,7 +55,7 @@ int emb_events_calls_build(const struct emb_svc_event *ev, size_t n, struct emb_
         }
         size_t match = EMB_EVENTS_NONE, at = 0;
         for (size_t k = open_count; k-- > 0;) {
-            const struct emb_svc_event *re = emb__call_event(&out->call[open[k]], ev);
+            const struct emb_svc_event *re = call_event(&out->call[open[k]], ev);
             if (re->op == e->op && strcmp(re->caller, e->caller) == 0 &&
                 strcmp(re->peer, e->peer) == 0) {
                 match = open[k];
@@ -71,7 +67,7 @@ int emb_events_calls_build(const struct emb_svc_event *ev, size_t n, struct emb_
             /* Its REQUEST left the ring (or never arrived): a call known by its end only. */
             struct emb_events_call c = {.request = EMB_EVENTS_NONE, .outcome = i,
                                         .parent = EMB_EVENTS_NONE, .kind = e->kind};
-            if (emb__push(out, &cap, c) != 0)
+            if (push(out, &cap, c) != 0)
                 goto fail;
             out->of_event[i] = out->count - 1;
             continue;
@@ -97,16 +93,14 @@ void emb_events_calls_free(struct emb_events_calls *c)
     memset(c, 0, sizeof *c);
 }
 
-/* ---- Opcode names ---- */
-
-struct emb__op_name {
+struct op_name {
     char peer[EMB_SVC_PEER_LEN + 1];
     uint8_t op;
     char *name;
 };
 
 struct emb_events_ops {
-    struct emb__op_name *v;
+    struct op_name *v;
     size_t count;
 };
 
@@ -121,7 +115,7 @@ void emb_events_ops_free(struct emb_events_ops *ops)
 }
 
 /* Parses one non-comment line "peer op name"; returns the column of a problem, or -1. */
-static long emb__parse_op_line(char *line, struct emb__op_name *out, const char **why)
+static long parse_op_line(char *line, struct op_name *out, const char **why)
 {
     const char *sep = " \t\r";
     char *save = NULL;
@@ -158,11 +152,44 @@ static long emb__parse_op_line(char *line, struct emb__op_name *out, const char 
     return -1;
 }
 
-struct emb_events_ops *emb_events_ops_load(const char *path, char *err, size_t errlen)
+/* Adds the line at `line_at` (number lineno) unless it is blank or a comment. false, with
+ * the problem reported, when it is not a line of the ops file. */
+static bool take_line(struct emb_events_ops *ops, size_t *cap, char *line, size_t len,
+                      long lineno, long line_at, struct emb_problems *ps)
+{
+    if (len != strlen(line)) {
+        emb_report(ps, EMB_ERROR, line_at, "line %ld (byte %ld): NUL byte in text", lineno,
+                   line_at);
+        return false;
+    }
+    char *hash = strchr(line, '#');
+    if (hash)
+        *hash = '\0';
+    line[strcspn(line, "\n")] = '\0';
+    if (line[strspn(line, " \t\r")] == '\0')
+        return true;
+    struct op_name *grown = emb_array_grow(ops->v, cap, ops->count + 1, sizeof *grown);
+    if (grown == NULL) {
+        emb_report(ps, EMB_ERROR, -1, "out of memory");
+        return false;
+    }
+    ops->v = grown;
+    const char *why = NULL;
+    long col = parse_op_line(line, &ops->v[ops->count], &why);
+    if (col >= 0) {
+        emb_report(ps, EMB_ERROR, line_at + col, "line %ld (byte %ld): %s", lineno,
+                   line_at + col, why);
+        return false;
+    }
+    ops->count++;
+    return true;
+}
+
+struct emb_events_ops *emb_events_ops_load(const char *path, struct emb_problems *ps)
 {
     FILE *f = fopen(path, "r");
     if (f == NULL) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        emb_report(ps, EMB_ERROR, -1, "%s", strerror(errno));
         return NULL;
     }
     struct emb_events_ops *ops = calloc(1, sizeof *ops);
@@ -171,40 +198,11 @@ struct emb_events_ops *emb_events_ops_load(const char *path, char *err, size_t e
     long offset = 0, lineno = 0;
     ssize_t len;
     bool failed = ops == NULL;
+    if (failed)
+        emb_report(ps, EMB_ERROR, -1, "out of memory");
     while (!failed && (len = getline(&line, &linecap, f)) >= 0) {
-        lineno++;
-        long line_at = offset;
+        failed = !take_line(ops, &cap, line, (size_t)len, ++lineno, offset, ps);
         offset += len;
-        if ((size_t)len != strlen(line)) {
-            snprintf(err, errlen, "%s: line %ld (byte %ld): NUL byte in text", path, lineno,
-                     line_at);
-            failed = true;
-            break;
-        }
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = '\0';
-        line[strcspn(line, "\n")] = '\0';
-        if (line[strspn(line, " \t\r")] == '\0')
-            continue;
-        if (ops->count == cap) {
-            cap = cap ? cap * 2 : 16;
-            struct emb__op_name *nv = realloc(ops->v, cap * sizeof *nv);
-            if (nv == NULL) {
-                snprintf(err, errlen, "%s: out of memory", path);
-                failed = true;
-                break;
-            }
-            ops->v = nv;
-        }
-        const char *why = NULL;
-        long col = emb__parse_op_line(line, &ops->v[ops->count], &why);
-        if (col >= 0) {
-            snprintf(err, errlen, "%s: line %ld (byte %ld): %s", path, lineno, line_at + col, why);
-            failed = true;
-            break;
-        }
-        ops->count++;
     }
     free(line);
     fclose(f);
@@ -245,10 +243,10 @@ const char *emb_events_chain(const struct emb_events_calls *calls, const struct 
         path[depth++] = k;
     size_t used = 0;
     buf[0] = '\0';
-    const struct emb_svc_event *root = emb__call_event(&calls->call[path[depth - 1]], ev);
+    const struct emb_svc_event *root = call_event(&calls->call[path[depth - 1]], ev);
     used += (size_t)snprintf(buf, cap, "%s", root->caller);
     for (size_t i = depth; i-- > 0 && used < cap;) {
-        const struct emb_svc_event *e = emb__call_event(&calls->call[path[i]], ev);
+        const struct emb_svc_event *e = call_event(&calls->call[path[i]], ev);
         char target[64];
         emb_events_target(ops, e->peer, e->op, target, sizeof target);
         used += (size_t)snprintf(buf + used, cap - used, " -> %s", target);

@@ -18,6 +18,8 @@
 
 #include <emb/svc_trace.h>
 
+#include "problem.h"
+
 #define EMB_EVENTS_NONE ((size_t)-1)
 
 struct emb_events_call {
@@ -40,8 +42,9 @@ void emb_events_calls_free(struct emb_events_calls *c);
 
 struct emb_events_ops;
 
-/* Loads an ops file. NULL with a message ("FILE: line L (byte B): ...") in err on failure. */
-struct emb_events_ops *emb_events_ops_load(const char *path, char *err, size_t errlen);
+/* Loads an ops file. NULL on failure, the problem reported to `ps` (whose file names the
+ * ops file) at its byte offset, its message "line L (byte B): ...". */
+struct emb_events_ops *emb_events_ops_load(const char *path, struct emb_problems *ps);
 void emb_events_ops_free(struct emb_events_ops *ops);
 /* The name of `op` in `peer`'s protocol, or NULL. `ops` may be NULL. */
 const char *emb_events_op_name(const struct emb_events_ops *ops, const char *peer, uint8_t op);

@@ -8,19 +8,19 @@
 #include <string.h>
 
 /* One emitter whose sequence numbers are followed, to count what never arrived. */
-struct emb__caller {
+struct caller {
     uint8_t name[EMB_SVC_NAME_LEN];
     uint32_t last_seq;     /* the last sequence number accounted for */
     uint32_t last_refused; /* the emitter's refused count as of its last LOSSES */
     bool used;
 };
 
-struct emb__metric {
+struct metric {
     uint8_t key[EMB_SVC_NAME_LEN + EMB_SVC_MET_NAME_LEN]; /* owner cell then name cell */
     uint64_t value;
 };
 
-struct emb__log_line {
+struct log_line {
     uint8_t owner[EMB_SVC_NAME_LEN];
     uint16_t len;
     uint8_t text[EMB_SVC_LOG_TEXT_MAX];
@@ -28,20 +28,16 @@ struct emb__log_line {
 
 struct emb_events_sink {
     struct emb_events_sink_config cfg;
-    uint8_t *ring;       /* capacity records of EMB_SVC_EV_LEN bytes */
-    uint64_t accepted;   /* records ever written; the next goes to accepted % capacity */
-    uint64_t dropped;
-    uint64_t faults;
-    uint64_t malformed;
-    uint64_t queries;
-    struct emb__caller *callers; /* open addressing, caller_slots entries */
+    uint8_t *ring; /* capacity records of EMB_SVC_EV_LEN bytes */
+    /* The counters: accepted is the records ever written (the next goes to accepted %
+     * capacity); the sizes of the ring, table and window are filled in by stats(). */
+    struct emb_events_sink_stats count;
+    struct caller *callers; /* open addressing, caller_slots entries */
     uint32_t caller_slots;
     uint32_t caller_count;
-    struct emb__metric *metrics;
+    struct metric *metrics;
     uint32_t metric_count;
-    uint64_t metric_samples;
-    uint64_t metrics_full;
-    struct emb__log_line *logs; /* log_lines slots; line k (from 1) is at (k - 1) % log_lines */
+    struct log_line *logs; /* log_lines slots; line k (from 1) is at (k - 1) % log_lines */
     uint64_t log_total;
 };
 
@@ -94,34 +90,27 @@ void emb_events_sink_free(struct emb_events_sink *s)
 
 void emb_events_sink_count_malformed(struct emb_events_sink *s)
 {
-    s->malformed++;
+    s->count.malformed++;
 }
 
-static uint32_t emb__held(const struct emb_events_sink *s)
+static uint32_t events_held(const struct emb_events_sink *s)
 {
-    return s->accepted < s->cfg.capacity ? (uint32_t)s->accepted : s->cfg.capacity;
+    return s->count.accepted < s->cfg.capacity ? (uint32_t)s->count.accepted : s->cfg.capacity;
 }
 
 void emb_events_sink_stats(const struct emb_events_sink *s, struct emb_events_sink_stats *out)
 {
-    memset(out, 0, sizeof *out);
+    *out = s->count;
     out->capacity = s->cfg.capacity;
-    out->held = emb__held(s);
-    out->accepted = s->accepted;
-    out->dropped = s->dropped;
-    out->faults = s->faults;
-    out->malformed = s->malformed;
-    out->metric_samples = s->metric_samples;
-    out->metrics_full = s->metrics_full;
+    out->held = events_held(s);
     out->metrics_held = s->metric_count;
     out->log_lines = s->log_total;
     out->log_held = s->log_total < s->cfg.log_lines ? (uint32_t)s->log_total : s->cfg.log_lines;
-    out->queries = s->queries;
 }
 
 /* ---- Intake ---- */
 
-static uint32_t emb__hash_name(const uint8_t *name)
+static uint32_t hash_name(const uint8_t *name)
 {
     uint32_t h = 2166136261u; /* FNV-1a */
     for (unsigned i = 0; i < EMB_SVC_NAME_LEN; i++)
@@ -131,11 +120,11 @@ static uint32_t emb__hash_name(const uint8_t *name)
 
 /* The emitter's entry, created on first sight; NULL when the table is full (its losses are
  * then not followed: the ring still takes its events). */
-static struct emb__caller *emb__caller(struct emb_events_sink *s, const uint8_t *name, bool *fresh)
+static struct caller *find_caller(struct emb_events_sink *s, const uint8_t *name, bool *fresh)
 {
     uint32_t mask = s->caller_slots - 1;
-    for (uint32_t i = emb__hash_name(name) & mask;; i = (i + 1) & mask) {
-        struct emb__caller *c = &s->callers[i];
+    for (uint32_t i = hash_name(name) & mask;; i = (i + 1) & mask) {
+        struct caller *c = &s->callers[i];
         if (c->used && memcmp(c->name, name, EMB_SVC_NAME_LEN) == 0) {
             *fresh = false;
             return c;
@@ -153,15 +142,17 @@ static struct emb__caller *emb__caller(struct emb_events_sink *s, const uint8_t 
     }
 }
 
-static void emb__take_event(struct emb_events_sink *s, struct emb_svc_event *ev, uint32_t now_s)
+static void take_event(struct emb_events_sink *s, const struct emb_svc_event *in, uint32_t now_s)
 {
     /* Stored re-encoded from the decoded form, so names are canonical (NUL-padded). */
-    uint8_t *slot = s->ring + (size_t)(s->accepted % s->cfg.capacity) * EMB_SVC_EV_LEN;
-    ev->at_s = now_s;
+    uint8_t *slot = s->ring + (size_t)(s->count.accepted % s->cfg.capacity) * EMB_SVC_EV_LEN;
+    struct emb_svc_event stamped = *in;
+    const struct emb_svc_event *ev = &stamped;
+    stamped.at_s = now_s;
     emb_svc_encode_event_record(slot, EMB_SVC_EV_LEN, ev);
-    s->accepted++;
+    s->count.accepted++;
     bool fresh = false;
-    struct emb__caller *c = emb__caller(s, slot + EMB_SVC_EV_OFF_CALLER, &fresh);
+    struct caller *c = find_caller(s, slot + EMB_SVC_EV_OFF_CALLER, &fresh);
     if (c != NULL) {
         /* An emitter reports its refused sends (LOSSES) before anything that follows them,
          * so its events arrive numbered one after another. A jump no report explained is
@@ -171,17 +162,17 @@ static void emb__take_event(struct emb_events_sink *s, struct emb_svc_event *ev,
         if (fresh || ev->seq <= c->last_seq)
             c->last_refused = 0;
         else if (ev->seq != c->last_seq + 1u)
-            s->faults++;
+            s->count.faults++;
         c->last_seq = ev->seq;
     }
 }
 
-static void emb__take_losses(struct emb_events_sink *s, const struct emb_svc_losses *l)
+static void take_losses(struct emb_events_sink *s, const struct emb_svc_losses *l)
 {
     uint8_t name[EMB_SVC_NAME_LEN];
     emb_svc_put_name(name, EMB_SVC_NAME_LEN, l->owner);
     bool fresh = false;
-    struct emb__caller *c = emb__caller(s, name, &fresh);
+    struct caller *c = find_caller(s, name, &fresh);
     if (c == NULL)
         return;
     if (!fresh && (l->seq < c->last_seq || l->refused < c->last_refused))
@@ -193,14 +184,14 @@ static void emb__take_losses(struct emb_events_sink *s, const struct emb_svc_los
      * refused since it last reported. An emitter first heard of by its report is counted
      * only when its refusals explain every number it used. */
     if (gap <= l->refused - from_refused)
-        s->dropped += gap;
+        s->count.dropped += gap;
     else if (!fresh)
-        s->faults++;
+        s->count.faults++;
     c->last_seq = l->seq;
     c->last_refused = l->refused;
 }
 
-static void emb__take_metric(struct emb_events_sink *s, const struct emb_svc_metric *m)
+static void take_metric(struct emb_events_sink *s, const struct emb_svc_metric *m)
 {
     const size_t key_len = EMB_SVC_NAME_LEN + EMB_SVC_MET_NAME_LEN;
     /* Canonical key: bytes after a name's first NUL do not make another metric. */
@@ -211,23 +202,23 @@ static void emb__take_metric(struct emb_events_sink *s, const struct emb_svc_met
     for (uint32_t i = 0; i < s->metric_count; i++) {
         if (memcmp(s->metrics[i].key, key, key_len) == 0) {
             s->metrics[i].value = value;
-            s->metric_samples++;
+            s->count.metric_samples++;
             return;
         }
     }
     if (s->metric_count >= s->cfg.metrics) {
-        s->metrics_full++;
+        s->count.metrics_full++;
         return;
     }
     memcpy(s->metrics[s->metric_count].key, key, key_len);
     s->metrics[s->metric_count].value = value;
     s->metric_count++;
-    s->metric_samples++;
+    s->count.metric_samples++;
 }
 
-static void emb__take_log(struct emb_events_sink *s, const struct emb_svc_msg *m)
+static void take_log(struct emb_events_sink *s, const struct emb_svc_msg *m)
 {
-    struct emb__log_line *l = &s->logs[s->log_total % s->cfg.log_lines];
+    struct log_line *l = &s->logs[s->log_total % s->cfg.log_lines];
     emb_svc_put_name(l->owner, EMB_SVC_NAME_LEN, m->u.log.owner);
     l->len = (uint16_t)m->u.log.len;
     memcpy(l->text, m->u.log.text, m->u.log.len);
@@ -240,33 +231,33 @@ static void emb__take_log(struct emb_events_sink *s, const struct emb_svc_msg *m
 
 /* ---- Queries ---- */
 
-static long emb__reply_status(const struct emb_events_sink *s, uint8_t *reply)
+static long reply_status(const struct emb_events_sink *s, uint8_t *reply)
 {
     struct emb_svc_status st = {
         .capacity = s->cfg.capacity,
-        .accepted = s->accepted,
-        .dropped = s->dropped,
-        .held = emb__held(s),
-        .malformed = s->malformed,
-        .faults = s->faults,
+        .accepted = s->count.accepted,
+        .dropped = s->count.dropped,
+        .held = events_held(s),
+        .malformed = s->count.malformed,
+        .faults = s->count.faults,
     };
     return (long)emb_svc_encode_status_reply(reply, EMB_EVENTS_REPLY_MAX, &st);
 }
 
-static long emb__reply_dump(const struct emb_events_sink *s, uint8_t count, uint8_t *reply)
+static long reply_dump(const struct emb_events_sink *s, uint8_t count, uint8_t *reply)
 {
-    uint32_t n = emb__held(s);
+    uint32_t n = events_held(s);
     if (n > count)
         n = count;
     for (uint32_t i = 0; i < n; i++) {
-        uint64_t k = s->accepted - n + i;
+        uint64_t k = s->count.accepted - n + i;
         memcpy(reply + (size_t)i * EMB_SVC_EV_LEN,
                s->ring + (size_t)(k % s->cfg.capacity) * EMB_SVC_EV_LEN, EMB_SVC_EV_LEN);
     }
     return (long)n * EMB_SVC_EV_LEN;
 }
 
-static long emb__reply_metrics(const struct emb_events_sink *s, uint8_t *reply)
+static long reply_metrics(const struct emb_events_sink *s, uint8_t *reply)
 {
     for (uint32_t i = 0; i < s->metric_count; i++) {
         uint8_t *rec = reply + (size_t)i * EMB_SVC_MET_LEN;
@@ -276,7 +267,7 @@ static long emb__reply_metrics(const struct emb_events_sink *s, uint8_t *reply)
     return (long)s->metric_count * EMB_SVC_MET_LEN;
 }
 
-static long emb__reply_logs(const struct emb_events_sink *s, uint64_t since, uint8_t *reply)
+static long reply_logs(const struct emb_events_sink *s, uint64_t since, uint8_t *reply)
 {
     uint64_t newest = s->log_total;
     uint64_t held = newest < s->cfg.log_lines ? newest : s->cfg.log_lines;
@@ -291,7 +282,7 @@ static long emb__reply_logs(const struct emb_events_sink *s, uint64_t since, uin
     }
     size_t pos = EMB_SVC_LOGS_HDR_LEN;
     for (uint64_t k = first; held && k <= newest; k++) {
-        const struct emb__log_line *l = &s->logs[(k - 1) % s->cfg.log_lines];
+        const struct log_line *l = &s->logs[(k - 1) % s->cfg.log_lines];
         size_t owner_len = strnlen((const char *)l->owner, EMB_SVC_NAME_LEN);
         size_t need = owner_len + 1u + l->len + 1u;
         if (pos + need > s->cfg.logs_reply_max)
@@ -309,7 +300,7 @@ static long emb__reply_logs(const struct emb_events_sink *s, uint64_t since, uin
 }
 
 /* The name a decoded intake message claims for its emitter. */
-static const char *emb__claimed_name(const struct emb_svc_msg *m)
+static const char *claimed_name(const struct emb_svc_msg *m)
 {
     switch (m->op) {
     case EMB_SVC_OP_EVENT: return m->u.event.caller;
@@ -320,20 +311,44 @@ static const char *emb__claimed_name(const struct emb_svc_msg *m)
     }
 }
 
-static long emb__handle(struct emb_events_sink *s, enum emb_events_origin from, const char *bound,
-                        const uint8_t *msg, size_t len, uint32_t now_s, uint8_t *reply)
+/* Stores what an intake message brings. */
+static void take(struct emb_events_sink *s, const struct emb_svc_msg *m, uint32_t now_s)
+{
+    switch (m->op) {
+    case EMB_SVC_OP_EVENT: take_event(s, &m->u.event, now_s); break;
+    case EMB_SVC_OP_METRIC: take_metric(s, &m->u.metric); break;
+    case EMB_SVC_OP_LOG: take_log(s, m); break;
+    case EMB_SVC_OP_LOSSES: take_losses(s, &m->u.losses); break;
+    default: break;
+    }
+}
+
+/* The reply to a query, or -1 when the message is no query. */
+static long answer(struct emb_events_sink *s, const struct emb_svc_msg *m, uint8_t *reply)
+{
+    switch (m->op) {
+    case EMB_SVC_OP_STATUS: return reply_status(s, reply);
+    case EMB_SVC_OP_DUMP: return reply_dump(s, m->u.dump_count, reply);
+    case EMB_SVC_OP_METRICS: return reply_metrics(s, reply);
+    case EMB_SVC_OP_LOGS: return reply_logs(s, m->u.since, reply);
+    default: return -1;
+    }
+}
+
+static long handle(struct emb_events_sink *s, enum emb_events_origin from, const char *bound,
+                   const uint8_t *msg, size_t len, uint32_t now_s, uint8_t *reply)
 {
     struct emb_svc_msg m;
     bool query = from == EMB_EVENTS_FROM_QUERY;
     long refused = query ? 0 : -1;
     if (emb_svc_decode_msg(msg, len, &m, NULL) != EMB_OK) {
-        s->malformed++;
+        s->count.malformed++;
         return refused;
     }
-    const char *claimed = emb__claimed_name(&m);
+    const char *claimed = claimed_name(&m);
     if (bound != NULL && claimed != NULL &&
         strncmp(claimed, bound, EMB_SVC_NAME_LEN) != 0) {
-        s->faults++; /* an emitter speaking as another service */
+        s->count.faults++; /* an emitter speaking as another service */
         return refused;
     }
     bool intake_op = m.op == EMB_SVC_OP_EVENT || m.op == EMB_SVC_OP_METRIC ||
@@ -341,48 +356,30 @@ static long emb__handle(struct emb_events_sink *s, enum emb_events_origin from, 
     if (intake_op == query) {
         /* Emission through the query socket would bypass the capability; a query on the
          * intake has nowhere to send its answer. */
-        s->malformed++;
+        s->count.malformed++;
         return refused;
     }
-    switch (m.op) {
-    case EMB_SVC_OP_EVENT:
-        emb__take_event(s, &m.u.event, now_s);
+    if (!query) {
+        take(s, &m, now_s);
         return -1;
-    case EMB_SVC_OP_METRIC:
-        emb__take_metric(s, &m.u.metric);
-        return -1;
-    case EMB_SVC_OP_LOG:
-        emb__take_log(s, &m);
-        return -1;
-    case EMB_SVC_OP_LOSSES:
-        emb__take_losses(s, &m.u.losses);
-        return -1;
-    case EMB_SVC_OP_STATUS:
-        s->queries++;
-        return emb__reply_status(s, reply);
-    case EMB_SVC_OP_DUMP:
-        s->queries++;
-        return emb__reply_dump(s, m.u.dump_count, reply);
-    case EMB_SVC_OP_METRICS:
-        s->queries++;
-        return emb__reply_metrics(s, reply);
-    case EMB_SVC_OP_LOGS:
-        s->queries++;
-        return emb__reply_logs(s, m.u.since, reply);
-    default:
-        s->malformed++;
+    }
+    long n = answer(s, &m, reply);
+    if (n < 0) {
+        s->count.malformed++; /* decodes, but asks nothing the sink answers */
         return refused;
     }
+    s->count.queries++;
+    return n;
 }
 
 long emb_events_sink_handle(struct emb_events_sink *s, enum emb_events_origin from,
                             const uint8_t *msg, size_t len, uint32_t now_s, uint8_t *reply)
 {
-    return emb__handle(s, from, NULL, msg, len, now_s, reply);
+    return handle(s, from, NULL, msg, len, now_s, reply);
 }
 
 long emb_events_sink_handle_bound(struct emb_events_sink *s, const char *name,
                                   const uint8_t *msg, size_t len, uint32_t now_s)
 {
-    return emb__handle(s, EMB_EVENTS_FROM_INTAKE, name, msg, len, now_s, NULL);
+    return handle(s, EMB_EVENTS_FROM_INTAKE, name, msg, len, now_s, NULL);
 }

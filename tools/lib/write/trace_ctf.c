@@ -4,6 +4,8 @@
 
 #include "trace_write.h"
 
+#include "ctf_write.h"
+
 #include <emb/trace_format.h>
 #include <emb/wire.h>
 
@@ -12,7 +14,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* Whether `name` is a file this writer makes: metadata or stream_<digits>. */
@@ -32,12 +33,9 @@ static bool ours(const char *name)
  * reads every non-hidden file of the directory, so anything else there is refused. */
 static int prepare_dir(const char *dir, char *err, size_t errlen)
 {
-    if (mkdir(dir, 0777) == 0)
-        return 0;
-    if (errno != EEXIST) {
-        snprintf(err, errlen, "%s: cannot create directory: %s", dir, strerror(errno));
-        return -1;
-    }
+    int made = emb_ctf_make_dir(dir, err, errlen);
+    if (made <= 0)
+        return made;
     DIR *d = opendir(dir);
     if (!d) {
         snprintf(err, errlen, "%s: %s", dir, strerror(errno));
@@ -88,18 +86,11 @@ static int write_metadata(const struct emb_trace *t, const char *dir, char *err,
         .build_id_hex = h->build_id_len ? build_id : NULL,
     };
     memcpy(params.uuid, h->uuid, 16);
-    snprintf(path, sizeof path, "%s/metadata", dir);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    FILE *f = emb_ctf_open_file(dir, "metadata", path, err, errlen);
+    if (!f)
         return -1;
-    }
     int rc = emb_catalog_write_tsdl(emb_trace_catalog(t), &params, f);
-    if (fclose(f) != 0 || rc != 0) {
-        snprintf(err, errlen, "%s: write error: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return emb_ctf_close_file(f, path, rc != 0, err, errlen);
 }
 
 static const struct emb_trace_packet *sort_base;
@@ -119,13 +110,11 @@ static int write_stream(const struct emb_trace *t, const char *dir, const size_t
     size_t npk;
     const struct emb_trace_packet *pk = emb_trace_packets(t, &npk);
     uint32_t P = emb_trace_info(t)->packet_size;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/stream_%u", dir, emb_trace_context(t, pk[order[0]].ctx)->id);
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    char path[4096], name[32];
+    snprintf(name, sizeof name, "stream_%u", emb_trace_context(t, pk[order[0]].ctx)->id);
+    FILE *f = emb_ctf_open_file(dir, name, path, err, errlen);
+    if (!f)
         return -1;
-    }
     /* babeltrace2 counts discarded events as the difference between two packets'
      * events_discarded: the first packet's own total (a snapshot's overwritten packets)
      * would be "may have discarded", uncounted. An empty packet before it, numbered just
@@ -148,12 +137,7 @@ static int write_stream(const struct emb_trace *t, const char *dir, const size_t
     for (size_t i = 0; i < n; i++)
         if (fwrite(pk[order[i]].data, 1, P, f) != P)
             break;
-    int failed = ferror(f);
-    if (fclose(f) != 0 || failed) {
-        snprintf(err, errlen, "%s: write error: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return emb_ctf_close_file(f, path, false, err, errlen);
 }
 
 int emb_trace_write_ctf(const struct emb_trace *t, const char *dir, char *err, size_t errlen)

@@ -170,14 +170,29 @@ void emb_trace_json_summary(struct emb_json *j, const struct emb_trace *t)
     emb_json_end_array(j);
 }
 
+/* The document's opening: the file, its header and contexts. */
+static void document_begin(struct emb_json *j, const struct emb_trace *t, FILE *out)
+{
+    emb_json_init(j, out, true);
+    emb_json_begin_object(j, NULL);
+    emb_json_string(j, "file", emb_trace_name(t));
+    emb_trace_json_header(j, t);
+    emb_trace_json_contexts(j, t);
+}
+
+/* The summary and issues, and the document's close. */
+static int document_end(struct emb_json *j, const struct emb_trace *t)
+{
+    emb_trace_json_summary(j, t);
+    emb_json_end_object(j);
+    emb_json_end(j);
+    return ferror(j->out) ? -1 : 0;
+}
+
 int emb_trace_write_json(const struct emb_trace *t, FILE *out)
 {
     struct emb_json j;
-    emb_json_init(&j, out, true);
-    emb_json_begin_object(&j, NULL);
-    emb_json_string(&j, "file", emb_trace_name(t));
-    emb_trace_json_header(&j, t);
-    emb_trace_json_contexts(&j, t);
+    document_begin(&j, t, out);
     size_t n;
     const struct emb_trace_event *const *recs = emb_trace_events(t, &n);
     emb_json_begin_array(&j, "events");
@@ -187,8 +202,12 @@ int emb_trace_write_json(const struct emb_trace *t, FILE *out)
         emb_trace_json_record(&j, t, recs[i]);
     emb_json_end_array(&j);
     j.flat_depth = 0;
-    emb_trace_json_summary(&j, t);
-    emb_json_end_object(&j);
-    emb_json_end(&j);
-    return ferror(out) ? -1 : 0;
+    return document_end(&j, t);
+}
+
+int emb_trace_write_json_summary(const struct emb_trace *t, FILE *out)
+{
+    struct emb_json j;
+    document_begin(&j, t, out);
+    return document_end(&j, t);
 }

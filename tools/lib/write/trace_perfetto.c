@@ -8,6 +8,8 @@
 
 #include <emb/trace_format.h>
 
+#include "perfetto_json.h"
+
 #define PID_CONTEXTS 1 /* one thread track per context */
 #define PID_SCHED 2    /* one "running" track per context that records switches */
 #define MAX_OPEN 64    /* open slices per context; deeper begins are shown as instants */
@@ -59,7 +61,7 @@ struct ctx_out {
 
 struct writer {
     const struct emb_trace *t;
-    struct emb_json j;
+    struct emb_perfetto p;
     struct ctx_out *ctx;
     const struct emb_catalog_event *begin_ev[NPAIRS], *end_ev[NPAIRS];
     const struct emb_catalog_event *counter_ev[NCOUNTERS];
@@ -73,100 +75,52 @@ static const struct emb_catalog_field *field(const struct emb_catalog_event *ev,
     return NULL;
 }
 
-static void ts_us(struct writer *w, uint64_t ns)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%" PRIu64 ".%03" PRIu64, ns / 1000u, ns % 1000u);
-    emb_json_raw(&w->j, "ts", buf);
-}
-
-static void event_start(struct writer *w, const char *ph, const char *name, int pid,
-                        unsigned tid, uint64_t ns)
-{
-    emb_json_begin_object(&w->j, NULL);
-    emb_json_string(&w->j, "ph", ph);
-    if (name)
-        emb_json_string(&w->j, "name", name);
-    emb_json_int(&w->j, "pid", pid);
-    emb_json_uint(&w->j, "tid", tid);
-    ts_us(w, ns);
-}
-
 static void args_fields(struct writer *w, const struct emb_trace_event *e)
 {
-    emb_json_begin_object(&w->j, "args");
+    emb_json_begin_object(&w->p.j, "args");
     for (size_t k = 0; e->ev && k < e->ev->nfields; k++)
-        emb_trace_json_field(&w->j, &e->ev->fields[k], e->payload, true);
+        emb_trace_json_field(&w->p.j, &e->ev->fields[k], e->payload, true);
     if (e->kind != EMB_EVT_KIND_THREAD) {
-        emb_json_string(&w->j, "kind", emb_trace_event_kind_name(e->kind));
-        emb_json_uint(&w->j, "depth", e->depth);
+        emb_json_string(&w->p.j, "kind", emb_trace_event_kind_name(e->kind));
+        emb_json_uint(&w->p.j, "depth", e->depth);
     }
-    emb_json_end_object(&w->j);
-}
-
-static void metadata(struct writer *w, const char *what, int pid, long tid, const char *name,
-                     long sort)
-{
-    emb_json_begin_object(&w->j, NULL);
-    emb_json_string(&w->j, "ph", "M");
-    emb_json_string(&w->j, "name", what);
-    emb_json_int(&w->j, "pid", pid);
-    if (tid >= 0)
-        emb_json_int(&w->j, "tid", tid);
-    emb_json_begin_object(&w->j, "args");
-    if (sort >= 0)
-        emb_json_int(&w->j, "sort_index", sort);
-    else
-        emb_json_string(&w->j, "name", name);
-    emb_json_end_object(&w->j);
-    emb_json_end_object(&w->j);
+    emb_json_end_object(&w->p.j);
 }
 
 static void slice_begin(struct writer *w, const struct emb_trace_event *e, const char *name)
 {
-    event_start(w, "B", name, PID_CONTEXTS, e->context_id, e->ns);
-    emb_json_string(&w->j, "cat", e->ev && e->ev->cls ? e->ev->cls->name : "emb");
+    emb_perfetto_slice_begin(&w->p, name, PID_CONTEXTS, e->context_id, e->ns);
+    emb_json_string(&w->p.j, "cat", e->ev && e->ev->cls ? e->ev->cls->name : "emb");
     args_fields(w, e);
-    emb_json_end_object(&w->j);
+    emb_json_end_object(&w->p.j);
 }
 
 static void slice_end(struct writer *w, unsigned tid, uint64_t ns,
                       const struct emb_trace_event *e)
 {
-    event_start(w, "E", NULL, PID_CONTEXTS, tid, ns);
+    emb_perfetto_slice_end(&w->p, PID_CONTEXTS, tid, ns);
     if (e)
         args_fields(w, e);
-    emb_json_end_object(&w->j);
+    emb_json_end_object(&w->p.j);
 }
 
 static void instant(struct writer *w, const struct emb_trace_event *e, const char *name)
 {
-    event_start(w, "i", name, PID_CONTEXTS, e->context_id, e->ns);
-    emb_json_string(&w->j, "s", "t");
-    emb_json_string(&w->j, "cat", e->ev && e->ev->cls ? e->ev->cls->name : "emb");
+    emb_perfetto_instant(&w->p, name, NULL, PID_CONTEXTS, e->context_id, e->ns);
+    emb_json_string(&w->p.j, "cat", e->ev && e->ev->cls ? e->ev->cls->name : "emb");
     if (e->ev) {
         args_fields(w, e);
     } else {
-        emb_json_begin_object(&w->j, "args");
+        emb_json_begin_object(&w->p.j, "args");
         if (e->type == EMB_TREC_UNKNOWN) {
-            emb_json_uint(&w->j, "id", e->id);
-            emb_json_uint(&w->j, "raw_bytes", e->payload_size);
+            emb_json_uint(&w->p.j, "id", e->id);
+            emb_json_uint(&w->p.j, "raw_bytes", e->payload_size);
         } else {
-            emb_json_uint(&w->j, "count", e->count);
+            emb_json_uint(&w->p.j, "count", e->count);
         }
-        emb_json_end_object(&w->j);
+        emb_json_end_object(&w->p.j);
     }
-    emb_json_end_object(&w->j);
-}
-
-static void counter(struct writer *w, const char *name, uint64_t ns, const char *arg,
-                    uint64_t value)
-{
-    event_start(w, "C", name, PID_CONTEXTS, 0, ns);
-    emb_json_begin_object(&w->j, "args");
-    emb_json_uint(&w->j, arg, value);
-    emb_json_end_object(&w->j);
-    emb_json_end_object(&w->j);
+    emb_json_end_object(&w->p.j);
 }
 
 /* Begin of a pair: push a slice. */
@@ -214,8 +168,8 @@ static void pair_end(struct writer *w, struct ctx_out *c, const struct emb_trace
         slice_end(w, e->context_id, e->ns, NULL);
     slice_end(w, e->context_id, e->ns, e);
     for (unsigned i = k + 1; i < c->nopen; i++) {
-        event_start(w, "B", c->open[i].name, PID_CONTEXTS, e->context_id, e->ns);
-        emb_json_end_object(&w->j);
+        emb_perfetto_slice_begin(&w->p, c->open[i].name, PID_CONTEXTS, e->context_id, e->ns);
+        emb_perfetto_close(&w->p);
     }
     memmove(&c->open[k], &c->open[k + 1], (c->nopen - k - 1) * sizeof c->open[0]);
     c->nopen--;
@@ -229,19 +183,20 @@ static void sched_switch(struct writer *w, struct ctx_out *c, const struct emb_t
     char name[64];
     if (!c->sched_named) {
         snprintf(name, sizeof name, "%s running", ctx->name);
-        metadata(w, "thread_name", PID_SCHED, e->context_id, name, -1);
-        metadata(w, "thread_sort_index", PID_SCHED, e->context_id, NULL, (long)e->ctx);
+        emb_perfetto_track_name(&w->p, "thread_name", PID_SCHED, e->context_id, name);
+        emb_perfetto_track_sort(&w->p, "thread_sort_index", PID_SCHED, e->context_id,
+                                (long long)e->ctx);
         c->sched_named = true;
     }
     if (c->running) {
-        event_start(w, "E", NULL, PID_SCHED, e->context_id, e->ns);
-        emb_json_end_object(&w->j);
+        emb_perfetto_slice_end(&w->p, PID_SCHED, e->context_id, e->ns);
+        emb_perfetto_close(&w->p);
     }
     snprintf(name, sizeof name, "thread %" PRIu64, to ? emb_catalog_field_get_uint(to, e->payload) : 0);
-    event_start(w, "B", name, PID_SCHED, e->context_id, e->ns);
-    emb_json_string(&w->j, "cat", "sched");
+    emb_perfetto_slice_begin(&w->p, name, PID_SCHED, e->context_id, e->ns);
+    emb_json_string(&w->p.j, "cat", "sched");
     args_fields(w, e);
-    emb_json_end_object(&w->j);
+    emb_json_end_object(&w->p.j);
     c->running = true;
 }
 
@@ -252,7 +207,7 @@ static void record(struct writer *w, const struct emb_trace_event *e)
     if (e->type == EMB_TREC_DISCARDED) {
         snprintf(name, sizeof name, "events discarded (%s)", emb_trace_context(w->t, e->ctx)->name);
         c->discarded += e->count;
-        counter(w, name, e->ns, "total", c->discarded);
+        emb_perfetto_counter(&w->p, name, PID_CONTEXTS, 0, e->ns, "total", c->discarded);
         instant(w, e, "events discarded");
         return;
     }
@@ -288,7 +243,8 @@ static void record(struct writer *w, const struct emb_trace_event *e)
             char buf[48];
             snprintf(name, sizeof name, "%s %s %s", counters[k].label,
                      emb_trace_field_text(of, e->payload, buf, sizeof buf), counters[k].field);
-            counter(w, name, e->ns, counters[k].field, emb_catalog_field_get_uint(vf, e->payload));
+            emb_perfetto_counter(&w->p, name, PID_CONTEXTS, 0, e->ns, counters[k].field,
+                                 emb_catalog_field_get_uint(vf, e->payload));
         }
     }
     instant(w, e, e->ev->name);
@@ -311,20 +267,18 @@ int emb_trace_write_perfetto(const struct emb_trace *t, FILE *out)
     for (unsigned k = 0; k < NCOUNTERS; k++)
         w.counter_ev[k] = emb_catalog_find(cat, counters[k].event);
 
-    emb_json_init(&w.j, out, true);
-    w.j.flat_depth = 2; /* one trace event per line */
-    emb_json_begin_object(&w.j, NULL);
-    emb_json_string(&w.j, "displayTimeUnit", "ns");
-    emb_json_begin_array(&w.j, "traceEvents");
+    emb_perfetto_open_document(&w.p, out, EMB_PERFETTO_NS, true);
+    emb_json_string(&w.p.j, "displayTimeUnit", "ns");
+    emb_perfetto_begin_events(&w.p);
     char name[64];
     const struct emb_trace_info *h = emb_trace_info(t);
     snprintf(name, sizeof name, "emb %s", h->port[0] ? h->port : "trace");
-    metadata(&w, "process_name", PID_CONTEXTS, -1, name, -1);
-    metadata(&w, "process_name", PID_SCHED, -1, "scheduler", -1);
+    emb_perfetto_track_name(&w.p, "process_name", PID_CONTEXTS, -1, name);
+    emb_perfetto_track_name(&w.p, "process_name", PID_SCHED, -1, "scheduler");
     for (size_t i = 0; i < nctx; i++) {
         const struct emb_trace_context *c = emb_trace_context(t, i);
-        metadata(&w, "thread_name", PID_CONTEXTS, c->id, c->name, -1);
-        metadata(&w, "thread_sort_index", PID_CONTEXTS, c->id, NULL, (long)i);
+        emb_perfetto_track_name(&w.p, "thread_name", PID_CONTEXTS, c->id, c->name);
+        emb_perfetto_track_sort(&w.p, "thread_sort_index", PID_CONTEXTS, c->id, (long long)i);
     }
 
     size_t n;
@@ -344,13 +298,12 @@ int emb_trace_write_perfetto(const struct emb_trace *t, FILE *out)
             c->nopen--;
         }
         if (c->running) {
-            event_start(&w, "E", NULL, PID_SCHED, tid, end);
-            emb_json_end_object(&w.j);
+            emb_perfetto_slice_end(&w.p, PID_SCHED, tid, end);
+            emb_perfetto_close(&w.p);
         }
     }
-    emb_json_end_array(&w.j);
-    emb_json_end_object(&w.j);
-    emb_json_end(&w.j);
+    emb_perfetto_end_events(&w.p);
+    int rc = emb_perfetto_close_document(&w.p);
     free(w.ctx);
-    return ferror(out) ? -1 : 0;
+    return rc;
 }

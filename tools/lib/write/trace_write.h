@@ -32,6 +32,9 @@ int emb_trace_write_ndjson(const struct emb_trace *t, FILE *out);
 /* One document: {"file","header","contexts","events","summary","issues"}. */
 int emb_trace_write_json(const struct emb_trace *t, FILE *out);
 
+/* The same document without its events (`emb trace --summary --json`). */
+int emb_trace_write_json_summary(const struct emb_trace *t, FILE *out);
+
 /* The record as a JSON object (the NDJSON line without its newline). */
 void emb_trace_json_record(struct emb_json *j, const struct emb_trace *t,
                            const struct emb_trace_event *e);
