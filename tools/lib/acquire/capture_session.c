@@ -19,15 +19,10 @@ static void report_on(struct emb_problems *ps, const char *file, const char *fmt
 
 static void report_on(struct emb_problems *ps, const char *file, const char *fmt, ...)
 {
-    char message[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
+    emb_vreport_in(ps, file, EMB_ERROR, -1, fmt, ap);
     va_end(ap);
-    const char *own = ps->file;
-    ps->file = file;
-    emb_report(ps, EMB_ERROR, -1, "%s", message);
-    ps->file = own;
 }
 
 static uint8_t *read_input(const char *path, size_t *len, struct emb_problems *ps)

@@ -17,14 +17,10 @@
 
 void emb_desc_report(struct emb_problems *ps, const char *fmt, ...)
 {
-    if (!ps)
-        return;
-    char message[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
+    emb_vreport(ps, EMB_WARNING, -1, fmt, ap);
     va_end(ap);
-    emb_report(ps, EMB_WARNING, -1, "%s", message);
 }
 
 /* ---- Reading what it points at ---- */

@@ -296,12 +296,10 @@ static bool fail(struct emb_capture *c, long long offset, const char *fmt, ...)
     if (c->failed)
         return false;
     c->failed = true;
-    char message[640];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
+    emb_vreport(&c->problems, EMB_ERROR, offset, fmt, ap);
     va_end(ap);
-    emb_report(&c->problems, EMB_ERROR, offset, "%s", message);
     return false;
 }
 

@@ -27,15 +27,13 @@ void emb_trace_report(struct emb_trace *t, enum emb_severity severity, long long
                       const char *fmt, ...)
 {
     t->sum.errors++;
-    char message[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
-    va_end(ap);
     long long at = offset < 0        ? -1
                    : t->offsets_raw ? offset + (long long)t->base
                                     : (long long)emb_trace_source_offset(t, (uint64_t)offset);
-    emb_report(t->problems, severity, at, "%s", message);
+    va_list ap;
+    va_start(ap, fmt);
+    emb_vreport(t->problems, severity, at, fmt, ap);
+    va_end(ap);
 }
 
 uint64_t emb_trace_ticks_to_ns(uint64_t ticks, uint64_t hz)
