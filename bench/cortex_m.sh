@@ -34,7 +34,7 @@ mkdir -p "$OUT"
 
 PORT=$SRC/ports/cortex-m
 MPS2=$PORT/mps2
-LIB_SOURCES=("$SRC"/src/*.c "$GEN/trace_events.c" "$PORT/cortex_m.c" "$PORT/fault.c")
+LIB_SOURCES=("$SRC"/src/*.c "$SRC"/src/wire/*.c "$GEN/trace_events.c" "$PORT/cortex_m.c" "$PORT/fault.c")
 INCLUDES=(-I"$SRC/include" -I"$PORT/include" -I"$GEN/include" -I"$MPS2" -I"$SRC/bench/cortex_m")
 WARN=(-std=c11 -Wall -Wextra -Werror -ffreestanding -ffunction-sections -fdata-sections)
 LINK=(-nostartfiles -Wl,--gc-sections -Wl,--build-id -L"$PORT" -T "$MPS2/mps2.ld" --specs=nano.specs)

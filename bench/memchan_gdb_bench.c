@@ -70,7 +70,7 @@ int main(int argc, char **argv)
     emb_gdb_write(g, stream_addr, &one, 4);
     struct emb_memchan_host_ops ops = emb_memaccess_gdb(g);
     struct emb_memchan_host_range ram = {0x20000000u, 0x20400000u};
-    struct emb_mch m;
+    struct emb_memchan_host m;
     if (emb_memchan_host_open(&m, &ops, memchan_addr, 4, &ram, 1, err, sizeof err) != 0) {
         fprintf(stderr, "memchan_gdb_bench: %s\n", err);
         qemu_stop(&q);

@@ -9,6 +9,8 @@
 #include <emb/trace_events.h>
 #include <emb/wire.h>
 
+#include "trace_ring.h"
+
 #define EMB__P CONFIG_EMB_TRACE_PACKET_SIZE
 
 /* Orders the stores before it ahead of the stores after it, for the compiler and the CPU:
@@ -216,46 +218,23 @@ emb_status emb_crash_validate(const uint8_t *r, size_t cap, uint32_t *length)
 
 /* ---- Flight recorder ---- */
 
-/* Bytes committed to the use of a slot that starts at `start` (docs/formats/trace.md:
- * the k-th use of a slot, counted from base_pos, is complete at (k + 1) * P, modulo
- * 2^32 / N). P means complete. */
-static uint32_t emb__committed(const struct emb_trace_ring *r, uint32_t start)
-{
-    uint32_t round = (start - r->base_pos) >> (r->packet_shift + r->slot_shift);
-    uint32_t mod_mask = 0xFFFFFFFFu >> r->slot_shift;
-    uint32_t c = emb_port_load32_acquire(&r->commit[(start >> r->packet_shift) & r->slot_mask]);
-    return (c - (round << r->packet_shift)) & mod_mask;
-}
-
-/* A copy of the packet at `start` is good if no producer reserved into the slot's next
- * use while it was taken (the snapshot reader's check). */
-static bool emb__copy_still_valid(const struct emb_trace_ring *r, uint32_t start)
-{
-    uint32_t now = emb_port_load32_acquire(&r->write_pos);
-    return (uint32_t)(now - start) <= r->buf_mask + 1u;
-}
-
-/* Copies up to `max` of the newest complete packets, oldest first, into `out`. */
+/* Copies up to `max` of the newest complete packets, oldest first, into `out`, keeping
+ * each copy only if no producer reserved into the slot's next use while it was taken
+ * (the snapshot reader's check). */
 static uint32_t emb__copy_last(const struct emb_trace_ring *r, uint8_t *out, uint32_t max)
 {
+    const struct emb_ring_geometry g = emb__ring_geometry(r);
     uint32_t pos = emb_port_load32_acquire(&r->write_pos);
-    uint32_t open_start = pos & ~(EMB__P - 1u);
-    uint32_t slots = r->slot_mask + 1u;
-    uint32_t keep = (pos & (EMB__P - 1u)) != 0u ? slots - 1u : slots;
-    uint32_t held = __atomic_load_n(&r->filled, __ATOMIC_RELAXED)
-                        ? keep
-                        : (open_start - r->base_pos) >> r->packet_shift;
-    if (held > keep)
-        held = keep;
-    if (held > max)
-        held = max;
+    const struct emb_ring_held held =
+        emb_ring_held(&g, pos, __atomic_load_n(&r->filled, __ATOMIC_RELAXED));
+    uint32_t n = held.count < max ? held.count : max;
     uint32_t count = 0;
-    for (uint32_t start = open_start - held * EMB__P; start != open_start; start += EMB__P) {
-        if (emb__committed(r, start) != EMB__P)
+    for (uint32_t start = held.open_start - n * EMB__P; start != held.open_start; start += EMB__P) {
+        if (!emb_ring_packet_complete(&g, start, emb__ring_commit(r, start)))
             continue;
         uint32_t discarded = __atomic_load_n(&r->discarded, __ATOMIC_ACQUIRE);
         memcpy(out + (size_t)count * EMB__P, r->buf + (start & r->buf_mask), EMB__P);
-        if (emb__copy_still_valid(r, start)) {
+        if (emb_ring_copy_intact(&g, start, emb_port_load32_acquire(&r->write_pos))) {
             emb_trace_packet_raise_discarded(out + (size_t)count * EMB__P, discarded);
             count++;
         }
@@ -267,14 +246,15 @@ static uint32_t emb__copy_last(const struct emb_trace_ring *r, uint8_t *out, uin
  * flight), padded with zeros, with its closing fields patched in the copy. */
 static uint32_t emb__copy_open(const struct emb_trace_ring *r, uint8_t *out)
 {
-    uint32_t pos = emb_port_load32_acquire(&r->write_pos);
-    uint32_t off = pos & (EMB__P - 1u);
-    uint32_t start = pos - off;
-    if (off <= EMB_PKT_HEADER_SIZE || emb__committed(r, start) != off)
+    const struct emb_ring_geometry g = emb__ring_geometry(r);
+    /* Only the open packet matters here, not how many are held behind it. */
+    const struct emb_ring_held held = emb_ring_held(&g, emb_port_load32_acquire(&r->write_pos), 0u);
+    uint32_t off = held.open_used;
+    if (!emb_ring_open_committed(&g, &held, emb__ring_commit(r, held.open_start)))
         return 0;
-    memcpy(out, r->buf + (start & r->buf_mask), off);
+    memcpy(out, r->buf + (held.open_start & r->buf_mask), off);
     memset(out + off, 0, EMB__P - off);
-    if (!emb__copy_still_valid(r, start))
+    if (!emb_ring_copy_intact(&g, held.open_start, emb_port_load32_acquire(&r->write_pos)))
         return 0;
     emb_put_le64(out + EMB_PKT_OFF_TS_END, emb_port_timestamp());
     emb_put_le32(out + EMB_PKT_OFF_CONTENT_SIZE, off * 8u);
@@ -293,7 +273,8 @@ static void emb__context_entry(struct emb_tsf_context *e, const struct emb_trace
     e->id = r->context_id;
     e->kind = r->context_kind;
     e->discarded = __atomic_load_n(&r->discarded, __ATOMIC_RELAXED);
-    e->packets = (pos - r->base_pos + EMB__P - 1u) >> r->packet_shift;
+    const struct emb_ring_geometry g = emb__ring_geometry(r);
+    e->packets = emb_ring_packets_opened(&g, pos);
     e->name = r->name;
 }
 

@@ -3,6 +3,8 @@
  * the fast path is emb_trace_try_reserve() in emb/trace.h. */
 #include <emb/trace.h>
 
+#include "trace_ring.h"
+
 uint32_t emb_trace_class_mask;
 
 /* packet_end = 0 sends every event to the slow path (no position is below it). All
@@ -109,27 +111,19 @@ static inline uint32_t emb__slot_of(const struct emb_trace_ring *ring, uint32_t 
 }
 
 /* True when the use of a slot that starts at `start` is complete: every byte of it has
- * been committed. The k-th use of a slot (k counted from base_pos, which is packet-aligned)
- * is complete at (k + 1) * P bytes; the counter is compared modulo 2^32 / N, the period at
- * which k * P wraps with a 32-bit position. */
+ * been committed (emb/ring_read.h). */
 static bool emb__packet_complete(const struct emb_trace_ring *ring, uint32_t start)
 {
-    uint32_t round = (start - ring->base_pos) >> (ring->packet_shift + ring->slot_shift);
-    uint32_t expected = (round + 1u) << ring->packet_shift;
-    uint32_t mod_mask = 0xFFFFFFFFu >> ring->slot_shift;
-    uint32_t committed = emb_port_load32_acquire(&ring->commit[emb__slot_of(ring, start)]);
-    return ((committed - expected) & mod_mask) == 0u;
+    const struct emb_ring_geometry g = emb__ring_geometry(ring);
+    return emb_ring_packet_complete(&g, start, emb__ring_commit(ring, start));
 }
 
 /* True when the slot about to hold the packet starting at `start` has finished its
- * previous use (nobody still writing into it). */
+ * previous use (nobody still writing into it): nothing is committed to the new use. */
 static bool emb__slot_reusable(const struct emb_trace_ring *ring, uint32_t start)
 {
-    uint32_t round = (start - ring->base_pos) >> (ring->packet_shift + ring->slot_shift);
-    uint32_t expected = round << ring->packet_shift;
-    uint32_t mod_mask = 0xFFFFFFFFu >> ring->slot_shift;
-    uint32_t committed = emb_port_load32_acquire(&ring->commit[emb__slot_of(ring, start)]);
-    return ((committed - expected) & mod_mask) == 0u;
+    const struct emb_ring_geometry g = emb__ring_geometry(ring);
+    return emb_ring_committed(&g, start, emb__ring_commit(ring, start)) == 0u;
 }
 
 static void emb__drop(struct emb_trace_ring *ring)
@@ -466,30 +460,19 @@ uint32_t emb_trace_ring_consume_copy(struct emb_trace_ring *ring, uint8_t *scrat
 uint32_t emb_trace_ring_snapshot(const struct emb_trace_ring *ring, uint8_t *scratch,
                                  emb_trace_packet_fn fn, void *arg)
 {
-    const uint32_t ring_bytes = ring->buf_mask + 1u;
+    const struct emb_ring_geometry g = emb__ring_geometry(ring);
+    /* write_pos first: the acquire orders the load of `filled` after it. */
     uint32_t pos = emb_port_load32_acquire(&ring->write_pos);
-    uint32_t open_start = pos & ~(EMB__PACKET_SIZE - 1u);
-    uint32_t slots = ring->slot_mask + 1u;
-    /* An open packet occupies the slot of the oldest one. */
-    uint32_t keep = (pos & (EMB__PACKET_SIZE - 1u)) != 0u ? slots - 1u : slots;
-    /* Packets opened before the open one; positions wrap at 2^32, hence the flag. */
-    uint32_t held = __atomic_load_n(&ring->filled, __ATOMIC_RELAXED)
-                        ? keep
-                        : (open_start - ring->base_pos) >> ring->packet_shift;
-    if (held > keep)
-        held = keep;
+    const struct emb_ring_held held =
+        emb_ring_held(&g, pos, __atomic_load_n(&ring->filled, __ATOMIC_RELAXED));
     uint32_t count = 0;
-    for (uint32_t start = open_start - held * EMB__PACKET_SIZE; start != open_start;
-         start += EMB__PACKET_SIZE) {
+    for (uint32_t start = held.oldest; start != held.open_start; start += EMB__PACKET_SIZE) {
         if (!emb__packet_complete(ring, start))
             continue;
         /* Read before the copy: what it counts was overwritten before this packet was. */
         uint32_t discarded = __atomic_load_n(&ring->discarded, __ATOMIC_ACQUIRE);
         memcpy(scratch, ring->buf + (start & ring->buf_mask), EMB__PACKET_SIZE);
-        /* Producers write a slot only after reserving into it: if write_pos has not
-         * reached the slot's next use, the copy is what was committed. */
-        uint32_t now_pos = emb_port_load32_acquire(&ring->write_pos);
-        if ((uint32_t)(now_pos - start) > ring_bytes)
+        if (!emb_ring_copy_intact(&g, start, emb_port_load32_acquire(&ring->write_pos)))
             continue;
         emb_trace_packet_raise_discarded(scratch, discarded);
         fn(arg, ring, scratch, EMB__PACKET_SIZE);

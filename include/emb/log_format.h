@@ -141,7 +141,7 @@
 extern "C" {
 #endif
 
-/* ---- Frame payload encoders (src/log_frames.c): the target's drain and a host that
+/* ---- Frame payload encoders (src/wire/log_frames.c): the target's drain and a host that
  * reads a ring out of target memory (`emb capture --gdb`) write the same bytes ---- */
 
 /* What a hello frame says. */

@@ -6,6 +6,7 @@
 #ifndef EMB_WIRE_H
 #define EMB_WIRE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -74,6 +75,18 @@ static inline uint64_t emb_get_le64(const void *src)
 {
     const uint8_t *p = (const uint8_t *)src;
     return (uint64_t)emb_get_le32(p) | ((uint64_t)emb_get_le32(p + 4) << 32);
+}
+
+/* Writes `text` into a fixed text field of `field` bytes: at most field - 1 bytes of it,
+ * then zeros to the end, so the field is always NUL-terminated. NULL writes an empty one. */
+static inline void emb_put_text(uint8_t *dst, const char *text, size_t field)
+{
+    size_t i = 0;
+    if (text != NULL)
+        for (; i + 1u < field && text[i] != '\0'; i++)
+            dst[i] = (uint8_t)text[i];
+    for (; i < field; i++)
+        dst[i] = 0u;
 }
 
 #endif /* EMB_WIRE_H */

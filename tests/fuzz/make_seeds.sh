@@ -19,18 +19,18 @@ rm -f "$out/frames.bin"
 for elf in "$@"; do
     [ -f "$elf" ] && "$objcopy" --strip-debug "$elf" "$out/elf/$(basename "$elf")"
 done
-# Small ELFs with their DWARF, of both classes and byte orders: src/crc32.c compiled by the
+# Small ELFs with their DWARF, of both classes and byte orders: src/wire/crc32.c compiled by the
 # host compiler ($EMB_SEED_CC: an object and a linked position-independent executable)
 # and by arm-none-eabi-gcc ($EMB_SEED_ARM_CC, when there is one: little and big endian).
 inc="-I$src/include -I$src/ports/native/include"
 if [ -x "${EMB_SEED_CC:-}" ]; then
-    $EMB_SEED_CC -g -O1 $inc -c "$src/src/crc32.c" -o "$out/elf/crc32-host.o"
+    $EMB_SEED_CC -g -O1 $inc -c "$src/src/wire/crc32.c" -o "$out/elf/crc32-host.o"
     printf '#include <emb/crc.h>\nint main(void) { return (int)emb_crc32(0u, "", 0u); }\n' >"$out/main.c"
-    $EMB_SEED_CC -g -O1 -pie -fPIE -Wl,--build-id $inc "$out/main.c" "$src/src/crc32.c" -o "$out/elf/crc32-host"
+    $EMB_SEED_CC -g -O1 -pie -fPIE -Wl,--build-id $inc "$out/main.c" "$src/src/wire/crc32.c" -o "$out/elf/crc32-host"
     rm -f "$out/main.c"
 fi
 if [ -x "${EMB_SEED_ARM_CC:-}" ]; then
-    arm="-I$src/include -I$src/ports/cortex-m/include -g -O1 -c $src/src/crc32.c"
+    arm="-I$src/include -I$src/ports/cortex-m/include -g -O1 -c $src/src/wire/crc32.c"
     $EMB_SEED_ARM_CC -mcpu=cortex-m3 -mthumb $arm -o "$out/elf/crc32-m3.o"
     $EMB_SEED_ARM_CC -mcpu=cortex-r4 -mbig-endian $arm -o "$out/elf/crc32-armeb.o"
 fi

@@ -24,7 +24,7 @@ build() { # name cc flags port-sources...
     local name=$1 compiler=$2 flags=$3
     shift 3
     mkdir -p "$work/$name"
-    for f in "$src"/src/*.c "$@"; do
+    for f in "$src"/src/*.c "$src"/src/wire/*.c "$@"; do
         $compiler $flags -std=c11 -O2 -Wall -Wextra -Werror -I"$src/include" -I"$gen" \
             -c "$f" -o "$work/$name/$(basename "$f" .c).o" 2>"$work/$name.err" || { cat "$work/$name.err"; return 1; }
     done

@@ -19,8 +19,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 flags=(-mcpu="$cpu" -mthumb -std=c11 -Os -ffreestanding -ffunction-sections -fdata-sections
        -Wall -Wextra -Werror -I"$src/include" -I"$src/ports/cortex-m/include" -I"$gen")
 objs=()
-for f in src/log.c src/log_frames.c src/log_text.c src/printf.c src/frame.c src/status.c src/trace.c \
-         src/descriptor.c \
+for f in src/log.c src/wire/log_frames.c src/log_text.c src/printf.c src/wire/frame.c src/status.c src/trace.c \
+         src/descriptor.c src/wire/ring_read.c \
          ports/cortex-m/cortex_m.c tests/integration/cm_log/fw.c; do
   o="$work/$(basename "$f" .c).o"
   $cc "${flags[@]}" -c "$src/$f" -o "$o"

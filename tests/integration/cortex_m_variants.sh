@@ -24,7 +24,7 @@ ok() {
     else echo "not ok $n - $2"; failed=$((failed + 1)); fi
 }
 port=$src/ports/cortex-m
-all=("$src"/src/*.c "$gen/../trace_events.c" "$port/cortex_m.c" "$port/fault.c" "$port/mps2/startup.c")
+all=("$src"/src/*.c "$src"/src/wire/*.c "$gen/../trace_events.c" "$port/cortex_m.c" "$port/fault.c" "$port/mps2/startup.c")
 app=$src/bench/cortex_m/size_fw.c
 flags=(-mthumb -Os -std=c11 -Wall -Wextra -Werror -ffreestanding -ffunction-sections -fdata-sections
        -I"$src/include" -I"$port/include" -I"$gen" -I"$port/mps2")

@@ -27,9 +27,9 @@
 
 struct session {
     struct emb_gdb *g;
-    struct emb_mch m;
+    struct emb_memchan_host m;
     struct emb_frame_dec *dec;
-    struct emb_tasm *tasm;
+    struct emb_trace_assembler *tasm;
     uint8_t replies[16][16];
     size_t reply_len[16];
     unsigned nreplies;
@@ -205,7 +205,7 @@ int main(int argc, char **argv)
     ok(emb_memchan_host_find(&ops, &ram, 1, &found, err, sizeof err) == 0 && found == memchan_addr,
        "and found again by scanning RAM");
     /* A range that excludes its buffers: refused. */
-    struct emb_mch m2;
+    struct emb_memchan_host m2;
     struct emb_memchan_host_range small = {0x20000000u, 0x20000100u};
     ok(emb_memchan_host_open(&m2, &ops, memchan_addr, 4, &small, 1, err, sizeof err) != 0 &&
        strstr(err, "outside the target's RAM"), "buffers outside the allowed RAM refused: %s", err);

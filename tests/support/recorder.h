@@ -175,9 +175,9 @@ static inline uint8_t *rec_seal(const uint8_t *stream, size_t slen, const char *
     struct emb_trace_options to = {.catalog = cat, .name = "recorded"};
     struct emb_trace *t = emb_trace_decode(stream, slen, &to);
     if (!t || emb_trace_summary(t)->fatal || emb_trace_summary(t)->errors) {
-        size_t n;
-        const struct emb_trace_issue *is = t ? emb_trace_issues(t, &n) : NULL;
-        fprintf(stderr, "recorder: the stream does not decode: %s\n", t && n ? is[0].message : "?");
+        const struct emb_problems *found = t ? emb_trace_problems(t) : NULL;
+        fprintf(stderr, "recorder: the stream does not decode: %s\n",
+                found && found->n ? found->items[0].message : "?");
         abort();
     }
     struct emb_capture_parts p;

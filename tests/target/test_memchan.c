@@ -58,7 +58,7 @@ static void on_frame(void *arg, uint8_t ch, const uint8_t *p, size_t len, uint64
     }
 }
 
-static size_t read_all(struct emb_mch *m, struct emb_frame_dec *d)
+static size_t read_all(struct emb_memchan_host *m, struct emb_frame_dec *d)
 {
     static uint8_t buf[8192];
     size_t got = 0, total = 0;
@@ -85,7 +85,7 @@ int main(void)
     int nr = emb_memaccess_pid_ranges(self, ranges, 256, err, sizeof err);
     ok(nr > 0, "this process's writable memory: %d ranges", nr);
     uint64_t addr = 0;
-    struct emb_mch m;
+    struct emb_memchan_host m;
     int rc;
 
     /* Not published yet: nothing to find. */

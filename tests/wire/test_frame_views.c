@@ -1,4 +1,4 @@
-/* Framing (src/frame.c, tools/lib/decode/frame_decode.c): the CRC-16 check value, COBS by the
+/* Framing (src/wire/frame.c, tools/lib/decode/frame_decode.c): the CRC-16 check value, COBS by the
  * textbook examples, and round trips of payloads built to hit every block boundary, fed
  * to the decoder in pieces of every size, with corruption and mid-stream starts. */
 #include <emb/frame.h>

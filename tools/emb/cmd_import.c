@@ -180,7 +180,7 @@ static void summary_text(const struct emb_rtems_import *imp, const struct args *
     FILE *o = stdout;
     const char *b = emb_color_code(o, EMB_C_BOLD), *r = emb_color_code(o, EMB_C_RESET);
     unsigned cpus = 0;
-    for (unsigned i = 0; i < EMB_RR_MAX_CPUS; i++)
+    for (unsigned i = 0; i < EMB_RTEMS_RECORD_MAX_CPUS; i++)
         cpus += (in->cpus_seen >> i) & 1u;
     fprintf(o, "%srtems-record%s version %u, %s %u-bit items, %u of %u processors, %u items "
             "per processor, %u Hz\n", b, r, in->version, in->big_endian ? "big-endian" : "little-endian",

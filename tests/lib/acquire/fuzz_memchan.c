@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t addr;
     if (img.n == 0 || emb_memchan_host_find(&ops, ranges, img.n, &addr, err, sizeof err) != 0)
         return 0;
-    struct emb_mch m;
+    struct emb_memchan_host m;
     if (emb_memchan_host_open(&m, &ops, addr, (img.flags & 1) ? 4 : 8, ranges, img.n, err, sizeof err) != 0)
         return 0;
     if (m.nup > EMB_MCH_MAX_RINGS || m.ndown > EMB_MCH_MAX_RINGS)

@@ -52,6 +52,13 @@ static void test_problems(void)
        "a callback sink gets each problem at once");
     ok_eq(ps.n, 0, "and keeps none");
     ok_eq(emb_problems_dropped(&ps), 0, "a callback drops nothing");
+    emb_report_in(&ps, "other.yaml", EMB_WARNING, 3, "about %s", "another file");
+    ok(s.calls == 2 && !strcmp(s.file, "other.yaml") && !strcmp(s.message, "about another file"),
+       "a problem about another input names that input");
+    emb_report(&ps, EMB_NOTE, -1, "then the sink's own");
+    ok(!strcmp(s.file, "live"), "and the sink's own file stays");
+    emb_report(NULL, EMB_ERROR, 0, "nobody listens");
+    ok(1, "a NULL sink takes a problem and nothing happens");
     ok(!strcmp(emb_severity_name(EMB_WARNING), "warning"), "severity names");
 }
 

@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (size == 0)
         return 0;
-    struct emb_tasm *a = emb_trace_assemble_new(64u << 10);
+    struct emb_trace_assembler *a = emb_trace_assemble_new(64u << 10);
     if (a == NULL)
         abort();
     if (data[0] == EMB_FRAME_DELIMITER) {

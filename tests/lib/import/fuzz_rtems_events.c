@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     char name[64];
-    for (unsigned e = 0; e < EMB_RR_EVENTS + 4; e++) {
+    for (unsigned e = 0; e < EMB_RTEMS_RECORD_EVENTS + 4; e++) {
         const char *s = emb_rtems_record_event_name(t, e, name, sizeof name);
         if (s == NULL || s[0] == 0)
             abort();

@@ -49,8 +49,8 @@ static bool same_events(const struct got *a, const struct got *b)
     return true;
 }
 
-static const uint32_t formats[4] = {EMB_RR_FORMAT_LE_32, EMB_RR_FORMAT_LE_64,
-                                    EMB_RR_FORMAT_BE_32, EMB_RR_FORMAT_BE_64};
+static const uint32_t formats[4] = {EMB_RTEMS_RECORD_FORMAT_LE_32, EMB_RTEMS_RECORD_FORMAT_LE_64,
+                                    EMB_RTEMS_RECORD_FORMAT_BE_32, EMB_RTEMS_RECORD_FORMAT_BE_64};
 static const char *const format_names[4] = {"le32", "le64", "be32", "be64"};
 
 /* A run of the simulated target: bursts of events, drains, and now and then a burst big
@@ -90,7 +90,7 @@ static int compare(const struct rs *s, const struct got *g, const char *what, bo
              * not items of the stream. */
             while (gi < g->n && (g->v[gi].cpu != cpu || (g->v[gi].made &&
                                                          g->v[gi].event != s->ev->overflow))) {
-                if (g->v[gi].cpu == cpu && (g->v[gi].event == EMB_RR_EV_TIME_ADJUSTMENT ||
+                if (g->v[gi].cpu == cpu && (g->v[gi].event == EMB_RTEMS_RECORD_EV_TIME_ADJUSTMENT ||
                                             g->v[gi].event == s->ev->time_adjustment))
                     adjust++;
                 gi++;
@@ -201,7 +201,7 @@ static void run_stream(unsigned version, unsigned f)
 static void unsynced_end(unsigned version)
 {
     struct rs s;
-    rs_init(&s, version, EMB_RR_FORMAT_LE_32, 2, 64, 10000000u, 777 + version);
+    rs_init(&s, version, EMB_RTEMS_RECORD_FORMAT_LE_32, 2, 64, 10000000u, 777 + version);
     simulate(&s, 10, true);
     struct got g = {0};
     struct emb_rtems_record_options opt = {.handler = collect, .arg = &g};
@@ -210,7 +210,7 @@ static void unsynced_end(unsigned version)
        "v%u: a stream ending after an overflow without an uptime pair reads", version);
     size_t marks = 0;
     for (size_t i = 0; i < g.n; i++)
-        marks += g.v[i].made && g.v[i].cpu == 1 && (g.v[i].event == EMB_RR_EV_UNRELIABLE_TIME ||
+        marks += g.v[i].made && g.v[i].cpu == 1 && (g.v[i].event == EMB_RTEMS_RECORD_EV_UNRELIABLE_TIME ||
                                                     g.v[i].event == s.ev->unreliable_time);
     ok_eq(marks, 1, "v%u: one UNRELIABLE_TIME event on processor 1", version);
     char what[32];
@@ -286,31 +286,31 @@ static void refusals(void)
     size_t n;
     const char *m;
 
-    n = header(b, 0x12345678u, EMB_RR_MAGIC, false);
+    n = header(b, 0x12345678u, EMB_RTEMS_RECORD_MAGIC, false);
     m = refuse(b, n, &off);
     ok(strstr(m, "unknown item format 0x12345678") && off == 0, "unknown format refused: %s", m);
 
-    n = header(b, EMB_RR_FORMAT_BE_32, EMB_RR_MAGIC, false); /* magic in the wrong order */
+    n = header(b, EMB_RTEMS_RECORD_FORMAT_BE_32, EMB_RTEMS_RECORD_MAGIC, false); /* magic in the wrong order */
     m = refuse(b, n, &off);
     ok(strstr(m, "bad magic") && off == 4, "bad magic refused at byte 4: %s", m);
 
-    n = header(b, EMB_RR_FORMAT_LE_32, EMB_RR_MAGIC, false);
+    n = header(b, EMB_RTEMS_RECORD_FORMAT_LE_32, EMB_RTEMS_RECORD_MAGIC, false);
     n += item32(b + n, 0, 7, 64, false);
     m = refuse(b, n, &off);
     ok(strstr(m, "does not begin with a VERSION") && off == 8, "no VERSION first: %s", m);
 
     for (uint32_t v = 0; v <= 11; v += 11) {
-        n = header(b, EMB_RR_FORMAT_LE_32, EMB_RR_MAGIC, false);
+        n = header(b, EMB_RTEMS_RECORD_FORMAT_LE_32, EMB_RTEMS_RECORD_MAGIC, false);
         n += item32(b + n, 0, 1, v, false);
         m = refuse(b, n, &off);
         ok(strstr(m, "is not supported") && off == 8, "version %u refused: %s", v, m);
     }
 
-    n = header(b, EMB_RR_FORMAT_BE_64, EMB_RR_MAGIC, true);
+    n = header(b, EMB_RTEMS_RECORD_FORMAT_BE_64, EMB_RTEMS_RECORD_MAGIC, true);
     m = refuse(b, n + 5, &off);
     ok(strstr(m, "VERSION") || strstr(m, "truncated item: 5 of 12"), "truncated first item: %s", m);
 
-    n = header(b, EMB_RR_FORMAT_LE_32, EMB_RR_MAGIC, false);
+    n = header(b, EMB_RTEMS_RECORD_FORMAT_LE_32, EMB_RTEMS_RECORD_MAGIC, false);
     n += item32(b + n, 0, 1, 1, false);
     n += item32(b + n, 0, 7, 16, false);
     m = refuse(b, n + 3, &off);
@@ -324,7 +324,7 @@ static void refusals(void)
 
     /* Version 1 allows processors 0..31; 32 is beyond. */
     const struct rs_events *e1 = &rs_ev_v1, *e10 = &rs_ev_v10;
-    n = header(b, EMB_RR_FORMAT_LE_32, EMB_RR_MAGIC, false);
+    n = header(b, EMB_RTEMS_RECORD_FORMAT_LE_32, EMB_RTEMS_RECORD_MAGIC, false);
     n += item32(b + n, 0, e1->version, 1, false);
     n += item32(b + n, 0, e1->count, 16, false);
     n += item32(b + n, 0, e1->frequency, 1000, false);
@@ -333,7 +333,7 @@ static void refusals(void)
     ok(strstr(m, "processor index 32 beyond the maximum 31") && off == 32, "v1 processor 32: %s", m);
 
     /* Version 10 with a maximum of 1: processor 2 is beyond. */
-    n = header(b, EMB_RR_FORMAT_LE_32, EMB_RR_MAGIC, false);
+    n = header(b, EMB_RTEMS_RECORD_FORMAT_LE_32, EMB_RTEMS_RECORD_MAGIC, false);
     n += item32(b + n, 0, e10->version, 10, false);
     n += item32(b + n, 0, e10->pmax, 1, false);
     n += item32(b + n, 0, e10->count, 16, false);
@@ -342,20 +342,20 @@ static void refusals(void)
     m = refuse(b, n, &off);
     ok(strstr(m, "processor index 2 beyond the maximum 1") && off == 40, "v10 processor 2: %s", m);
 
-    n = header(b, EMB_RR_FORMAT_LE_32, EMB_RR_MAGIC, false);
+    n = header(b, EMB_RTEMS_RECORD_FORMAT_LE_32, EMB_RTEMS_RECORD_MAGIC, false);
     n += item32(b + n, 0, e10->version, 10, false);
     n += item32(b + n, 0, e10->pmax, 32, false);
     m = refuse(b, n, &off);
     ok(strstr(m, "processor maximum 32 beyond 31"), "processor maximum 32: %s", m);
 
-    n = header(b, EMB_RR_FORMAT_LE_32, EMB_RR_MAGIC, false);
+    n = header(b, EMB_RTEMS_RECORD_FORMAT_LE_32, EMB_RTEMS_RECORD_MAGIC, false);
     n += item32(b + n, 0, e10->version, 10, false);
     n += item32(b + n, 0, e10->pmax, 0, false);
     n += item32(b + n, 0, e10->count, 48, false);
     m = refuse(b, n, &off);
     ok(strstr(m, "not a power of two"), "ring capacity 48: %s", m);
 
-    n = header(b, EMB_RR_FORMAT_LE_32, EMB_RR_MAGIC, false);
+    n = header(b, EMB_RTEMS_RECORD_FORMAT_LE_32, EMB_RTEMS_RECORD_MAGIC, false);
     n += item32(b + n, 0, e10->version, 10, false);
     n += item32(b + n, 0, e10->count, 16, false);
     m = refuse(b, n, &off);
@@ -365,7 +365,7 @@ static void refusals(void)
      * (record-stream-header.c): refused where the processors' items begin. */
     static const char *const needed[3] = {"PROCESSOR_MAXIMUM", "PER_CPU_COUNT", "FREQUENCY"};
     for (unsigned skip = 0; skip < 3; skip++) {
-        n = header(b, EMB_RR_FORMAT_BE_64, EMB_RR_MAGIC, true);
+        n = header(b, EMB_RTEMS_RECORD_FORMAT_BE_64, EMB_RTEMS_RECORD_MAGIC, true);
         n += item64(b + n, 0, e10->version, 10, true);
         if (skip != 0)
             n += item64(b + n, 0, e10->pmax, 0, true);
@@ -383,7 +383,7 @@ static void refusals(void)
            needed[skip], at, m);
     }
     /* The first item after the header may also be a timed one. */
-    n = header(b, EMB_RR_FORMAT_LE_32, EMB_RR_MAGIC, false);
+    n = header(b, EMB_RTEMS_RECORD_FORMAT_LE_32, EMB_RTEMS_RECORD_MAGIC, false);
     n += item32(b + n, 0, e10->version, 10, false);
     n += item32(b + n, 0, e10->pmax, 0, false);
     n += item32(b + n, 0, e10->count, 16, false);
@@ -392,16 +392,16 @@ static void refusals(void)
     ok(strstr(m, "no FREQUENCY item before THREAD_SWITCH_IN") && off == 32,
        "v10 header ended by a timed item: %s", m);
 
-    n = header(b, EMB_RR_FORMAT_LE_32, EMB_RR_MAGIC, false);
+    n = header(b, EMB_RTEMS_RECORD_FORMAT_LE_32, EMB_RTEMS_RECORD_MAGIC, false);
     n += item32(b + n, 0, 1, 1, false);
     n += item32(b + n, 0, 11, 0, false);
     m = refuse(b, n, &off);
     ok(strstr(m, "frequency 0"), "frequency 0: %s", m);
 
     /* A processor that never gets an uptime pair: items are held up to a bound. */
-    size_t big = 8 + 8 + (size_t)(EMB_RR_MAX_HOLD_ITEMS + 2) * 8;
+    size_t big = 8 + 8 + (size_t)(EMB_RTEMS_RECORD_MAX_HOLD_ITEMS + 2) * 8;
     uint8_t *flood = malloc(big);
-    n = header(flood, EMB_RR_FORMAT_LE_32, EMB_RR_MAGIC, false);
+    n = header(flood, EMB_RTEMS_RECORD_FORMAT_LE_32, EMB_RTEMS_RECORD_MAGIC, false);
     n += item32(flood + n, 0, e1->version, 1, false);
     n += item32(flood + n, 0, e1->count, 16, false);
     n += item32(flood + n, 0, e1->frequency, 1000, false);
@@ -461,7 +461,7 @@ static void held_at_end(unsigned version, unsigned f, enum end_kind end)
     for (size_t i = 0; i < g.n; i++) {
         if (g.v[i].cpu != 1)
             continue;
-        if (g.v[i].made && (g.v[i].event == EMB_RR_EV_UNRELIABLE_TIME ||
+        if (g.v[i].made && (g.v[i].event == EMB_RTEMS_RECORD_EV_UNRELIABLE_TIME ||
                             g.v[i].event == s.ev->unreliable_time)) {
             marks++;
             first_mark = i;
@@ -487,7 +487,7 @@ static void handmade_v10(unsigned f)
     const struct rs_events *e = &rs_ev_v10;
     bool big = f >= 2, wide = f % 2 == 1;
     uint8_t b[256];
-    size_t n = header(b, formats[f], EMB_RR_MAGIC, big);
+    size_t n = header(b, formats[f], EMB_RTEMS_RECORD_MAGIC, big);
     struct { uint32_t time, event; uint64_t data; } items[] = {
         {0, e->version, 10}, {0, e->pmax, 0}, {0, e->count, 16}, {0, e->frequency, 1000000},
         {0, e->arch, 0x6d7261}, {0, e->thread_id, 0x09010001}, {0, e->thread_name, 0x454c4449},
@@ -592,13 +592,13 @@ static void tables(void)
     ok(!strcmp(emb_rtems_record_event_name(t9, 340, buf, sizeof buf), "WRITEV_EXIT") &&
        !strcmp(emb_rtems_record_event_name(t9, 341, buf, sizeof buf), "SYSTEM_341") &&
        !strcmp(emb_rtems_record_event_name(t9, 59, buf, sizeof buf), "INTERRUPT_ENTRY"), "version 9 names");
-    ok(t10->role_event[EMB_RR_ROLE_PROCESSOR] == rs_ev_v10.processor &&
-       t10->role_event[EMB_RR_ROLE_UPTIME_LOW] == rs_ev_v10.uptime_low &&
-       t10->role_event[EMB_RR_ROLE_HEAD] == 0xFFFF &&
-       t10->role_event[EMB_RR_ROLE_TIME_ADJUSTMENT] == rs_ev_v10.time_adjustment &&
-       t9->role_event[EMB_RR_ROLE_HEAD] == rs_ev_v9.head &&
-       t9->role_event[EMB_RR_ROLE_TIME_ADJUSTMENT] == 0xFFFF &&
-       t1->role_event[EMB_RR_ROLE_HEAD] == 15 && t1->role_event[EMB_RR_ROLE_PROCESSOR_MAX] == 0xFFFF,
+    ok(t10->role_event[EMB_RTEMS_RECORD_ROLE_PROCESSOR] == rs_ev_v10.processor &&
+       t10->role_event[EMB_RTEMS_RECORD_ROLE_UPTIME_LOW] == rs_ev_v10.uptime_low &&
+       t10->role_event[EMB_RTEMS_RECORD_ROLE_HEAD] == 0xFFFF &&
+       t10->role_event[EMB_RTEMS_RECORD_ROLE_TIME_ADJUSTMENT] == rs_ev_v10.time_adjustment &&
+       t9->role_event[EMB_RTEMS_RECORD_ROLE_HEAD] == rs_ev_v9.head &&
+       t9->role_event[EMB_RTEMS_RECORD_ROLE_TIME_ADJUSTMENT] == 0xFFFF &&
+       t1->role_event[EMB_RTEMS_RECORD_ROLE_HEAD] == 15 && t1->role_event[EMB_RTEMS_RECORD_ROLE_PROCESSOR_MAX] == 0xFFFF,
        "roles by name");
     bool exact;
     ok(emb_rtems_record_table_for_version(7, &exact) == t9 && !exact &&
@@ -613,7 +613,7 @@ static void tables(void)
     struct emb_problems ps;
     emb_problems_init(&ps, "table.txt");
     struct emb_rtems_record_table *t = emb_rtems_record_table_parse(text, sizeof text - 1, 10, &ps);
-    ok(t != NULL && t->named == 6 && t->role_event[EMB_RR_ROLE_PROCESSOR] == 2 &&
+    ok(t != NULL && t->named == 6 && t->role_event[EMB_RTEMS_RECORD_ROLE_PROCESSOR] == 2 &&
        !strcmp(emb_rtems_record_event_name(t, 5, buf, sizeof buf), "MY_EVENT"), "table from text");
     struct emb_catalog *cat = t ? emb_rtems_record_catalog(t, err, sizeof err) : NULL;
     ok(cat != NULL && emb_catalog_find(cat, "my_event") != NULL &&
@@ -636,12 +636,12 @@ static void tables(void)
         c10 ? emb_catalog_event(c10, emb_rtems_record_catalog_id(rs_ev_v10.switch_in)) : NULL;
     ok(e && !strcmp(e->name, "thread_switch_in") && e->nfields == 1 && e->payload_size == 8,
        "catalogue event per record event, with its data word");
-    e = c1 ? emb_catalog_event(c1, emb_rtems_record_catalog_id(EMB_RR_EV_TIME_ADJUSTMENT)) : NULL;
+    e = c1 ? emb_catalog_event(c1, emb_rtems_record_catalog_id(EMB_RTEMS_RECORD_EV_TIME_ADJUSTMENT)) : NULL;
     ok(e && !strcmp(e->name, "time_adjustment"), "and the importer's own events");
     e = c10 ? emb_catalog_event(c10, emb_rtems_record_catalog_id(rs_ev_v10.time_adjustment)) : NULL;
     ok(e && !strcmp(e->name, "time_adjustment") && c10 &&
-       emb_catalog_event(c10, emb_rtems_record_catalog_id(EMB_RR_EV_TIME_ADJUSTMENT)) == NULL &&
-       emb_catalog_event(c10, emb_rtems_record_catalog_id(EMB_RR_EV_UNRELIABLE_TIME)) == NULL,
+       emb_catalog_event(c10, emb_rtems_record_catalog_id(EMB_RTEMS_RECORD_EV_TIME_ADJUSTMENT)) == NULL &&
+       emb_catalog_event(c10, emb_rtems_record_catalog_id(EMB_RTEMS_RECORD_EV_UNRELIABLE_TIME)) == NULL,
        "version 10 has its own TIME_ADJUSTMENT and UNRELIABLE_TIME: no second ones");
 }
 
@@ -650,7 +650,7 @@ static void tables(void)
 static void import_roundtrip(unsigned version)
 {
     struct rs s;
-    rs_init(&s, version, EMB_RR_FORMAT_BE_64, 2, 64, 100000000u, 4242 + version);
+    rs_init(&s, version, EMB_RTEMS_RECORD_FORMAT_BE_64, 2, 64, 100000000u, 4242 + version);
     simulate(&s, 40, false);
     struct emb_rtems_import *imp = emb_rtems_import_new(NULL);
     ok(emb_rtems_import_feed(imp, s.out, s.len) == 0 && emb_rtems_import_finish(imp) == 0,

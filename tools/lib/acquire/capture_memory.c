@@ -33,7 +33,7 @@ static int poll_period(const struct emb_source_options *o)
 /* ---- The memory channel: gdb and pid ---- */
 
 /* One round: what the up ring holds, then what waits to go down. */
-static int memchan_round(struct emb_source_run *c, struct emb_mch *m, char *err, size_t errlen)
+static int memchan_round(struct emb_source_run *c, struct emb_memchan_host *m, char *err, size_t errlen)
 {
     static uint8_t buf[1 << 20];
     size_t got;
@@ -57,7 +57,7 @@ static int memchan_round(struct emb_source_run *c, struct emb_mch *m, char *err,
 /* The memory channel behind a GDB server: at the ELF's emb_memchan, or searched for in
  * RAM. 0, or -1 after reporting why not. */
 static int gdb_memchan_open(struct emb_source_run *c, struct emb_gdb *g, uint64_t addr,
-                            struct emb_mch *m)
+                            struct emb_memchan_host *m)
 {
     const struct emb_source_options *o = c->o;
     char err[256] = "";
@@ -97,7 +97,7 @@ static int gdb_memchan(struct emb_source_run *c)
         emb_source_error_named(c, err);
         return -1;
     }
-    struct emb_mch m;
+    struct emb_memchan_host m;
     if (gdb_memchan_open(c, g, addr, &m) != 0) {
         emb_gdb_close(g);
         return -1;
@@ -133,7 +133,7 @@ static int gdb_memchan(struct emb_source_run *c)
 
 /* A live process's memory channel, opened: at its emb_memchan symbol, or searched for in
  * its writable mappings. 0, or -1 after reporting why not. */
-static int pid_memchan_open(struct emb_source_run *c, pid_t *pid, struct emb_mch *m)
+static int pid_memchan_open(struct emb_source_run *c, pid_t *pid, struct emb_memchan_host *m)
 {
     char err[256];
     struct emb_memchan_host_range ranges[256], scan[256];
@@ -172,7 +172,7 @@ int emb_source_pid(struct emb_source_run *c)
         emb_source_error(c, "no process of that id");
         return -1;
     }
-    struct emb_mch m;
+    struct emb_memchan_host m;
     if (pid_memchan_open(c, &pid, &m) != 0)
         return -1;
     for (;;) {

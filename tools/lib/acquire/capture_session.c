@@ -19,15 +19,10 @@ static void report_on(struct emb_problems *ps, const char *file, const char *fmt
 
 static void report_on(struct emb_problems *ps, const char *file, const char *fmt, ...)
 {
-    char message[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
+    emb_vreport_in(ps, file, EMB_ERROR, -1, fmt, ap);
     va_end(ap);
-    const char *own = ps->file;
-    ps->file = file;
-    emb_report(ps, EMB_ERROR, -1, "%s", message);
-    ps->file = own;
 }
 
 static uint8_t *read_input(const char *path, size_t *len, struct emb_problems *ps)
@@ -77,10 +72,9 @@ static struct emb_trace *decode_clean(const struct emb_capture_session_options *
         return NULL;
     }
     if (emb_trace_summary(t)->fatal || emb_trace_summary(t)->errors) {
-        size_t n;
-        const struct emb_trace_issue *is = emb_trace_issues(t, &n);
-        for (size_t i = 0; i < n; i++)
-            emb_report(ps, EMB_ERROR, is[i].offset, "%s", is[i].message);
+        const struct emb_problems *found = emb_trace_problems(t);
+        for (size_t i = 0; i < found->n; i++)
+            emb_report(ps, EMB_ERROR, found->items[i].offset, "%s", found->items[i].message);
         emb_report(ps, EMB_ERROR, -1, "does not decode cleanly: not sealed");
         emb_trace_free(t);
         return NULL;

@@ -160,20 +160,15 @@ void emb_source_stopped(struct emb_source_run *c, const char *why)
 
 void emb_source_error(struct emb_source_run *c, const char *fmt, ...)
 {
-    char message[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
+    emb_vreport(c->problems, EMB_ERROR, -1, fmt, ap);
     va_end(ap);
-    emb_report(c->problems, EMB_ERROR, -1, "%s", message);
 }
 
 void emb_source_error_named(struct emb_source_run *c, const char *message)
 {
-    const char *file = c->problems->file;
-    c->problems->file = NULL;
-    emb_report(c->problems, EMB_ERROR, -1, "%s", message);
-    c->problems->file = file;
+    emb_report_in(c->problems, NULL, EMB_ERROR, -1, "%s", message);
 }
 
 void emb_source_sleep_ms(int ms)

@@ -27,7 +27,7 @@ struct emb_source_run {
     struct emb_source_result *res;
     struct emb_problems *problems;
     struct emb_frame_dec *dec;
-    struct emb_tasm *tasm;
+    struct emb_trace_assembler *tasm;
     struct emb_buf log;
     struct emb_buf crash;       /* the newest whole crash record that came on channel 2 */
     struct emb_source_splitter sp;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <emb/log_format.h>
+#include <emb/ring_read.h>
 #include <emb/trace_format.h>
 #include <emb/wire.h>
 
@@ -188,14 +189,16 @@ static bool write_u32(struct emb_mem *m, const struct emb_desc_image *d, uint64_
     return emb_mem_write(m, addr, b, 4) == 0;
 }
 
-/* The committed bytes of the use of a slot that starts at `start` (docs/formats/trace.md). */
-static uint32_t committed(const struct emb_desc_context *c, const uint8_t *commits, bool little, uint32_t start)
+static struct emb_ring_geometry geometry_of(const struct emb_desc_context *c)
 {
-    uint32_t round = (start - c->base_pos) >> (c->packet_shift + c->slot_shift);
-    uint32_t mask = 0xFFFFFFFFu >> c->slot_shift;
-    uint32_t slot = (start >> c->packet_shift) & c->slot_mask;
-    uint32_t v = (uint32_t)get_uint(commits + 4u * slot, 4, little);
-    return (v - (round << c->packet_shift)) & mask;
+    return (struct emb_ring_geometry){
+        .base_pos = c->base_pos, .packet_shift = c->packet_shift, .slot_shift = c->slot_shift};
+}
+
+/* The commit word, as this poll read it, of the slot that holds `pos`. */
+static uint32_t commit_of(const struct emb_desc_follow *f, const struct emb_ring_geometry *g, uint32_t pos)
+{
+    return (uint32_t)get_uint(f->commits + 4u * emb_ring_slot(g, pos), 4, f->d->little);
 }
 
 /* timestamp_end of an open packet: its last event's time, walking the events with the
@@ -224,59 +227,17 @@ static bool read_positions(struct emb_mem *m, const struct emb_desc_context *c, 
            (n == first || emb_mem_read(m, c->buf, scratch, n - first) == n - first);
 }
 
-/* One ring, one poll: positions, then commits, then bytes, then the position again; a
- * packet complete in the commits whose slot the position has not reached again was
- * copied whole (a halted target cannot move, a running one may). */
-static int poll_ring(struct emb_desc_follow *f, struct tring *tr, struct emb_mem *m,
-                     struct emb_problems *is, bool last)
+/* Hands on the complete packets [from, end) copied into the scratch, each only if the
+ * position read after the copy (`w2`) has not reached its slot's next use, raised to the
+ * ring's `discarded` read before the copy (the target's readers do the same,
+ * emb_trace_packet_raise_discarded). */
+static int take_packets(struct emb_desc_follow *f, const struct emb_desc_context *c,
+                        const struct emb_ring_geometry *g, uint32_t from, uint32_t end, uint32_t w2,
+                        uint32_t discarded)
 {
-    const struct emb_desc_context *c = tr->c;
-    const struct emb_desc_image_section *s = emb_desc_image_section(f->d, EMB_DESC_RINGS);
-    const uint32_t p = f->md->packet_size, ring_bytes = c->buf_mask + 1u, slots = c->slot_mask + 1u;
-    uint32_t w1, w2, read_pos = 0, filled = 0, discarded = tr->discarded;
-    struct field wp = field_of(s->w[RG_F_WRITE_POS]), rp = field_of(s->w[RG_F_READ_POS]);
-    struct field fl = field_of(s->w[RG_F_FILLED]), df = field_of(s->w[RG_F_DISCARDED]);
-    if (!read_u32(m, f->d, c->ring + wp.off, &w1) || !read_u32(m, f->d, c->ring + rp.off, &read_pos) ||
-        !read_u32(m, f->d, c->ring + fl.off, &filled) ||
-        emb_mem_read(m, c->commit, f->commits, 4u * slots) != 4u * slots) {
-        emb_desc_report(is, "context %u (%s): ring unreadable", c->index, c->name);
-        return -1;
-    }
-    uint32_t open_start = w1 & ~(p - 1u), off = w1 & (p - 1u);
-    uint32_t keep = off ? slots - 1u : slots;
-    uint32_t held = filled ? keep : (open_start - c->base_pos) >> c->packet_shift;
-    if (held > keep)
-        held = keep;
-    uint32_t oldest = open_start - held * p;
-    if (!tr->started) {
-        /* A consumer starts where the last one stopped; a reader, at the oldest packet. */
-        tr->next = f->consume && f->md->trace_mode == 2u ? read_pos : oldest;
-        if ((uint32_t)(open_start - tr->next) > ring_bytes || (tr->next & (p - 1u)) != 0)
-            tr->next = oldest;
-        tr->started = true;
-    }
-    if ((uint32_t)(open_start - tr->next) > (uint32_t)(open_start - oldest)) {
-        f->st.packets_lost += (oldest - tr->next) / p;
-        tr->next = oldest;
-    }
-    /* The complete packets from `next` on, stopping at the first one still being written. */
-    uint32_t end = tr->next;
-    while (end != open_start && committed(c, f->commits, f->d->little, end) == p)
-        end += p;
-    bool take_open = last && end == open_start && off > EMB_PKT_HEADER_SIZE &&
-                     committed(c, f->commits, f->d->little, open_start) == off;
-    uint32_t upto = take_open ? open_start + off : end;
-    /* The ring's count before the copy: what it says was overwritten before any packet
-     * copied now (the target's readers do the same, emb_trace_packet_raise_discarded). */
-    read_u32(m, f->d, c->ring + df.off, &discarded);
-    if (upto != tr->next && !read_positions(m, c, f->scratch, tr->next, upto)) {
-        emb_desc_report(is, "context %u (%s): ring contents unreadable", c->index, c->name);
-        return -1;
-    }
-    if (!read_u32(m, f->d, c->ring + wp.off, &w2))
-        w2 = w1;
-    for (uint32_t start = tr->next; start != end; start += p) {
-        if ((uint32_t)(w2 - start) > ring_bytes) {
+    const uint32_t p = emb_ring_packet_size(g);
+    for (uint32_t start = from; start != end; start += p) {
+        if (!emb_ring_copy_intact(g, start, w2)) {
             f->st.packets_lost++; /* reused while it was copied */
             continue;
         }
@@ -289,18 +250,91 @@ static int poll_ring(struct emb_desc_follow *f, struct tring *tr, struct emb_mem
             emb_put_le32(dst + EMB_PKT_OFF_DISCARDED, discarded);
         f->st.packets++;
     }
-    tr->next = end;
-    if (take_open && (uint32_t)(w2 - open_start) <= ring_bytes) {
-        uint8_t *dst = out_grow(&f->packets, p);
-        if (!dst)
-            return -1;
-        memcpy(dst, f->scratch + (open_start & c->buf_mask), off);
-        memset(dst + off, 0, p - off);
-        emb_put_le64(dst + EMB_PKT_OFF_TS_END, last_event_ts(dst, off, f->cat));
-        emb_put_le32(dst + EMB_PKT_OFF_CONTENT_SIZE, off * 8u);
-        emb_put_le32(dst + EMB_PKT_OFF_DISCARDED, discarded);
-        f->st.packets++;
+    return 0;
+}
+
+/* Hands on the committed prefix of the open packet, closed in the copy, if the position
+ * read after the copy (`w2`) shows it intact. */
+static int take_open_packet(struct emb_desc_follow *f, const struct emb_desc_context *c,
+                            const struct emb_ring_geometry *g, const struct emb_ring_held *h,
+                            uint32_t w2, uint32_t discarded)
+{
+    const uint32_t p = emb_ring_packet_size(g), off = h->open_used;
+    if (!emb_ring_copy_intact(g, h->open_start, w2))
+        return 0;
+    uint8_t *dst = out_grow(&f->packets, p);
+    if (!dst)
+        return -1;
+    memcpy(dst, f->scratch + (h->open_start & c->buf_mask), off);
+    memset(dst + off, 0, p - off);
+    emb_put_le64(dst + EMB_PKT_OFF_TS_END, last_event_ts(dst, off, f->cat));
+    emb_put_le32(dst + EMB_PKT_OFF_CONTENT_SIZE, off * 8u);
+    emb_put_le32(dst + EMB_PKT_OFF_DISCARDED, discarded);
+    f->st.packets++;
+    return 0;
+}
+
+/* Where the first poll starts: a consumer where the last one stopped (read_pos, when it
+ * is a packet position within the ring), a reader at the oldest packet held. */
+static uint32_t first_next(const struct emb_desc_follow *f, const struct emb_ring_geometry *g,
+                           const struct emb_ring_held *h, uint32_t read_pos)
+{
+    uint32_t next = f->consume && f->md->trace_mode == 2u ? read_pos : h->oldest;
+    if ((uint32_t)(h->open_start - next) > emb_ring_bytes(g) ||
+        (next & (emb_ring_packet_size(g) - 1u)) != 0)
+        next = h->oldest;
+    return next;
+}
+
+/* One ring, one poll: positions, then commits, then bytes, then the position again; a
+ * packet complete in the commits whose slot the position has not reached again was
+ * copied whole (a halted target cannot move, a running one may). */
+static int poll_ring(struct emb_desc_follow *f, struct tring *tr, struct emb_mem *m,
+                     struct emb_problems *is, bool last)
+{
+    const struct emb_desc_context *c = tr->c;
+    const struct emb_desc_image_section *s = emb_desc_image_section(f->d, EMB_DESC_RINGS);
+    const struct emb_ring_geometry g = geometry_of(c);
+    const uint32_t p = emb_ring_packet_size(&g), ring_bytes = emb_ring_bytes(&g);
+    const uint32_t slots = c->slot_mask + 1u;
+    uint32_t w1, w2, read_pos = 0, filled = 0, discarded = tr->discarded;
+    struct field wp = field_of(s->w[RG_F_WRITE_POS]), rp = field_of(s->w[RG_F_READ_POS]);
+    struct field fl = field_of(s->w[RG_F_FILLED]), df = field_of(s->w[RG_F_DISCARDED]);
+    if (!read_u32(m, f->d, c->ring + wp.off, &w1) || !read_u32(m, f->d, c->ring + rp.off, &read_pos) ||
+        !read_u32(m, f->d, c->ring + fl.off, &filled) ||
+        emb_mem_read(m, c->commit, f->commits, 4u * slots) != 4u * slots) {
+        emb_desc_report(is, "context %u (%s): ring unreadable", c->index, c->name);
+        return -1;
     }
+    const struct emb_ring_held h = emb_ring_held(&g, w1, filled);
+    if (!tr->started) {
+        tr->next = first_next(f, &g, &h, read_pos);
+        tr->started = true;
+    }
+    uint32_t lost;
+    tr->next = emb_ring_catch_up(&g, &h, tr->next, &lost);
+    f->st.packets_lost += lost;
+    /* The complete packets from `next` on, stopping at the first one still being written. */
+    uint32_t end = tr->next;
+    while (end != h.open_start && emb_ring_packet_complete(&g, end, commit_of(f, &g, end)))
+        end += p;
+    bool take_open = last && end == h.open_start &&
+                     emb_ring_open_committed(&g, &h, commit_of(f, &g, h.open_start));
+    uint32_t upto = take_open ? h.open_start + h.open_used : end;
+    /* The ring's count before the copy: what it says was overwritten before any packet
+     * copied now. */
+    read_u32(m, f->d, c->ring + df.off, &discarded);
+    if (upto != tr->next && !read_positions(m, c, f->scratch, tr->next, upto)) {
+        emb_desc_report(is, "context %u (%s): ring contents unreadable", c->index, c->name);
+        return -1;
+    }
+    if (!read_u32(m, f->d, c->ring + wp.off, &w2))
+        w2 = w1;
+    if (take_packets(f, c, &g, tr->next, end, w2, discarded) != 0)
+        return -1;
+    tr->next = end;
+    if (take_open && take_open_packet(f, c, &g, &h, w2, discarded) != 0)
+        return -1;
     /* Free what was taken: a streaming ring's producers wait for nobody but this. */
     if (f->consume && f->md->trace_mode == 2u && (uint32_t)(tr->next - read_pos) <= ring_bytes &&
         tr->next != read_pos) {
@@ -483,10 +517,10 @@ uint8_t *emb_desc_follow_trace(struct emb_desc_follow *f, size_t *len)
     uint16_t n = 0;
     for (size_t i = 0; i < f->nt && n < EMB_TSF_MAX_CONTEXTS; i++) {
         const struct tring *tr = &f->t[i];
+        const struct emb_ring_geometry g = geometry_of(tr->c);
         table[n++] = (struct emb_tsf_context){
             .id = tr->c->context_id, .kind = tr->c->context_kind, .discarded = tr->discarded,
-            .packets = (tr->write_pos - tr->c->base_pos + md->packet_size - 1u) >> tr->c->packet_shift,
-            .name = tr->c->name};
+            .packets = emb_ring_packets_opened(&g, tr->write_pos), .name = tr->c->name};
     }
     struct emb_tsf_info info = {
         .catalog_checksum = md->catalog_checksum,

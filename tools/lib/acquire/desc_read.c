@@ -13,18 +13,15 @@
 #include <string.h>
 
 #include <emb/trace_format.h>
+#include <emb/ring_read.h>
 #include <emb/wire.h>
 
 void emb_desc_report(struct emb_problems *ps, const char *fmt, ...)
 {
-    if (!ps)
-        return;
-    char message[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
+    emb_vreport(ps, EMB_WARNING, -1, fmt, ap);
     va_end(ap);
-    emb_report(ps, EMB_WARNING, -1, "%s", message);
 }
 
 /* ---- Reading what it points at ---- */
@@ -337,13 +334,11 @@ static void read_ring(struct rd *r, struct emb_desc_model *md, struct emb_desc_c
     c->ring_ok = c->ring_ok && in_ram(r, c->commit, 4ull * (c->slot_mask + 1u), what);
     if (!c->ring_ok)
         return;
-    uint32_t open_start = c->write_pos & ~(p - 1u);
-    uint32_t slots = c->slot_mask + 1u;
-    c->open_bytes = c->write_pos & (p - 1u);
-    c->packets_opened = (c->write_pos - c->base_pos + p - 1u) >> c->packet_shift;
-    uint32_t keep = c->open_bytes ? slots - 1u : slots;
-    uint32_t held = c->filled ? keep : (open_start - c->base_pos) >> c->packet_shift;
-    c->packets_held = held > keep ? keep : held;
+    const struct emb_ring_geometry g = {c->base_pos, (uint8_t)c->packet_shift, (uint8_t)c->slot_shift};
+    struct emb_ring_held h = emb_ring_held(&g, c->write_pos, c->filled);
+    c->open_bytes = h.open_used;
+    c->packets_opened = emb_ring_packets_opened(&g, c->write_pos);
+    c->packets_held = h.count;
 }
 
 /* Stack used: the painted bytes still untouched from the low end tell the high-water. */

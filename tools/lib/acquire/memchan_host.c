@@ -35,7 +35,7 @@ struct ring_layout {
     unsigned ptr;                /* bytes of name and buf */
 };
 
-static struct ring_layout layout_of(const struct emb_mch *m)
+static struct ring_layout layout_of(const struct emb_memchan_host *m)
 {
     if (!m->rtt)
         return (struct ring_layout){32, 8, 0, 16, 20, 24, 28, 8};
@@ -43,7 +43,7 @@ static struct ring_layout layout_of(const struct emb_mch *m)
     return (struct ring_layout){2 * p + 16, 0, p, 2 * p, 2 * p + 4, 2 * p + 8, 2 * p + 12, p};
 }
 
-static int read_ring(struct emb_mch *m, struct emb_memchan_host_ring *r, const char *what,
+static int read_ring(struct emb_memchan_host *m, struct emb_memchan_host_ring *r, const char *what,
                           unsigned index, const struct emb_memchan_host_range *ranges, size_t nranges,
                           char *err, size_t errlen)
 {
@@ -91,7 +91,7 @@ static int read_ring(struct emb_mch *m, struct emb_memchan_host_ring *r, const c
     return 0;
 }
 
-int emb_memchan_host_open(struct emb_mch *m, const struct emb_memchan_host_ops *ops, uint64_t addr,
+int emb_memchan_host_open(struct emb_memchan_host *m, const struct emb_memchan_host_ops *ops, uint64_t addr,
                  unsigned pointer_size, const struct emb_memchan_host_range *ranges, size_t nranges,
                  char *err, size_t errlen)
 {
@@ -197,7 +197,7 @@ int emb_memchan_host_find(const struct emb_memchan_host_ops *ops, const struct e
 }
 
 /* Reads the writer's and reader's offsets of a ring, checked. */
-static int read_offsets(struct emb_mch *m, const struct emb_memchan_host_ring *r, uint32_t *wr,
+static int read_offsets(struct emb_memchan_host *m, const struct emb_memchan_host_ring *r, uint32_t *wr,
                         uint32_t *rd, char *err, size_t errlen)
 {
     struct ring_layout l = layout_of(m);
@@ -215,7 +215,7 @@ static int read_offsets(struct emb_mch *m, const struct emb_memchan_host_ring *r
 }
 
 /* Up (or down) ring `index`, with its offsets read: NULL after saying why not. */
-static struct emb_memchan_host_ring *ring_at(struct emb_mch *m, bool up, unsigned index, uint32_t *wr,
+static struct emb_memchan_host_ring *ring_at(struct emb_memchan_host *m, bool up, unsigned index, uint32_t *wr,
                                              uint32_t *rd, char *err, size_t errlen)
 {
     struct emb_memchan_host_ring *r = NULL;
@@ -228,7 +228,7 @@ static struct emb_memchan_host_ring *ring_at(struct emb_mch *m, bool up, unsigne
     return read_offsets(m, r, wr, rd, err, errlen) == 0 ? r : NULL;
 }
 
-int emb_memchan_host_read_up(struct emb_mch *m, unsigned ring, uint8_t *buf, size_t cap, size_t *got,
+int emb_memchan_host_read_up(struct emb_memchan_host *m, unsigned ring, uint8_t *buf, size_t cap, size_t *got,
                     char *err, size_t errlen)
 {
     *got = 0;
@@ -256,7 +256,7 @@ int emb_memchan_host_read_up(struct emb_mch *m, unsigned ring, uint8_t *buf, siz
     return 0;
 }
 
-int emb_memchan_host_write_down(struct emb_mch *m, unsigned ring, const void *data, size_t len,
+int emb_memchan_host_write_down(struct emb_memchan_host *m, unsigned ring, const void *data, size_t len,
                        size_t *written, char *err, size_t errlen)
 {
     *written = 0;
@@ -283,7 +283,7 @@ int emb_memchan_host_write_down(struct emb_mch *m, unsigned ring, const void *da
     return 0;
 }
 
-int emb_memchan_host_check(struct emb_mch *m, bool *same, char *err, size_t errlen)
+int emb_memchan_host_check(struct emb_memchan_host *m, bool *same, char *err, size_t errlen)
 {
     uint8_t h[16];
     if (m->ops.read(m->ops.arg, m->addr, h, sizeof h, err, errlen))

@@ -37,7 +37,7 @@ struct emb_memchan_host_ring {
     char name[32];
 };
 
-struct emb_mch {
+struct emb_memchan_host {
     struct emb_memchan_host_ops ops;
     uint64_t addr;           /* of the control block */
     bool rtt;                /* SEGGER RTT layout */
@@ -50,7 +50,7 @@ struct emb_mch {
 
 /* Reads and checks the control block at `addr`. `pointer_size` (4 or 8) is needed for
  * the RTT layout, whose descriptors hold native pointers; the native layout says it. */
-int emb_memchan_host_open(struct emb_mch *m, const struct emb_memchan_host_ops *ops, uint64_t addr,
+int emb_memchan_host_open(struct emb_memchan_host *m, const struct emb_memchan_host_ops *ops, uint64_t addr,
                  unsigned pointer_size, const struct emb_memchan_host_range *ranges, size_t nranges,
                  char *err, size_t errlen);
 
@@ -61,15 +61,15 @@ int emb_memchan_host_find(const struct emb_memchan_host_ops *ops, const struct e
 
 /* Takes up to `cap` bytes from up ring `ring`. *got = bytes taken (0: empty). The target
  * must not be producing a torn view: with an all-stop server, halt around the call. */
-int emb_memchan_host_read_up(struct emb_mch *m, unsigned ring, uint8_t *buf, size_t cap, size_t *got,
+int emb_memchan_host_read_up(struct emb_memchan_host *m, unsigned ring, uint8_t *buf, size_t cap, size_t *got,
                     char *err, size_t errlen);
 
 /* Writes all `len` bytes to down ring `ring`, or none when they do not fit (*written 0). */
-int emb_memchan_host_write_down(struct emb_mch *m, unsigned ring, const void *data, size_t len,
+int emb_memchan_host_write_down(struct emb_memchan_host *m, unsigned ring, const void *data, size_t len,
                        size_t *written, char *err, size_t errlen);
 
 /* Whether the control block is still published with the generation first read (the
  * target did not start over). */
-int emb_memchan_host_check(struct emb_mch *m, bool *same, char *err, size_t errlen);
+int emb_memchan_host_check(struct emb_memchan_host *m, bool *same, char *err, size_t errlen);
 
 #endif /* EMB_HOST_MEMCHAN_HOST_H */

@@ -50,22 +50,45 @@ static void keep(struct emb_problems *ps, const struct emb_problem *p)
     ps->items[ps->n++].message = message;
 }
 
-void emb_report(struct emb_problems *ps, enum emb_severity severity, long long offset,
-                const char *fmt, ...)
+void emb_vreport_in(struct emb_problems *ps, const char *file, enum emb_severity severity,
+                    long long offset, const char *fmt, va_list ap)
 {
+    if (ps == NULL)
+        return;
     if (severity > EMB_ERROR)
         severity = EMB_ERROR;
     ps->count[severity]++;
     char message[512];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
-    va_end(ap);
-    struct emb_problem p = {ps->file, offset < 0 ? -1 : offset, severity, message};
+    struct emb_problem p = {file, offset < 0 ? -1 : offset, severity, message};
     if (ps->report != NULL)
         ps->report(ps->arg, &p);
     else
         keep(ps, &p);
+}
+
+void emb_vreport(struct emb_problems *ps, enum emb_severity severity, long long offset,
+                 const char *fmt, va_list ap)
+{
+    emb_vreport_in(ps, ps != NULL ? ps->file : NULL, severity, offset, fmt, ap);
+}
+
+void emb_report(struct emb_problems *ps, enum emb_severity severity, long long offset,
+                const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emb_vreport(ps, severity, offset, fmt, ap);
+    va_end(ap);
+}
+
+void emb_report_in(struct emb_problems *ps, const char *file, enum emb_severity severity,
+                   long long offset, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emb_vreport_in(ps, file, severity, offset, fmt, ap);
+    va_end(ap);
 }
 
 size_t emb_problems_at_least(const struct emb_problems *ps, enum emb_severity severity)

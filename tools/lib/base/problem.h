@@ -6,6 +6,7 @@
 #ifndef EMB_BASE_PROBLEM_H
 #define EMB_BASE_PROBLEM_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -43,9 +44,19 @@ void emb_problems_init_callback(struct emb_problems *ps, const char *file,
 void emb_problems_free(struct emb_problems *ps);
 
 /* Reports one problem; offset < 0 for none. Never fails: when memory runs out the problem
- * is counted but not kept. */
+ * is counted but not kept. A NULL sink takes nothing (a caller that wants no messages).
+ * emb_vreport() takes the arguments as a va_list, for a decoder's own reporting function;
+ * the _in forms report about another input than the sink's own (file NULL: about none,
+ * such as a network address the message names itself). */
 void emb_report(struct emb_problems *ps, enum emb_severity severity, long long offset,
                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void emb_vreport(struct emb_problems *ps, enum emb_severity severity, long long offset,
+                 const char *fmt, va_list ap) __attribute__((format(printf, 4, 0)));
+void emb_report_in(struct emb_problems *ps, const char *file, enum emb_severity severity,
+                   long long offset, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void emb_vreport_in(struct emb_problems *ps, const char *file, enum emb_severity severity,
+                    long long offset, const char *fmt, va_list ap)
+    __attribute__((format(printf, 5, 0)));
 
 /* Problems reported of at least this severity (kept or not). */
 size_t emb_problems_at_least(const struct emb_problems *ps, enum emb_severity severity);

@@ -50,13 +50,6 @@ struct emb_capture {
 
 /* ---- small helpers ---- */
 
-static void put_text(uint8_t *dst, const char *text, size_t field)
-{
-    size_t n = text ? strnlen(text, field - 1) : 0;
-    memset(dst, 0, field);
-    memcpy(dst, text ? text : "", n);
-}
-
 /* NUL-padded text to a C string; control bytes become '?' so no name drives a terminal. */
 static void get_text(char *dst, const uint8_t *src, size_t field)
 {
@@ -205,11 +198,11 @@ static void encode_identity(uint8_t *b, const struct emb_capture_identity *id)
     emb_put_le64(b + EMB_CAP_ID_OFF_SESSION, id->session_id);
     memcpy(b + EMB_CAP_ID_OFF_UUID, id->uuid, 16);
     memcpy(b + EMB_CAP_ID_OFF_BUILD_ID, id->build_id, id->build_id_len);
-    put_text(b + EMB_CAP_ID_OFF_PORT, id->port, 28);
-    put_text(b + EMB_CAP_ID_OFF_FIRMWARE, id->firmware, 32);
-    put_text(b + EMB_CAP_ID_OFF_CONFIG, id->config, 160);
-    put_text(b + EMB_CAP_ID_OFF_LABEL, id->label, EMB_CAP_LABEL_MAX);
-    put_text(b + EMB_CAP_ID_OFF_REVISION, id->revision, EMB_CAP_REVISION_MAX);
+    emb_put_text(b + EMB_CAP_ID_OFF_PORT, id->port, 28);
+    emb_put_text(b + EMB_CAP_ID_OFF_FIRMWARE, id->firmware, 32);
+    emb_put_text(b + EMB_CAP_ID_OFF_CONFIG, id->config, 160);
+    emb_put_text(b + EMB_CAP_ID_OFF_LABEL, id->label, EMB_CAP_LABEL_MAX);
+    emb_put_text(b + EMB_CAP_ID_OFF_REVISION, id->revision, EMB_CAP_REVISION_MAX);
 }
 
 static void encode_window(uint8_t *b, const struct emb_capture_window *w)
@@ -232,7 +225,7 @@ static void encode_window(uint8_t *b, const struct emb_capture_window *w)
         emb_put_le32(r + EMB_CAP_ROW_OFF_LOST, row->lost_packets);
         emb_put_le32(r + EMB_CAP_ROW_OFF_EARLIER, row->earlier);
         emb_put_le64(r + EMB_CAP_ROW_OFF_EVENTS, row->events);
-        put_text(r + EMB_CAP_ROW_OFF_NAME, row->name, 24);
+        emb_put_text(r + EMB_CAP_ROW_OFF_NAME, row->name, 24);
     }
 }
 
@@ -296,12 +289,10 @@ static bool fail(struct emb_capture *c, long long offset, const char *fmt, ...)
     if (c->failed)
         return false;
     c->failed = true;
-    char message[640];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
+    emb_vreport(&c->problems, EMB_ERROR, offset, fmt, ap);
     va_end(ap);
-    emb_report(&c->problems, EMB_ERROR, offset, "%s", message);
     return false;
 }
 

@@ -21,14 +21,10 @@ static int fail(const struct sink *to, long long offset, const char *fmt, ...)
 
 static int fail(const struct sink *to, long long offset, const char *fmt, ...)
 {
-    if (to->ps) {
-        char message[256];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(message, sizeof message, fmt, ap);
-        va_end(ap);
-        emb_report(to->ps, EMB_ERROR, to->base + offset, "%s", message);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    emb_vreport(to->ps, EMB_ERROR, to->base + offset, fmt, ap);
+    va_end(ap);
     return -1;
 }
 

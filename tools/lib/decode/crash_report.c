@@ -11,6 +11,7 @@
 #include <emb/trace_format.h>
 #include <emb/wire.h>
 
+#include "stream_kind.h"
 #include "capture.h"
 #include "catalog.h"
 #include "text.h"
@@ -51,7 +52,7 @@ int emb_crash_input_open(struct emb_crash_input *in, const uint8_t *bytes, size_
     memset(in, 0, sizeof *in);
     in->data = bytes;
     in->size = size;
-    if (size >= 4 && emb_get_le32(bytes) == EMB_CAP_MAGIC && open_capture(in, ps) != 0)
+    if (emb_stream_kind(bytes, size) == EMB_STREAM_CAPTURE && open_capture(in, ps) != 0)
         return -1;
     /* A retained region may hold mini-records and no record: its missing magic is no
      * problem then, so the record's problems wait until the mini-records are counted. */
@@ -329,10 +330,10 @@ static void flight_problems(struct emb_crash_report *rep, struct emb_problems *p
         rep->status = EMB_CRASH_REPORT_FINDINGS; /* CRC-valid, yet not what it says it holds */
     }
     if (s->fatal || s->errors) {
-        size_t n;
-        const struct emb_trace_issue *is = emb_trace_issues(rep->trace, &n);
-        for (size_t i = 0; i < n; i++)
-            emb_report(ps, EMB_ERROR, is[i].offset, "flight recorder: %s", is[i].message);
+        const struct emb_problems *found = emb_trace_problems(rep->trace);
+        for (size_t i = 0; i < found->n; i++)
+            emb_report(ps, EMB_ERROR, found->items[i].offset, "flight recorder: %s",
+                       found->items[i].message);
         rep->status = EMB_CRASH_REPORT_DAMAGED;
     }
 }

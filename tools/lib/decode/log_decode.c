@@ -61,17 +61,14 @@ static void problem(struct emb_log_decoder *d, uint64_t offset, enum emb_severit
 static void problem(struct emb_log_decoder *d, uint64_t offset, enum emb_severity severity,
                     const char *fmt, ...)
 {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     if (severity != EMB_NOTE)
         d->sum.errors++;
     else
         d->sum.notices++;
-    if (d->opt.problems != NULL)
-        emb_report(d->opt.problems, severity, (long long)offset, "%s", msg);
+    va_list ap;
+    va_start(ap, fmt);
+    emb_vreport(d->opt.problems, severity, (long long)offset, fmt, ap);
+    va_end(ap);
 }
 
 static void emit(struct emb_log_decoder *d, struct emb_logrec *r)

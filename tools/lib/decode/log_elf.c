@@ -25,12 +25,10 @@ struct elf_reader {
 static void *fail(struct elf_reader *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void *fail(struct elf_reader *e, const char *fmt, ...)
 {
-    char message[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
+    emb_vreport(e->problems, EMB_ERROR, -1, fmt, ap);
     va_end(ap);
-    emb_report(e->problems, EMB_ERROR, -1, "%s", message);
     return NULL;
 }
 

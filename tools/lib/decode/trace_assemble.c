@@ -19,7 +19,7 @@ static bool append(struct emb_buf *b, const uint8_t *p, size_t n)
     return emb_buf_append(b, p, n);
 }
 
-struct emb_tasm {
+struct emb_trace_assembler {
     size_t hold_limit;
     bool have_header;
     uint8_t uuid[16];
@@ -27,9 +27,9 @@ struct emb_tasm {
     struct emb_trace_assemble_stats stats;
 };
 
-struct emb_tasm *emb_trace_assemble_new(size_t hold_limit_bytes)
+struct emb_trace_assembler *emb_trace_assemble_new(size_t hold_limit_bytes)
 {
-    struct emb_tasm *a = calloc(1, sizeof *a);
+    struct emb_trace_assembler *a = calloc(1, sizeof *a);
     if (a != NULL)
         a->hold_limit = hold_limit_bytes ? hold_limit_bytes : (size_t)16 << 20;
     return a;
@@ -47,7 +47,7 @@ static bool is_packet(const uint8_t *p, size_t n)
            emb_get_le32(p + EMB_PKT_OFF_PACKET_SIZE) == 8u * n;
 }
 
-void emb_trace_assemble_frame(struct emb_tasm *a, const uint8_t *p, size_t n)
+void emb_trace_assemble_frame(struct emb_trace_assembler *a, const uint8_t *p, size_t n)
 {
     if (is_header(p, n)) {
         a->stats.headers++;
@@ -92,7 +92,7 @@ void emb_trace_assemble_frame(struct emb_tasm *a, const uint8_t *p, size_t n)
         a->stats.packets++;
 }
 
-const uint8_t *emb_trace_assemble_stream(struct emb_tasm *a, size_t *len)
+const uint8_t *emb_trace_assemble_stream(struct emb_trace_assembler *a, size_t *len)
 {
     *len = 0;
     if (!a->have_header)
@@ -105,12 +105,12 @@ const uint8_t *emb_trace_assemble_stream(struct emb_tasm *a, size_t *len)
     return a->out.data;
 }
 
-const struct emb_trace_assemble_stats *emb_trace_assemble_stats(const struct emb_tasm *a)
+const struct emb_trace_assemble_stats *emb_trace_assemble_stats(const struct emb_trace_assembler *a)
 {
     return &a->stats;
 }
 
-void emb_trace_assemble_free(struct emb_tasm *a)
+void emb_trace_assemble_free(struct emb_trace_assembler *a)
 {
     if (a == NULL)
         return;

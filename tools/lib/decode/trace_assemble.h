@@ -18,14 +18,14 @@ struct emb_trace_assemble_stats {
     uint64_t dropped_held; /* packets before any header beyond the hold limit */
 };
 
-struct emb_tasm;
+struct emb_trace_assembler;
 
-struct emb_tasm *emb_trace_assemble_new(size_t hold_limit_bytes);
+struct emb_trace_assembler *emb_trace_assemble_new(size_t hold_limit_bytes);
 /* One channel-1 frame payload. */
-void emb_trace_assemble_frame(struct emb_tasm *a, const uint8_t *payload, size_t len);
+void emb_trace_assemble_frame(struct emb_trace_assembler *a, const uint8_t *payload, size_t len);
 /* The stream so far: the stored header then the packets; NULL (and 0) before any header. */
-const uint8_t *emb_trace_assemble_stream(struct emb_tasm *a, size_t *len);
-const struct emb_trace_assemble_stats *emb_trace_assemble_stats(const struct emb_tasm *a);
-void emb_trace_assemble_free(struct emb_tasm *a);
+const uint8_t *emb_trace_assemble_stream(struct emb_trace_assembler *a, size_t *len);
+const struct emb_trace_assemble_stats *emb_trace_assemble_stats(const struct emb_trace_assembler *a);
+void emb_trace_assemble_free(struct emb_trace_assembler *a);
 
 #endif /* EMB_HOST_TRACE_ASSEMBLE_H */

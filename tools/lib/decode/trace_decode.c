@@ -27,15 +27,13 @@ void emb_trace_report(struct emb_trace *t, enum emb_severity severity, long long
                       const char *fmt, ...)
 {
     t->sum.errors++;
-    char message[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
-    va_end(ap);
     long long at = offset < 0        ? -1
                    : t->offsets_raw ? offset + (long long)t->base
                                     : (long long)emb_trace_source_offset(t, (uint64_t)offset);
-    emb_report(t->problems, severity, at, "%s", message);
+    va_list ap;
+    va_start(ap, fmt);
+    emb_vreport(t->problems, severity, at, fmt, ap);
+    va_end(ap);
 }
 
 uint64_t emb_trace_ticks_to_ns(uint64_t ticks, uint64_t hz)
@@ -205,29 +203,11 @@ static bool unseal(struct emb_trace *t)
     return true;
 }
 
-/* The kept problems as offset and message pairs (emb_trace_issues), pointing into the
- * kept list. */
-static void list_issues(struct emb_trace *t)
-{
-    if (t->kept.n == 0)
-        return;
-    t->issues = malloc(t->kept.n * sizeof *t->issues);
-    if (!t->issues) {
-        t->oom = true;
-        return;
-    }
-    for (size_t i = 0; i < t->kept.n; i++) {
-        t->issues[i].offset = t->kept.items[i].offset;
-        t->issues[i].message = (char *)t->kept.items[i].message;
-    }
-}
-
 /* The end of a decode: the options need not outlive the call. */
 static struct emb_trace *finish(struct emb_trace *t)
 {
     t->opt = NULL;
     t->problems = NULL;
-    list_issues(t);
     if (t->oom) {
         emb_trace_free(t);
         return NULL;
@@ -287,7 +267,6 @@ void emb_trace_free(struct emb_trace *t)
         return;
     for (size_t i = 0; i < t->nctx; i++)
         free(t->ctx[i].recs);
-    free(t->issues);
     emb_problems_free(&t->kept);
     free(t->ctx);
     free(t->ctx_index);
@@ -328,12 +307,6 @@ const struct emb_trace_packet *emb_trace_packets(const struct emb_trace *t, size
 }
 
 const struct emb_problems *emb_trace_problems(const struct emb_trace *t) { return &t->kept; }
-
-const struct emb_trace_issue *emb_trace_issues(const struct emb_trace *t, size_t *n)
-{
-    *n = t->kept.n;
-    return t->issues;
-}
 
 /* ---- fields ---- */
 

@@ -84,12 +84,6 @@ struct emb_trace_packet {
     bool clean;           /* every event decoded: a CTF reader will read it too */
 };
 
-/* A problem as offset and message (emb_trace_issues). */
-struct emb_trace_issue {
-    long long offset; /* byte offset in the source, -1 when none */
-    char *message;
-};
-
 /* The file header. */
 struct emb_trace_info {
     uint16_t version;
@@ -181,7 +175,6 @@ const struct emb_trace_packet *emb_trace_packets(const struct emb_trace *t, size
 #define EMB_TRACE_MAX_ISSUES 1000u
 const struct emb_problems *emb_trace_problems(const struct emb_trace *t);
 /* The same list as offset and message pairs, for callers that read it so. */
-const struct emb_trace_issue *emb_trace_issues(const struct emb_trace *t, size_t *n);
 
 /* Clock ticks to nanoseconds at `hz` (exact for any 64-bit tick count). */
 uint64_t emb_trace_ticks_to_ns(uint64_t ticks, uint64_t hz);

@@ -42,7 +42,6 @@ struct emb_trace {
     size_t npkts, pkt_cap;
     struct emb_problems kept;      /* the problems, unless the caller gave a sink */
     struct emb_problems *problems; /* where they go: &kept or the caller's */
-    struct emb_trace_issue *issues; /* the kept problems as emb_trace_issues() gives them */
     const struct emb_trace_event **merged;
     size_t nmerged;
     struct emb_trace_unsealed seal; /* a sealed file: the checked copy that data points to */

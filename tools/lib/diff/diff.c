@@ -13,13 +13,7 @@
 static int report_error_v(struct emb_problems *ps, const char *file, long long offset,
                           const char *fmt, va_list ap)
 {
-    char message[512];
-    vsnprintf(message, sizeof message, fmt, ap);
-    /* The sink stamps its own file on what it is given. */
-    const char *own = ps->file;
-    ps->file = file;
-    emb_report(ps, EMB_ERROR, offset, "%s", message);
-    ps->file = own;
+    emb_vreport_in(ps, file, EMB_ERROR, offset, fmt, ap);
     return -1;
 }
 

@@ -10,6 +10,7 @@
 #include <emb/wire.h>
 
 #include "rtems_record_catalog.h"
+#include "stream_kind.h"
 
 const struct emb_catalog *emb_catalog_known(uint32_t checksum)
 {
@@ -32,7 +33,7 @@ const struct emb_catalog *emb_catalog_for_file(const char *path)
     size_t n = f != NULL ? fread(head, 1, sizeof head, f) : 0u;
     if (f != NULL)
         fclose(f);
-    if (n == sizeof head && emb_get_le32(head + EMB_TSF_OFF_MAGIC) == EMB_TSF_MAGIC) {
+    if (n == sizeof head && emb_stream_kind(head, n) == EMB_STREAM_TRACE) {
         const struct emb_catalog *cat = emb_catalog_known(emb_get_le32(head + EMB_TSF_OFF_CATALOG));
         if (cat != NULL)
             return cat;
@@ -48,7 +49,7 @@ const struct emb_catalog *emb_catalog_for_capture(const char *path)
     uint8_t h[32];
     uint32_t checksum = 0;
     bool found = false;
-    if (f != NULL && fread(h, 1, sizeof h, f) == sizeof h && emb_get_le32(h) == EMB_CAP_MAGIC) {
+    if (f != NULL && fread(h, 1, sizeof h, f) == sizeof h && emb_stream_kind(h, sizeof h) == EMB_STREAM_CAPTURE) {
         uint32_t sections = emb_get_le32(h + 16);
         long off = emb_get_le16(h + 6);
         for (uint32_t i = 0; i < sections && i < 64 && !found; i++) {

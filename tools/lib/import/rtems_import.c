@@ -19,7 +19,7 @@ struct emb_rtems_import {
     struct emb_replay *replay;
     const struct emb_catalog *cat;
     struct emb_catalog *own_cat;
-    int ctx_of_cpu[EMB_RR_MAX_CPUS];
+    int ctx_of_cpu[EMB_RTEMS_RECORD_MAX_CPUS];
     struct emb_rtems_import_stats stats;
     bool failed;            /* the import stopped the reader (and said why) */
 };
@@ -96,18 +96,18 @@ static int on_event(void *arg, const struct emb_rtems_record_event *ev)
     bool made = ev->made;
     if (!made)
         imp->stats.items++;
-    if (ev->event == EMB_RR_EV_OVERFLOW || role == EMB_RR_ROLE_OVERFLOW) {
+    if (ev->event == EMB_RTEMS_RECORD_EV_OVERFLOW || role == EMB_RTEMS_RECORD_ROLE_OVERFLOW) {
         imp->stats.overflows++;
         imp->stats.lost += ev->data;
         emb_replay_lost(imp->replay, context_of(imp, ev->cpu), (uint32_t)ev->data);
     }
-    if (made && (ev->event == EMB_RR_EV_TIME_ADJUSTMENT || role == EMB_RR_ROLE_TIME_ADJUSTMENT))
+    if (made && (ev->event == EMB_RTEMS_RECORD_EV_TIME_ADJUSTMENT || role == EMB_RTEMS_RECORD_ROLE_TIME_ADJUSTMENT))
         imp->stats.adjustments++;
     if (ev->unreliable)
         imp->stats.unreliable++;
     bool drop = !imp->opt.keep_control && !made &&
-                (role == EMB_RR_ROLE_PROCESSOR || role == EMB_RR_ROLE_TAIL ||
-                 role == EMB_RR_ROLE_HEAD || role == EMB_RR_ROLE_EMPTY);
+                (role == EMB_RTEMS_RECORD_ROLE_PROCESSOR || role == EMB_RTEMS_RECORD_ROLE_TAIL ||
+                 role == EMB_RTEMS_RECORD_ROLE_HEAD || role == EMB_RTEMS_RECORD_ROLE_EMPTY);
     if (!drop) {
         uint8_t payload[8];
         emb_put_le64(payload, ev->data);
@@ -136,7 +136,7 @@ struct emb_rtems_import *emb_rtems_import_new(const struct emb_rtems_import_opti
         return NULL;
     if (opt != NULL)
         imp->opt = *opt;
-    for (unsigned i = 0; i < EMB_RR_MAX_CPUS; i++)
+    for (unsigned i = 0; i < EMB_RTEMS_RECORD_MAX_CPUS; i++)
         imp->ctx_of_cpu[i] = -1;
     struct emb_rtems_record_options ro = {
         .handler = on_event, .arg = imp, .table = imp->opt.table, .problems = imp->opt.problems};

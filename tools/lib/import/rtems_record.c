@@ -18,12 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TIME_MASK ((UINT32_C(1) << EMB_RR_TIME_BITS) - 1u)
-#define EVENT_MASK ((UINT32_C(1) << EMB_RR_EVENT_BITS) - 1u)
+#define TIME_MASK ((UINT32_C(1) << EMB_RTEMS_RECORD_TIME_BITS) - 1u)
+#define EVENT_MASK ((UINT32_C(1) << EMB_RTEMS_RECORD_EVENT_BITS) - 1u)
 
 struct held_item {
     uint32_t time_event;
-    uint32_t made;    /* an EMB_RR_EV_* the reader made (timeless), or 0 */
+    uint32_t made;    /* an EMB_RTEMS_RECORD_EV_* the reader made (timeless), or 0 */
     uint64_t data;
     uint64_t offset;
 };
@@ -59,7 +59,7 @@ struct emb_rtems_record {
     bool handler_stopped;   /* the handler refused an event: call it no more */
     uint32_t cpu;
     bool cpu_max_seen;
-    struct processor cpus[EMB_RR_MAX_CPUS];
+    struct processor cpus[EMB_RTEMS_RECORD_MAX_CPUS];
     const struct emb_rtems_record_table *table;
     unsigned info_len[5];
     bool failed;            /* a problem was reported (or the handler stopped the reader) */
@@ -92,8 +92,8 @@ struct emb_rtems_record *emb_rtems_record_new(const struct emb_rtems_record_opti
     rr->own_problems.max_kept = 1;
     rr->problems = rr->opt.problems != NULL ? rr->opt.problems : &rr->own_problems;
     rr->scaler = UINT64_C(1) << 31;
-    rr->info.cpu_count = EMB_RR_MAX_CPUS;
-    for (unsigned i = 0; i < EMB_RR_MAX_CPUS; i++)
+    rr->info.cpu_count = EMB_RTEMS_RECORD_MAX_CPUS;
+    for (unsigned i = 0; i < EMB_RTEMS_RECORD_MAX_CPUS; i++)
         rr->cpus[i].hold = true; /* nothing is timed before the first uptime pair */
     return rr;
 }
@@ -102,7 +102,7 @@ void emb_rtems_record_free(struct emb_rtems_record *rr)
 {
     if (rr == NULL)
         return;
-    for (unsigned i = 0; i < EMB_RR_MAX_CPUS; i++)
+    for (unsigned i = 0; i < EMB_RTEMS_RECORD_MAX_CPUS; i++)
         free(rr->cpus[i].items);
     emb_problems_free(&rr->own_problems);
     free(rr);
@@ -146,12 +146,12 @@ static bool is_timed(const struct emb_rtems_record *rr, uint32_t time_event)
     if (rr->no_time_last != 0u)
         return ev > rr->no_time_last;
     switch ((enum emb_rtems_record_role)rr->table->roles[ev]) {
-    case EMB_RR_ROLE_OTHER:
-    case EMB_RR_ROLE_UPTIME_LOW:
-    case EMB_RR_ROLE_UPTIME_HIGH:
+    case EMB_RTEMS_RECORD_ROLE_OTHER:
+    case EMB_RTEMS_RECORD_ROLE_UPTIME_LOW:
+    case EMB_RTEMS_RECORD_ROLE_UPTIME_HIGH:
         return true;
-    case EMB_RR_ROLE_THREAD_INFO:
-        return (time_event >> EMB_RR_EVENT_BITS) != 0u;
+    case EMB_RTEMS_RECORD_ROLE_THREAD_INFO:
+        return (time_event >> EMB_RTEMS_RECORD_EVENT_BITS) != 0u;
     default:
         return false;
     }
@@ -159,7 +159,7 @@ static bool is_timed(const struct emb_rtems_record *rr, uint32_t time_event)
 
 /* The number the reader reports an event it makes under: the list's own event of that
  * role (version 10 has TIME_ADJUSTMENT and UNRELIABLE_TIME, as its client reports them),
- * else one of EMB_RR_EV_*. */
+ * else one of EMB_RTEMS_RECORD_EV_*. */
 static uint32_t made_event(const struct emb_rtems_record *rr, enum emb_rtems_record_role role, uint32_t own)
 {
     uint16_t ev = rr->table->role_event[role];
@@ -197,13 +197,13 @@ static int emit(struct emb_rtems_record *rr, uint32_t cpu, uint32_t time_event, 
 {
     struct processor *c = &rr->cpus[cpu];
     if (made == 0u && is_timed(rr, time_event)) {
-        uint32_t time = time_event >> EMB_RR_EVENT_BITS;
+        uint32_t time = time_event >> EMB_RTEMS_RECORD_EVENT_BITS;
         c->time_acc += (time - c->time_last) & TIME_MASK;
         c->time_last = time;
     }
     uint64_t bt = c->uptime_bt + ticks_to_bt(rr, c->time_acc);
     if (bt < c->last_bt) {
-        uint32_t adj = made_event(rr, EMB_RR_ROLE_TIME_ADJUSTMENT, EMB_RR_EV_TIME_ADJUSTMENT);
+        uint32_t adj = made_event(rr, EMB_RTEMS_RECORD_ROLE_TIME_ADJUSTMENT, EMB_RTEMS_RECORD_EV_TIME_ADJUSTMENT);
         if (hand_on(rr, cpu, c->last_bt, adj, c->last_bt - bt, offset, true))
             return -1;
         bt = c->last_bt;
@@ -225,7 +225,7 @@ static int resolve_held(struct emb_rtems_record *rr, uint32_t cpu)
     for (size_t i = c->n; i > 0; i--) {
         uint32_t te = c->items[i - 1].time_event;
         if (c->items[i - 1].made == 0u && is_timed(rr, te)) {
-            uint32_t time = te >> EMB_RR_EVENT_BITS;
+            uint32_t time = te >> EMB_RTEMS_RECORD_EVENT_BITS;
             acc += (last - time) & TIME_MASK;
             last = time;
         }
@@ -252,9 +252,9 @@ static int hold_item(struct emb_rtems_record *rr, uint32_t cpu, uint32_t time_ev
                      uint64_t data, uint64_t offset)
 {
     struct processor *c = &rr->cpus[cpu];
-    if (c->n == EMB_RR_MAX_HOLD_ITEMS)
+    if (c->n == EMB_RTEMS_RECORD_MAX_HOLD_ITEMS)
         return fail(rr, offset, "processor %u: more than %u items without an uptime "
-                    "event to time them", cpu, EMB_RR_MAX_HOLD_ITEMS);
+                    "event to time them", cpu, EMB_RTEMS_RECORD_MAX_HOLD_ITEMS);
     if (c->n == c->cap) {
         struct held_item *items = emb_array_grow(c->items, &c->cap, c->n + 1u, sizeof *items);
         if (items == NULL)
@@ -297,7 +297,7 @@ static void info_text(struct emb_rtems_record *rr, uint32_t ev, uint64_t data)
         /* Text packed into the data word, first character in the lowest byte. */
         for (unsigned b = 0; b < rr->info.data_size; b++) {
             char ch = (char)((data >> (8u * b)) & 0xFFu);
-            if (ch == '\0' || rr->info_len[k] + 1u >= EMB_RR_INFO_MAX)
+            if (ch == '\0' || rr->info_len[k] + 1u >= EMB_RTEMS_RECORD_INFO_MAX)
                 break;
             dst[k][rr->info_len[k]++] = ch;
         }
@@ -310,7 +310,7 @@ static int set_count(struct emb_rtems_record *rr, uint64_t data, uint64_t offset
     if (rr->info.per_cpu_items != 0u)
         return fail(rr, offset, "a second per-processor item count");
     /* Versions that name a processor maximum size the processors before the rings. */
-    if (rr->table->role_event[EMB_RR_ROLE_PROCESSOR_MAX] != 0xFFFFu && !rr->cpu_max_seen)
+    if (rr->table->role_event[EMB_RTEMS_RECORD_ROLE_PROCESSOR_MAX] != 0xFFFFu && !rr->cpu_max_seen)
         return fail(rr, offset, "per-processor item count before the processor maximum");
     if (data < 2u || data > 0x80000000u || (data & (data - 1u)) != 0u)
         return fail(rr, offset, "per-processor item count %llu is not a power of two",
@@ -325,8 +325,8 @@ static int set_count(struct emb_rtems_record *rr, uint64_t data, uint64_t offset
  * what follows cannot be known, so the stream is refused. */
 static int header_complete(struct emb_rtems_record *rr, uint32_t ev, uint64_t offset)
 {
-    static const enum emb_rtems_record_role needed[3] = {EMB_RR_ROLE_PROCESSOR_MAX, EMB_RR_ROLE_COUNT,
-                                               EMB_RR_ROLE_FREQUENCY};
+    static const enum emb_rtems_record_role needed[3] = {EMB_RTEMS_RECORD_ROLE_PROCESSOR_MAX, EMB_RTEMS_RECORD_ROLE_COUNT,
+                                               EMB_RTEMS_RECORD_ROLE_FREQUENCY};
     const bool seen[3] = {rr->cpu_max_seen, rr->info.per_cpu_items != 0u,
                           rr->info.frequency != 0u};
     char layout[160] = "VERSION", buf[32];
@@ -359,26 +359,26 @@ static int visit_setting(struct emb_rtems_record *rr, enum emb_rtems_record_role
                          uint64_t offset, bool *hold)
 {
     switch (role) {
-    case EMB_RR_ROLE_PROCESSOR_MAX:
-        if (data >= EMB_RR_MAX_CPUS)
+    case EMB_RTEMS_RECORD_ROLE_PROCESSOR_MAX:
+        if (data >= EMB_RTEMS_RECORD_MAX_CPUS)
             return fail(rr, offset, "processor maximum %llu beyond %u",
-                        (unsigned long long)data, EMB_RR_MAX_CPUS - 1u);
+                        (unsigned long long)data, EMB_RTEMS_RECORD_MAX_CPUS - 1u);
         if (rr->cpu_max_seen || rr->info.per_cpu_items != 0u)
             return fail(rr, offset, "a second or late processor maximum");
         rr->cpu_max_seen = true;
         rr->info.cpu_count = (uint32_t)data + 1u;
         *hold = false;
         break;
-    case EMB_RR_ROLE_COUNT:
+    case EMB_RTEMS_RECORD_ROLE_COUNT:
         return set_count(rr, data, offset);
-    case EMB_RR_ROLE_FREQUENCY:
+    case EMB_RTEMS_RECORD_ROLE_FREQUENCY:
         if (data == 0u || data > UINT32_MAX)
             return fail(rr, offset, "counter frequency %llu Hz is out of range",
                         (unsigned long long)data);
         rr->info.frequency = (uint32_t)data;
         set_frequency(rr, (uint32_t)data);
         break;
-    case EMB_RR_ROLE_VERSION:
+    case EMB_RTEMS_RECORD_ROLE_VERSION:
         if (data != rr->info.version)
             return fail(rr, offset, "a second VERSION item (%llu after %u)",
                         (unsigned long long)data, rr->info.version);
@@ -393,18 +393,18 @@ static int visit_setting(struct emb_rtems_record *rr, enum emb_rtems_record_role
 static int visit(struct emb_rtems_record *rr, uint32_t te, uint64_t data, uint64_t offset)
 {
     uint32_t ev = te & EVENT_MASK;
-    uint32_t time = te >> EMB_RR_EVENT_BITS;
+    uint32_t time = te >> EMB_RTEMS_RECORD_EVENT_BITS;
     struct processor *c = &rr->cpus[rr->cpu];
     bool hold = c->hold;
     uint32_t lost = 0;
     enum emb_rtems_record_role role = (enum emb_rtems_record_role)rr->table->roles[ev];
-    if (!rr->header_done && (role == EMB_RR_ROLE_PROCESSOR || is_timed(rr, te))) {
+    if (!rr->header_done && (role == EMB_RTEMS_RECORD_ROLE_PROCESSOR || is_timed(rr, te))) {
         if (header_complete(rr, ev, offset))
             return -1;
         rr->header_done = true;
     }
     switch (role) {
-    case EMB_RR_ROLE_PROCESSOR:
+    case EMB_RTEMS_RECORD_ROLE_PROCESSOR:
         if (data >= rr->info.cpu_count)
             return fail(rr, offset, "processor index %llu beyond the maximum %u",
                         (unsigned long long)data, rr->info.cpu_count - 1u);
@@ -413,11 +413,11 @@ static int visit(struct emb_rtems_record *rr, uint32_t te, uint64_t data, uint64
         c = &rr->cpus[rr->cpu];
         hold = c->hold;
         break;
-    case EMB_RR_ROLE_UPTIME_LOW:
+    case EMB_RTEMS_RECORD_ROLE_UPTIME_LOW:
         c->uptime_low = (uint32_t)data;
         c->low_valid = true;
         break;
-    case EMB_RR_ROLE_UPTIME_HIGH:
+    case EMB_RTEMS_RECORD_ROLE_UPTIME_HIGH:
         if (c->low_valid) {
             c->low_valid = false;
             c->uptime_bt = (data << 32) | c->uptime_low;
@@ -429,17 +429,17 @@ static int visit(struct emb_rtems_record *rr, uint32_t te, uint64_t data, uint64
             hold = false;
         }
         break;
-    case EMB_RR_ROLE_PROCESSOR_MAX:
-    case EMB_RR_ROLE_COUNT:
-    case EMB_RR_ROLE_FREQUENCY:
-    case EMB_RR_ROLE_VERSION:
+    case EMB_RTEMS_RECORD_ROLE_PROCESSOR_MAX:
+    case EMB_RTEMS_RECORD_ROLE_COUNT:
+    case EMB_RTEMS_RECORD_ROLE_FREQUENCY:
+    case EMB_RTEMS_RECORD_ROLE_VERSION:
         if (visit_setting(rr, role, data, offset, &hold))
             return -1;
         break;
-    case EMB_RR_ROLE_TAIL:
+    case EMB_RTEMS_RECORD_ROLE_TAIL:
         c->tail = (uint32_t)data;
         break;
-    case EMB_RR_ROLE_HEAD:
+    case EMB_RTEMS_RECORD_ROLE_HEAD:
         lost = drain_lost(rr, c, (uint32_t)data);
         if (lost > 0u) {
             rr->info.lost += lost;
@@ -449,12 +449,12 @@ static int visit(struct emb_rtems_record *rr, uint32_t te, uint64_t data, uint64
             hold = true;
         }
         break;
-    case EMB_RR_ROLE_OVERFLOW:
+    case EMB_RTEMS_RECORD_ROLE_OVERFLOW:
         rr->info.lost += data;
         c->hold = true;
         hold = true;
         break;
-    case EMB_RR_ROLE_INFO:
+    case EMB_RTEMS_RECORD_ROLE_INFO:
         info_text(rr, ev, data);
         break;
     default:
@@ -465,7 +465,7 @@ static int visit(struct emb_rtems_record *rr, uint32_t te, uint64_t data, uint64
     /* Reported right after the drain's HEAD, before the items that follow the loss, as the
      * version's own overflow event when it has one. */
     if (rc == 0 && lost > 0u)
-        rc = hold_item(rr, rr->cpu, 0, made_event(rr, EMB_RR_ROLE_OVERFLOW, EMB_RR_EV_OVERFLOW),
+        rc = hold_item(rr, rr->cpu, 0, made_event(rr, EMB_RTEMS_RECORD_ROLE_OVERFLOW, EMB_RTEMS_RECORD_EV_OVERFLOW),
                        lost, offset);
     return rc;
 }
@@ -480,17 +480,17 @@ static int read_header(struct emb_rtems_record *rr)
 {
     uint32_t format = get32(rr->part, false);
     switch (format) {
-    case EMB_RR_FORMAT_LE_32: rr->info.data_size = 4; rr->info.big_endian = false; break;
-    case EMB_RR_FORMAT_LE_64: rr->info.data_size = 8; rr->info.big_endian = false; break;
-    case EMB_RR_FORMAT_BE_32: rr->info.data_size = 4; rr->info.big_endian = true; break;
-    case EMB_RR_FORMAT_BE_64: rr->info.data_size = 8; rr->info.big_endian = true; break;
+    case EMB_RTEMS_RECORD_FORMAT_LE_32: rr->info.data_size = 4; rr->info.big_endian = false; break;
+    case EMB_RTEMS_RECORD_FORMAT_LE_64: rr->info.data_size = 8; rr->info.big_endian = false; break;
+    case EMB_RTEMS_RECORD_FORMAT_BE_32: rr->info.data_size = 4; rr->info.big_endian = true; break;
+    case EMB_RTEMS_RECORD_FORMAT_BE_64: rr->info.data_size = 8; rr->info.big_endian = true; break;
     default:
         return fail(rr, 0, "unknown item format 0x%08x (expected 0x11111111, 0x22222222, "
                     "0x33333333 or 0x44444444): not a record item stream", format);
     }
     uint32_t magic = get32(rr->part + 4, rr->info.big_endian);
-    if (magic != EMB_RR_MAGIC)
-        return fail(rr, 4, "bad magic 0x%08x (expected 0x%08x)", magic, EMB_RR_MAGIC);
+    if (magic != EMB_RTEMS_RECORD_MAGIC)
+        return fail(rr, 4, "bad magic 0x%08x (expected 0x%08x)", magic, EMB_RTEMS_RECORD_MAGIC);
     rr->info.format = format;
     rr->item_size = 4u + rr->info.data_size;
     return 0;
@@ -503,10 +503,10 @@ static int read_first(struct emb_rtems_record *rr, uint32_t te, uint64_t data)
     if ((te & EVENT_MASK) != 1u)
         return fail(rr, rr->offset, "the stream does not begin with a VERSION item "
                     "(event %u)", te & EVENT_MASK);
-    if (data < EMB_RR_VERSION_MIN || data > EMB_RR_VERSION_MAX)
+    if (data < EMB_RTEMS_RECORD_VERSION_MIN || data > EMB_RTEMS_RECORD_VERSION_MAX)
         return fail(rr, rr->offset, "record version %llu is not supported (this tool "
                     "reads versions %u to %u)", (unsigned long long)data,
-                    EMB_RR_VERSION_MIN, EMB_RR_VERSION_MAX);
+                    EMB_RTEMS_RECORD_VERSION_MIN, EMB_RTEMS_RECORD_VERSION_MAX);
     rr->info.version = (unsigned)data;
     bool exact = true;
     rr->table = rr->opt.table;
@@ -575,17 +575,17 @@ int emb_rtems_record_feed(struct emb_rtems_record *rr, const void *buf, size_t n
  * them), or from 0 at the first item on a processor that never had an uptime pair. */
 static void release_held(struct emb_rtems_record *rr)
 {
-    for (uint32_t cpu = 0; cpu < EMB_RR_MAX_CPUS; cpu++) {
+    for (uint32_t cpu = 0; cpu < EMB_RTEMS_RECORD_MAX_CPUS; cpu++) {
         struct processor *c = &rr->cpus[cpu];
         if (!c->hold || c->n == 0u)
             continue;
-        uint32_t mark = made_event(rr, EMB_RR_ROLE_UNRELIABLE_TIME, EMB_RR_EV_UNRELIABLE_TIME);
+        uint32_t mark = made_event(rr, EMB_RTEMS_RECORD_ROLE_UNRELIABLE_TIME, EMB_RTEMS_RECORD_EV_UNRELIABLE_TIME);
         if (emit(rr, cpu, 0, mark, 0, c->items[0].offset))
             return;
         if (!c->synced) {
             for (size_t i = 0; i < c->n; i++) {
                 if (c->items[i].made == 0u && is_timed(rr, c->items[i].time_event)) {
-                    c->time_last = c->items[i].time_event >> EMB_RR_EVENT_BITS;
+                    c->time_last = c->items[i].time_event >> EMB_RTEMS_RECORD_EVENT_BITS;
                     break;
                 }
             }

@@ -8,7 +8,7 @@
  * events the way the system's own client does (accumulated deltas from the last uptime
  * pair, items held back until a processor's uptime is known), detects overflows, and hands
  * every item to a handler in per-processor order. It allocates only the per-processor
- * hold-back storage, bounded by EMB_RR_MAX_HOLD_ITEMS.
+ * hold-back storage, bounded by EMB_RTEMS_RECORD_MAX_HOLD_ITEMS.
  */
 #ifndef EMB_HOST_RTEMS_RECORD_H
 #define EMB_HOST_RTEMS_RECORD_H
@@ -18,48 +18,44 @@
 #include <stdint.h>
 
 #include "problem.h"
+#include "stream_kind.h" /* the stream header: EMB_RTEMS_RECORD_MAGIC, _FORMAT_* */
 
-#define EMB_RR_MAGIC 0x82E14EC1u
-#define EMB_RR_FORMAT_LE_32 0x11111111u
-#define EMB_RR_FORMAT_LE_64 0x22222222u
-#define EMB_RR_FORMAT_BE_32 0x33333333u
-#define EMB_RR_FORMAT_BE_64 0x44444444u
-#define EMB_RR_EVENT_BITS 10u
-#define EMB_RR_TIME_BITS 22u
-#define EMB_RR_EVENTS 1024u            /* event numbers 0..1023 */
-#define EMB_RR_MAX_CPUS 32u            /* processors a stream may name */
-#define EMB_RR_VERSION_MIN 1u
-#define EMB_RR_VERSION_MAX 10u
-#define EMB_RR_MAX_HOLD_ITEMS 0x100000u /* items held per processor before its uptime is known */
-#define EMB_RR_INFO_MAX 256u           /* bytes kept of each header text (ARCH, BSP, ...) */
+#define EMB_RTEMS_RECORD_EVENT_BITS 10u
+#define EMB_RTEMS_RECORD_TIME_BITS 22u
+#define EMB_RTEMS_RECORD_EVENTS 1024u            /* event numbers 0..1023 */
+#define EMB_RTEMS_RECORD_MAX_CPUS 32u            /* processors a stream may name */
+#define EMB_RTEMS_RECORD_VERSION_MIN 1u
+#define EMB_RTEMS_RECORD_VERSION_MAX 10u
+#define EMB_RTEMS_RECORD_MAX_HOLD_ITEMS 0x100000u /* items held per processor before its uptime is known */
+#define EMB_RTEMS_RECORD_INFO_MAX 256u           /* bytes kept of each header text (ARCH, BSP, ...) */
 
 /* Events the reader makes itself, numbered above the stream's 10-bit range, for versions
  * whose list has no event of that name (version 10 has TIME_ADJUSTMENT and UNRELIABLE_TIME,
  * and every built-in list an overflow event: the reader then reports the list's numbers, as
  * the system's client does). */
-#define EMB_RR_EV_OVERFLOW 0x400u        /* items lost on a processor (data: how many) */
-#define EMB_RR_EV_TIME_ADJUSTMENT 0x401u /* time went back; later items clamped (data: bt) */
-#define EMB_RR_EV_UNRELIABLE_TIME 0x402u /* no uptime followed: times are a best effort */
+#define EMB_RTEMS_RECORD_EV_OVERFLOW 0x400u        /* items lost on a processor (data: how many) */
+#define EMB_RTEMS_RECORD_EV_TIME_ADJUSTMENT 0x401u /* time went back; later items clamped (data: bt) */
+#define EMB_RTEMS_RECORD_EV_UNRELIABLE_TIME 0x402u /* no uptime followed: times are a best effort */
 
 /* What an event number means to the reader. */
 enum emb_rtems_record_role {
-    EMB_RR_ROLE_OTHER,
-    EMB_RR_ROLE_VERSION,
-    EMB_RR_ROLE_PROCESSOR,      /* the items that follow belong to processor `data` */
-    EMB_RR_ROLE_PROCESSOR_MAX,  /* highest processor index */
-    EMB_RR_ROLE_COUNT,          /* items per processor ring */
-    EMB_RR_ROLE_FREQUENCY,      /* counter frequency, Hz */
-    EMB_RR_ROLE_TAIL,           /* ring tail at a drain (record versions before 10) */
-    EMB_RR_ROLE_HEAD,           /* ring head at a drain (record versions before 10) */
-    EMB_RR_ROLE_OVERFLOW,       /* items lost (in the stream from version 10 on) */
-    EMB_RR_ROLE_UPTIME_LOW,
-    EMB_RR_ROLE_UPTIME_HIGH,
-    EMB_RR_ROLE_INFO,           /* header text packed into data words */
-    EMB_RR_ROLE_THREAD_INFO,    /* THREAD_ID, THREAD_NAME: timeless when their time is 0 */
-    EMB_RR_ROLE_EMPTY,
-    EMB_RR_ROLE_TIME_ADJUSTMENT, /* made by the client, never sent (version 10) */
-    EMB_RR_ROLE_UNRELIABLE_TIME, /* made by the client, never sent (version 10) */
-    EMB_RR_ROLES,
+    EMB_RTEMS_RECORD_ROLE_OTHER,
+    EMB_RTEMS_RECORD_ROLE_VERSION,
+    EMB_RTEMS_RECORD_ROLE_PROCESSOR,      /* the items that follow belong to processor `data` */
+    EMB_RTEMS_RECORD_ROLE_PROCESSOR_MAX,  /* highest processor index */
+    EMB_RTEMS_RECORD_ROLE_COUNT,          /* items per processor ring */
+    EMB_RTEMS_RECORD_ROLE_FREQUENCY,      /* counter frequency, Hz */
+    EMB_RTEMS_RECORD_ROLE_TAIL,           /* ring tail at a drain (record versions before 10) */
+    EMB_RTEMS_RECORD_ROLE_HEAD,           /* ring head at a drain (record versions before 10) */
+    EMB_RTEMS_RECORD_ROLE_OVERFLOW,       /* items lost (in the stream from version 10 on) */
+    EMB_RTEMS_RECORD_ROLE_UPTIME_LOW,
+    EMB_RTEMS_RECORD_ROLE_UPTIME_HIGH,
+    EMB_RTEMS_RECORD_ROLE_INFO,           /* header text packed into data words */
+    EMB_RTEMS_RECORD_ROLE_THREAD_INFO,    /* THREAD_ID, THREAD_NAME: timeless when their time is 0 */
+    EMB_RTEMS_RECORD_ROLE_EMPTY,
+    EMB_RTEMS_RECORD_ROLE_TIME_ADJUSTMENT, /* made by the client, never sent (version 10) */
+    EMB_RTEMS_RECORD_ROLE_UNRELIABLE_TIME, /* made by the client, never sent (version 10) */
+    EMB_RTEMS_RECORD_ROLES,
 };
 
 /* The event names of one record version: `named` names for 0..named-1; the rest of the
@@ -68,11 +64,11 @@ struct emb_rtems_record_table {
     unsigned version;
     unsigned named;
     const char *const *names;
-    uint16_t role_event[EMB_RR_ROLES]; /* first event number of each role, 0xFFFF none */
+    uint16_t role_event[EMB_RTEMS_RECORD_ROLES]; /* first event number of each role, 0xFFFF none */
     /* VERSION_CONTROL_KEY's number, 0xFFFF none: from version 10 on, the events up to and
      * including it (RTEMS_RECORD_NO_TIME_LAST) have no time, all others have one. */
     uint16_t no_time_last;
-    uint8_t roles[EMB_RR_EVENTS];      /* enum emb_rtems_record_role of each event number */
+    uint8_t roles[EMB_RTEMS_RECORD_EVENTS];      /* enum emb_rtems_record_role of each event number */
 };
 
 /* The table for a stream's version: exact for 1, 4, 9 and 10; for the versions between,
@@ -104,7 +100,7 @@ struct emb_rtems_record_event {
     uint64_t data;    /* zero-extended from 32 bits in the 32-bit formats */
     uint64_t offset;  /* byte offset of the item in the stream (made events: the cause) */
     uint32_t cpu;
-    uint32_t event;   /* 0..1023, or one of EMB_RR_EV_* */
+    uint32_t event;   /* 0..1023, or one of EMB_RTEMS_RECORD_EV_* */
     bool unreliable;  /* time is a best effort (no uptime event followed it) */
     bool made;        /* made by the reader (overflow before version 10, TIME_ADJUSTMENT,
                        * UNRELIABLE_TIME), not an item of the stream */
@@ -127,7 +123,7 @@ struct emb_rtems_record_options {
 
 /* What the stream header said, and counts so far. */
 struct emb_rtems_record_info {
-    uint32_t format;        /* EMB_RR_FORMAT_* once the header is read, else 0 */
+    uint32_t format;        /* EMB_RTEMS_RECORD_FORMAT_* once the header is read, else 0 */
     unsigned data_size;     /* 4 or 8 */
     bool big_endian;
     unsigned version;       /* 0 until the VERSION item */
@@ -139,8 +135,8 @@ struct emb_rtems_record_info {
     uint32_t cpus_seen;     /* bit per processor that had items */
     uint64_t items;         /* items read */
     uint64_t lost;          /* items reported lost by overflow events */
-    char arch[EMB_RR_INFO_MAX], multilib[EMB_RR_INFO_MAX], bsp[EMB_RR_INFO_MAX];
-    char version_control_key[EMB_RR_INFO_MAX], tools[EMB_RR_INFO_MAX];
+    char arch[EMB_RTEMS_RECORD_INFO_MAX], multilib[EMB_RTEMS_RECORD_INFO_MAX], bsp[EMB_RTEMS_RECORD_INFO_MAX];
+    char version_control_key[EMB_RTEMS_RECORD_INFO_MAX], tools[EMB_RTEMS_RECORD_INFO_MAX];
 };
 
 struct emb_rtems_record;

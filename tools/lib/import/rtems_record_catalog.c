@@ -14,7 +14,7 @@
 
 static int is_control(enum emb_rtems_record_role role)
 {
-    return role != EMB_RR_ROLE_OTHER && role != EMB_RR_ROLE_THREAD_INFO;
+    return role != EMB_RTEMS_RECORD_ROLE_OTHER && role != EMB_RTEMS_RECORD_ROLE_THREAD_INFO;
 }
 
 static void add_event(struct emb_buf *t, const struct emb_rtems_record_table *table, uint32_t ev,
@@ -41,31 +41,31 @@ char *emb_rtems_record_catalog_yaml(const struct emb_rtems_record_table *table, 
                    "version: 1\nclasses:\n", table->version);
     emb_buf_printf(&t, "  - name: rtems_control\n    id: 0\n"
                    "    doc: Stream header, processor, drain and uptime items.\n    events:\n");
-    for (uint32_t ev = 0; ev < EMB_RR_EVENTS / 2u; ev++)
+    for (uint32_t ev = 0; ev < EMB_RTEMS_RECORD_EVENTS / 2u; ev++)
         if (is_control(emb_rtems_record_event_role(table, ev)))
             add_event(&t, table, ev, NULL);
     emb_buf_printf(&t, "  - name: rtems_system\n    id: 1\n    doc: System events.\n    events:\n");
-    for (uint32_t ev = 0; ev < EMB_RR_EVENTS / 2u; ev++)
+    for (uint32_t ev = 0; ev < EMB_RTEMS_RECORD_EVENTS / 2u; ev++)
         if (!is_control(emb_rtems_record_event_role(table, ev)))
             add_event(&t, table, ev, NULL);
     emb_buf_printf(&t, "  - name: rtems_user\n    id: 2\n    doc: User events.\n    events:\n");
-    for (uint32_t ev = EMB_RR_EVENTS / 2u; ev < EMB_RR_EVENTS; ev++)
+    for (uint32_t ev = EMB_RTEMS_RECORD_EVENTS / 2u; ev < EMB_RTEMS_RECORD_EVENTS; ev++)
         add_event(&t, table, ev, NULL);
     /* The reader's own events, only where the list has no event of its own for them
      * (version 10 has all three; then there is no such class). */
-    bool own_overflow = table->role_event[EMB_RR_ROLE_OVERFLOW] == 0xFFFFu;
-    bool own_adjustment = table->role_event[EMB_RR_ROLE_TIME_ADJUSTMENT] == 0xFFFFu;
-    bool own_unreliable = table->role_event[EMB_RR_ROLE_UNRELIABLE_TIME] == 0xFFFFu;
+    bool own_overflow = table->role_event[EMB_RTEMS_RECORD_ROLE_OVERFLOW] == 0xFFFFu;
+    bool own_adjustment = table->role_event[EMB_RTEMS_RECORD_ROLE_TIME_ADJUSTMENT] == 0xFFFFu;
+    bool own_unreliable = table->role_event[EMB_RTEMS_RECORD_ROLE_UNRELIABLE_TIME] == 0xFFFFu;
     if (own_overflow || own_adjustment || own_unreliable)
         emb_buf_printf(&t, "  - name: rtems_import\n    id: 3\n"
                        "    doc: What the importer found in the stream.\n    events:\n");
     if (own_overflow)
-        add_event(&t, table, EMB_RR_EV_OVERFLOW, "Items lost on this processor (data: count).");
+        add_event(&t, table, EMB_RTEMS_RECORD_EV_OVERFLOW, "Items lost on this processor (data: count).");
     if (own_adjustment)
-        add_event(&t, table, EMB_RR_EV_TIME_ADJUSTMENT, "An item was timed earlier than the "
+        add_event(&t, table, EMB_RTEMS_RECORD_EV_TIME_ADJUSTMENT, "An item was timed earlier than the "
                   "one before it; times are held (data: by how much).");
     if (own_unreliable)
-        add_event(&t, table, EMB_RR_EV_UNRELIABLE_TIME,
+        add_event(&t, table, EMB_RTEMS_RECORD_EV_UNRELIABLE_TIME,
                   "No uptime event followed: the times after this are a best effort.");
     /* NUL-terminated: emb_buf_printf() leaves a NUL after what it wrote. */
     return (char *)emb_buf_take(&t, len);
@@ -76,9 +76,9 @@ char *emb_rtems_record_catalog_yaml(const struct emb_rtems_record_table *table, 
 static int own_name_taken(const struct emb_rtems_record_table *table, char *err, size_t errlen)
 {
     static const struct { enum emb_rtems_record_role role; const char *name; } own[] = {
-        {EMB_RR_ROLE_OVERFLOW, "OVERFLOW"},
-        {EMB_RR_ROLE_TIME_ADJUSTMENT, "TIME_ADJUSTMENT"},
-        {EMB_RR_ROLE_UNRELIABLE_TIME, "UNRELIABLE_TIME"},
+        {EMB_RTEMS_RECORD_ROLE_OVERFLOW, "OVERFLOW"},
+        {EMB_RTEMS_RECORD_ROLE_TIME_ADJUSTMENT, "TIME_ADJUSTMENT"},
+        {EMB_RTEMS_RECORD_ROLE_UNRELIABLE_TIME, "UNRELIABLE_TIME"},
     };
     for (unsigned i = 0; i < sizeof own / sizeof own[0]; i++) {
         if (table->role_event[own[i].role] != 0xFFFFu)

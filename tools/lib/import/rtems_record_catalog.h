@@ -10,12 +10,12 @@
 #include "catalog.h"
 #include "rtems_record.h"
 
-#define EMB_RR_CAT_BASE 0x1000u /* catalogue id of record event 0 */
+#define EMB_RTEMS_RECORD_CAT_BASE 0x1000u /* catalogue id of record event 0 */
 
-/* The catalogue id of a record event number or EMB_RR_EV_*. */
+/* The catalogue id of a record event number or EMB_RTEMS_RECORD_EV_*. */
 static inline uint16_t emb_rtems_record_catalog_id(uint32_t event)
 {
-    return (uint16_t)(EMB_RR_CAT_BASE + event);
+    return (uint16_t)(EMB_RTEMS_RECORD_CAT_BASE + event);
 }
 
 /* The catalogue as YAML text (malloc'd, NUL-terminated), or NULL when out of memory. */

@@ -223,35 +223,35 @@ struct role_name {
 /* Roles by name: the reader keys its behaviour on names, so a table read from a target's
  * header works as long as it spells them the system's way. Old and new spellings both. */
 static const struct role_name role_names[] = {
-    {EMB_RR_ROLE_EMPTY, "EMPTY"},
-    {EMB_RR_ROLE_VERSION, "VERSION"},
-    {EMB_RR_ROLE_PROCESSOR, "PROCESSOR"},
-    {EMB_RR_ROLE_PROCESSOR_MAX, "PROCESSOR_MAXIMUM"},
-    {EMB_RR_ROLE_COUNT, "COUNT"},
-    {EMB_RR_ROLE_COUNT, "PER_CPU_COUNT"},
-    {EMB_RR_ROLE_FREQUENCY, "FREQUENCY"},
-    {EMB_RR_ROLE_TAIL, "TAIL"},
-    {EMB_RR_ROLE_TAIL, "PER_CPU_TAIL"},
-    {EMB_RR_ROLE_HEAD, "HEAD"},
-    {EMB_RR_ROLE_HEAD, "PER_CPU_HEAD"},
-    {EMB_RR_ROLE_OVERFLOW, "OVERFLOW"},
-    {EMB_RR_ROLE_OVERFLOW, "PER_CPU_OVERFLOW"},
-    {EMB_RR_ROLE_UPTIME_LOW, "UPTIME_LOW"},
-    {EMB_RR_ROLE_UPTIME_HIGH, "UPTIME_HIGH"},
-    {EMB_RR_ROLE_THREAD_INFO, "THREAD_ID"},
-    {EMB_RR_ROLE_THREAD_INFO, "THREAD_NAME"},
-    {EMB_RR_ROLE_TIME_ADJUSTMENT, "TIME_ADJUSTMENT"},
-    {EMB_RR_ROLE_UNRELIABLE_TIME, "UNRELIABLE_TIME"},
+    {EMB_RTEMS_RECORD_ROLE_EMPTY, "EMPTY"},
+    {EMB_RTEMS_RECORD_ROLE_VERSION, "VERSION"},
+    {EMB_RTEMS_RECORD_ROLE_PROCESSOR, "PROCESSOR"},
+    {EMB_RTEMS_RECORD_ROLE_PROCESSOR_MAX, "PROCESSOR_MAXIMUM"},
+    {EMB_RTEMS_RECORD_ROLE_COUNT, "COUNT"},
+    {EMB_RTEMS_RECORD_ROLE_COUNT, "PER_CPU_COUNT"},
+    {EMB_RTEMS_RECORD_ROLE_FREQUENCY, "FREQUENCY"},
+    {EMB_RTEMS_RECORD_ROLE_TAIL, "TAIL"},
+    {EMB_RTEMS_RECORD_ROLE_TAIL, "PER_CPU_TAIL"},
+    {EMB_RTEMS_RECORD_ROLE_HEAD, "HEAD"},
+    {EMB_RTEMS_RECORD_ROLE_HEAD, "PER_CPU_HEAD"},
+    {EMB_RTEMS_RECORD_ROLE_OVERFLOW, "OVERFLOW"},
+    {EMB_RTEMS_RECORD_ROLE_OVERFLOW, "PER_CPU_OVERFLOW"},
+    {EMB_RTEMS_RECORD_ROLE_UPTIME_LOW, "UPTIME_LOW"},
+    {EMB_RTEMS_RECORD_ROLE_UPTIME_HIGH, "UPTIME_HIGH"},
+    {EMB_RTEMS_RECORD_ROLE_THREAD_INFO, "THREAD_ID"},
+    {EMB_RTEMS_RECORD_ROLE_THREAD_INFO, "THREAD_NAME"},
+    {EMB_RTEMS_RECORD_ROLE_TIME_ADJUSTMENT, "TIME_ADJUSTMENT"},
+    {EMB_RTEMS_RECORD_ROLE_UNRELIABLE_TIME, "UNRELIABLE_TIME"},
 };
 
 static void assign_roles(struct emb_rtems_record_table *t)
 {
     for (size_t r = 0; r < COUNT_OF(t->role_event); r++)
         t->role_event[r] = 0xFFFFu;
-    memset(t->roles, EMB_RR_ROLE_OTHER, sizeof t->roles);
+    memset(t->roles, EMB_RTEMS_RECORD_ROLE_OTHER, sizeof t->roles);
     t->no_time_last = 0xFFFFu;
     /* Only system events (below 512) have roles: user events are the application's. */
-    for (unsigned ev = 0; ev < t->named && ev < EMB_RR_EVENTS / 2u; ev++) {
+    for (unsigned ev = 0; ev < t->named && ev < EMB_RTEMS_RECORD_EVENTS / 2u; ev++) {
         const char *name = t->names[ev];
         if (name == NULL)
             continue;
@@ -264,7 +264,7 @@ static void assign_roles(struct emb_rtems_record_table *t)
         }
         if (!strcmp(name, "ARCH") || !strcmp(name, "MULTILIB") || !strcmp(name, "BSP") ||
             !strcmp(name, "VERSION_CONTROL_KEY") || !strcmp(name, "TOOLS"))
-            t->roles[ev] = EMB_RR_ROLE_INFO;
+            t->roles[ev] = EMB_RTEMS_RECORD_ROLE_INFO;
         if (!strcmp(name, "VERSION_CONTROL_KEY") && t->no_time_last == 0xFFFFu)
             t->no_time_last = (uint16_t)ev;
     }
@@ -317,7 +317,7 @@ const struct emb_rtems_record_table *emb_rtems_record_table_builtin(unsigned ver
 const struct emb_rtems_record_table *emb_rtems_record_table_for_version(unsigned version, bool *exact)
 {
     tables_init();
-    if (version < EMB_RR_VERSION_MIN || version > EMB_RR_VERSION_MAX)
+    if (version < EMB_RTEMS_RECORD_VERSION_MIN || version > EMB_RTEMS_RECORD_VERSION_MAX)
         return NULL;
     for (size_t i = 0; i < COUNT_OF(tables); i++) {
         if (tables[i].version >= version) {
@@ -333,17 +333,17 @@ const char *emb_rtems_record_event_name(const struct emb_rtems_record_table *tab
                               size_t len)
 {
     switch (event) {
-    case EMB_RR_EV_OVERFLOW: return "OVERFLOW";
-    case EMB_RR_EV_TIME_ADJUSTMENT: return "TIME_ADJUSTMENT";
-    case EMB_RR_EV_UNRELIABLE_TIME: return "UNRELIABLE_TIME";
+    case EMB_RTEMS_RECORD_EV_OVERFLOW: return "OVERFLOW";
+    case EMB_RTEMS_RECORD_EV_TIME_ADJUSTMENT: return "TIME_ADJUSTMENT";
+    case EMB_RTEMS_RECORD_EV_UNRELIABLE_TIME: return "UNRELIABLE_TIME";
     default: break;
     }
     if (table != NULL && event < table->named && table->names[event] != NULL)
         return table->names[event];
-    if (event >= EMB_RR_EVENTS)
+    if (event >= EMB_RTEMS_RECORD_EVENTS)
         snprintf(buf, len, "EVENT_%u", event);
-    else if (event >= EMB_RR_EVENTS / 2u)
-        snprintf(buf, len, "USER_%u", event - EMB_RR_EVENTS / 2u);
+    else if (event >= EMB_RTEMS_RECORD_EVENTS / 2u)
+        snprintf(buf, len, "USER_%u", event - EMB_RTEMS_RECORD_EVENTS / 2u);
     else
         snprintf(buf, len, "SYSTEM_%u", event);
     return buf;
@@ -351,8 +351,8 @@ const char *emb_rtems_record_event_name(const struct emb_rtems_record_table *tab
 
 enum emb_rtems_record_role emb_rtems_record_event_role(const struct emb_rtems_record_table *table, unsigned event)
 {
-    if (table == NULL || event >= EMB_RR_EVENTS)
-        return EMB_RR_ROLE_OTHER;
+    if (table == NULL || event >= EMB_RTEMS_RECORD_EVENTS)
+        return EMB_RTEMS_RECORD_ROLE_OTHER;
     return (enum emb_rtems_record_role)table->roles[event];
 }
 
@@ -360,7 +360,7 @@ enum emb_rtems_record_role emb_rtems_record_event_role(const struct emb_rtems_re
 
 struct parsed_table {
     struct emb_rtems_record_table table;
-    char *names[EMB_RR_EVENTS];
+    char *names[EMB_RTEMS_RECORD_EVENTS];
 };
 
 void emb_rtems_record_table_free(struct emb_rtems_record_table *table)
@@ -404,7 +404,7 @@ static long parse_line(struct parsed_table *p, char *line, unsigned number,
     size_t nl = 0;
     while (name[nl] != '\0' && !isspace((unsigned char)name[nl]))
         nl++;
-    if (numend == s || ev >= EMB_RR_EVENTS || !is_valid_name(name, nl)) {
+    if (numend == s || ev >= EMB_RTEMS_RECORD_EVENTS || !is_valid_name(name, nl)) {
         emb_report(problems, EMB_ERROR, -1, "line %u: expected `NUMBER NAME` with NUMBER "
                    "below 1024 and NAME an upper-case identifier", number);
         return -2;

@@ -155,16 +155,16 @@ void emb_trace_json_summary(struct emb_json *j, const struct emb_trace *t)
     emb_json_uint(j, "errors", s->errors);
     emb_json_bool(j, "fatal", s->fatal);
     emb_json_end_object(j);
-    size_t n;
-    const struct emb_trace_issue *is = emb_trace_issues(t, &n);
+    const struct emb_problems *found = emb_trace_problems(t);
     emb_json_begin_array(j, "issues");
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < found->n; i++) {
+        const struct emb_problem *p = &found->items[i];
         emb_json_begin_object(j, NULL);
-        if (is[i].offset >= 0)
-            emb_json_int(j, "offset", is[i].offset);
+        if (p->offset >= 0)
+            emb_json_int(j, "offset", p->offset);
         else
             emb_json_null(j, "offset");
-        emb_json_string(j, "message", is[i].message);
+        emb_json_string(j, "message", p->message);
         emb_json_end_object(j);
     }
     emb_json_end_array(j);

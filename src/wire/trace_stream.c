@@ -6,16 +6,6 @@
 #include <emb/trace_format.h>
 #include <emb/wire.h>
 
-static void emb__put_text(uint8_t *dst, const char *text, size_t field)
-{
-    size_t i = 0;
-    if (text != NULL)
-        for (; i < field - 1u && text[i] != '\0'; i++)
-            dst[i] = (uint8_t)text[i];
-    for (; i < field; i++)
-        dst[i] = 0u;
-}
-
 size_t emb_tsf_encode_header(uint8_t *out, size_t cap, const struct emb_tsf_info *info,
                              const struct emb_tsf_context *contexts, uint16_t count)
 {
@@ -43,23 +33,23 @@ size_t emb_tsf_encode_header(uint8_t *out, size_t cap, const struct emb_tsf_info
     emb_put_le16(out + EMB_TSF_OFF_CONTEXT_COUNT, count);
     if (info->build_id_len > 0u)
         memcpy(out + EMB_TSF_OFF_BUILD_ID, info->build_id, info->build_id_len);
-    emb__put_text(out + EMB_TSF_OFF_PORT, info->port, EMB_TSF_PORT_MAX);
+    emb_put_text(out + EMB_TSF_OFF_PORT, info->port, EMB_TSF_PORT_MAX);
     for (uint16_t i = 0; i < count; i++) {
         uint8_t *e = out + EMB_TSF_FIXED_SIZE + (size_t)i * EMB_TSF_CONTEXT_SIZE;
         emb_put_le16(e + EMB_TSF_CTX_OFF_ID, contexts[i].id);
         emb_put_le16(e + EMB_TSF_CTX_OFF_KIND, contexts[i].kind);
         emb_put_le32(e + EMB_TSF_CTX_OFF_DISCARDED, contexts[i].discarded);
         emb_put_le32(e + EMB_TSF_CTX_OFF_PACKETS, contexts[i].packets);
-        emb__put_text(e + EMB_TSF_CTX_OFF_NAME, contexts[i].name, EMB_TSF_NAME_MAX);
+        emb_put_text(e + EMB_TSF_CTX_OFF_NAME, contexts[i].name, EMB_TSF_NAME_MAX);
     }
     if (ext && info->identity != NULL) {
         uint8_t *b = out + table_end;
         emb_put_le32(b + EMB_TSF_EXT_OFF_TAG, EMB_TSF_EXT_IDENTITY);
         emb_put_le32(b + EMB_TSF_EXT_OFF_SIZE, EMB_TSF_IDENTITY_SIZE);
         emb_put_le64(b + EMB_TSF_ID_OFF_SESSION, info->identity->session_id);
-        emb__put_text(b + EMB_TSF_ID_OFF_FIRMWARE, info->identity->firmware_version,
+        emb_put_text(b + EMB_TSF_ID_OFF_FIRMWARE, info->identity->firmware_version,
                       EMB_TSF_FIRMWARE_MAX);
-        emb__put_text(b + EMB_TSF_ID_OFF_CONFIG, info->identity->config, EMB_TSF_CONFIG_MAX);
+        emb_put_text(b + EMB_TSF_ID_OFF_CONFIG, info->identity->config, EMB_TSF_CONFIG_MAX);
     }
     if (ext && info->ring_packets != 0u) {
         uint8_t *b = out + size - EMB_TSF_RING_SIZE;

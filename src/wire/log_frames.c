@@ -4,16 +4,6 @@
 #include <emb/log_format.h>
 #include <emb/wire.h>
 
-static void emb__put_text(uint8_t *dst, const char *text, uint32_t field)
-{
-    uint32_t i = 0;
-    if (text != NULL)
-        for (; i < field - 1u && text[i] != '\0'; i++)
-            dst[i] = (uint8_t)text[i];
-    for (; i < field; i++)
-        dst[i] = 0u;
-}
-
 void emb_log_encode_hello(uint8_t p[EMB_LOG_HELLO_SIZE], const struct emb_log_hello_info *h)
 {
     memset(p, 0, EMB_LOG_HELLO_SIZE);
@@ -31,7 +21,7 @@ void emb_log_encode_hello(uint8_t p[EMB_LOG_HELLO_SIZE], const struct emb_log_he
         p[EMB_LOG_HELLO_OFF_BUILD_ID_LEN] = n;
         memcpy(p + EMB_LOG_HELLO_OFF_BUILD_ID, h->build_id, n);
     }
-    emb__put_text(p + EMB_LOG_HELLO_OFF_PORT, h->port, EMB_LOG_PORT_MAX);
+    emb_put_text(p + EMB_LOG_HELLO_OFF_PORT, h->port, EMB_LOG_PORT_MAX);
 }
 
 void emb_log_encode_context(uint8_t p[EMB_LOG_CTX_SIZE], uint16_t context, uint8_t kind,
@@ -40,7 +30,7 @@ void emb_log_encode_context(uint8_t p[EMB_LOG_CTX_SIZE], uint16_t context, uint8
     p[0] = EMB_LOG_FRAME_CONTEXT;
     p[EMB_LOG_CTX_OFF_KIND] = kind;
     emb_put_le16(p + EMB_LOG_CTX_OFF_CONTEXT, context);
-    emb__put_text(p + EMB_LOG_CTX_OFF_NAME, name, EMB_LOG_CTX_NAME_MAX);
+    emb_put_text(p + EMB_LOG_CTX_OFF_NAME, name, EMB_LOG_CTX_NAME_MAX);
 }
 
 void emb_log_encode_stats(uint8_t p[EMB_LOG_STATS_SIZE], uint16_t context, uint32_t dropped,
