@@ -1,39 +1,28 @@
 /* `emb inspect`: what a capture file holds, at a glance or as JSON. */
 #define _POSIX_C_SOURCE 200809L
 
-#include <getopt.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "command.h"
 
 #include "capture.h"
-#include "catalog.h"
-#include "catalog_known.h"
-#include "cli.h"
-#include "emb_cmds.h"
 #include "trace_decode.h"
 
 static const char *const CMD = "emb inspect";
 
-static void help(FILE *out)
-{
-    fprintf(out,
-            "Usage: emb inspect [options] FILE.emb\n"
-            "\n"
-            "Checks a capture file (magic, version, length, CRC, sections, catalogue) and shows\n"
-            "what it holds: label and source revision, the device's build, firmware version,\n"
-            "configuration flags and clock, the window (armed frame, capacity, writes, drops),\n"
-            "events by type, the frame range and the time span.\n"
-            "\n"
-            "Options:\n"
-            "      --json          the same as one JSON document\n"
-            "      --catalog FILE  check with this catalogue (YAML) instead of the built-in one\n"
-            "      --color[=WHEN]  colour: auto (default), always, never\n"
-            "  -h, --help          show this help\n"
-            "\n"
-            "Exit status: 0 the capture is sound, 2 bad input or usage.\n");
-}
+static const char HELP[] =
+    "Usage: emb inspect [options] FILE.emb\n"
+    "\n"
+    "Checks a capture file (magic, version, length, CRC, sections, catalogue) and shows\n"
+    "what it holds: label and source revision, the device's build, firmware version,\n"
+    "configuration flags and clock, the window (armed frame, capacity, writes, drops),\n"
+    "events by type, the frame range and the time span.\n"
+    "\n"
+    "Options:\n"
+    "      --json          the same as one JSON document\n"
+    "      --catalog FILE  check with this catalogue (YAML) instead of the built-in one\n"
+    "      --color[=WHEN]  colour: auto (default), always, never\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "Exit status: 0 the capture is sound, 2 bad input or usage.\n";
 
 struct stats {
     uint64_t *by_id;        /* 65536 counters */
@@ -243,55 +232,48 @@ static void print_json(const struct emb_capture *c, const struct stats *s, FILE 
     emb_json_end(&j);
 }
 
+enum { OPT_JSON = 256, OPT_CATALOG };
+static const struct option OPTIONS[] = {
+    {"json", no_argument, NULL, OPT_JSON},
+    {"catalog", required_argument, NULL, OPT_CATALOG},
+    EMB_CLI_OPTIONS_COMMON,
+    {NULL, 0, NULL, 0},
+};
+static const struct emb_cli_command COMMAND = {.name = CMD, .help = HELP, .options = OPTIONS,
+                                               .usage = "emb inspect [options] FILE.emb"};
+
+struct args {
+    const char *catalog;
+    bool json;
+};
+
+static int on_option(void *arg, int opt, char *value)
+{
+    struct args *a = arg;
+    switch (opt) {
+    case OPT_JSON: a->json = true; break;
+    case OPT_CATALOG: a->catalog = value; break;
+    }
+    return EMB_EXIT_OK;
+}
+
 int emb_cmd_inspect(int argc, char **argv)
 {
-    enum { OPT_JSON = 256, OPT_CATALOG };
-    static const struct option options[] = {
-        {"json", no_argument, NULL, OPT_JSON},
-        {"catalog", required_argument, NULL, OPT_CATALOG},
-        EMB_CLI_OPTIONS_COMMON,
-        {NULL, 0, NULL, 0},
-    };
-    bool json = false;
-    const char *catalog = NULL;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-        switch (c) {
-        case OPT_JSON: json = true; break;
-        case OPT_CATALOG: catalog = optarg; break;
-        case EMB_OPT_COLOR:
-            if (emb_cli_color_option(CMD, optarg) != 0)
-                return EMB_EXIT_BAD;
-            break;
-        case 'h': help(stdout); return EMB_EXIT_OK;
-        default:
-            return emb_cli_bad_option(CMD, c, argv);
-        }
-    }
-    if (optind + 1 != argc) {
-        emb_cli_error(CMD, optind == argc ? "no capture file given" : "one capture file, please");
-        fprintf(stderr, "Usage: emb inspect [options] FILE.emb (emb inspect --help)\n");
-        return EMB_EXIT_BAD;
-    }
+    struct args a = {0};
+    int rc = emb_cli_parse_options(&COMMAND, argc, argv, on_option, &a);
+    if (rc == 0)
+        rc = emb_cli_operands(&COMMAND, argc, 1, "no capture file given", "one capture file, please");
+    if (rc != 0)
+        return rc < 0 ? EMB_EXIT_OK : rc;
     struct emb_catalog *own = NULL;
-    const struct emb_catalog *cat;
-    if (catalog) {
-        char err[512];
-        if (!(own = emb_catalog_load(catalog, err, sizeof err))) {
-            emb_cli_error(CMD, "%s", err);
-            return EMB_EXIT_BAD;
-        }
-        cat = own;
-    } else if (!(cat = emb_catalog_for_capture(argv[optind]))) {
-        emb_cli_error(CMD, "the built-in catalogue does not parse");
+    const struct emb_catalog *cat =
+        emb_catalog_choose(CMD, a.catalog, EMB_CATALOG_OF_CAPTURE, argv[optind], &own);
+    if (!cat)
         return EMB_EXIT_BAD;
-    }
     const char *path = argv[optind];
     struct emb_capture_options opt = {.catalog = cat, .no_merge = true};
     struct emb_capture *cap = emb_capture_decode_file(path, &opt);
-    int rc = EMB_EXIT_BAD;
+    rc = EMB_EXIT_BAD;
     struct stats s = {.by_id = calloc(65536, sizeof(uint64_t))};
     if (!cap || !s.by_id) {
         emb_cli_error_at(CMD, path, -1, "out of memory");
@@ -299,7 +281,7 @@ int emb_cmd_inspect(int argc, char **argv)
         emb_cli_problems(CMD, emb_capture_problems(cap));
     } else {
         gather(emb_capture_trace(cap), &s);
-        if (json)
+        if (a.json)
             print_json(cap, &s, stdout);
         else
             print_text(cap, &s, stdout);

@@ -1,14 +1,10 @@
 /* `emb log`: decode a deferred log stream against the program's ELF. */
 #define _POSIX_C_SOURCE 200809L
 
-#include <errno.h>
+#include "command.h"
+
 #include <fcntl.h>
-#include <getopt.h>
-#include <inttypes.h>
 #include <netdb.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,51 +13,44 @@
 
 #include "buffer.h"
 #include "capture.h"
-#include "catalog.h"
-#include "catalog_known.h"
-#include "cli.h"
-#include "emb_cmds.h"
 #include "log_decode.h"
 #include "stream_kind.h"
 #include "trace_decode.h"
 
 static const char *const CMD = "emb log";
 
-static void help(FILE *out)
-{
-    fprintf(out,
-            "Usage: emb log --elf PROGRAM [options] STREAM\n"
-            "\n"
-            "Decodes a deferred log stream (log frames: what emb_native_log_start() or\n"
-            "emb_log_drain() write) against the ELF that produced it, and prints each record:\n"
-            "time, context, level, module, file:line and the message, formatted as printf\n"
-            "formats it. Drops, resynchronisations and unknown ids appear where they\n"
-            "happened. STREAM is a file, - for standard input, or tcp:HOST:PORT; a sealed\n"
-            "capture (emb capture) gives its log section.\n"
-            "\n"
-            "Options:\n"
-            "  -e, --elf PROGRAM   the ELF whose call sites the stream's ids name (required);\n"
-            "                      a stream from another build (GNU build id) is refused,\n"
-            "                      and so is an ELF or a stream without a build id\n"
-            "      --no-build-id-check  decode even without a build id to compare (the\n"
-            "                      stream may be another build's: its text may be garbage)\n"
-            "  -f, --follow        print each record as it arrives (a pipe, a TCP stream),\n"
-            "                      in arrival order, until the stream ends\n"
-            "      --json          one JSON object per record per line\n"
-            "      --absolute      wall-clock time (UTC) from the stream's clock offset\n"
-            "      --trace FILE    times relative to that trace stream's start: the log and\n"
-            "                      the trace share the clock, so the two line up\n"
-            "      --raw           STREAM holds bare records of one context (no frames)\n"
-            "      --clock-hz HZ   with --raw: the clock frequency, for times in seconds\n"
-            "  -o, --output OUT    write to file OUT instead of standard output\n"
-            "      --color[=WHEN]  colour: auto (default), always, never; NO_COLOR is honoured\n"
-            "  -h, --help          show this help\n"
-            "\n"
-            "Exit status: 0 when the stream decoded cleanly (drops the target counted are not\n"
-            "errors), 1 when a record's format has a conversion the log cannot reproduce\n"
-            "(positional arguments, %%m, wide characters, an argument of the wrong kind: marked\n"
-            "<...> in the text), 2 on bad input or usage, after decoding what could be decoded.\n");
-}
+static const char HELP[] =
+    "Usage: emb log --elf PROGRAM [options] STREAM\n"
+    "\n"
+    "Decodes a deferred log stream (log frames: what emb_native_log_start() or\n"
+    "emb_log_drain() write) against the ELF that produced it, and prints each record:\n"
+    "time, context, level, module, file:line and the message, formatted as printf\n"
+    "formats it. Drops, resynchronisations and unknown ids appear where they\n"
+    "happened. STREAM is a file, - for standard input, or tcp:HOST:PORT; a sealed\n"
+    "capture (emb capture) gives its log section.\n"
+    "\n"
+    "Options:\n"
+    "  -e, --elf PROGRAM   the ELF whose call sites the stream's ids name (required);\n"
+    "                      a stream from another build (GNU build id) is refused,\n"
+    "                      and so is an ELF or a stream without a build id\n"
+    "      --no-build-id-check  decode even without a build id to compare (the\n"
+    "                      stream may be another build's: its text may be garbage)\n"
+    "  -f, --follow        print each record as it arrives (a pipe, a TCP stream),\n"
+    "                      in arrival order, until the stream ends\n"
+    "      --json          one JSON object per record per line\n"
+    "      --absolute      wall-clock time (UTC) from the stream's clock offset\n"
+    "      --trace FILE    times relative to that trace stream's start: the log and\n"
+    "                      the trace share the clock, so the two line up\n"
+    "      --raw           STREAM holds bare records of one context (no frames)\n"
+    "      --clock-hz HZ   with --raw: the clock frequency, for times in seconds\n"
+    "  -o, --output OUT    write to file OUT instead of standard output\n"
+    "      --color[=WHEN]  colour: auto (default), always, never; NO_COLOR is honoured\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "Exit status: 0 when the stream decoded cleanly (drops the target counted are not\n"
+    "errors), 1 when a record's format has a conversion the log cannot reproduce\n"
+    "(positional arguments, %m, wide characters, an argument of the wrong kind: marked\n"
+    "<...> in the text), 2 on bad input or usage, after decoding what could be decoded.\n";
 
 struct args {
     const char *elf, *stream, *output, *trace;
@@ -69,54 +58,50 @@ struct args {
     uint64_t clock_hz;
 };
 
+enum { OPT_JSON = 256, OPT_ABSOLUTE, OPT_TRACE, OPT_RAW, OPT_CLOCK, OPT_NO_BUILD_ID };
+static const struct option OPTIONS[] = {
+    {"elf", required_argument, NULL, 'e'},
+    {"follow", no_argument, NULL, 'f'},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"absolute", no_argument, NULL, OPT_ABSOLUTE},
+    {"trace", required_argument, NULL, OPT_TRACE},
+    {"raw", no_argument, NULL, OPT_RAW},
+    {"clock-hz", required_argument, NULL, OPT_CLOCK},
+    {"no-build-id-check", no_argument, NULL, OPT_NO_BUILD_ID},
+    {"output", required_argument, NULL, 'o'},
+    EMB_CLI_OPTIONS_COMMON,
+    {NULL, 0, NULL, 0},
+};
+static const struct emb_cli_command COMMAND = {.name = CMD, .help = HELP, .shortopts = ":e:fo:h",
+                                               .options = OPTIONS,
+                                               .usage = "emb log --elf PROGRAM [options] STREAM"};
+
+static int on_option(void *arg, int opt, char *value)
+{
+    struct args *a = arg;
+    switch (opt) {
+    case 'e': a->elf = value; break;
+    case 'f': a->follow = true; break;
+    case 'o': a->output = value; break;
+    case OPT_JSON: a->json = true; break;
+    case OPT_ABSOLUTE: a->absolute = true; break;
+    case OPT_TRACE: a->trace = value; break;
+    case OPT_RAW: a->raw = true; break;
+    case OPT_NO_BUILD_ID: a->no_build_id_check = true; break;
+    case OPT_CLOCK:
+        return emb_cli_option_u64(CMD, "clock-hz", value, 1, UINT64_MAX, "a frequency in Hz",
+                                  &a->clock_hz);
+    }
+    return EMB_EXIT_OK;
+}
+
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    enum { OPT_JSON = 256, OPT_ABSOLUTE, OPT_TRACE, OPT_RAW, OPT_CLOCK, OPT_NO_BUILD_ID };
-    static const struct option options[] = {
-        {"elf", required_argument, NULL, 'e'},
-        {"follow", no_argument, NULL, 'f'},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"absolute", no_argument, NULL, OPT_ABSOLUTE},
-        {"trace", required_argument, NULL, OPT_TRACE},
-        {"raw", no_argument, NULL, OPT_RAW},
-        {"clock-hz", required_argument, NULL, OPT_CLOCK},
-        {"no-build-id-check", no_argument, NULL, OPT_NO_BUILD_ID},
-        {"output", required_argument, NULL, 'o'},
-        EMB_CLI_OPTIONS_COMMON,
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":e:fo:h", options, NULL)) != -1) {
-        switch (c) {
-        case 'e': a->elf = optarg; break;
-        case 'f': a->follow = true; break;
-        case 'o': a->output = optarg; break;
-        case OPT_JSON: a->json = true; break;
-        case OPT_ABSOLUTE: a->absolute = true; break;
-        case OPT_TRACE: a->trace = optarg; break;
-        case OPT_RAW: a->raw = true; break;
-        case OPT_NO_BUILD_ID: a->no_build_id_check = true; break;
-        case OPT_CLOCK:
-            if (emb_cli_option_u64(CMD, "clock-hz", optarg, 1, UINT64_MAX, "a frequency in Hz",
-                                   &a->clock_hz) != 0)
-                return EMB_EXIT_BAD;
-            break;
-        case EMB_OPT_COLOR:
-            if (emb_cli_color_option(CMD, optarg) != 0)
-                return EMB_EXIT_BAD;
-            break;
-        case 'h': help(stdout); return -1;
-        default:
-            return emb_cli_bad_option(CMD, c, argv);
-        }
-    }
-    if (optind + 1 != argc) {
-        emb_cli_error(CMD, optind == argc ? "no log stream given" : "one log stream, please");
-        fprintf(stderr, "Usage: emb log --elf PROGRAM [options] STREAM (emb log --help)\n");
-        return EMB_EXIT_BAD;
-    }
+    int rc = emb_cli_parse_options(&COMMAND, argc, argv, on_option, a);
+    if (rc == 0)
+        rc = emb_cli_operands(&COMMAND, argc, 1, "no log stream given", "one log stream, please");
+    if (rc != 0)
+        return rc;
     a->stream = argv[optind];
     if (a->elf == NULL) {
         emb_cli_error(CMD, "--elf PROGRAM is required: the ELF the stream was recorded by");
@@ -469,11 +454,10 @@ static int open_stream(const char *spec)
  * (said) when the capture is refused or holds no log. */
 static long long feed_capture(struct state *s, const char *path)
 {
-    const struct emb_catalog *cat = emb_catalog_for_capture(path);
-    if (cat == NULL) {
-        emb_cli_error(CMD, "the built-in catalogue does not parse");
+    struct emb_catalog *own; /* stays NULL: no --catalog */
+    const struct emb_catalog *cat = emb_catalog_choose(CMD, NULL, EMB_CATALOG_OF_CAPTURE, path, &own);
+    if (cat == NULL)
         return -1;
-    }
     struct emb_capture_options opt = {.catalog = cat, .ignore_checksum = true, .skip_trace = true};
     struct emb_capture *cap = emb_capture_decode_file(path, &opt);
     long long rc = -1;
