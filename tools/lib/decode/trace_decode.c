@@ -90,6 +90,19 @@ struct emb_trace_event *emb_trace_push_record(struct emb_trace *t, struct ctx_st
     return r;
 }
 
+bool emb_trace_push_marker(struct emb_trace *t, struct ctx_state *c, uint8_t type, uint64_t ts,
+                           uint64_t offset, uint32_t count)
+{
+    struct emb_trace_event *r = emb_trace_push_record(t, c);
+    if (!r)
+        return false;
+    r->type = type;
+    r->ts = ts;
+    r->offset = offset;
+    r->count = count;
+    return true;
+}
+
 /* ---- after the walk ---- */
 
 static void finish_contexts(struct emb_trace *t)
@@ -99,13 +112,10 @@ static void finish_contexts(struct emb_trace *t)
         /* A dump's table holds the final count: drops after the last packet closed. */
         if (c->pub.table_discarded > c->prev_discarded) {
             uint64_t ts = c->nrecs ? c->recs[c->nrecs - 1].ts : t->info.end_ts;
-            struct emb_trace_event *r = emb_trace_push_record(t, c);
-            if (!r)
+            if (!emb_trace_push_marker(t, c, EMB_TREC_DISCARDED, ts,
+                                       emb_trace_source_offset(t, EMB_TSF_FIXED_SIZE),
+                                       c->pub.table_discarded - c->prev_discarded))
                 break;
-            r->type = EMB_TREC_DISCARDED;
-            r->ts = ts;
-            r->offset = emb_trace_source_offset(t, EMB_TSF_FIXED_SIZE);
-            r->count = c->pub.table_discarded - c->prev_discarded;
             c->pub.discarded = c->pub.table_discarded;
         }
         t->sum.discarded += c->pub.discarded;

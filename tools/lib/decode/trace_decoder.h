@@ -62,6 +62,10 @@ uint64_t emb_trace_source_offset(const struct emb_trace *t, uint64_t off);
 long emb_trace_add_context(struct emb_trace *t, uint16_t id, uint16_t kind);
 /* A new record at the end of a context's (zeroed but for its context), or NULL. */
 struct emb_trace_event *emb_trace_push_record(struct emb_trace *t, struct ctx_state *c);
+/* A marker record (EMB_TREC_LOST, EMB_TREC_DISCARDED) of `count` at ts and offset. False
+ * when out of memory. */
+bool emb_trace_push_marker(struct emb_trace *t, struct ctx_state *c, uint8_t type, uint64_t ts,
+                           uint64_t offset, uint32_t count);
 
 /* Validates the file header and reads the context table and extension blocks. False
  * when the stream must be refused (reported as an error). */

@@ -188,13 +188,8 @@ static bool count_gap(struct emb_trace *t, struct ctx_state *c, const struct emb
         t->sum.overwritten_packets += gap;
         return true;
     }
-    struct emb_trace_event *r = emb_trace_push_record(t, c);
-    if (!r)
+    if (!emb_trace_push_marker(t, c, EMB_TREC_LOST, pk->ts_begin, pk->offset, gap))
         return false;
-    r->type = EMB_TREC_LOST;
-    r->ts = pk->ts_begin;
-    r->offset = pk->offset;
-    r->count = gap;
     c->pub.lost_packets += gap;
     t->sum.lost_packets += gap;
     return true;
@@ -228,13 +223,9 @@ static bool count_discarded(struct emb_trace *t, struct ctx_state *c,
         pk->clean = false;
     } else if (pk->discarded > c->prev_discarded) {
         /* Drops happen when the packet after this one could not open: by its close. */
-        struct emb_trace_event *r = emb_trace_push_record(t, c);
-        if (!r)
+        if (!emb_trace_push_marker(t, c, EMB_TREC_DISCARDED, pk->ts_end, pk->offset,
+                                   pk->discarded - c->prev_discarded))
             return false;
-        r->type = EMB_TREC_DISCARDED;
-        r->ts = pk->ts_end;
-        r->offset = pk->offset;
-        r->count = pk->discarded - c->prev_discarded;
         c->prev_discarded = pk->discarded;
         c->pub.discarded = pk->discarded;
     }
