@@ -35,7 +35,7 @@ if [ -x "${EMB_SEED_ARM_CC:-}" ]; then
     $EMB_SEED_ARM_CC -mcpu=cortex-r4 -mbig-endian $arm -o "$out/elf/crc32-armeb.o"
 fi
 # fuzz_crash_validate reads [flags][region]: the golden records as they are (flags 0).
-for rec in "$src"/tests/golden/crash_*.bin; do
+for rec in "$src"/tests/support/golden/crash_*.bin; do
     { printf '\000'; cat "$rec"; } >"$out/crash_validate/$(basename "$rec")"
 done
 # A core of a live process (gdb's gcore), when ptrace is allowed here.

@@ -1,4 +1,4 @@
-/* The inputs of the golden crash records (tests/golden/): shared by the program that
+/* The inputs of the golden crash records (tests/support/golden/): shared by the program that
  * wrote them (tests/support/make_crash_golden.c) and the test that decodes them
  * (tests/target/test_crash_record.c), so the test can also check that today's encoders
  * still produce the committed bytes. The flight recorders are hand-built trace streams

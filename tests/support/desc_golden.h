@@ -3,7 +3,7 @@
  * context entries, rings, monitors and objects have layouts of their own (different from
  * the native port's), so a reader that passes on these relies on the descriptor alone.
  * Two targets: 64-bit little-endian and 32-bit big-endian. Shared by the program that
- * wrote tests/golden/descriptor_*.bin and the test that reads them. */
+ * wrote tests/support/golden/descriptor_*.bin and the test that reads them. */
 #ifndef EMB_TEST_DESC_GOLDEN_H
 #define EMB_TEST_DESC_GOLDEN_H
 

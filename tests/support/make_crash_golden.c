@@ -1,4 +1,4 @@
-/* Writes the golden crash files of tests/golden/ (see its README):
+/* Writes the golden crash files of tests/support/golden/ (see its README):
  *   crash_v1.bin      a v1 record, x86-64 native layout, with a hand-built flight recorder
  *   crash_v2.bin      a v2 record of a small target
  *   retained.bin      a retained region as the native port leaves it: the v1 record, then

@@ -1,4 +1,4 @@
-/* Writes the golden descriptor images of tests/golden/ (see its README):
+/* Writes the golden descriptor images of tests/support/golden/ (see its README):
  *   descriptor_le64.bin   a 64-bit little-endian target's memory at 0x20000000
  *   descriptor_be32.bin   a 32-bit big-endian target's memory at 0x20000000
  * Usage: make_desc_golden DIR */

@@ -4,7 +4,7 @@
  * record the host's decoder (crash_decode.c) reads must be one it keeps: otherwise the
  * next boot throws away a crash `emb crash` could have shown. Input: [flags:u8][region]; flags bit 0
  * recomputes the CRC over the length the record claims, so mutations get past it.
- * Seeds: tests/golden's records (v1, v2, Cortex-M). */
+ * Seeds: tests/support/golden's records (v1, v2, Cortex-M). */
 #include <emb/crash.h>
 #include <emb/crash_format.h>
 #include <emb/crc.h>

@@ -634,9 +634,9 @@ int main(int argc, char **argv)
     test_region();
     test_mini();
     test_arch();
-    test_golden(argc > 1 ? argv[1] : "tests/golden");
-    test_golden_cortex_m(argc > 1 ? argv[1] : "tests/golden");
-    test_v2_lost_cortex_m(argc > 1 ? argv[1] : "tests/golden");
+    test_golden(argc > 1 ? argv[1] : "tests/support/golden");
+    test_golden_cortex_m(argc > 1 ? argv[1] : "tests/support/golden");
+    test_v2_lost_cortex_m(argc > 1 ? argv[1] : "tests/support/golden");
     if (argc > 3)
         test_v2_lost_rendered(argv[2], argv[3]);
     test_flight_collect();

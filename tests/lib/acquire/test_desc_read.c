@@ -350,7 +350,7 @@ static void test_self(const char *dir)
 int main(int argc, char **argv)
 {
     cat = emb_catalog_builtin();
-    test_golden(argc > 1 ? argv[1] : "tests/golden");
+    test_golden(argc > 1 ? argv[1] : "tests/support/golden");
     test_hostile();
     test_self(argc > 2 ? argv[2] : "/tmp");
     return emb_test_done();

@@ -2,7 +2,7 @@
  * is what the encoder writes today; every flipped byte, every truncation, an unknown
  * version, a wrong catalogue, a contradicting identity are refused with their offset.
  *
- * `test_capture --write-golden FILE` writes the golden file (tests/golden/README.md). */
+ * `test_capture --write-golden FILE` writes the golden file (tests/support/golden/README.md). */
 #define _GNU_SOURCE
 
 #include "recorder.h"

@@ -1,4 +1,4 @@
-/* The crash report builder without the command, on the golden records (tests/golden/,
+/* The crash report builder without the command, on the golden records (tests/support/golden/,
  * README.md there): the caller it believes, the flight recorder's summary (the last
  * switch, the last interrupt, the lock still held, the reference time), the refusal of
  * another build's record, and the inputs it reads (a record, a retained region, the
@@ -168,7 +168,7 @@ static void test_inputs(const char *dir)
 
 int main(int argc, char **argv)
 {
-    const char *dir = argc > 1 ? argv[1] : "tests/golden";
+    const char *dir = argc > 1 ? argv[1] : "tests/support/golden";
     char err[256];
     cat = emb_catalog_builtin();
     self = emb_elf_open("/proc/self/exe", err, sizeof err);
