@@ -167,9 +167,11 @@ int main(int argc, char **argv)
     print_port("trace", EMB_ITM_PORT_TRACE);
     printf("log_ring_dropped=%llu\n", (unsigned long long)ls.dropped);
     for (unsigned p = 0; p < 2; p++)
-        printf("model_port%u_1=%llu\nmodel_port%u_2=%llu\nmodel_port%u_4=%llu\nmodel_port%u_bytes=%llu\n",
+        printf("model_port%u_1=%llu\nmodel_port%u_2=%llu\nmodel_port%u_4=%llu\nmodel_port%u_bytes=%llu\n"
+               "model_port%u_ignored=%llu\n",
                p, (unsigned long long)n.packets[p][1], p, (unsigned long long)n.packets[p][2], p,
-               (unsigned long long)n.packets[p][4], p, (unsigned long long)n.bytes[p]);
+               (unsigned long long)n.packets[p][4], p, (unsigned long long)n.bytes[p], p,
+               (unsigned long long)n.ignored_port[p]);
     printf("model_polls=%llu\nmodel_busy=%llu\nmodel_violations=%llu\nmodel_ignored=%llu\n"
            "model_syncs=%llu\nmodel_timestamps=%llu\nmodel_switched_off=%llu\nswo_bytes=%zu\n",
            (unsigned long long)n.polls, (unsigned long long)n.busy,

@@ -141,6 +141,7 @@ void emb_itm_model_write(uint32_t addr, uint32_t value, unsigned size)
         m.n.ignored++; /* no register the writer should write */
     } else if (!enabled() || (m.c.ter & (1u << port)) == 0u) {
         m.n.ignored++;
+        m.n.ignored_port[port]++;
     } else {
         if (m.full[port])
             m.n.violations++; /* the FIFO was full: the hardware would lose this */

@@ -30,6 +30,9 @@ struct itm_model_counts {
     uint64_t polls, busy;      /* FIFO-ready reads, and those that found it full */
     uint64_t violations;       /* writes after a poll said full, with no ready poll since */
     uint64_t ignored;          /* writes the ITM ignored: disabled, or the port was off */
+    uint64_t ignored_port[32]; /* of those, the stimulus writes, per port: one the ITM
+                                * ignored because it went off after the writer's poll had
+                                * found it on is a loss the writer cannot see */
     uint64_t syncs, timestamps, switched_off;
 };
 

@@ -12,7 +12,9 @@ record, text for text.
   itm-off  the ITM disabled: everything dropped and counted, no wait, no hang
   toggle   the ITM switched off and on again during the run (toggle-log: while the log's
            frames go out): the process ends, the capture seals, what arrived decodes in
-           order, each cut log frame is one damaged frame and each cut packet is counted lost
+           order, each damaged log frame is a frame the writer cut or a write the ITM
+           ignored after the writer's poll (the model counts those: no writer can see them),
+           and each lost packet is counted lost (a context's last ones: by what is missing)
 
 Usage: test_itm.py EMB ITM_E2E WORKDIR
 """
@@ -169,24 +171,37 @@ for mode in ("toggle", "toggle-log"):
        "%s: emb capture --swo skips the cut packets and seals (%s)"
        % (mode, r.stderr.strip().replace("\n", " | ")[:300]))
     rc, per, summary = events(embt)
-    # A dropped header costs no event; a dropped or cut packet does, and shows as lost.
-    lost = st["trace_dropped"] > 0
+    # A dropped header costs no event; a dropped or cut packet does, and shows as lost. So
+    # does a write the ITM ignored: it went off after the writer's poll had found it ready
+    # (the other thread's write switched it off in between, as a debugger may at any
+    # moment), which no writer can see; the model counts those per port.
+    lost = st["trace_dropped"] > 0 or st["model_port1_ignored"] > 0
     n = len(per[1]) + len(per[2])
+    # Lost packets show as packet_seq_num gaps, except a context's last ones (the final
+    # flush's, sent as the ITM went off): no later packet numbers them, so the events that
+    # arrived are then the first ones, every one.
+    tail_lost = lost and all(per[k] == want_events[:len(per[k])] for k in (1, 2))
     ok(rc == 0 and in_order_subset(per[1], want_events) and in_order_subset(per[2], want_events)
        and n > 0 and (lost or n == 2 * COUNT) and (lost or summary.get("lost_packets", 0) == 0)
-       and (n == 2 * COUNT or summary.get("lost_packets", 0) > 0),
+       and (n == 2 * COUNT or summary.get("lost_packets", 0) > 0 or tail_lost),
        "%s: the events that arrived are in order (%d + %d), %d packets counted lost"
        % (mode, len(per[1]), len(per[2]), summary.get("lost_packets", 0)))
     rc, recs, err = records(log)
     bad = err.count("bad frame")
     m, w = texts(recs, "itm "), texts(recs, "itm2 ")
-    # A cut frame is at most one damaged frame: none when only its delimiter was cut (the
-    # delimiter the writer puts before the next frame then completes it), which depends on
-    # where the ITM went off, so the count is bounded, not fixed.
+    # Each damaged frame has bytes missing: a frame the writer cut (counted in log_cut), or
+    # a write the ITM ignored after the writer's poll (model_port0_ignored, which the
+    # writer cannot count). Either is one gap in the byte stream, and a gap damages at most
+    # the one frame around it (frames it merges by taking a delimiter are one bad frame);
+    # none when only a cut frame's delimiter was lost (the delimiter the writer puts
+    # before the next frame then completes it), which depends on where the ITM went off.
+    gaps = st["log_cut"] + st["model_port0_ignored"]
     ok(in_order_subset(m, want_main) and in_order_subset(w, want_worker) and len(recs) > 0
-       and bad <= st["log_cut"] and
-       (st["log_dropped"] > 0 or len(m) + len(w) == len(want_main) + len(want_worker)),
+       and bad <= gaps and
+       (st["log_dropped"] + st["model_port0_ignored"] > 0 or
+        len(m) + len(w) == len(want_main) + len(want_worker)),
        "%s: emb log decodes the records that arrived, in order (%d), %d damaged frames for "
-       "%d cut" % (mode, len(recs), bad, st["log_cut"]))
+       "%d cut and %d writes the ITM ignored" % (mode, len(recs), bad, st["log_cut"],
+                                                  st["model_port0_ignored"]))
 
 done()
