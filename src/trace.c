@@ -67,32 +67,20 @@ uint32_t emb_trace_lost_no_ring(void)
  * in any context, so the push is a swap; rings are never removed until emb_trace_init()
  * starts a new list). */
 #if CONFIG_EMB_TRACE_WINDOW
-static bool emb__window_listed(const struct emb_trace_ring *ring)
-{
-    for (const struct emb_trace_ring *r = __atomic_load_n(&emb__trace.rings, __ATOMIC_ACQUIRE);
-         r != NULL; r = r->next_ring)
-        if (r == ring)
-            return true;
-    return false;
-}
-
 static void emb__window_list(struct emb_trace_ring *ring)
 {
     if (emb__trace.mode != EMB_TRACE_MODE_WINDOW)
         return;
-    struct emb_trace_ring *head = __atomic_load_n(&emb__trace.rings, __ATOMIC_RELAXED);
+    struct emb_trace_ring *head = __atomic_load_n(&emb__trace.rings, __ATOMIC_ACQUIRE);
+    for (const struct emb_trace_ring *r = head; r != NULL; r = r->next_ring)
+        if (r == ring)
+            return; /* listed already: initialised again */
     do
         ring->next_ring = head;
     while (!__atomic_compare_exchange_n(&emb__trace.rings, &head, ring, true, __ATOMIC_RELEASE,
-                                        __ATOMIC_RELAXED));
+                                        __ATOMIC_ACQUIRE));
 }
 #else
-static bool emb__window_listed(const struct emb_trace_ring *ring)
-{
-    (void)ring;
-    return false;
-}
-
 static void emb__window_list(struct emb_trace_ring *ring)
 {
     (void)ring;
@@ -116,9 +104,8 @@ emb_status emb_trace_ring_init(struct emb_trace_ring *ring, uint16_t context_id,
     if (ring == NULL || buf == NULL || commit == NULL || packets < 2u ||
         (packets & (packets - 1u)) != 0u || ((uintptr_t)buf & (EMB__PACKET_SIZE - 1u)) != 0u)
         return EMB_E_INVALID;
-    struct emb_trace_ring *next_ring = ring->next_ring;
-    bool listed = emb__window_listed(ring);
-    memset(ring, 0, sizeof *ring);
+    /* next_ring is left alone: a ring initialised again keeps its place in the list. */
+    memset(ring, 0, offsetof(struct emb_trace_ring, next_ring));
     memset(commit, 0, packets * sizeof *commit);
     ring->buf = buf;
     ring->commit = commit;
@@ -131,10 +118,7 @@ emb_status emb_trace_ring_init(struct emb_trace_ring *ring, uint16_t context_id,
     ring->ts_high = 0xFFFFFFFFu; /* no packet open: force the slow path */
     if (ring->packet_shift != EMB_TRACE_PACKET_SHIFT)
         return EMB_E_INVALID;
-    if (listed)
-        ring->next_ring = next_ring; /* initialised again: it keeps its place */
-    else
-        emb__window_list(ring);
+    emb__window_list(ring);
     return EMB_OK;
 }
 
