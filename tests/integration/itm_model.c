@@ -157,7 +157,8 @@ void emb_itm_model_write(uint32_t addr, uint32_t value, unsigned size)
         if (m.c.sync_every != 0u && m.packets % m.c.sync_every == 0u)
             sync_packet();
         if ((m.c.off_port < 0 || (uint32_t)m.c.off_port == port) && m.writes_left > 0u &&
-            --m.writes_left == 0u) {
+            --m.writes_left == 0u &&
+            (m.c.off_times == 0u || m.n.switched_off < m.c.off_times)) {
             m.c.tcr &= ~EMB_ITM_TCR_ITMENA;
             m.off_left = m.c.off_reads;
             m.n.switched_off++;

@@ -21,7 +21,8 @@ struct itm_model_config {
     uint32_t ts_every;         /* a local timestamp every N packets; 0: none */
     uint32_t off_after_writes; /* ITMENA goes off after N stimulus writes (0: never), */
     uint32_t off_reads;        /*   and on again after N register reads while off; */
-    int off_port;              /*   counting writes to this port only (-1: every port) */
+    int off_port;              /*   counting writes to this port only (-1: every port), */
+    uint32_t off_times;        /*   so many times (0: every off_after_writes writes) */
 };
 
 struct itm_model_counts {
