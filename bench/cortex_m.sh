@@ -177,7 +177,7 @@ OPTIONS=(CONFIG_EMB_MONITOR=0 CONFIG_EMB_STATS=0 CONFIG_EMB_TRACE_STREAMING=0
 } > "$OUT/options.txt"
 awk 'NR == 1 { all = $2; ram = $3; next }
      { printf "| `%s` | %d | %d | %d |\n", $1, all - $2, $2, ram - $3 }' "$OUT/options.txt" |
-    sed '1i | option set | flash B it saves | flash B with it | RAM B it saves |\n|---|---:|---:|---:|' |
+    sed '1i | option set (the defaults but this) | flash B it saves | flash B of that image | RAM B it saves |\n|---|---:|---:|---:|' |
     tee "$OUT/options.md"
 
 echo
