@@ -7,7 +7,8 @@
 #  1. `emb capture --gdb --until-closed` follows every hart's rings while all of them and
 #     their timer interrupts record at full rate; the trace decodes into one context per
 #     hart, and per hart received + discarded = emitted, exactly (check_trace.py).
-#  2. `emb desc --gdb` names the profile built (isolated) and lists a context per hart.
+#  2. `emb desc --gdb` and the capture's identity name the profile built (isolated), the
+#     descriptor lists a context per hart.
 #  3. Perfetto shows a track per hart; `emb log` decodes every hart's log.
 #  4. The last hart faults: its crash record says its cpu and the faulting function.
 #
@@ -74,6 +75,8 @@ if [ -e "$work/trace.failed" ]; then echo "not ok $n - the trace against fw_stat
 "$emb" desc --gdb 127.0.0.1:$port --elf "$fw" --color=never >"$work/desc.txt" 2>&1
 check "emb desc --gdb: profile isolated, the port, a context per hart" \
   bash -c "grep -q 'riscv32/virt-time, profile isolated' '$work/desc.txt' && grep -q 'Contexts ($harts of 4)' '$work/desc.txt' && grep -q ' hart$((harts - 1)) ' '$work/desc.txt'"
+check "the capture's identity names the profile built" \
+  bash -c "'$emb' inspect '$work/run.emb' | grep -q 'flags=\"profile=isolated\"'"
 logs=$(awk '{s += $4} END {print s}' "$work/stats.txt")
 "$emb" log --elf "$fw" "$work/run.log" >"$work/log.txt" 2>>"$work/checks.log"
 check "emb log decodes every hart's log: $logs records" \

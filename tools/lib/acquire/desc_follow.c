@@ -544,6 +544,13 @@ uint8_t *emb_desc_follow_trace(struct emb_desc_follow *f, size_t *len)
         .port = md->port,
         .ring_packets = md->ring_packets,
     };
+    /* The profile the descriptor names, as the identity's flags: the capture says it too. */
+    char flags[32] = "";
+    if (md->profile[0])
+        snprintf(flags, sizeof flags, "profile=%s", md->profile);
+    const struct emb_tsf_identity identity = {.config = flags};
+    if (flags[0])
+        info.identity = &identity;
     memcpy(info.uuid, md->uuid, 16);
     size_t hlen = emb_tsf_encode_header(header, sizeof header, &info, table, n);
     free(table);
