@@ -138,7 +138,8 @@ emb_status emb_rv_start(const struct emb_rv_config *c)
     uint8_t uuid[16] = {0};
     if (build_id_len > 0u)
         memcpy(uuid, build_id, build_id_len < 16u ? build_id_len : 16u);
-    emb_trace_init(uuid, c->mode, 0u);
+    /* Before a hart's ring is published below, its events are counted as lost. */
+    emb_trace_init(uuid, c->mode, c->classes);
     emb_status s = CONFIG_EMB_LOG ? emb_log_init() : EMB_OK;
     for (uint32_t h = 0; s == EMB_OK && h < c->harts; h++)
         s = emb__rv_hart_rings(h, &c->hart[h], c->ring_packets);
@@ -164,6 +165,5 @@ emb_status emb_rv_start(const struct emb_rv_config *c)
                                        ? c->hart[h].log_ring : &emb_log_unclaimed_ring;
         __atomic_store_n(&emb_rv_harts[h].ring, c->hart[h].ring, __ATOMIC_RELEASE);
     }
-    emb_trace_set_classes(c->classes);
     return EMB_OK;
 }
