@@ -121,43 +121,23 @@ static void finish_contexts(struct emb_trace *t)
         t->sum.discarded += c->pub.discarded;
         for (size_t k = 0; k < c->nrecs; k++) {
             struct emb_trace_event *r = &c->recs[k];
-            r->ns = emb_trace_ticks_to_ns(r->ts - t->info.start_ts, t->info.clock_hz);
-            /* In unsigned arithmetic: a corrupt offset or clock wraps instead of overflowing. */
-            r->wall_ns = (int64_t)((uint64_t)t->info.clock_offset_ns +
-                                   emb_trace_ticks_to_ns(r->ts, t->info.clock_hz));
+            emb_trace_set_times(t, r);
+            if (r->ts > t->last_ts)
+                t->last_ts = r->ts;
         }
+        t->nrecords += c->nrecs;
         c->pub.recs = c->recs;
         c->pub.nrecs = c->nrecs;
+        emb_trace_order_context(t, c);
     }
 }
 
-static int cmp_rec(const void *a, const void *b)
+void emb_trace_set_times(const struct emb_trace *t, struct emb_trace_event *r)
 {
-    const struct emb_trace_event *x = *(const struct emb_trace_event *const *)a;
-    const struct emb_trace_event *y = *(const struct emb_trace_event *const *)b;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    if (x->ctx != y->ctx)
-        return x->ctx < y->ctx ? -1 : 1;
-    return x < y ? -1 : x > y; /* same context: same array, ring order */
-}
-
-static void merge(struct emb_trace *t)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < t->nctx; i++)
-        n += t->ctx[i].nrecs;
-    if (!n)
-        return;
-    t->merged = malloc(n * sizeof *t->merged);
-    if (!t->merged) {
-        t->oom = true;
-        return;
-    }
-    for (size_t i = 0; i < t->nctx; i++)
-        for (size_t k = 0; k < t->ctx[i].nrecs; k++)
-            t->merged[t->nmerged++] = &t->ctx[i].recs[k];
-    qsort(t->merged, t->nmerged, sizeof *t->merged, cmp_rec);
+    r->ns = emb_trace_ticks_to_ns(r->ts - t->info.start_ts, t->info.clock_hz);
+    /* In unsigned arithmetic: a corrupt offset or clock wraps instead of overflowing. */
+    r->wall_ns = (int64_t)((uint64_t)t->info.clock_offset_ns +
+                           emb_trace_ticks_to_ns(r->ts, t->info.clock_hz));
 }
 
 /* ---- public ---- */
@@ -168,9 +148,11 @@ static struct emb_trace *trace_new(const struct emb_trace_options *opt, const ch
     if (!t)
         return NULL;
     t->ctx_index = malloc(65536 * sizeof *t->ctx_index);
+    t->event_count = calloc(65536, sizeof *t->event_count);
     t->name = strdup(opt->name ? opt->name : name ? name : "trace");
-    if (!t->ctx_index || !t->name) {
+    if (!t->ctx_index || !t->event_count || !t->name) {
         free(t->ctx_index);
+        free(t->event_count);
         free(t->name);
         free(t);
         return NULL;
@@ -238,8 +220,7 @@ static struct emb_trace *run(struct emb_trace *t)
         }
         emb_trace_walk_packets(t);
         finish_contexts(t);
-        if (!t->opt->no_merge)
-            merge(t);
+        t->merge_tried = t->opt->no_merge; /* no merge wanted: none built later */
     }
     return finish(t);
 }
@@ -275,8 +256,11 @@ void emb_trace_free(struct emb_trace *t)
 {
     if (!t)
         return;
-    for (size_t i = 0; i < t->nctx; i++)
+    for (size_t i = 0; i < t->nctx; i++) {
         free(t->ctx[i].recs);
+        free(t->ctx[i].sorted);
+    }
+    free(t->event_count);
     emb_problems_free(&t->kept);
     free(t->ctx);
     free(t->ctx_index);
@@ -306,8 +290,21 @@ long emb_trace_context_index(const struct emb_trace *t, uint16_t id)
 
 const struct emb_trace_event *const *emb_trace_events(const struct emb_trace *t, size_t *n)
 {
+    if (!t->merge_tried) {
+        /* Built on first use: the decode itself does not pay for an order it may not need. */
+        struct emb_trace *m = (struct emb_trace *)t;
+        m->merge_tried = true;
+        emb_trace_merge(m);
+    }
     *n = t->nmerged;
     return t->merged;
+}
+
+size_t emb_trace_record_count(const struct emb_trace *t) { return t->nrecords; }
+uint64_t emb_trace_last_ts(const struct emb_trace *t) { return t->last_ts; }
+uint64_t emb_trace_event_count(const struct emb_trace *t, uint16_t id)
+{
+    return t->event_count[id];
 }
 
 const struct emb_trace_packet *emb_trace_packets(const struct emb_trace *t, size_t *n)

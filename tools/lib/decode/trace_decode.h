@@ -130,7 +130,8 @@ struct emb_trace_options {
     const char *name;        /* for messages; default "trace" */
     uint64_t base_offset;    /* added to every offset (a stream inside a larger file) */
     bool ignore_checksum;    /* decode even when the catalogue checksum differs */
-    bool no_merge;           /* skip the merge by time: emb_trace_events() returns none */
+    bool no_merge;           /* emb_trace_events() returns none (it builds its array only
+                              * when called; a cursor walks the same order without it) */
     /* Where problems go (a refused header an error, a bad packet a warning), at the
      * source's byte offsets; NULL: kept in the trace (emb_trace_problems). */
     struct emb_problems *problems;
@@ -165,8 +166,25 @@ const struct emb_trace_context *emb_trace_context(const struct emb_trace *t, siz
 long emb_trace_context_index(const struct emb_trace *t, uint16_t id);
 
 /* Every record of every context merged by timestamp; ties keep context order, then ring
- * order. */
+ * order. The array is built on the first call (8 bytes per record); NULL, *n 0, when out
+ * of memory. */
 const struct emb_trace_event *const *emb_trace_events(const struct emb_trace *t, size_t *n);
+
+/* The same sequence one record at a time, without the array: a k-way merge of the
+ * contexts. emb_trace_cursor_next() returns NULL at the end; open returns NULL when out
+ * of memory. */
+struct emb_trace_cursor;
+struct emb_trace_cursor *emb_trace_cursor_open(const struct emb_trace *t);
+const struct emb_trace_event *emb_trace_cursor_next(struct emb_trace_cursor *c);
+void emb_trace_cursor_close(struct emb_trace_cursor *c);
+
+/* Records of every context; the latest one's timestamp (0 when there are none); EVENT
+ * records of one event id. */
+size_t emb_trace_record_count(const struct emb_trace *t);
+uint64_t emb_trace_last_ts(const struct emb_trace *t);
+uint64_t emb_trace_event_count(const struct emb_trace *t, uint16_t id);
+/* Sets a record's ns and wall_ns from its ts (as the decoder does). */
+void emb_trace_set_times(const struct emb_trace *t, struct emb_trace_event *r);
 
 const struct emb_trace_packet *emb_trace_packets(const struct emb_trace *t, size_t *n);
 

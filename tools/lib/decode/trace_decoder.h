@@ -19,6 +19,7 @@ struct ctx_state {
     struct emb_trace_context pub;
     struct emb_trace_event *recs;
     size_t nrecs, cap;
+    const struct emb_trace_event **sorted; /* recs in time order when they are not */
     bool have_prev;        /* a packet of this context has been accepted */
     uint32_t prev_seq;
     uint64_t prev_ts_end;
@@ -42,8 +43,12 @@ struct emb_trace {
     size_t npkts, pkt_cap;
     struct emb_problems kept;      /* the problems, unless the caller gave a sink */
     struct emb_problems *problems; /* where they go: &kept or the caller's */
-    const struct emb_trace_event **merged;
+    const struct emb_trace_event **merged; /* built on the first emb_trace_events() */
     size_t nmerged;
+    bool merge_tried;
+    uint64_t *event_count;          /* EVENT records per event id */
+    size_t nrecords;                /* records of every context */
+    uint64_t last_ts;               /* the latest record's timestamp */
     struct emb_trace_unsealed seal; /* a sealed file: the checked copy that data points to */
     bool offsets_raw;               /* report() offsets are the source's already */
     bool oom;
@@ -66,6 +71,12 @@ struct emb_trace_event *emb_trace_push_record(struct emb_trace *t, struct ctx_st
  * when out of memory. */
 bool emb_trace_push_marker(struct emb_trace *t, struct ctx_state *c, uint8_t type, uint64_t ts,
                            uint64_t offset, uint32_t count);
+
+/* Prepares a context for the merge by time: records that go back in time are ordered
+ * (stably) in c->sorted. False when out of memory. */
+bool emb_trace_order_context(struct emb_trace *t, struct ctx_state *c);
+/* Builds t->merged. False when out of memory. */
+bool emb_trace_merge(struct emb_trace *t);
 
 /* Validates the file header and reads the context table and extension blocks. False
  * when the stream must be refused (reported as an error). */

@@ -138,6 +138,7 @@ static bool decode_events(struct emb_trace *t, struct ctx_state *c, size_t off,
         r->payload_size = ev->payload_size;
         c->pub.events++;
         t->sum.events++;
+        t->event_count[id]++;
         prev = ts;
         pos += ev->size;
     }

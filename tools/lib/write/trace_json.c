@@ -175,12 +175,15 @@ static void ndjson_record(struct emb_out *o, const struct emb_trace *t,
 int emb_trace_write_ndjson(const struct emb_trace *t, FILE *out)
 {
     struct emb_out o;
-    if (!emb_out_init(&o, out))
+    struct emb_trace_cursor *cur = emb_trace_cursor_open(t);
+    if (cur == NULL || !emb_out_init(&o, out)) {
+        emb_trace_cursor_close(cur);
         return -1;
-    size_t n;
-    const struct emb_trace_event *const *recs = emb_trace_events(t, &n);
-    for (size_t i = 0; i < n; i++)
-        ndjson_record(&o, t, recs[i]);
+    }
+    const struct emb_trace_event *e;
+    while ((e = emb_trace_cursor_next(cur)) != NULL)
+        ndjson_record(&o, t, e);
+    emb_trace_cursor_close(cur);
     return emb_out_finish(&o);
 }
 

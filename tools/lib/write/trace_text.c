@@ -202,33 +202,47 @@ static void writer_colours(struct text_writer *w, FILE *out)
         w->class_code[i] = emb_color_code(out, palette[i]);
 }
 
+/* The widths of the context, event name and time columns. */
+static void column_widths(struct text_writer *w)
+{
+    const struct emb_trace *t = w->t;
+    for (size_t i = 0; i < emb_trace_context_count(t); i++) {
+        size_t l = strlen(emb_trace_context(t, i)->name);
+        w->wctx = l > w->wctx ? l : w->wctx;
+    }
+    for (uint32_t id = 0; id <= 0xFFFFu; id++) {
+        const struct emb_catalog_event *ev = emb_catalog_event(emb_trace_catalog(t), (uint16_t)id);
+        if (ev != NULL && emb_trace_event_count(t, (uint16_t)id) != 0) {
+            size_t l = strlen(ev->name);
+            w->wname = l > w->wname ? l : w->wname;
+        }
+    }
+    if (emb_trace_record_count(t) != 0) { /* times only grow: the last is the widest */
+        struct emb_trace_event last = {.ts = emb_trace_last_ts(t)};
+        emb_trace_set_times(t, &last);
+        char tbuf[48];
+        w->wtime = format_time(w, tbuf, &last);
+    }
+}
+
 int emb_trace_write_text(const struct emb_trace *t, FILE *out,
                          const struct emb_trace_text_options *opt)
 {
     struct text_writer w = {.t = t, .absolute = opt && opt->absolute,
                             .hz = emb_trace_info(t)->clock_hz};
     w.wall = w.absolute && emb_trace_info(t)->clock_offset_ns != 0;
-    size_t n;
-    const struct emb_trace_event *const *recs = emb_trace_events(t, &n);
-    for (size_t i = 0; i < emb_trace_context_count(t); i++) {
-        size_t l = strlen(emb_trace_context(t, i)->name);
-        w.wctx = l > w.wctx ? l : w.wctx;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (recs[i]->ev) {
-            size_t l = strlen(recs[i]->ev->name);
-            w.wname = l > w.wname ? l : w.wname;
-        }
-    }
-    char tbuf[48];
-    if (n) /* times only grow: the last is the widest */
-        w.wtime = format_time(&w, tbuf, recs[n - 1]);
+    column_widths(&w);
     writer_colours(&w, out);
-    if (!emb_out_init(&w.o, out))
+    struct emb_trace_cursor *cur = emb_trace_cursor_open(t);
+    if (cur == NULL || !emb_out_init(&w.o, out)) {
+        emb_trace_cursor_close(cur);
         return -1;
+    }
     w.names = emb_trace_names_build(t);
-    for (size_t i = 0; i < n; i++)
-        write_line(&w, recs[i]);
+    const struct emb_trace_event *e;
+    while ((e = emb_trace_cursor_next(cur)) != NULL)
+        write_line(&w, e);
+    emb_trace_cursor_close(cur);
     emb_trace_names_free(w.names);
     return emb_out_finish(&w.o);
 }
