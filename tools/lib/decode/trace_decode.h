@@ -10,7 +10,8 @@
  * the stream records (events_discarded, packet_seq_num gaps) become marker records in the
  * event sequence, where they happened.
  *
- * Memory is linear in the input: at most one record per 8 input bytes.
+ * Memory is linear in the input: at most one record per 8 input bytes; a streaming decode
+ * (emb_trace_options.stream) keeps none, and a file is mapped, not read.
  */
 #ifndef EMB_HOST_TRACE_DECODE_H
 #define EMB_HOST_TRACE_DECODE_H
@@ -82,6 +83,8 @@ struct emb_trace_packet {
     uint32_t content_size; /* bytes */
     uint32_t discarded;    /* events_discarded, running total */
     bool clean;           /* every event decoded: a CTF reader will read it too */
+    uint32_t lost_before;  /* the LOST marker's count before its events (0: none) */
+    uint32_t discarded_after; /* the DISCARDED marker's count after them (0: none) */
 };
 
 /* The file header. */
@@ -130,6 +133,10 @@ struct emb_trace_options {
     const char *name;        /* for messages; default "trace" */
     uint64_t base_offset;    /* added to every offset (a stream inside a larger file) */
     bool ignore_checksum;    /* decode even when the catalogue checksum differs */
+    /* Keep no records: emb_trace_context()->recs is NULL (nrecs 0) and emb_trace_events()
+     * returns none; a cursor reads each context's packets again as it walks them. Memory
+     * is then flat in the number of events (text, NDJSON, summaries, CTF). */
+    bool stream;
     bool no_merge;           /* emb_trace_events() returns none (it builds its array only
                               * when called; a cursor walks the same order without it) */
     /* Where problems go (a refused header an error, a bad packet a warning), at the

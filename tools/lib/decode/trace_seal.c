@@ -1,10 +1,12 @@
 /* Sealed trace stream files: check and take out the CRCs (trace_seal.h). */
+#define _DEFAULT_SOURCE /* madvise */
 #include "trace_seal.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <emb/crc.h>
 #include <emb/trace_format.h>
@@ -29,8 +31,8 @@ static uint32_t find_seal(const uint8_t *d, uint32_t header_size)
     return 0;
 }
 
-int emb_trace_unseal(const uint8_t *in, size_t n, struct emb_trace_unsealed *out,
-                     struct emb_problems *problems)
+int emb_trace_unseal(const uint8_t *in, size_t n, bool in_mapped,
+                     struct emb_trace_unsealed *out, struct emb_problems *problems)
 {
     memset(out, 0, sizeof *out);
     if (n < EMB_TSF_FIXED_SIZE || emb_stream_kind(in, n) != EMB_STREAM_TRACE ||
@@ -88,6 +90,8 @@ int emb_trace_unseal(const uint8_t *in, size_t n, struct emb_trace_unsealed *out
         }
         memcpy(o, p, P);
         o += P;
+        if (in_mapped && k % 4096u == 4095u) /* copied: the file's pages are not needed */
+            madvise((void *)in, (size_t)(p - in) & ~(size_t)0xFFFFu, MADV_DONTNEED);
     }
     if (tail > P) {
         out->damaged++;
