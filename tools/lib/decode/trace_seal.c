@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include <zlib.h>
+
 #include <emb/crc.h>
 #include <emb/trace_format.h>
 #include <emb/wire.h>
@@ -79,7 +81,8 @@ int emb_trace_unseal(const uint8_t *in, size_t n, bool in_mapped,
     uint8_t *o = out->data + H;
     for (size_t k = 0; k < whole; k++) {
         const uint8_t *p = in + H + k * rec;
-        uint32_t want = emb_get_le32(p + P), got = emb_crc32(0, p, P);
+        /* zlib's table-driven CRC-32 is the same CRC as emb_crc32, several times faster */
+        uint32_t want = emb_get_le32(p + P), got = (uint32_t)crc32(0L, p, P);
         if (want == got) {
             out->checked++;
         } else {

@@ -88,6 +88,13 @@ static const char *kind_text(const struct emb_trace_event *e, char *buf)
     return e->kind == EMB_EVT_KIND_ISR ? "isr" : e->kind == EMB_EVT_KIND_FAULT ? "FAULT" : "";
 }
 
+/* A colour code: nothing to do when colour is off (the code is ""). */
+static inline void out_code(struct emb_out *o, const char *code)
+{
+    if (code[0] != '\0')
+        emb_out_str(o, code);
+}
+
 /* A field's value as emb_trace_field_display() writes it; a plain integer formatted here,
  * the rest (labels, names, durations, text) by it. */
 static void write_value(struct text_writer *w, const struct emb_catalog_field *f,
@@ -113,7 +120,7 @@ static void write_marker(struct text_writer *w, const struct emb_trace_event *e,
                          const char *ctx_name)
 {
     struct emb_out *o = &w->o;
-    emb_out_str(o, w->yellow);
+    out_code(o, w->yellow);
     emb_out_bytes(o, "-- ", 3);
     emb_out_u64(o, e->count);
     emb_out_str(o, e->type == EMB_TREC_DISCARDED
@@ -121,17 +128,17 @@ static void write_marker(struct text_writer *w, const struct emb_trace_event *e,
                        : (e->count == 1 ? " packet lost" : " packets lost"));
     emb_out_bytes(o, " in ctx ", 8);
     emb_out_str(o, ctx_name);
-    emb_out_str(o, w->reset);
+    out_code(o, w->reset);
     emb_out_char(o, '\n');
 }
 
 static void write_unknown(struct text_writer *w, const struct emb_trace_event *e)
 {
     struct emb_out *o = &w->o;
-    emb_out_str(o, w->red);
+    out_code(o, w->red);
     emb_out_bytes(o, "?0x", 3);
     emb_out_hex(o, e->id, 4);
-    emb_out_str(o, w->reset);
+    out_code(o, w->reset);
     emb_out_bytes(o, "  (unknown event, ", 18);
     emb_out_u64(o, e->payload_size);
     emb_out_bytes(o, " raw bytes:", 11);
@@ -146,17 +153,17 @@ static void write_event(struct text_writer *w, const struct emb_trace_event *e)
 {
     struct emb_out *o = &w->o;
     const struct emb_catalog_event *ev = e->ev;
-    emb_out_str(o, w->bold);
-    emb_out_str(o, ev->cls ? w->class_code[ev->cls->id % 5u] : w->red);
+    out_code(o, w->bold);
+    out_code(o, ev->cls ? w->class_code[ev->cls->id % 5u] : w->red);
     emb_out_align_left(o, ev->name, strlen(ev->name), ev->nfields ? w->wname : 0);
-    emb_out_str(o, w->reset);
+    out_code(o, w->reset);
     for (size_t k = 0; k < ev->nfields; k++) {
         const struct emb_catalog_field *f = &ev->fields[k];
         emb_out_bytes(o, "  ", 2);
-        emb_out_str(o, w->dim);
+        out_code(o, w->dim);
         emb_out_str(o, f->name);
         emb_out_char(o, '=');
-        emb_out_str(o, w->reset);
+        out_code(o, w->reset);
         write_value(w, f, e->payload);
     }
     emb_out_char(o, '\n');
@@ -168,9 +175,9 @@ static void write_line(struct text_writer *w, const struct emb_trace_event *e)
     const char *ctx_name = emb_trace_context(w->t, e->ctx)->name;
     char tbuf[48], kbuf[8];
     size_t tlen = format_time(w, tbuf, e);
-    emb_out_str(o, w->dim);
+    out_code(o, w->dim);
     emb_out_align_right(o, tbuf, tlen, w->wtime);
-    emb_out_str(o, w->reset);
+    out_code(o, w->reset);
     emb_out_bytes(o, "  ", 2);
     emb_out_align_left(o, ctx_name, strlen(ctx_name), w->wctx);
     emb_out_bytes(o, "  ", 2);
@@ -179,9 +186,9 @@ static void write_line(struct text_writer *w, const struct emb_trace_event *e)
         return;
     }
     const char *kind = kind_text(e, kbuf);
-    emb_out_str(o, w->red);
+    out_code(o, w->red);
     emb_out_align_left(o, kind, strlen(kind), 5);
-    emb_out_str(o, w->reset);
+    out_code(o, w->reset);
     emb_out_bytes(o, "  ", 2);
     if (e->type == EMB_TREC_UNKNOWN)
         write_unknown(w, e);
