@@ -145,28 +145,13 @@ size_t emb_fmt_ldouble9(char *dst, long double v)
 #endif
 }
 
-static void out_spaces(struct emb_out *o, size_t n)
+void emb_out_spaces_long(struct emb_out *o, size_t n)
 {
     while (n != 0) {
         size_t step = n < 64u ? n : 64u;
-        memset(emb_out_room(o, step), ' ', step);
-        o->len += step;
+        emb_out_spaces(o, step);
         n -= step;
     }
-}
-
-void emb_out_align_right(struct emb_out *o, const char *s, size_t n, size_t width)
-{
-    if (width > n)
-        out_spaces(o, width - n);
-    emb_out_bytes(o, s, n);
-}
-
-void emb_out_align_left(struct emb_out *o, const char *s, size_t n, size_t width)
-{
-    emb_out_bytes(o, s, n);
-    if (width > n)
-        out_spaces(o, width - n);
 }
 
 /* The escape of an ASCII byte that JSON needs escaped, or NULL. */

@@ -88,9 +88,33 @@ static inline void emb_out_hex(struct emb_out *o, uint64_t v, unsigned digits)
     o->len += emb_fmt_hex(emb_out_room(o, 32), v, digits);
 }
 
+void emb_out_spaces_long(struct emb_out *o, size_t n);
+
+/* n spaces. */
+static inline void emb_out_spaces(struct emb_out *o, size_t n)
+{
+    if (n > 64u) {
+        emb_out_spaces_long(o, n);
+        return;
+    }
+    memset(emb_out_room(o, 64), ' ', 64); /* a fixed size: one store sequence, no call */
+    o->len += n;
+}
+
 /* "%*s" (right-aligned) and "%-*s" (left-aligned) of n bytes in a column of `width`. */
-void emb_out_align_right(struct emb_out *o, const char *s, size_t n, size_t width);
-void emb_out_align_left(struct emb_out *o, const char *s, size_t n, size_t width);
+static inline void emb_out_align_right(struct emb_out *o, const char *s, size_t n, size_t width)
+{
+    if (width > n)
+        emb_out_spaces(o, width - n);
+    emb_out_bytes(o, s, n);
+}
+
+static inline void emb_out_align_left(struct emb_out *o, const char *s, size_t n, size_t width)
+{
+    emb_out_bytes(o, s, n);
+    if (width > n)
+        emb_out_spaces(o, width - n);
+}
 
 /* A JSON string as emb_json_write_string() writes it (json.h). */
 void emb_out_json_string(struct emb_out *o, const char *s, size_t n);
