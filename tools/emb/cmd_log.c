@@ -446,7 +446,10 @@ static int cmp_held(const void *x, const void *y)
  * carries its context's last sync time, so order within a context is kept. */
 static void print_held(struct state *s)
 {
-    if (s->nheld > 1u)
+    bool ordered = true; /* one context, or contexts drained in time order: no sort */
+    for (size_t i = 1; i < s->nheld && ordered; i++)
+        ordered = cmp_held(&s->held[i - 1], &s->held[i]) < 0;
+    if (!ordered)
         qsort(s->held, s->nheld, sizeof *s->held, cmp_held);
     for (size_t i = 0; i < s->nheld; i++) {
         if (!s->origin_set && s->held[i].rec.has_ts) {
