@@ -91,23 +91,26 @@ long emb_trace_add_context(struct emb_trace *t, uint16_t id, uint16_t kind)
     return (long)t->nctx++;
 }
 
-/* A record of a streaming decode, noted as it is let go. */
-static void note_record(struct emb_trace *t, struct ctx_state *c)
+void emb_trace_note_record(struct emb_trace *t, struct ctx_state *c, uint64_t ts)
 {
-    const struct emb_trace_event *r = &c->scratch;
-    if (c->nseen++ != 0 && r->ts < c->last_seen_ts)
+    if (c->scratch_held) { /* the marker held comes first */
+        c->scratch_held = false;
+        emb_trace_note_record(t, c, c->scratch.ts);
+    }
+    if (c->nseen++ != 0 && ts < c->last_seen_ts)
         c->back_in_time = true;
-    c->last_seen_ts = r->ts;
-    if (r->ts > t->last_ts)
-        t->last_ts = r->ts;
-    c->scratch_held = false;
+    c->last_seen_ts = ts;
+    if (ts > t->last_ts)
+        t->last_ts = ts;
 }
 
 struct emb_trace_event *emb_trace_push_record(struct emb_trace *t, struct ctx_state *c)
 {
     if (t->stream) {
-        if (c->scratch_held)
-            note_record(t, c);
+        if (c->scratch_held) {
+            c->scratch_held = false;
+            emb_trace_note_record(t, c, c->scratch.ts);
+        }
         memset(&c->scratch, 0, sizeof c->scratch);
         c->scratch_held = true;
         c->scratch.ctx = (uint32_t)(c - t->ctx);
@@ -150,6 +153,7 @@ static void finish_contexts(struct emb_trace *t)
         if (c->pub.table_discarded > c->prev_discarded) {
             uint64_t ts = c->nrecs         ? c->recs[c->nrecs - 1].ts
                           : c->scratch_held ? c->scratch.ts
+                          : c->nseen        ? c->last_seen_ts
                                             : t->info.end_ts;
             c->final_discarded = c->pub.table_discarded - c->prev_discarded;
             c->final_ts = ts;
@@ -166,8 +170,10 @@ static void finish_contexts(struct emb_trace *t)
             if (r->ts > t->last_ts)
                 t->last_ts = r->ts;
         }
-        if (c->scratch_held)
-            note_record(t, c);
+        if (c->scratch_held) {
+            c->scratch_held = false;
+            emb_trace_note_record(t, c, c->scratch.ts);
+        }
         t->nrecords += t->stream ? c->nseen : c->nrecs;
         c->pub.recs = c->recs;
         c->pub.nrecs = c->nrecs;

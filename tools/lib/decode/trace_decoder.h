@@ -79,6 +79,9 @@ uint64_t emb_trace_source_offset(const struct emb_trace *t, uint64_t off);
 long emb_trace_add_context(struct emb_trace *t, uint16_t id, uint16_t kind);
 /* A new record at the end of a context's (zeroed but for its context), or NULL. */
 struct emb_trace_event *emb_trace_push_record(struct emb_trace *t, struct ctx_state *c);
+/* A streaming decode's record at ts, counted without being kept (after the marker the
+ * context holds, if any). */
+void emb_trace_note_record(struct emb_trace *t, struct ctx_state *c, uint64_t ts);
 /* A marker record (EMB_TREC_LOST, EMB_TREC_DISCARDED) of `count` at ts and offset. False
  * when out of memory. */
 bool emb_trace_push_marker(struct emb_trace *t, struct ctx_state *c, uint8_t type, uint64_t ts,

@@ -147,13 +147,17 @@ static bool decode_events(struct emb_trace *t, struct ctx_state *c, size_t off,
             report_step(t, c, step, at, content - pos, &e);
             return false;
         }
-        struct emb_trace_event *r = emb_trace_push_record(t, c);
-        if (!r)
-            return false;
-        e.ctx = r->ctx;
-        e.context_id = r->context_id;
-        e.offset = emb_trace_source_offset(t, at);
-        *r = e;
+        if (t->stream) { /* counted only: the cursor reads the event again */
+            emb_trace_note_record(t, c, e.ts);
+        } else {
+            struct emb_trace_event *r = emb_trace_push_record(t, c);
+            if (!r)
+                return false;
+            e.ctx = r->ctx;
+            e.context_id = r->context_id;
+            e.offset = emb_trace_source_offset(t, at);
+            *r = e;
+        }
         if (step == EMB_STEP_UNKNOWN) {
             c->pub.unknown++;
             t->sum.unknown++;
