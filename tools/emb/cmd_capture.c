@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "capture_json.h"
 #include "capture_session.h"
 #include "catalog_known.h"
 #include "parse_number.h"
@@ -16,6 +17,7 @@ static const char *const CMD = "emb capture";
 
 static const char HELP[] =
     "Usage: emb capture [options] -o OUT.emb SOURCE\n"
+    "       emb capture extract CAPTURE --trace|--log|--crash|--descriptor -o OUT\n"
     "       emb capture [options] -o OUT.emb --unix PATH | --tcp HOST:PORT --token-file FILE |\n"
     "                   --serial DEV | --swo FILE |\n"
     "                   --gdb HOST:PORT | --pid PID | --file FILE | --retained IMAGE\n"
@@ -57,6 +59,8 @@ static const char HELP[] =
     "Options:\n"
     "  -o, --output OUT      the capture file to write (required)\n"
     "  -l, --label TEXT      what this run is: good, bad, ... (at most 32 characters)\n"
+    "      --json            the summary on stdout as one JSON document: file, bytes,\n"
+    "                        identity and window (as emb inspect --json writes them)\n"
     "      --revision REV    source revision of the firmware (a git commit, a tag)\n"
     "      --log FILE        the log stream, kept as its own section\n"
     "      --crash FILE      a crash record, kept as its own section\n"
@@ -65,6 +69,9 @@ static const char HELP[] =
     "                        trace names (the built-in one, or an imported format's)\n"
     "      --color[=WHEN]    colour: auto (default), always, never\n"
     "  -h, --help            show this help\n"
+    "\n"
+    "emb capture extract gives a section back as its own file (emb capture extract\n"
+    "--help).\n"
     "\n"
     "Exit status: 0 sealed, 2 bad input or usage.\n";
 
@@ -77,13 +84,13 @@ struct args {
     int via; /* enum emb_gdb_via */
     uint64_t poll_ms, baud, count, ram_start, ram_end;
     double duration;
-    bool arm, until_closed;
+    bool arm, until_closed, json;
 };
 
 enum { OPT_REV = 256, OPT_LOG, OPT_CRASH, OPT_DESC, OPT_PID, OPT_CATALOG, OPT_FILE, OPT_TCP,
        OPT_SERIAL, OPT_BAUD, OPT_SWO, OPT_GDB, OPT_ELF, OPT_RAM, OPT_COUNT, OPT_DURATION, OPT_ARM,
        OPT_UNTIL, OPT_SAVE, OPT_RETAINED, OPT_SAVE_LOG, OPT_SAVE_CRASH, OPT_VIA, OPT_POLL, OPT_UNIX,
-       OPT_TOKEN_FILE };
+       OPT_TOKEN_FILE, OPT_JSON };
 
 static const struct option OPTIONS[] = {
     {"output", required_argument, NULL, 'o'},   {"label", required_argument, NULL, 'l'},
@@ -105,6 +112,7 @@ static const struct option OPTIONS[] = {
     {"retained", required_argument, NULL, OPT_RETAINED},
     {"save-crash", required_argument, NULL, OPT_SAVE_CRASH},
     {"via", required_argument, NULL, OPT_VIA}, {"poll-ms", required_argument, NULL, OPT_POLL},
+    {"json", no_argument, NULL, OPT_JSON},
     EMB_CLI_OPTIONS_COMMON, {NULL, 0, NULL, 0},
 };
 static const struct emb_cli_command COMMAND = {
@@ -200,6 +208,7 @@ static int on_option(void *arg, int opt, char *value)
     case OPT_SAVE_LOG: a->save_log = value; break;
     case OPT_SAVE_CRASH: a->save_crash = value; break;
     case OPT_ARM: a->arm = true; break;
+    case OPT_JSON: a->json = true; break;
     case OPT_UNTIL: a->until_closed = true; break;
     case OPT_CATALOG: a->catalog = value; break;
     case OPT_VIA: return via_option(a, value);
@@ -276,12 +285,8 @@ static bool save_failed;
 
 static void save(const char *path, const uint8_t *bytes, size_t len)
 {
-    FILE *f = fopen(path, "wb");
-    bool bad = !f || (len > 0 && fwrite(bytes, 1, len, f) != len);
-    if ((f && fclose(f) != 0) || bad) {
-        emb_cli_error_at(CMD, path, -1, "cannot write: %s", strerror(errno));
+    if (emb_cli_write_bytes(CMD, path, bytes, len) != 0)
         save_failed = true;
-    }
 }
 
 /* The record server's secret from --token-file: its first line, at most 256 bytes. */
@@ -413,17 +418,30 @@ static int acquire(const struct args *a, struct emb_capture_session_options *so,
     return EMB_EXIT_OK;
 }
 
-static int write_capture(const char *path, const struct emb_capture_session *s)
+/* --json: the summary as one document, the identity and window as emb inspect --json
+ * writes them. */
+static void print_json(const struct args *a, const struct emb_capture_session *s)
 {
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        emb_cli_error_at(CMD, path, -1, "cannot create: %s", strerror(errno));
+    struct emb_json j;
+    emb_json_init(&j, stdout, true);
+    emb_json_begin_object(&j, NULL);
+    emb_json_string(&j, "file", a->output);
+    emb_json_string(&j, "source", a->source);
+    emb_json_uint(&j, "bytes", s->file_len);
+    emb_capture_json_identity(&j, &s->identity);
+    emb_capture_json_window(&j, &s->window);
+    emb_json_end_object(&j);
+    emb_json_end(&j);
+}
+
+static int write_capture(const struct args *a, const struct emb_capture_session *s)
+{
+    const char *path = a->output;
+    if (emb_cli_write_bytes(CMD, path, s->file, s->file_len) != 0)
         return EMB_EXIT_BAD;
-    }
-    bool bad = fwrite(s->file, 1, s->file_len, f) != s->file_len;
-    if (fclose(f) != 0 || bad) {
-        emb_cli_error_at(CMD, path, -1, "write error: %s", strerror(errno));
-        return EMB_EXIT_BAD;
+    if (a->json) {
+        print_json(a, s);
+        return EMB_EXIT_OK;
     }
     const struct emb_capture_window *w = &s->window;
     printf("%s: sealed %s: label %s, %" PRIu64 " events in %zu contexts, ", CMD, path,
@@ -451,19 +469,21 @@ static int seal(const struct args *a, const struct emb_catalog *cat)
         emb_progress_finish(progress);
     }
     if (rc == EMB_EXIT_OK)
-        rc = write_capture(a->output, &s);
+        rc = write_capture(a, &s);
     emb_capture_session_free(&s);
     return rc;
 }
 
 int emb_cmd_capture(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "extract"))
+        return emb_cmd_capture_extract(argc - 1, argv + 1);
     struct args a = {.kind = -1};
     int rc = parse_args(argc, argv, &a);
     if (rc != EMB_EXIT_OK)
         return rc < 0 ? EMB_EXIT_OK : rc;
     struct emb_catalog *own = NULL;
-    if (a.catalog && !emb_catalog_choose(CMD, a.catalog, EMB_CATALOG_BUILTIN, NULL, &own))
+    if (a.catalog && !emb_catalog_choose(CMD, a.catalog, NULL, 0, &own))
         return EMB_EXIT_BAD;
     rc = seal(&a, own); /* no catalogue given: the one the trace names */
     if (own)

@@ -688,7 +688,7 @@ int emb_cmd_crash(int argc, char **argv)
         emb_cli_problems(CMD, &ps);
     } else if (!(elf = emb_elf_open(a.elf, msg, sizeof msg))) {
         emb_cli_error(CMD, "%s", msg);
-    } else if ((cat = emb_catalog_choose(CMD, a.catalog, EMB_CATALOG_BUILTIN, NULL, &own)) != NULL) {
+    } else if ((cat = emb_catalog_choose(CMD, a.catalog, NULL, 0, &own)) != NULL) {
         rc = show(&a, in, elf, cat, &ps);
     }
     fflush(stdout);

@@ -122,6 +122,8 @@ struct desc {
     struct emb_desc_image image;
     struct emb_desc_model model;
     struct emb_problems issues; /* what reading the image found */
+    struct emb_command_input dump; /* --dump: the bytes (a capture's descriptor section) */
+    char name[320];                /* the source for messages: "pid 12", "dump FILE" */
 };
 
 static const char *hex(const uint8_t *b, size_t n, char *buf, size_t len)
@@ -525,6 +527,25 @@ static void print_json(struct desc *d, const char *source)
 
 /* ---- The command ---- */
 
+/* --dump FILE: raw memory at --base, read whole (a file, - for standard input, or a
+ * capture's descriptor section). */
+static int open_dump(struct desc *d, const struct args *a, char *source, size_t len)
+{
+    if (emb_command_input_read(CMD, a->dump, EMB_CAP_SEC_DESCRIPTOR, SCAN_MAX, &d->dump) != 0)
+        return -1;
+    const struct emb_capture_section *p = &d->dump.part;
+    if (p->length == 0 || a->base + p->length < a->base) {
+        emb_cli_error_at(CMD, a->dump, -1, "%s", p->length == 0 ? "empty" : "base + size wraps around");
+        return -1;
+    }
+    if (!(d->mem = emb_mem_open_buffer(p->data, (size_t)p->length, a->base))) {
+        emb_cli_error(CMD, "out of memory");
+        return -1;
+    }
+    snprintf(source, len, "dump %s", a->dump);
+    return 0;
+}
+
 static int open_source(struct desc *d, const struct args *a, char *source, size_t len)
 {
     char err[512];
@@ -550,7 +571,7 @@ static int open_source(struct desc *d, const struct args *a, char *source, size_
         else if (a->core)
             d->mem = emb_mem_open_core(a->core, &ps);
         else
-            d->mem = emb_mem_open_dump(a->dump, a->base, &ps);
+            return open_dump(d, a, source, len);
         if (!d->mem)
             return -1;
     }
@@ -562,7 +583,7 @@ static int open_source(struct desc *d, const struct args *a, char *source, size_
 static int find_descriptor(struct desc *d)
 {
     struct emb_problems ps;
-    emb_problems_init_callback(&ps, emb_mem_name(d->mem), emb_cli_problem, (void *)CMD);
+    emb_problems_init_callback(&ps, d->name, emb_cli_problem, (void *)CMD);
     uint64_t sym = 0, bias = 0;
     bool have_sym = d->elf && emb_elf_symbol(d->elf, "emb_debug_descriptor", &sym, NULL) == 0;
     bool have_bias = d->elf && emb_mem_bias(d->mem, d->elf, &bias) == 0;
@@ -621,13 +642,13 @@ static int check_descriptor(struct desc *d)
                 first = i;
         if (n < size) {
             emb_cli_error(CMD, "%s: the debug descriptor at 0x%" PRIx64 " reads %zu of its %" PRIu64
-                          " bytes", emb_mem_name(d->mem), d->image.addr, n, size);
+                          " bytes", d->name, d->image.addr, n, size);
             rc = -1;
         } else if (count) {
             emb_cli_error(CMD, "%s: the debug descriptor at 0x%" PRIx64 " differs from %s's in %zu "
                           "word%s of its %" PRIu64 " bytes, first at descriptor byte %zu (image "
                           "0x%02x, ELF 0x%02x): a damaged image or another build; refused",
-                          emb_mem_name(d->mem), d->image.addr, emb_elf_path(d->elf), count,
+                          d->name, d->image.addr, emb_elf_path(d->elf), count,
                           count == 1 ? "" : "s", size, first, got[first], want[first]);
             rc = -1;
         }
@@ -645,7 +666,7 @@ static int check_identity(struct desc *d)
     if (!d->elf || !n || !d->model.build_id_len)
         return 0;
     if (n != d->model.build_id_len || memcmp(id, d->model.build_id, n)) {
-        emb_cli_error(CMD, "%s runs another build: its build id is %s, %s has %s", emb_mem_name(d->mem),
+        emb_cli_error(CMD, "%s runs another build: its build id is %s, %s has %s", d->name,
                       hex(d->model.build_id, d->model.build_id_len, a, sizeof a), emb_elf_path(d->elf),
                       hex(id, n, b, sizeof b));
         return -1;
@@ -653,24 +674,32 @@ static int check_identity(struct desc *d)
     return 0;
 }
 
+struct dump_job {
+    struct desc *d;
+    const struct emb_catalog *cat;
+    long packets;
+};
+
+static int write_dump(void *arg, FILE *f)
+{
+    struct dump_job *job = arg;
+    struct desc *d = job->d;
+    job->packets = emb_desc_dump_trace(d->mem, &d->image, &d->model, job->cat, f, &d->issues);
+    return job->packets < 0 ? -1 : 0;
+}
+
 /* --dump-trace: the rings as a trace stream file. Returns the packets written, or -1. */
 static long dump_trace(struct desc *d, const struct args *a)
 {
     struct emb_catalog *own;
-    const struct emb_catalog *cat = emb_catalog_choose(CMD, a->catalog, EMB_CATALOG_BUILTIN, NULL, &own);
-    if (cat == NULL)
+    struct dump_job job = {.d = d, .packets = -1};
+    if ((job.cat = emb_catalog_choose(CMD, a->catalog, NULL, 0, &own)) == NULL)
         return -1;
-    FILE *f = fopen(a->dump_trace, "wb");
-    long n = -1;
-    if (!f)
-        emb_cli_error_at(CMD, a->dump_trace, -1, "cannot create: %s", strerror(errno));
-    else
-        n = emb_desc_dump_trace(d->mem, &d->image, &d->model, cat, f, &d->issues);
-    if (f && emb_cli_close_output(CMD, f, a->dump_trace) != 0)
-        n = -1;
+    if (emb_cli_write_output(CMD, a->dump_trace, write_dump, &job) != 0)
+        job.packets = -1;
     if (own)
         emb_catalog_free(own);
-    return n;
+    return job.packets;
 }
 
 /* A probe's target runs on: how long it was held, on stderr (stdout may be JSON). */
@@ -701,6 +730,7 @@ int emb_cmd_desc(int argc, char **argv)
     rc = EMB_EXIT_BAD;
     if (open_source(d, &a, source, sizeof source) != 0)
         goto out;
+    snprintf(d->name, sizeof d->name, "%s", source);
     emb_problems_init(&d->issues, source);
     d->issues.max_kept = 32;
     if (find_descriptor(d) != 0 || check_descriptor(d) != 0)
@@ -732,6 +762,7 @@ out:
     else
         emb_mem_close(d->mem);
     emb_elf_close(d->elf);
+    emb_command_input_free(&d->dump);
     free(d);
     return rc;
 }

@@ -170,7 +170,8 @@ static int rules_option(void *arg, int opt, char *value)
 /* Options are applied in order, after the catalogue is known: a second pass. Returns
  * EMB_EXIT_OK, -1 after --help, or EMB_EXIT_BAD. */
 static int parse_args(int argc, char **argv, struct args *a, struct emb_diff_rules *r,
-                      const struct emb_catalog **cat, struct emb_catalog **own)
+                      const struct emb_catalog **cat, struct emb_catalog **own,
+                      struct emb_command_input in[2])
 {
     struct parse p = {a, r, NULL};
     int rc = emb_cli_parse_options(&COMMAND, argc, argv, output_option, &p);
@@ -181,10 +182,18 @@ static int parse_args(int argc, char **argv, struct args *a, struct emb_diff_rul
         return EMB_EXIT_BAD;
     a->files[0] = argv[optind];
     a->files[1] = argv[optind + 1];
-    if (!(*cat = emb_catalog_choose(CMD, a->catalog, EMB_CATALOG_OF_CAPTURE, a->files[0], own)))
+    for (int s = 0; s < 2; s++)
+        if (emb_command_input_read(CMD, a->files[s], 0, 0, &in[s]) != 0)
+            return EMB_EXIT_BAD;
+    if (!(*cat = emb_catalog_choose(CMD, a->catalog, in[0].bytes, in[0].size, own)))
         return EMB_EXIT_BAD;
     p.catalog = *cat;
     return emb_cli_parse_options(&COMMAND, argc, argv, rules_option, &p);
+}
+
+static int write_html(void *arg, FILE *f)
+{
+    return emb_diff_write_html(arg, f);
 }
 
 int emb_cmd_diff(int argc, char **argv)
@@ -196,7 +205,8 @@ int emb_cmd_diff(int argc, char **argv)
     struct emb_catalog *own = NULL;
     struct emb_capture *cap[2] = {NULL, NULL};
     struct emb_diff *d = NULL;
-    int rc = parse_args(argc, argv, &a, &rules, &cat, &own);
+    struct emb_command_input in[2] = {{0}, {0}};
+    int rc = parse_args(argc, argv, &a, &rules, &cat, &own, in);
     if (rc != EMB_EXIT_OK) {
         rc = rc < 0 ? EMB_EXIT_OK : rc;
         goto out;
@@ -204,9 +214,9 @@ int emb_cmd_diff(int argc, char **argv)
     rc = EMB_EXIT_BAD;
     for (int s = 0; s < 2; s++) {
         struct emb_progress *progress = NULL;
-        struct emb_capture_options opt = {.catalog = cat, .no_merge = true,
+        struct emb_capture_options opt = {.catalog = cat, .name = a.files[s], .no_merge = true,
                                           .progress = emb_progress_decoding, .progress_arg = &progress};
-        cap[s] = emb_capture_decode_file(a.files[s], &opt);
+        cap[s] = emb_capture_decode(in[s].bytes, in[s].size, &opt);
         emb_progress_finish(progress);
         long long off;
         const char *msg;
@@ -228,23 +238,15 @@ int emb_cmd_diff(int argc, char **argv)
         emb_cli_error_at(CMD, "stdout", -1, "write error: %s", strerror(errno));
         goto out;
     }
-    if (a.html) {
-        FILE *f = fopen(a.html, "w");
-        if (!f) {
-            emb_cli_error_at(CMD, a.html, -1, "cannot create: %s", strerror(errno));
-            goto out;
-        }
-        int hrc = emb_diff_write_html(d, f);
-        if (fclose(f) != 0 || hrc != 0) {
-            emb_cli_error_at(CMD, a.html, -1, "write error: %s", strerror(errno));
-            goto out;
-        }
-    }
+    if (a.html && emb_cli_write_output(CMD, a.html, write_html, d) != 0)
+        goto out;
     rc = emb_diff_significant(d) ? EMB_EXIT_FINDINGS : EMB_EXIT_OK;
 out:
     emb_diff_free(d);
     emb_capture_free(cap[0]);
     emb_capture_free(cap[1]);
+    emb_command_input_free(&in[0]);
+    emb_command_input_free(&in[1]);
     emb_diff_rules_free(&rules);
     if (own)
         emb_catalog_free(own);

@@ -418,19 +418,25 @@ static int cmd_dump(const struct args *a)
     return status;
 }
 
+static int write_perfetto(void *arg, FILE *f)
+{
+    return emb_events_write_perfetto(arg, f);
+}
+
 static int export_perfetto(const struct emb_events_view *v, const char *output)
 {
-    FILE *out = output ? fopen(output, "w") : stdout;
-    if (out == NULL) {
-        emb_cli_error(CMD, "%s: %s", output, strerror(errno));
-        return EMB_EXIT_BAD;
-    }
-    int w = emb_events_write_perfetto(v, out);
-    if ((out != stdout ? fclose(out) : fflush(out)) != 0 || w != 0) {
-        emb_cli_error(CMD, "%s: %s", output ? output : "stdout", strerror(errno));
-        return EMB_EXIT_BAD;
-    }
-    return EMB_EXIT_OK;
+    return emb_cli_write_output(CMD, output, write_perfetto, (void *)v);
+}
+
+/* The files emb_events_write_ctf() makes (events_export.c). */
+static bool events_ctf_owns(const char *name)
+{
+    return !strcmp(name, "metadata") || !strcmp(name, "services_0");
+}
+
+static int write_ctf(void *arg, const char *dir, char *err, size_t errlen)
+{
+    return emb_events_write_ctf(arg, dir, err, errlen);
 }
 
 static int cmd_export(const struct args *a)
@@ -449,13 +455,10 @@ static int cmd_export(const struct args *a)
     if (session_open(a, &s) == 0) {
         struct emb_events_view v = {.ev = s.ev, .n = s.n, .calls = &s.calls, .ops = s.ops,
                                     .dropped = s.st.dropped};
-        char err[512];
         if (!ctf)
             status = export_perfetto(&v, a->output);
-        else if (emb_events_write_ctf(&v, a->output, err, sizeof err) == 0)
-            status = EMB_EXIT_OK;
         else
-            emb_cli_error(CMD, "%s", err);
+            status = emb_cli_write_dir(CMD, a->output, events_ctf_owns, write_ctf, &v);
     }
     session_close(&s);
     return status;

@@ -248,33 +248,25 @@ static void summary_json(const struct emb_rtems_import *imp, const struct args *
     emb_json_end(&j);
 }
 
+static int write_import(void *arg, FILE *f)
+{
+    return emb_rtems_import_write(arg, f);
+}
+
 static int write_outputs(struct emb_rtems_import *imp, const struct args *a)
 {
-    FILE *out = fopen(a->output, "wb");
-    if (out == NULL) {
-        emb_cli_error_at(CMD, a->output, -1, "cannot create: %s", strerror(errno));
+    if (emb_cli_write_output(CMD, a->output, write_import, imp) != 0)
         return -1;
-    }
-    int rc = emb_rtems_import_write(imp, out);
-    if (fclose(out) != 0)
-        rc = -1;
-    if (rc != 0) {
-        emb_cli_error_at(CMD, a->output, -1, "write error: %s", strerror(errno));
-        return -1;
-    }
     if (a->catalog_out != NULL) {
         const struct emb_rtems_record_info *in = emb_rtems_import_info(imp);
         size_t len;
         char *yaml = emb_rtems_record_catalog_yaml(in->table, &len);
-        FILE *f = yaml != NULL ? fopen(a->catalog_out, "w") : NULL;
-        int bad = f == NULL || fwrite(yaml, 1, len, f) != len;
-        if (f != NULL && fclose(f) != 0)
-            bad = 1;
+        int rc = yaml != NULL ? emb_cli_write_bytes(CMD, a->catalog_out, yaml, len) : -1;
+        if (yaml == NULL)
+            emb_cli_error_at(CMD, a->catalog_out, -1, "out of memory");
         free(yaml);
-        if (bad) {
-            emb_cli_error_at(CMD, a->catalog_out, -1, "cannot write: %s", strerror(errno));
+        if (rc != 0)
             return -1;
-        }
     }
     return 0;
 }

@@ -16,6 +16,7 @@
 
 #include "catalog_choice.h"
 #include "cli.h"
+#include "command_input.h"
 #include "emb_cmds.h"
 
 #endif /* EMB_COMMAND_H */

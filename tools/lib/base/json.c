@@ -79,7 +79,12 @@ void emb_json_write_string(FILE *out, const char *s, size_t len)
             continue;
         }
         size_t n = utf8_sequence(p + i, len - i);
-        if (n) {
+        if (n == 2 && p[i] == 0xC2 && p[i + 1] < 0xA0) {
+            /* U+0080..U+009F, the C1 controls (U+009B is CSI): escaped like C0, so no
+             * document piped to a terminal can drive it. */
+            fprintf(out, "\\u%04x", p[i + 1]);
+            i += n;
+        } else if (n) {
             fwrite(p + i, 1, n, out);
             i += n;
         } else {

@@ -1,6 +1,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "trace_names.h"
 
+#include "text.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +124,7 @@ char *emb_trace_field_display(const struct emb_trace_names *n, uint64_t clock_hz
         return emb_trace_field_text(f, payload, buf, len);
     uint64_t v = emb_catalog_field_get_uint(f, payload);
     const char *name = NULL;
+    char safe[4 * 64 + 1]; /* a name the target gave, escaped as the name= field is */
     switch (f->meaning) {
     case EMB_CAT_MEANING_THREAD:
         if (f->size == 2 && v == 0xFFFFu) {
@@ -130,14 +133,14 @@ char *emb_trace_field_display(const struct emb_trace_names *n, uint64_t clock_hz
         }
         name = emb_trace_names_thread(n, (uint32_t)v);
         if (name != NULL) {
-            snprintf(buf, len, "%s(%" PRIu64 ")", name, v);
+            snprintf(buf, len, "%s(%" PRIu64 ")", emb_text_escape_str(safe, sizeof safe, name), v);
             return buf;
         }
         break;
     case EMB_CAT_MEANING_HANDLE:
         name = emb_trace_names_handle(n, (uint32_t)v);
         if (name != NULL) {
-            snprintf(buf, len, "%s(0x%" PRIx64 ")", name, v);
+            snprintf(buf, len, "%s(0x%" PRIx64 ")", emb_text_escape_str(safe, sizeof safe, name), v);
             return buf;
         }
         break;
