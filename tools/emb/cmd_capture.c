@@ -15,65 +15,6 @@
 
 static const char *const CMD = "emb capture";
 
-static const char HELP[] =
-    "Usage: emb capture [options] -o OUT.emb SOURCE\n"
-    "       emb capture extract CAPTURE --trace|--log|--crash|--descriptor -o OUT\n"
-    "       emb capture [options] -o OUT.emb --unix PATH | --tcp HOST:PORT --token-file FILE |\n"
-    "                   --serial DEV | --swo FILE |\n"
-    "                   --gdb HOST:PORT | --pid PID | --file FILE | --retained IMAGE\n"
-    "\n"
-    "Seals one run into a capture file (docs/formats/capture.md): the identity the\n"
-    "firmware stamped, its window, the CTF metadata, the trace stream, and optional\n"
-    "log, crash-record and descriptor sections, under a CRC-32 over every byte.\n"
-    "SOURCE is a trace stream file (\"EMBT\") the native port dumped or streamed; it\n"
-    "must decode cleanly with the catalogue it names. Or the run is captured live:\n"
-    "\n"
-    "Sources (docs/capture-sources.md):\n"
-    "      --file FILE       the framed bytes a transport recorded (or a trace stream)\n"
-    "      --unix PATH       the native port's record server on its owner-only socket\n"
-    "                        (a server of another uid is refused)\n"
-    "      --tcp HOST:PORT   the record server over TCP; --token-file FILE holds the\n"
-    "                        secret it was given (EMB_SERVER_TOKEN), sent first\n"
-    "      --serial DEV      a serial line carrying frames (--baud N, default 115200)\n"
-    "      --swo FILE        a raw SWO capture: ITM stimulus port 1 trace, port 0 log\n"
-    "      --gdb HOST:PORT   a GDB server (--elf FW): the trace rings, log rings and crash\n"
-    "                        record, found through the debug descriptor and read while\n"
-    "                        the target is halted for a moment at each poll; without\n"
-    "                        a duration, count or --until-closed, one snapshot. Or the\n"
-    "                        memory channel, polled (when the ELF has one, with --arm,\n"
-    "                        or --via memchan; RAM is searched without --elf: --ram S:E)\n"
-    "      --pid PID         a live process of the native port: its memory channel\n"
-    "      --retained IMAGE  a retained ring's memory: the native port's region file,\n"
-    "                        or a dump of the target's .noinit region after a reset\n"
-    "  A live capture stops at the end of its source, after --count N packets, after\n"
-    "  --duration SEC, once the target has stopped recording (--until-closed: its\n"
-    "  window closed, or its class mask dropped to zero), or at Ctrl-C, and seals\n"
-    "  what arrived, saying what was lost. --arm sends ARM_WINDOW first;\n"
-    "  --save-trace OUT.embt keeps the assembled trace stream too, --save-log OUT.log\n"
-    "  the log frames (for emb log), even when there is no trace to seal, and\n"
-    "  --save-crash OUT.bin the crash record read through the descriptor or sent on\n"
-    "  channel 2 (emb crash). A crash record the target sends (channel 2 frames, the\n"
-    "  newest) becomes the capture's crash section, which emb crash CAPTURE reads.\n"
-    "  --via descriptor|memchan chooses how --gdb reads; --poll-ms N sets its period.\n"
-    "\n"
-    "Options:\n"
-    "  -o, --output OUT      the capture file to write (required)\n"
-    "  -l, --label TEXT      what this run is: good, bad, ... (at most 32 characters)\n"
-    "      --json            the summary on stdout as one JSON document: file, bytes,\n"
-    "                        identity and window (as emb inspect --json writes them)\n"
-    "      --revision REV    source revision of the firmware (a git commit, a tag)\n"
-    "      --log FILE        the log stream, kept as its own section\n"
-    "      --crash FILE      a crash record, kept as its own section\n"
-    "      --descriptor FILE a debug descriptor snapshot, kept as its own section\n"
-    "      --catalog FILE    check with this catalogue (YAML) instead of the one the\n"
-    "                        trace names (the built-in one, or an imported format's)\n"
-    "      --color[=WHEN]    colour: auto (default), always, never\n"
-    "  -h, --help            show this help\n"
-    "\n"
-    "emb capture extract gives a section back as its own file (emb capture extract\n"
-    "--help).\n"
-    "\n"
-    "Exit status: 0 sealed, 2 bad input or usage.\n";
 
 struct args {
     const char *output, *label, *revision, *catalog, *source;
@@ -116,7 +57,7 @@ static const struct option OPTIONS[] = {
     EMB_CLI_OPTIONS_COMMON, {NULL, 0, NULL, 0},
 };
 static const struct emb_cli_command COMMAND = {
-    .name = CMD, .help = HELP, .shortopts = ":o:l:h", .options = OPTIONS,
+    .name = CMD, .help = emb_help_capture, .shortopts = ":o:l:h", .options = OPTIONS,
     .usage = "emb capture [options] -o OUT.emb SOURCE"};
 
 /* The option that names a live source, or -1. */

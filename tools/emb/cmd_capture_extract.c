@@ -5,26 +5,6 @@
 
 static const char *const CMD = "emb capture extract";
 
-static const char HELP[] =
-    "Usage: emb capture extract CAPTURE --trace|--log|--crash|--descriptor -o OUT\n"
-    "\n"
-    "Writes one section of a sealed capture (docs/formats/capture.md) as its own file,\n"
-    "byte for byte what the capture holds: the trace stream (what --save-trace keeps,\n"
-    "for emb trace), the log stream (--save-log, for emb log), the crash record\n"
-    "(--save-crash, for emb crash) or the descriptor snapshot. CAPTURE may be - for\n"
-    "standard input; OUT - is standard output. The capture is checked whole (its\n"
-    "CRC-32 and sections) before anything is written.\n"
-    "\n"
-    "Options:\n"
-    "      --trace         the trace section\n"
-    "      --log           the log section\n"
-    "      --crash         the crash-record section\n"
-    "      --descriptor    the descriptor section\n"
-    "  -o, --output OUT    the file to write (required)\n"
-    "      --color[=WHEN]  colour: auto (default), always, never\n"
-    "  -h, --help          show this help\n"
-    "\n"
-    "Exit status: 0 written, 2 on bad input or usage (a capture without that section).\n";
 
 static const struct option OPTIONS[] = {
     {"trace", no_argument, NULL, EMB_CAP_SEC_TRACE},
@@ -36,7 +16,7 @@ static const struct option OPTIONS[] = {
     {NULL, 0, NULL, 0},
 };
 static const struct emb_cli_command COMMAND = {
-    .name = CMD, .help = HELP, .shortopts = ":o:h", .options = OPTIONS,
+    .name = CMD, .help = emb_help_capture_extract, .shortopts = ":o:h", .options = OPTIONS,
     .usage = "emb capture extract CAPTURE --trace|--log|--crash|--descriptor -o OUT"};
 
 struct args {

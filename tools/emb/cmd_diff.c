@@ -13,40 +13,6 @@
 
 static const char *const CMD = "emb diff";
 
-static const char HELP[] =
-    "Usage: emb diff [options] GOOD.emb BAD.emb\n"
-    "\n"
-    "Aligns two captures of the same workload structurally (on the epoch marker of the\n"
-    "frame both windows armed on, never on timestamps), matches each context's events\n"
-    "inside each epoch, keeps the differences that pass a significance rule, and\n"
-    "reports the earliest one with both runs' neighbourhoods, then a ranked summary.\n"
-    "The rules are in docs/diff.md.\n"
-    "\n"
-    "Options:\n"
-    "      --json              the report as one JSON document\n"
-    "      --html FILE         also write a self-contained HTML report with both runs'\n"
-    "                          timelines around the first difference\n"
-    "      --anchor EVENT[.FIELD]  epoch marker to align on (default frame_start.frame,\n"
-    "                          from the armed frame); without FIELD, epochs by count\n"
-    "      --same-build        the captures are two runs of one configuration: compare\n"
-    "                          them anyway\n"
-    "      --rules FILE        significance rules and field policies (docs/diff.md)\n"
-    "      --rule NAME=on|off  switch one rule: missing extra reorder argument\n"
-    "                          epoch-duration interval drops\n"
-    "      --compare SPEC      a field policy: 'EVENT.FIELD POLICY [when FIELD=VALUE]'\n"
-    "      --quantile Q        timing band: the good run's Q% and (100-Q)% quantiles (5)\n"
-    "      --margin-pct N      ... widened by N% of the good run's median (25)\n"
-    "      --margin-us N       ... but at least N microseconds (20)\n"
-    "      --repeat N          epochs in a row a class must stay on one side of its\n"
-    "                          band to be significant (10)\n"
-    "      --context-lines N   events shown either side of the first difference (3)\n"
-    "      --catalog FILE      decode with this catalogue (YAML)\n"
-    "      --color[=WHEN]      colour: auto (default), always, never\n"
-    "  -h, --help              show this help\n"
-    "\n"
-    "Exit status: 0 no significant difference, 1 significant differences, 2 bad input\n"
-    "or usage (a damaged capture, different catalogues or windows, no anchor, or two\n"
-    "captures claiming one configuration without --same-build).\n";
 
 struct args {
     const char *files[2];
@@ -75,7 +41,7 @@ static const struct option OPTIONS[] = {
     {NULL, 0, NULL, 0},
 };
 static const struct emb_cli_command COMMAND = {
-    .name = CMD, .help = HELP, .options = OPTIONS, .usage = "emb diff [options] GOOD.emb BAD.emb"};
+    .name = CMD, .help = emb_help_diff, .options = OPTIONS, .usage = "emb diff [options] GOOD.emb BAD.emb"};
 
 /* What the options fill in: the first pass's output and input, the second's rules. */
 struct parse {

@@ -16,34 +16,6 @@
 
 static const char *const CMD = "emb import";
 
-static const char HELP[] =
-    "Usage: emb import rtems-record [options] SOURCE -o OUT\n"
-    "\n"
-    "Reads an RTEMS record item stream (what that system's record server sends and\n"
-    "its fatal dumps write: 32 or 64-bit items, either byte order, record versions\n"
-    "1 to 10) and writes it as a trace stream file, one context per processor. Item\n"
-    "times are rebuilt from the 22-bit time fields and the uptime events as that\n"
-    "system's own client does; overflows become events and lost-event counts.\n"
-    "\n"
-    "SOURCE is a FILE, - for standard input, or tcp://HOST:PORT (the record server;\n"
-    "read until it closes, Ctrl-C, --duration or --count).\n"
-    "\n"
-    "Options:\n"
-    "  -o, --output OUT      trace stream file to write (required)\n"
-    "      --capture F.emb   also seal it into a capture file (emb inspect, emb diff)\n"
-    "  -l, --label TEXT      the capture's label (good, bad, ...)\n"
-    "      --events FILE     event names as NUMBER NAME lines, for a target whose list\n"
-    "                        differs from the built-in one of its version\n"
-    "      --catalog-out F   also write the catalogue the output decodes with (YAML)\n"
-    "      --all             keep the stream's PROCESSOR, TAIL and HEAD items\n"
-    "      --count N         stop after N items\n"
-    "      --duration SEC    tcp: stop after SEC seconds\n"
-    "      --json            summary as JSON on standard output\n"
-    "      --color[=WHEN]    auto (default), always, never\n"
-    "  -h, --help            show this help\n"
-    "\n"
-    "Exit status: 0 imported, 2 bad input or usage (what was decoded before the\n"
-    "error is still written).\n";
 
 struct args {
     const char *source, *output, *events, *catalog_out, *capture, *label;
@@ -68,7 +40,7 @@ static const struct option OPTIONS[] = {
     {NULL, 0, NULL, 0},
 };
 static const struct emb_cli_command COMMAND = {
-    .name = CMD, .help = HELP, .shortopts = ":o:l:h", .options = OPTIONS};
+    .name = CMD, .help = emb_help_import, .shortopts = ":o:l:h", .options = OPTIONS};
 
 static int on_option(void *arg, int opt, char *value)
 {

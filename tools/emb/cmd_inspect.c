@@ -9,21 +9,6 @@
 
 static const char *const CMD = "emb inspect";
 
-static const char HELP[] =
-    "Usage: emb inspect [options] FILE.emb\n"
-    "\n"
-    "Checks a capture file (magic, version, length, CRC, sections, catalogue) and shows\n"
-    "what it holds: label and source revision, the device's build, firmware version,\n"
-    "configuration flags and clock, the window (armed frame, capacity, writes, drops),\n"
-    "events by type, the frame range and the time span.\n"
-    "\n"
-    "Options:\n"
-    "      --json          the same as one JSON document\n"
-    "      --catalog FILE  check with this catalogue (YAML) instead of the built-in one\n"
-    "      --color[=WHEN]  colour: auto (default), always, never\n"
-    "  -h, --help          show this help\n"
-    "\n"
-    "Exit status: 0 the capture is sound, 2 bad input or usage.\n";
 
 struct stats {
     uint64_t *by_id;        /* 65536 counters */
@@ -193,7 +178,7 @@ static const struct option OPTIONS[] = {
     EMB_CLI_OPTIONS_COMMON,
     {NULL, 0, NULL, 0},
 };
-static const struct emb_cli_command COMMAND = {.name = CMD, .help = HELP, .options = OPTIONS,
+static const struct emb_cli_command COMMAND = {.name = CMD, .help = emb_help_inspect, .options = OPTIONS,
                                                .usage = "emb inspect [options] FILE.emb"};
 
 struct args {

@@ -17,38 +17,6 @@
 
 static const char *const CMD = "emb log";
 
-static const char HELP[] =
-    "Usage: emb log --elf PROGRAM [options] STREAM\n"
-    "\n"
-    "Decodes a deferred log stream (log frames: what emb_native_log_start() or\n"
-    "emb_log_drain() write) against the ELF that produced it, and prints each record:\n"
-    "time, context, level, module, file:line and the message, formatted as printf\n"
-    "formats it. Drops, resynchronisations and unknown ids appear where they\n"
-    "happened. STREAM is a file, - for standard input, or tcp:HOST:PORT; a sealed\n"
-    "capture (emb capture) gives its log section.\n"
-    "\n"
-    "Options:\n"
-    "  -e, --elf PROGRAM   the ELF whose call sites the stream's ids name (required);\n"
-    "                      a stream from another build (GNU build id) is refused,\n"
-    "                      and so is an ELF or a stream without a build id\n"
-    "      --no-build-id-check  decode even without a build id to compare (the\n"
-    "                      stream may be another build's: its text may be garbage)\n"
-    "  -f, --follow        print each record as it arrives (a pipe, a TCP stream),\n"
-    "                      in arrival order, until the stream ends\n"
-    "      --json          one JSON object per record per line\n"
-    "      --absolute      wall-clock time (UTC) from the stream's clock offset\n"
-    "      --trace FILE    times relative to that trace stream's start: the log and\n"
-    "                      the trace share the clock, so the two line up\n"
-    "      --raw           STREAM holds bare records of one context (no frames)\n"
-    "      --clock-hz HZ   with --raw: the clock frequency, for times in seconds\n"
-    "  -o, --output OUT    write to file OUT instead of standard output\n"
-    "      --color[=WHEN]  colour: auto (default), always, never; NO_COLOR is honoured\n"
-    "  -h, --help          show this help\n"
-    "\n"
-    "Exit status: 0 when the stream decoded cleanly (drops the target counted are not\n"
-    "errors), 1 when a record's format has a conversion the log cannot reproduce\n"
-    "(positional arguments, %m, wide characters, an argument of the wrong kind: marked\n"
-    "<...> in the text), 2 on bad input or usage, after decoding what could be decoded.\n";
 
 struct args {
     const char *elf, *stream, *output, *trace;
@@ -70,7 +38,7 @@ static const struct option OPTIONS[] = {
     EMB_CLI_OPTIONS_COMMON,
     {NULL, 0, NULL, 0},
 };
-static const struct emb_cli_command COMMAND = {.name = CMD, .help = HELP, .shortopts = ":e:fo:h",
+static const struct emb_cli_command COMMAND = {.name = CMD, .help = emb_help_log, .shortopts = ":e:fo:h",
                                                .options = OPTIONS,
                                                .usage = "emb log --elf PROGRAM [options] STREAM"};
 
@@ -258,18 +226,6 @@ static void print_text(struct state *s, const struct emb_logrec *r)
     }
 }
 
-static void json_hex(struct emb_json *j, const char *key, const uint8_t *p, size_t len)
-{
-    char *hex = malloc(len * 2u + 1u);
-    if (hex == NULL)
-        return;
-    for (size_t i = 0; i < len; i++)
-        sprintf(hex + 2 * i, "%02x", p[i]);
-    hex[len * 2u] = '\0';
-    emb_json_string(j, key, hex);
-    free(hex);
-}
-
 static void print_json(struct state *s, const struct emb_logrec *r)
 {
     static const char *const types[] = {"log", "hexdump", "dropped", "dropped", "unknown",
@@ -301,7 +257,7 @@ static void print_json(struct state *s, const struct emb_logrec *r)
         emb_json_uint(&j, "line", r->site->line);
         emb_json_string_n(&j, r->type == EMB_LREC_LOG ? "text" : "title", r->text, r->text_len);
         if (r->type == EMB_LREC_HEXDUMP)
-            json_hex(&j, "data", r->data, r->data_len);
+            emb_json_hex_bytes(&j, "data", r->data, r->data_len);
         emb_json_bool(&j, "clipped", r->clipped);
         if (r->marked)
             emb_json_bool(&j, "marked", true);
@@ -316,7 +272,7 @@ static void print_json(struct state *s, const struct emb_logrec *r)
     case EMB_LREC_LOST: emb_json_uint(&j, "bytes", r->count); break;
     case EMB_LREC_UNKNOWN:
         emb_json_uint(&j, "id", r->id);
-        json_hex(&j, "raw", r->data, r->data_len);
+        emb_json_hex_bytes(&j, "raw", r->data, r->data_len);
         break;
     }
     emb_json_uint(&j, "offset", r->offset);

@@ -9,28 +9,6 @@
 
 static const char *const CMD = "emb trace";
 
-static const char HELP[] =
-    "Usage: emb trace [options] FILE\n"
-    "\n"
-    "Decodes a trace stream file (\"EMBT\": what the native port dumps or streams) and\n"
-    "prints its events, one line each, merged by time across contexts. Losses appear\n"
-    "where they happened and in a summary on stderr. FILE may be - (standard input)\n"
-    "or a sealed capture (emb capture), whose trace section is decoded.\n"
-    "\n"
-    "Options:\n"
-    "  -f, --format FMT    text (default), ndjson, perfetto (Chrome JSON trace for\n"
-    "                      ui.perfetto.dev), or ctf (a CTF 1.8 directory; needs -o)\n"
-    "  -o, --output OUT    write to file OUT (a directory for ctf) instead of stdout\n"
-    "      --json          one JSON document: header, contexts, events, summary\n"
-    "      --summary       print only the per-context summary\n"
-    "      --absolute      text: wall-clock time (UTC) instead of seconds since start\n"
-    "      --catalog FILE  decode with this catalogue (YAML) instead of the one the file\n"
-    "                      names (the built-in one, or an imported format's)\n"
-    "      --color[=WHEN]  colour: auto (default), always, never; NO_COLOR is honoured\n"
-    "  -h, --help          show this help\n"
-    "\n"
-    "Exit status: 0 when the file decoded cleanly (losses the target recorded are not\n"
-    "errors), 2 on bad input or usage, after decoding what could be decoded.\n";
 
 enum format { FMT_TEXT, FMT_NDJSON, FMT_PERFETTO, FMT_CTF, FMT_JSON };
 
@@ -55,7 +33,7 @@ static const struct option OPTIONS[] = {
     EMB_CLI_OPTIONS_COMMON,
     {NULL, 0, NULL, 0},
 };
-static const struct emb_cli_command COMMAND = {.name = CMD, .help = HELP, .shortopts = ":f:o:h",
+static const struct emb_cli_command COMMAND = {.name = CMD, .help = emb_help_trace, .shortopts = ":f:o:h",
                                                .options = OPTIONS,
                                                .usage = "emb trace [options] FILE"};
 

@@ -18,5 +18,6 @@
 #include "cli.h"
 #include "command_input.h"
 #include "emb_cmds.h"
+#include "help_texts.h"
 
 #endif /* EMB_COMMAND_H */

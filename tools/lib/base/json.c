@@ -205,3 +205,22 @@ void emb_json_end(struct emb_json *j)
     j->depth = 0;
     memset(j->need_comma, 0, sizeof j->need_comma);
 }
+
+void emb_json_hex(struct emb_json *j, const char *key, unsigned long long value)
+{
+    char buf[24];
+    snprintf(buf, sizeof buf, "0x%llx", value);
+    emb_json_string(j, key, buf);
+}
+
+void emb_json_hex_bytes(struct emb_json *j, const char *key, const unsigned char *p, size_t len)
+{
+    static const char digits[] = "0123456789abcdef";
+    json_next(j, key);
+    fputc('"', j->out);
+    for (size_t i = 0; i < len; i++) {
+        fputc(digits[p[i] >> 4], j->out);
+        fputc(digits[p[i] & 15u], j->out);
+    }
+    fputc('"', j->out);
+}
