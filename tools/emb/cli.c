@@ -234,7 +234,7 @@ int emb_cli_parse_options(const struct emb_cli_command *c, int argc, char **argv
         if (rc != 0)
             return rc;
     }
-    return 0;
+    return c->operands > 0 ? emb_cli_operands(c, argc, c->operands, c->no_operands, c->too_many) : 0;
 }
 
 int emb_cli_operands(const struct emb_cli_command *c, int argc, int count, const char *none,

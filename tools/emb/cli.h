@@ -94,6 +94,9 @@ struct emb_cli_command {
     const char *usage; /* the synopsis an operand error shows: "emb crash --elf FW [options] RECORD" */
     bool help_on_bad_option; /* a bad option is followed by the whole help on stderr, not a
                               * pointer to --help (emb events serve, whose COMMAND follows) */
+    int operands;            /* > 0: exactly this many operands, checked after the options
+                              * as emb_cli_operands() does, with these two messages */
+    const char *no_operands, *too_many;
 };
 int emb_cli_parse_options(const struct emb_cli_command *c, int argc, char **argv,
                           int (*on_option)(void *arg, int opt, char *optarg), void *arg);

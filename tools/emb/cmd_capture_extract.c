@@ -17,7 +17,8 @@ static const struct option OPTIONS[] = {
 };
 static const struct emb_cli_command COMMAND = {
     .name = CMD, .help = emb_help_capture_extract, .shortopts = ":o:h", .options = OPTIONS,
-    .usage = "emb capture extract CAPTURE --trace|--log|--crash|--descriptor -o OUT"};
+    .usage = "emb capture extract CAPTURE --trace|--log|--crash|--descriptor -o OUT", .operands = 1,
+    .no_operands = "no capture file given", .too_many = "one capture file, please"};
 
 struct args {
     const char *output;
@@ -43,8 +44,6 @@ int emb_cmd_capture_extract(int argc, char **argv)
 {
     struct args a = {0};
     int rc = emb_cli_parse_options(&COMMAND, argc, argv, on_option, &a);
-    if (rc == 0)
-        rc = emb_cli_operands(&COMMAND, argc, 1, "no capture file given", "one capture file, please");
     if (rc != 0)
         return rc < 0 ? EMB_EXIT_OK : rc;
     if (a.section == 0 || a.output == NULL) {

@@ -38,7 +38,9 @@ static const struct option OPTIONS[] = {
     {NULL, 0, NULL, 0},
 };
 static const struct emb_cli_command COMMAND = {
-    .name = CMD, .help = emb_help_crash, .options = OPTIONS, .usage = "emb crash --elf FW [options] RECORD"};
+    .name = CMD, .help = emb_help_crash, .options = OPTIONS,
+    .usage = "emb crash --elf FW [options] RECORD", .operands = 1,
+    .no_operands = "no crash record given", .too_many = "one crash record, please"};
 
 static int on_option(void *arg, int opt, char *value)
 {
@@ -56,9 +58,6 @@ static int on_option(void *arg, int opt, char *value)
 static int parse_args(int argc, char **argv, struct args *a)
 {
     int rc = emb_cli_parse_options(&COMMAND, argc, argv, on_option, a);
-    if (rc != 0)
-        return rc;
-    rc = emb_cli_operands(&COMMAND, argc, 1, "no crash record given", "one crash record, please");
     if (rc != 0)
         return rc;
     a->file = argv[optind];

@@ -178,8 +178,10 @@ static const struct option OPTIONS[] = {
     EMB_CLI_OPTIONS_COMMON,
     {NULL, 0, NULL, 0},
 };
-static const struct emb_cli_command COMMAND = {.name = CMD, .help = emb_help_inspect, .options = OPTIONS,
-                                               .usage = "emb inspect [options] FILE.emb"};
+static const struct emb_cli_command COMMAND = {
+    .name = CMD, .help = emb_help_inspect, .options = OPTIONS,
+    .usage = "emb inspect [options] FILE.emb", .operands = 1,
+    .no_operands = "no capture file given", .too_many = "one capture file, please"};
 
 struct args {
     const char *catalog;
@@ -200,8 +202,6 @@ int emb_cmd_inspect(int argc, char **argv)
 {
     struct args a = {0};
     int rc = emb_cli_parse_options(&COMMAND, argc, argv, on_option, &a);
-    if (rc == 0)
-        rc = emb_cli_operands(&COMMAND, argc, 1, "no capture file given", "one capture file, please");
     if (rc != 0)
         return rc < 0 ? EMB_EXIT_OK : rc;
     const char *path = argv[optind];

@@ -38,9 +38,10 @@ static const struct option OPTIONS[] = {
     EMB_CLI_OPTIONS_COMMON,
     {NULL, 0, NULL, 0},
 };
-static const struct emb_cli_command COMMAND = {.name = CMD, .help = emb_help_log, .shortopts = ":e:fo:h",
-                                               .options = OPTIONS,
-                                               .usage = "emb log --elf PROGRAM [options] STREAM"};
+static const struct emb_cli_command COMMAND = {
+    .name = CMD, .help = emb_help_log, .shortopts = ":e:fo:h", .options = OPTIONS,
+    .usage = "emb log --elf PROGRAM [options] STREAM", .operands = 1,
+    .no_operands = "no log stream given", .too_many = "one log stream, please"};
 
 static int on_option(void *arg, int opt, char *value)
 {
@@ -64,8 +65,6 @@ static int on_option(void *arg, int opt, char *value)
 static int parse_args(int argc, char **argv, struct args *a)
 {
     int rc = emb_cli_parse_options(&COMMAND, argc, argv, on_option, a);
-    if (rc == 0)
-        rc = emb_cli_operands(&COMMAND, argc, 1, "no log stream given", "one log stream, please");
     if (rc != 0)
         return rc;
     a->stream = argv[optind];
