@@ -533,6 +533,11 @@ uint8_t *emb_desc_follow_trace(struct emb_desc_follow *f, size_t *len)
         .port = md->port,
         .ring_packets = md->ring_packets,
     };
+    /* The firmware's name, flags and run, when its descriptor says them. */
+    const struct emb_tsf_identity identity = {
+        .session_id = md->session_id, .firmware_version = md->firmware, .config = md->config};
+    if (md->firmware[0] || md->config[0] || md->session_id)
+        info.identity = &identity;
     memcpy(info.uuid, md->uuid, 16);
     size_t hlen = emb_tsf_encode_header(header, sizeof header, &info, table, n);
     free(table);
