@@ -9,6 +9,7 @@
 #   lib/libemb.a, lib/pkgconfig/emb.pc        the native port, for host programs
 #   lib/cmake/emb/                embConfig.cmake, emb_add_library()
 #   share/emb/src, share/emb/ports/cortex-m, share/emb/catalog   what emb_add_library compiles
+#   share/emb/template-cortex-m, share/doc/emb/porting.md           a firmware to start from
 #   share/man/man1/emb*.1, share/bash-completion/completions/emb
 include(CMakePackageConfigHelpers)
 set(EMB_INSTALL_SHARE share/emb)
@@ -23,6 +24,8 @@ install(DIRECTORY src/ DESTINATION ${EMB_INSTALL_SHARE}/src FILES_MATCHING PATTE
 install(DIRECTORY ports/cortex-m DESTINATION ${EMB_INSTALL_SHARE}/ports
         FILES_MATCHING PATTERN "*.c" PATTERN "*.h" PATTERN "*.ld" PATTERN "mps2" EXCLUDE)
 install(FILES catalog/trace_events.yaml DESTINATION ${EMB_INSTALL_SHARE}/catalog)
+install(DIRECTORY examples/template-cortex-m DESTINATION ${EMB_INSTALL_SHARE} PATTERN "build*" EXCLUDE)
+install(FILES docs/porting.md DESTINATION share/doc/emb)
 
 # The native port built, for host programs (pkg-config emb).
 if(EMB_PORT STREQUAL "native")

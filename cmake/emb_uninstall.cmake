@@ -14,14 +14,14 @@ foreach(f ${files})
   get_filename_component(d "${f}" DIRECTORY)
   list(APPEND dirs "${d}")
 endforeach()
-# Folders deepest first: only the package's own (share/emb, include/emb, include/emb-native,
-# lib/cmake/emb and below), and only when empty.
+# Folders deepest first: only the package's own (share/emb, share/doc/emb, include/emb,
+# include/emb-native, lib/cmake/emb and below), and only when empty.
 list(REMOVE_DUPLICATES dirs)
 list(SORT dirs ORDER DESCENDING)
 foreach(d ${dirs})
   while(IS_DIRECTORY "${d}")
     file(GLOB left "${d}/*")
-    if(left OR NOT d MATCHES "/(share/emb|include/emb|include/emb-native|lib/cmake/emb)(/|$)")
+    if(left OR NOT d MATCHES "/(share/emb|share/doc/emb|include/emb|include/emb-native|lib/cmake/emb)(/|$)")
       break()
     endif()
     file(REMOVE_RECURSE "${d}")

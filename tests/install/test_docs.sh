@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The installed man pages and bash completion (tools/man/emb_docs.py, `make install`):
 #   - `man -l` renders emb.1 and each emb-CMD.1 with groff's warnings on, and none appears;
-#     each page has its NAME, SYNOPSIS and OPTIONS, and names every option its --help does;
+#     each page has its NAME (emb-CMD - summary) and SYNOPSIS, and names every option
+#     its --help does;
 #   - a bash that sources the installed completion says `complete -F _emb emb`, completes
 #     the commands after `emb`, and after `emb CMD --` offers every `--option` that
 #     `emb help CMD` names and the command accepts (a name it does not know would be
 #     "unknown option"), so completion and --help cannot drift apart.
 # usage: test_docs.sh PREFIX   (an installed tree: PREFIX/bin/emb, PREFIX/share/...)
 set -uo pipefail
+export LC_ALL=C.UTF-8
 prefix=$1
 emb=$prefix/bin/emb
 man1=$prefix/share/man/man1
@@ -45,13 +47,14 @@ want=$(printf '%s\n' $commands help --help --version | sort | tr '\n' ' ')
 
 for cmd in $commands; do
     offered=$(complete_words emb "$cmd" -- | sort -u)
+    page=$(MANWIDTH=200 man -l "$man1/emb-$cmd.1" 2>/dev/null | col -b)
     missing=
     for opt in $("$emb" help "$cmd" | grep -oE -- '(^|[^a-z0-9-])--[a-z][a-z0-9-]*' | grep -oE -- '--[a-z0-9-]+' | sort -u); do
         if "$emb" "$cmd" "$opt" </dev/null 2>&1 | grep -q "unknown option"; then
             continue # prose naming another command's option
         fi
         grep -qx -- "$opt" <<<"$offered" || missing="$missing $opt"
-        grep -q -- "$opt" <<<"$(man -l "$man1/emb-$cmd.1" 2>/dev/null)" || missing="$missing man:$opt"
+        grep -q -- "$opt" <<<"$page" || missing="$missing man:$opt"
     done
     [ -z "$missing" ]; ok $? "emb $cmd --<TAB> offers every option its --help names${missing:+, missing:$missing}"
 done

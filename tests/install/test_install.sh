@@ -40,7 +40,8 @@ for f in bin/emb bin/embgen include/emb/trace.h include/emb/internal include/emb
          share/emb/src/trace.c share/emb/src/wire/frame.c share/emb/ports/cortex-m/cortex_m.c \
          share/emb/ports/cortex-m/include/emb/cortex_m.h share/emb/ports/cortex-m/emb.ld \
          share/emb/ports/cortex-m/emb_retained.ld share/man/man1/emb.1 share/man/man1/emb-trace.1 \
-         share/bash-completion/completions/emb; do
+         share/bash-completion/completions/emb share/emb/template-cortex-m/CMakeLists.txt \
+         share/doc/emb/porting.md; do
     [ -e "$prefix/$f" ] || missing="$missing $f"
 done
 [ -z "$missing" ]; ok $? "the installed tree has the tools, headers, sources, package, docs${missing:+; missing:$missing}"

@@ -6,7 +6,7 @@
 #     tools link (dpkg-shlibdeps: libelf1, libdw1, libyaml-0-2, zlib1g);
 #   - the unpacked usr/bin/emb says its version and reads the golden capture
 #     tests/support/golden/capture_v1.emb (firmware "golden 1.0");
-#   - the firmware template builds against the unpacked usr (CMAKE_PREFIX_PATH) for the
+#   - the firmware template it holds builds against the unpacked usr (CMAKE_PREFIX_PATH) for the
 #     Cortex-M4, runs on QEMU, and decodes with the unpacked emb (test_template.sh, whose
 #     `emb trace` and `emb log` steps run there).
 # usage: test_package.sh BUILD SOURCE WORK
@@ -33,7 +33,7 @@ version=$("$usr/bin/emb" --version); [ "$version" = "emb 0.1.0" ]; ok $? "unpack
     grep -q 'firmware="golden 1.0"' "$work/golden.txt"
 ok $? "unpacked emb inspect reads the golden capture: $(grep -o 'firmware=[^ ]* [^ ]*' "$work/golden.txt")"
 
-bash "$source/tests/install/test_template.sh" "$usr" "$source/examples/template-cortex-m" cortex-m4 "$work/template"
+bash "$source/tests/install/test_template.sh" "$usr" "$usr/share/emb/template-cortex-m" cortex-m4 "$work/template"
 ok $? "the template builds against the unpacked package, runs and decodes with its emb"
 
 echo "$fails failed"
