@@ -61,7 +61,8 @@ set(EMB_MAN_DIR ${CMAKE_BINARY_DIR}/man)
 add_custom_command(
   OUTPUT ${EMB_MAN_DIR}/emb.1 ${CMAKE_BINARY_DIR}/completion/emb
   COMMAND ${CMAKE_COMMAND} -E make_directory ${EMB_MAN_DIR} ${CMAKE_BINARY_DIR}/completion
-  COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/man/emb_docs.py $<TARGET_FILE:emb_tool>
+  COMMAND ${CMAKE_COMMAND} -E env ASAN_OPTIONS=detect_leaks=0 ${Python3_EXECUTABLE}
+          ${PROJECT_SOURCE_DIR}/tools/man/emb_docs.py $<TARGET_FILE:emb_tool>
           ${PROJECT_VERSION} ${EMB_MAN_DIR} ${CMAKE_BINARY_DIR}/completion/emb
   DEPENDS emb_tool ${PROJECT_SOURCE_DIR}/tools/man/emb_docs.py
   COMMENT "Writing the man pages and the bash completion from emb --help"

@@ -62,7 +62,7 @@ def options(emb, cmd, text):
 def man_page(emb, version, mandir, name, summary, help_option):
     """help2man's page for `emb HELP_OPTION`, named emb-NAME.1 (emb.1 for the tool)."""
     page = f"{mandir}/{name}.1"
-    subprocess.run(["help2man", "--no-info", "--no-discard-stderr", "--section=1",
+    subprocess.run(["help2man", "--no-info", "--section=1",
                     "--source=EMB Observability", "--manual=EMB Observability",
                     f"--name={summary}", f"--version-string={version}",
                     f"--help-option={help_option}", f"--output={page}", emb], check=True)
