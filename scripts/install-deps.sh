@@ -30,6 +30,7 @@ check_packages=(
   chromium                                  # renders emb diff's HTML report in a test
   binutils-multiarch
   bash-completion man-db dpkg-dev           # completion, man -l and .deb tests (make package)
+  gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc # RISC-V multicore target
 )
 
 case $set_name in
