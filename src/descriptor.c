@@ -30,6 +30,11 @@ void emb_debug_registry_identity(const uint8_t *build_id, uint32_t build_id_len,
 #endif
 }
 
+void emb_debug_registry_session(uint64_t session_id)
+{
+    emb_debug_registry.session_id = session_id;
+}
+
 #if CONFIG_EMB_DESCRIPTOR
 
 _Static_assert(sizeof(uintptr_t) == sizeof(const void *), "a descriptor word holds a pointer");
@@ -133,7 +138,7 @@ EMB_USED const struct emb_debug_descriptor emb_debug_descriptor = {
         .self = &emb_debug_descriptor,
     },
     .identity = {
-        .s = EMB__SECTION(struct emb_desc_identity, EMB_DESC_IDENTITY, 1),
+        .s = EMB__SECTION(struct emb_desc_identity, EMB_DESC_IDENTITY, 2),
         .config_hash = EMB__CONFIG_HASH,
         .lib_version = EMB_LIB_VERSION,
         .port = EMB_PORT_NAME,
@@ -144,6 +149,9 @@ EMB_USED const struct emb_debug_descriptor emb_debug_descriptor = {
         .clock_hz = &emb_debug_registry.clock_hz,
         .clock_offset_ns = &emb_debug_registry.clock_offset_ns,
         .catalog_checksum = EMB_TRACE_CATALOG_CHECKSUM,
+        .firmware = CONFIG_EMB_FIRMWARE_VERSION,
+        .config = CONFIG_EMB_FIRMWARE_CONFIG,
+        .session_id = &emb_debug_registry.session_id,
     },
     .types = {
         .s = EMB__SECTION(struct emb_desc_types, EMB_DESC_TYPES, 1),

@@ -113,12 +113,19 @@ struct emb_debug_registry {
     /* 1: a debug probe is the consumer of the streaming trace rings and of the log rings
      * (it frees what it took by writing their read positions); 0: the target is. */
     uint32_t probe_consumer;
+    uint64_t session_id;         /* this run (emb_debug_registry_session); 0 unknown */
 };
 extern struct emb_debug_registry emb_debug_registry;
 
 /* Publishes the identity: build id, clock, and the trace uuid and mode (from emb/trace.h). */
 void emb_debug_registry_identity(const uint8_t *build_id, uint32_t build_id_len,
                                  uint64_t clock_hz, int64_t clock_offset_ns);
+
+/* Names this run (a boot counter, a random number, an RTC reading): the host stamps it on
+ * every capture it reads through the descriptor, so two runs of one build stay apart.
+ * Call it before the port starts (emb_cm_start()), which publishes the identity as ready:
+ * a host that sees it ready then sees the session too. */
+void emb_debug_registry_session(uint64_t session_id);
 
 /* ---- The descriptor as C sees it (docs/formats/descriptor.md is the contract) ---- */
 
@@ -149,6 +156,10 @@ struct emb_desc_identity {
     const void *clock_hz;        /* u64 */
     const void *clock_offset_ns; /* i64 */
     uintptr_t catalog_checksum;
+    /* Version 2: what the firmware says it is (CONFIG_EMB_FIRMWARE_VERSION, _CONFIG). */
+    const char *firmware;        /* name and version, text */
+    const char *config;          /* build flags, "key=value ...", text */
+    const void *session_id;      /* u64: this run; 0 unknown */
 };
 
 struct emb_desc_types {
