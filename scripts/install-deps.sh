@@ -18,6 +18,7 @@ packages=(
   chromium                                  # renders emb diff's HTML report in a test
   binutils-multiarch
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc # RISC-V multicore target
+  gcc-avr avr-libc binutils-avr simavr libsimavr-dev # the AVR port (tiny) under libsimavr
 )
 
 missing=()
