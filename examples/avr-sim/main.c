@@ -17,7 +17,7 @@ EMB_LOG_MODULE_DEFINE(app, EMB_LOG_LEVEL_INF);
 #if CONFIG_EMB_TRACE_CLASSES & 1u
 #define EMB__PACKETS 2u
 static struct emb_trace_ring ring;
-static uint8_t ring_buf[EMB__PACKETS * CONFIG_EMB_TRACE_PACKET_SIZE] __attribute__((aligned(4)));
+static uint8_t ring_buf[EMB__PACKETS * CONFIG_EMB_TRACE_PACKET_SIZE] __attribute__((aligned(CONFIG_EMB_TRACE_PACKET_SIZE)));
 static uint32_t ring_commit[EMB__PACKETS];
 #endif
 

@@ -148,7 +148,11 @@ static void emb__avr_fault_at(uint8_t fault_class, uint8_t code, uint32_t pc)
 /* The caller's call instruction, as a byte address: the return address (the AVR stacks
  * word addresses) less one word, inside the call, so it names the caller's line (a
  * noreturn call may be its function's last instruction). */
+#if defined(__AVR_3_BYTE_PC__)
+#define EMB__AVR_CALLER() 0u /* a 3-byte return address: GCC gives only 2 of its bytes */
+#else
 #define EMB__AVR_CALLER() ((uint32_t)(uintptr_t)__builtin_return_address(0) * 2u - 2u)
+#endif
 
 void emb_avr_fault(uint8_t fault_class, uint8_t code)
 {
