@@ -19,6 +19,7 @@
 
 static FILE *uart_out;
 static FILE *marks_out;
+static elf_firmware_t fw; /* what elf_read_firmware() allocated, freed at the end */
 
 static void on_uart_byte(struct avr_irq_t *irq, uint32_t value, void *param)
 {
@@ -36,8 +37,6 @@ static void on_mark(struct avr_irq_t *irq, uint32_t value, void *param)
 
 static avr_t *load(const char *mcu, unsigned long hz, const char *path)
 {
-    elf_firmware_t fw;
-    memset(&fw, 0, sizeof fw);
     if (elf_read_firmware(path, &fw) != 0) {
         fprintf(stderr, "avr_run: %s: not a readable AVR ELF\n", path);
         return NULL;
@@ -52,6 +51,19 @@ static avr_t *load(const char *mcu, unsigned long hz, const char *path)
     avr_init(avr);
     avr_load_firmware(avr, &fw);
     return avr;
+}
+
+static void release(avr_t *avr)
+{
+    avr_terminate(avr);
+    for (uint32_t i = 0; i < fw.symbolcount; i++)
+        free(fw.symbol[i]);
+    free(fw.symbol);
+    free(fw.flash);
+    free(fw.eeprom);
+    free(fw.fuse);
+    free(fw.lockbits);
+    free(avr);
 }
 
 static void attach(avr_t *avr)
@@ -94,5 +106,6 @@ int main(int argc, char **argv)
             (unsigned long long)avr->cycle);
     if (!ok)
         fprintf(stderr, "avr_run: %s: cannot write the memory image\n", argv[5]);
+    release(avr);
     return !ok ? 2 : state == cpu_Done ? 0 : 1;
 }
