@@ -31,6 +31,7 @@ check_packages=(
   binutils-multiarch
   bash-completion man-db dpkg-dev           # completion, man -l and .deb tests (make package)
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc # RISC-V multicore target
+  gcc-avr avr-libc binutils-avr simavr libsimavr-dev # the AVR port (tiny) under libsimavr
 )
 
 case $set_name in

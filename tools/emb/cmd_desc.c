@@ -587,7 +587,7 @@ static int check_descriptor(struct desc *d)
     if (want && got && emb_elf_read(d->elf, sym, want, size) == size) {
         size_t n = emb_mem_read(d->mem, d->image.addr, got, size);
         size_t first = SIZE_MAX, count = 0;
-        unsigned w = d->image.ptr_size == 4 ? 4u : 8u;
+        unsigned w = d->image.ptr_size == 8 ? 8u : 4u; /* 4: also the reduced descriptor */
         for (size_t i = 0; i + w <= n; i += w) {
             if (!memcmp(got + i, want + i, w))
                 continue;

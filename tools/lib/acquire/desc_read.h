@@ -43,7 +43,7 @@ struct emb_desc_image_section {
 struct emb_desc_image {
     uint64_t addr;             /* runtime address of the descriptor */
     unsigned version;
-    unsigned ptr_size;         /* 4 or 8 */
+    unsigned ptr_size;         /* 2 (the reduced descriptor: 32-bit words), 4 or 8 */
     bool little;
     uint32_t length;
     uint32_t section_count;
