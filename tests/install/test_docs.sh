@@ -50,7 +50,9 @@ for cmd in $commands; do
     page=$(MANWIDTH=200 man -l "$man1/emb-$cmd.1" 2>/dev/null | col -b)
     missing=
     for opt in $("$emb" help "$cmd" | grep -oE -- '(^|[^a-z0-9-])--[a-z][a-z0-9-]*' | grep -oE -- '--[a-z0-9-]+' | sort -u); do
-        if "$emb" "$cmd" "$opt" </dev/null 2>&1 | grep -q "unknown option"; then
+        # Asked as the generator asks; read whole, as pipefail would take emb's status.
+        said=$(timeout 5 "$emb" "$cmd" "$opt" </dev/null 2>&1)
+        if grep -q "unknown option" <<<"$said"; then
             continue # prose naming another command's option
         fi
         grep -qx -- "$opt" <<<"$offered" || missing="$missing $opt"
