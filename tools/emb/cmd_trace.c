@@ -177,7 +177,7 @@ int emb_cmd_trace(int argc, char **argv)
         return rc < 0 ? EMB_EXIT_OK : rc;
 
     struct emb_command_input in;
-    if (emb_command_input_read(CMD, a.file, EMB_CAP_SEC_TRACE, 0, &in) != 0)
+    if (emb_command_input_map(CMD, a.file, EMB_CAP_SEC_TRACE, &in) != 0)
         return EMB_EXIT_BAD;
     struct emb_catalog *own = NULL;
     const struct emb_catalog *cat =
@@ -192,6 +192,7 @@ int emb_cmd_trace(int argc, char **argv)
         .catalog = cat,
         /* Only Perfetto and the JSON document read records kept in memory. */
         .stream = a.format != FMT_PERFETTO && (a.format != FMT_JSON || a.summary),
+        .mapped = in.mapped,
         .name = a.file,
         .base_offset = in.part.offset,
         .progress = emb_progress_decoding,

@@ -7,8 +7,8 @@
 #include "cli.h"
 #include "input_file.h"
 
-int emb_command_input_read(const char *cmd, const char *spec, uint16_t section, uint64_t limit,
-                           struct emb_command_input *in)
+static int input_read(const char *cmd, const char *spec, uint16_t section, uint64_t limit,
+                      bool map, struct emb_command_input *in)
 {
     memset(in, 0, sizeof *in);
     in->name = spec;
@@ -18,7 +18,9 @@ int emb_command_input_read(const char *cmd, const char *spec, uint16_t section, 
         emb_cli_error_at(cmd, spec, -1, "%s", err);
         return EMB_EXIT_BAD;
     }
-    in->bytes = emb_input_read_rest(&src, limit, &in->size, err, sizeof err);
+    const uint8_t *mapped = map ? emb_input_map_rest(&src, limit, &in->size) : NULL;
+    in->mapped = mapped != NULL;
+    in->bytes = mapped ? (uint8_t *)mapped : emb_input_read_rest(&src, limit, &in->size, err, sizeof err);
     emb_input_close(&src);
     if (in->bytes == NULL) {
         emb_cli_error_at(cmd, spec, -1, "%s", err);
@@ -37,9 +39,24 @@ int emb_command_input_read(const char *cmd, const char *spec, uint16_t section, 
     return 0;
 }
 
+int emb_command_input_read(const char *cmd, const char *spec, uint16_t section, uint64_t limit,
+                           struct emb_command_input *in)
+{
+    return input_read(cmd, spec, section, limit, false, in);
+}
+
+int emb_command_input_map(const char *cmd, const char *spec, uint16_t section,
+                          struct emb_command_input *in)
+{
+    return input_read(cmd, spec, section, 0, true, in);
+}
+
 void emb_command_input_free(struct emb_command_input *in)
 {
-    free(in->bytes);
+    if (in->mapped)
+        emb_input_unmap(in->bytes, in->size);
+    else
+        free(in->bytes);
     in->bytes = NULL;
     in->size = 0;
 }

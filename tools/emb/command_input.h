@@ -11,8 +11,9 @@
 
 struct emb_command_input {
     const char *name;                /* the operand, for messages */
-    uint8_t *bytes;                  /* the whole input (malloc'd) */
+    uint8_t *bytes;                  /* the whole input (malloc'd, or mapped) */
     size_t size;
+    bool mapped;                     /* bytes is a read-only file mapping */
     bool capture;                    /* it was a capture, and `part` is its section */
     struct emb_capture_section part; /* what to decode: a section, or the whole input */
 };
@@ -22,6 +23,10 @@ struct emb_command_input {
  * saying why ("emb CMD: FILE: the capture holds no log section"). */
 int emb_command_input_read(const char *cmd, const char *spec, uint16_t section, uint64_t limit,
                            struct emb_command_input *in);
+/* The same, a regular file mapped rather than read (a decoder that walks it once then
+ * keeps memory flat: emb_trace_options.mapped); anything else is read. */
+int emb_command_input_map(const char *cmd, const char *spec, uint16_t section,
+                          struct emb_command_input *in);
 void emb_command_input_free(struct emb_command_input *in);
 
 #endif /* EMB_COMMAND_INPUT_H */

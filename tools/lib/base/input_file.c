@@ -1,10 +1,12 @@
 /* Bounded whole-file reads (input_file.h). */
+#define _DEFAULT_SOURCE /* madvise */
 #define _POSIX_C_SOURCE 200809L
 #include "input_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -219,4 +221,25 @@ uint8_t *emb_input_read_max(const char *path, uint64_t limit, size_t *len, char 
                             size_t errlen)
 {
     return read_path(path, limit, false, len, err, errlen);
+}
+
+const uint8_t *emb_input_map_rest(struct emb_input *in, uint64_t limit, size_t *len)
+{
+    struct stat st;
+    if (in->head_len != 0 || fstat(in->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (uint64_t)st.st_size > (limit ? limit : emb_input_limit()) ||
+        (uint64_t)st.st_size > SIZE_MAX || lseek(in->fd, 0, SEEK_CUR) != 0)
+        return NULL;
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, in->fd, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+    *len = (size_t)st.st_size;
+    return m;
+}
+
+void emb_input_unmap(const uint8_t *bytes, size_t len)
+{
+    if (bytes != NULL)
+        munmap((void *)bytes, len);
 }

@@ -58,6 +58,13 @@ long emb_input_next(struct emb_input *in, uint8_t *buf, size_t cap);
  * emb_input_read() is; limit 0 means emb_input_limit(). NULL with a message in err. */
 uint8_t *emb_input_read_rest(struct emb_input *in, uint64_t limit, size_t *len, char *err,
                              size_t errlen);
+/* A regular file not yet read from, of one byte or more and within `limit` (0: the input
+ * limit), mapped read only: pages the system may take back and read again, so a decoder
+ * that walks it once keeps memory flat (emb_trace_options.mapped). NULL for anything
+ * else, which is then read with emb_input_read_rest (and refused there if too large).
+ * The bytes are not NUL-terminated; emb_input_unmap releases them. */
+const uint8_t *emb_input_map_rest(struct emb_input *in, uint64_t limit, size_t *len);
+void emb_input_unmap(const uint8_t *bytes, size_t len);
 void emb_input_close(struct emb_input *in);
 
 #endif /* EMB_HOST_INPUT_FILE_H */

@@ -43,13 +43,16 @@ void emb_trace_report(struct emb_trace *t, enum emb_severity severity, long long
 
 void emb_trace_release_before(const struct emb_trace *t, const uint8_t *p)
 {
-    if (t->map == NULL || t->data != (const uint8_t *)t->map || p <= t->data)
+    /* Only the mapped input itself: after unsealing, data is a malloc'd copy. */
+    const uint8_t *mapped = t->map ? (const uint8_t *)t->map : t->input_mapped ? t->input : NULL;
+    if (mapped == NULL || t->data != mapped || p <= t->data)
         return;
     long page = sysconf(_SC_PAGESIZE);
-    size_t n = (size_t)(p - t->data);
-    n -= n % (size_t)(page > 0 ? page : 4096);
-    if (n != 0)
-        madvise(t->map, n, MADV_DONTNEED);
+    uintptr_t step = (uintptr_t)(page > 0 ? page : 4096);
+    uintptr_t lo = ((uintptr_t)t->data + step - 1u) / step * step; /* whole pages only */
+    uintptr_t hi = (uintptr_t)p / step * step;
+    if (hi > lo)
+        madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
 uint64_t emb_trace_ticks_to_ns(uint64_t ticks, uint64_t hz)
@@ -232,7 +235,8 @@ static bool unseal(struct emb_trace *t)
 {
     struct emb_problems seal_problems;
     emb_problems_init_callback(&seal_problems, NULL, seal_problem, t);
-    if (emb_trace_unseal(t->data, t->size, t->data == t->map, &t->seal, &seal_problems) != 0) {
+    bool mapped = t->data == t->map || (t->input_mapped && t->data == t->input);
+    if (emb_trace_unseal(t->data, t->size, mapped, &t->seal, &seal_problems) != 0) {
         t->oom = true;
         return false;
     }
@@ -281,7 +285,8 @@ struct emb_trace *emb_trace_decode(const uint8_t *data, size_t size,
     struct emb_trace *t = trace_new(opt, NULL);
     if (!t)
         return NULL;
-    t->data = data;
+    t->data = t->input = data;
+    t->input_mapped = opt->mapped;
     t->size = data ? size : 0;
     t->base = opt->base_offset;
     return run(t);

@@ -137,6 +137,9 @@ struct emb_trace_options {
      * returns none; a cursor reads each context's packets again as it walks them. Memory
      * is then flat in the number of events (text, NDJSON, summaries, CTF). */
     bool stream;
+    /* The bytes given to emb_trace_decode() are a read-only file mapping: pages behind the
+     * walk are given back (read again from the file if needed). Never for malloc'd bytes. */
+    bool mapped;
     bool no_merge;           /* emb_trace_events() returns none (it builds its array only
                               * when called; a cursor walks the same order without it) */
     /* Where problems go (a refused header an error, a bad packet a warning), at the

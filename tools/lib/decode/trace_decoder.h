@@ -43,6 +43,8 @@ struct emb_trace {
     bool stream;    /* records are not kept (emb_trace_options.stream) */
     const uint8_t *data;
     size_t size;
+    const uint8_t *input; /* the bytes emb_trace_decode() was given */
+    bool input_mapped;    /* ... a read-only file mapping (emb_trace_options.mapped) */
     uint64_t base;
     const struct emb_catalog *cat;
     const struct emb_trace_options *opt;
