@@ -17,6 +17,8 @@ packages=(
   valgrind time                             # instruction counts, peak memory in benchmarks
   chromium                                  # renders emb diff's HTML report in a test
   binutils-multiarch
+  libjansson-dev                            # QMP replies (emb capture --qemu-qmp)
+  libncurses-dev tmux                       # emb top's screen, and its test
 )
 
 missing=()

@@ -29,7 +29,8 @@ int emb_hostio_write_all(int fd, const void *buf, size_t n);
  * on this side of the line. Returns the descriptor or -1 with errno (EINVAL: the rate). */
 int emb_hostio_serial_open(const char *path, uint32_t baud);
 
-/* Monotonic milliseconds. */
+/* Monotonic milliseconds, and nanoseconds. */
 uint64_t emb_hostio_now_ms(void);
+uint64_t emb_hostio_now_ns(void);
 
 #endif /* EMB_HOST_HOSTIO_H */
