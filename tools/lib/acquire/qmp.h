@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #define EMB_QMP_MAX_LINE (4u << 20) /* bytes of one reply line accepted */
-#define EMB_QMP_XP_MAX 8192u        /* larger reads go through pmemsave */
+#define EMB_QMP_XP_MAX 1024u        /* larger reads go through pmemsave */
 
 enum emb_qmp_method {
     EMB_QMP_AUTO,     /* the fastest for the size (above) */
