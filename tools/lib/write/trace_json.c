@@ -81,11 +81,18 @@ void emb_trace_json_record(struct emb_json *j, const struct emb_trace *t,
 
 int emb_trace_write_ndjson(const struct emb_trace *t, FILE *out)
 {
+    return emb_trace_write_ndjson_from(t, out, NULL);
+}
+
+int emb_trace_write_ndjson_from(const struct emb_trace *t, FILE *out, const size_t *skip)
+{
     struct emb_json j;
     emb_json_init(&j, out, false);
     size_t n;
     const struct emb_trace_event *const *recs = emb_trace_events(t, &n);
     for (size_t i = 0; i < n; i++) {
+        if (emb_trace_record_skipped(t, recs[i], skip))
+            continue;
         emb_trace_json_record(&j, t, recs[i]);
         emb_json_end(&j);
     }

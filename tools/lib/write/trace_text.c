@@ -100,6 +100,8 @@ int emb_trace_write_text(const struct emb_trace *t, FILE *out,
     for (size_t i = 0; i < n; i++) {
         const struct emb_trace_event *e = recs[i];
         const struct emb_trace_context *c = emb_trace_context(t, e->ctx);
+        if (emb_trace_record_skipped(t, e, opt ? opt->skip : NULL))
+            continue;
         format_time(tbuf, sizeof tbuf, t, e, absolute);
         fprintf(out, "%s%*s%s  %-*s  ", dim, wtime, tbuf, reset, wctx, c->name);
         if (e->type == EMB_TREC_DISCARDED || e->type == EMB_TREC_LOST) {
