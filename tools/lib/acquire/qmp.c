@@ -74,7 +74,7 @@ static int open_socket(const char *address, int timeout_ms, char *err, size_t er
 static char *read_line(struct emb_qmp *q, struct conn *c, const char *who)
 {
     for (;;) {
-        char *nl = memchr(c->buf + c->start, '\n', c->len - c->start);
+        char *nl = c->buf ? memchr(c->buf + c->start, '\n', c->len - c->start) : NULL;
         if (nl != NULL) {
             char *line = c->buf + c->start;
             c->start = (size_t)(nl - c->buf) + 1u;
