@@ -294,16 +294,19 @@ static uint32_t first_next(const struct emb_desc_follow *f, const struct emb_rin
  * the moment between its load and its store is overwritten, but a pushed packet's slot
  * is reused right after, which the copy's check (write_pos against the slot's next use)
  * sees, so it is counted lost, never taken twice. 1: a producer is pushing, try again at
- * the next poll; 0 claimed (*at the position); -1 unreadable. */
+ * the next poll; 0 claimed (*at the position, without the claim bit); -1 unreadable. */
 static int claim_ring(struct emb_desc_follow *f, const struct emb_desc_context *c, struct emb_mem *m,
                       struct field rp, uint32_t *at)
 {
     if (!read_u32(m, f->d, c->ring + rp.off, at))
         return -1;
-    if ((*at & EMB_TRACE_READ_BUSY) != 0u) {
+    if ((*at & EMB_TRACE_READ_PUSHING) != 0u) {
         f->st.claims_busy++;
         return 1;
     }
+    /* A claim already there is a host's that died holding it (the probe is the only
+     * consumer): taken over, or the ring would stay claimed for good. */
+    *at &= ~(uint32_t)EMB_TRACE_READ_CLAIMED;
     return write_u32(m, f->d, c->ring + rp.off, *at | EMB_TRACE_READ_CLAIMED) ? 0 : -1;
 }
 
