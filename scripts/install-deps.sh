@@ -17,8 +17,8 @@ packages=(
   valgrind time                             # instruction counts, peak memory in benchmarks
   chromium                                  # renders emb diff's HTML report in a test
   binutils-multiarch
+  gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc # RISC-V multicore target
   libjansson-dev                            # QMP replies (emb capture --qemu-qmp)
-  libncurses-dev tmux                       # emb top's screen, and its test
 )
 
 missing=()

@@ -331,6 +331,29 @@ static int release_ring(struct emb_desc_follow *f, struct tring *tr, struct emb_
     return 0;
 }
 
+/* The ring's positions and commit words as this poll sees them, claimed first when
+ * `claim`. 0; 1: a producer is pushing, nothing read (try at the next poll); -1
+ * unreadable (a claim made is given back). */
+static int read_ring_state(struct emb_desc_follow *f, const struct emb_desc_context *c, struct emb_mem *m,
+                           bool claim, uint32_t *read_pos, uint32_t *w1, uint32_t *filled)
+{
+    const struct emb_desc_image_section *s = emb_desc_image_section(f->d, EMB_DESC_RINGS);
+    struct field wp = field_of(s->w[RG_F_WRITE_POS]), rp = field_of(s->w[RG_F_READ_POS]);
+    struct field fl = field_of(s->w[RG_F_FILLED]);
+    const uint32_t slots = c->slot_mask + 1u;
+    int claimed = claim ? claim_ring(f, c, m, rp, read_pos) : 0;
+    if (claimed != 0)
+        return claimed;
+    if (!read_u32(m, f->d, c->ring + wp.off, w1) || (!claim && !read_u32(m, f->d, c->ring + rp.off, read_pos)) ||
+        !read_u32(m, f->d, c->ring + fl.off, filled) ||
+        emb_mem_read(m, c->commit, f->commits, 4u * slots) != 4u * slots) {
+        if (claim)
+            write_u32(m, f->d, c->ring + rp.off, *read_pos);
+        return -1;
+    }
+    return 0;
+}
+
 /* One ring, one poll: positions, then commits, then bytes, then the position again; a
  * packet complete in the commits whose slot the position has not reached again was
  * copied whole (a halted target cannot move, a running one may). */
@@ -340,23 +363,16 @@ static int poll_ring(struct emb_desc_follow *f, struct tring *tr, struct emb_mem
     const struct emb_desc_context *c = tr->c;
     const struct emb_desc_image_section *s = emb_desc_image_section(f->d, EMB_DESC_RINGS);
     const struct emb_ring_geometry g = geometry_of(c);
-    const uint32_t p = emb_ring_packet_size(&g);
-    const uint32_t slots = c->slot_mask + 1u;
+    const uint32_t p = emb_ring_packet_size(&g), ring_bytes = emb_ring_bytes(&g);
     uint32_t w1, w2, read_pos = 0, filled = 0, discarded = tr->discarded;
     struct field wp = field_of(s->w[RG_F_WRITE_POS]), rp = field_of(s->w[RG_F_READ_POS]);
-    struct field fl = field_of(s->w[RG_F_FILLED]), df = field_of(s->w[RG_F_DISCARDED]);
+    struct field df = field_of(s->w[RG_F_DISCARDED]);
     const bool claim = f->running && f->consume && f->md->trace_mode == 2u;
-    int claimed = claim ? claim_ring(f, c, m, rp, &read_pos) : 0;
-    if (claimed > 0)
-        return 0;
-    if (claimed < 0 || !read_u32(m, f->d, c->ring + wp.off, &w1) ||
-        (!claim && !read_u32(m, f->d, c->ring + rp.off, &read_pos)) ||
-        !read_u32(m, f->d, c->ring + fl.off, &filled) ||
-        emb_mem_read(m, c->commit, f->commits, 4u * slots) != 4u * slots) {
-        emb_desc_report(is, "context %u (%s): ring unreadable", c->index, c->name);
-        if (claimed == 0 && claim)
-            release_ring(f, tr, m, is, read_pos, true);
-        return -1;
+    int state = read_ring_state(f, c, m, claim, &read_pos, &w1, &filled);
+    if (state != 0) {
+        if (state < 0)
+            emb_desc_report(is, "context %u (%s): ring unreadable", c->index, c->name);
+        return state < 0 ? -1 : 0;
     }
     const struct emb_ring_held h = emb_ring_held(&g, w1, filled);
     if (!tr->started) {
@@ -366,11 +382,22 @@ static int poll_ring(struct emb_desc_follow *f, struct tring *tr, struct emb_mem
     uint32_t lost;
     tr->next = emb_ring_catch_up(&g, &h, tr->next, &lost);
     f->st.packets_lost += lost;
+    /* A streaming ring's consumer: packets below read_pos were given up by a producer,
+     * their events counted in `discarded`, even one still intact because the producer
+     * that overwrites it was halted between its two steps (read_pos flagged). Taking it
+     * would count its events twice. */
+    const bool streaming_consumer = f->consume && f->md->trace_mode == 2u;
+    uint32_t given_up = read_pos & ~(p - 1u);
+    if (streaming_consumer && (int32_t)(given_up - tr->next) > 0 && given_up - tr->next <= ring_bytes)
+        tr->next = given_up;
+    /* While read_pos is flagged, nothing is taken: what is taken must be freed, and the
+     * producer's store that ends its step would take read_pos back behind it. */
+    const bool pushing = streaming_consumer && given_up != read_pos;
     /* The complete packets from `next` on, stopping at the first one still being written. */
     uint32_t end = tr->next;
-    while (end != h.open_start && emb_ring_packet_complete(&g, end, commit_of(f, &g, end)))
+    while (!pushing && end != h.open_start && emb_ring_packet_complete(&g, end, commit_of(f, &g, end)))
         end += p;
-    bool take_open = last && end == h.open_start &&
+    bool take_open = last && !pushing && end == h.open_start &&
                      emb_ring_open_committed(&g, &h, commit_of(f, &g, h.open_start));
     uint32_t upto = take_open ? h.open_start + h.open_used : end;
     /* The ring's count before the copy: what it says was overwritten before any packet
@@ -378,7 +405,8 @@ static int poll_ring(struct emb_desc_follow *f, struct tring *tr, struct emb_mem
     read_u32(m, f->d, c->ring + df.off, &discarded);
     if (upto != tr->next && !read_positions(m, c, f->scratch, tr->next, upto)) {
         emb_desc_report(is, "context %u (%s): ring contents unreadable", c->index, c->name);
-        release_ring(f, tr, m, is, read_pos, claim);
+        if (claim)
+            write_u32(m, f->d, c->ring + rp.off, read_pos); /* the claim given back */
         return -1;
     }
     if (!read_u32(m, f->d, c->ring + wp.off, &w2))
@@ -388,7 +416,7 @@ static int poll_ring(struct emb_desc_follow *f, struct tring *tr, struct emb_mem
     tr->next = end;
     if (take_open && take_open_packet(f, c, &g, &h, w2, discarded) != 0)
         return -1;
-    if (release_ring(f, tr, m, is, read_pos, claim) != 0)
+    if (!pushing && release_ring(f, tr, m, is, read_pos, claim) != 0)
         return -1;
     tr->discarded = discarded;
     tr->write_pos = w2;
@@ -579,6 +607,13 @@ uint8_t *emb_desc_follow_trace(struct emb_desc_follow *f, size_t *len)
         .port = md->port,
         .ring_packets = md->ring_packets,
     };
+    /* The profile the descriptor names, as the identity's flags: the capture says it too. */
+    char flags[32] = "";
+    if (md->profile[0])
+        snprintf(flags, sizeof flags, "profile=%s", md->profile);
+    const struct emb_tsf_identity identity = {.config = flags};
+    if (flags[0])
+        info.identity = &identity;
     memcpy(info.uuid, md->uuid, 16);
     size_t hlen = emb_tsf_encode_header(header, sizeof header, &info, table, n);
     free(table);
