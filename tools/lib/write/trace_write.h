@@ -17,11 +17,12 @@ struct emb_trace_text_options {
     const size_t *skip; /* per context: records written already (emb trace --follow), or NULL */
 };
 
-/* Whether `e` is among the first skip[context] records of its context: written already. */
-static inline bool emb_trace_record_skipped(const struct emb_trace *t, const struct emb_trace_event *e,
-                                            const size_t *skip)
+/* Whether `e` is among the first skip[context] records of its context, written already;
+ * seen[] counts each context's records walked so far (a writer's, zeroed). A cursor walks
+ * each context's records in their order, so the count says which ones. */
+static inline bool emb_trace_record_skipped(size_t *seen, const struct emb_trace_event *e, const size_t *skip)
 {
-    return skip != NULL && (size_t)(e - emb_trace_context(t, e->ctx)->recs) < skip[e->ctx];
+    return skip != NULL && seen[e->ctx]++ < skip[e->ctx];
 }
 
 /* One aligned line per record; colour when emb_color_enabled(out). */
