@@ -10,36 +10,13 @@
 #include <unistd.h>
 
 #include "buffer.h"
+#include "catalog_choice.h"
+#include "command_input.h"
 #include "trace_decode.h"
 #include "trace_write.h"
 
 static const char *const CMD = "emb trace";
 
-static const char HELP[] =
-    "Usage: emb trace [options] FILE\n"
-    "\n"
-    "Decodes a trace stream file (\"EMBT\": what the native port dumps or streams) and\n"
-    "prints its events, one line each, merged by time across contexts. Losses appear\n"
-    "where they happened and in a summary on stderr.\n"
-    "\n"
-    "Options:\n"
-    "  -f, --format FMT    text (default), ndjson, perfetto (Chrome JSON trace for\n"
-    "                      ui.perfetto.dev), or ctf (a CTF 1.8 directory; needs -o)\n"
-    "  -o, --output OUT    write to file OUT (a directory for ctf) instead of stdout\n"
-    "      --json          one JSON document: header, contexts, events, summary\n"
-    "      --summary       print only the per-context summary\n"
-    "      --follow        print records as they arrive: FILE growing (a capture\n"
-    "                      writing it, `emb capture --save-trace`), or - (a pipe, to\n"
-    "                      its end); text or ndjson; a growing file is followed until\n"
-    "                      Ctrl-C or SIGTERM, after a last look at it\n"
-    "      --absolute      text: wall-clock time (UTC) instead of seconds since start\n"
-    "      --catalog FILE  decode with this catalogue (YAML) instead of the one the file\n"
-    "                      names (the built-in one, or an imported format's)\n"
-    "      --color[=WHEN]  colour: auto (default), always, never; NO_COLOR is honoured\n"
-    "  -h, --help          show this help\n"
-    "\n"
-    "Exit status: 0 when the file decoded cleanly (losses the target recorded are not\n"
-    "errors), 2 on bad input or usage, after decoding what could be decoded.\n";
 
 enum format { FMT_TEXT, FMT_NDJSON, FMT_PERFETTO, FMT_CTF, FMT_JSON };
 
@@ -66,7 +43,7 @@ static const struct option OPTIONS[] = {
     EMB_CLI_OPTIONS_COMMON,
     {NULL, 0, NULL, 0},
 };
-static const struct emb_cli_command COMMAND = {.name = CMD, .help = HELP, .shortopts = ":f:o:h",
+static const struct emb_cli_command COMMAND = {.name = CMD, .help = emb_help_trace, .shortopts = ":f:o:h",
                                                .options = OPTIONS,
                                                .usage = "emb trace [options] FILE"};
 
@@ -171,43 +148,40 @@ static void report(const struct emb_trace *t)
                 s->errors == 1 ? "error" : "errors", s->bad_packets, plural(s->bad_packets, "packet"));
 }
 
+static int write_ctf(void *arg, const char *dir, char *err, size_t errlen)
+{
+    return emb_trace_write_ctf(arg, dir, err, errlen);
+}
+
+struct job {
+    const struct emb_trace *t;
+    const struct args *a;
+};
+
+static int write_format(void *arg, FILE *out)
+{
+    const struct job *job = arg;
+    const struct emb_trace *t = job->t;
+    const struct args *a = job->a;
+    if (a->summary && a->format == FMT_JSON)
+        return emb_trace_write_json_summary(t, out);
+    if (a->summary)
+        return emb_trace_write_summary(t, out);
+    struct emb_trace_text_options to = {.absolute = a->absolute};
+    switch (a->format) {
+    case FMT_NDJSON: return emb_trace_write_ndjson(t, out);
+    case FMT_PERFETTO: return emb_trace_write_perfetto(t, out);
+    case FMT_JSON: return emb_trace_write_json(t, out);
+    default: return emb_trace_write_text(t, out, &to);
+    }
+}
+
 static int write_output(const struct emb_trace *t, const struct args *a)
 {
-    if (a->format == FMT_CTF) {
-        char err[512];
-        if (emb_trace_write_ctf(t, a->output, err, sizeof err) != 0) {
-            emb_cli_error(CMD, "%s", err);
-            return -1;
-        }
-        return 0;
-    }
-    FILE *out = stdout;
-    if (a->output && strcmp(a->output, "-") && !(out = fopen(a->output, "w"))) {
-        emb_cli_error_at(CMD, a->output, -1, "cannot create: %s", strerror(errno));
-        return -1;
-    }
-    int rc;
-    if (a->summary && a->format == FMT_JSON) {
-        rc = emb_trace_write_json_summary(t, out);
-    } else if (a->summary) {
-        rc = emb_trace_write_summary(t, out);
-    } else {
-        struct emb_trace_text_options to = {.absolute = a->absolute};
-        switch (a->format) {
-        case FMT_NDJSON: rc = emb_trace_write_ndjson(t, out); break;
-        case FMT_PERFETTO: rc = emb_trace_write_perfetto(t, out); break;
-        case FMT_JSON: rc = emb_trace_write_json(t, out); break;
-        default: rc = emb_trace_write_text(t, out, &to); break;
-        }
-    }
-    if (fflush(out) != 0)
-        rc = -1;
-    if (out != stdout && fclose(out) != 0)
-        rc = -1;
-    if (rc != 0)
-        emb_cli_error_at(CMD, a->output ? a->output : "stdout", -1, "write error: %s",
-                         strerror(errno));
-    return rc;
+    if (a->format == FMT_CTF)
+        return emb_cli_write_dir(CMD, a->output, emb_trace_ctf_owns, write_ctf, (void *)t) == 0 ? 0 : -1;
+    struct job job = {t, a};
+    return emb_cli_write_output(CMD, a->output, write_format, &job) == 0 ? 0 : -1;
 }
 
 /* ---- --follow ---- */
@@ -284,8 +258,11 @@ static int follow_write(const struct emb_buf *b, const struct args *a, const str
     return rc != 0 || fflush(stdout) != 0 ? -1 : 0;
 }
 
+/* Enough of a stream for its header's catalogue checksum (docs/formats/trace.md). */
+#define FOLLOW_HEADER_BYTES 256u
+
 /* Follows FILE (or standard input) until its end (a pipe) or a signal (a file). */
-static int follow(const struct args *a, const struct emb_catalog *cat)
+static int follow(const struct args *a)
 {
     bool is_stdin = !strcmp(a->file, "-");
     int fd = is_stdin ? STDIN_FILENO : open(a->file, O_RDONLY | O_CLOEXEC);
@@ -297,14 +274,26 @@ static int follow(const struct args *a, const struct emb_catalog *cat)
     bool growing = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
     signal(SIGINT, on_follow_signal);
     signal(SIGTERM, on_follow_signal);
-    struct emb_trace_options opt = {.catalog = cat, .name = a->file};
+    struct emb_trace_options opt = {.name = a->file};
+    struct emb_catalog *own = NULL;
     struct emb_buf b = {0};
     size_t *skip = NULL, nskip = 0;
     int rc = EMB_EXIT_OK;
     for (bool last = false; !last;) {
         bool eof = false;
         last = follow_stop != 0; /* a last look after the signal */
-        if (follow_read(fd, &b, &eof) != 0 ||
+        if (follow_read(fd, &b, &eof) != 0) {
+            emb_cli_error_at(CMD, a->file, -1, "following: %s", strerror(errno));
+            rc = EMB_EXIT_BAD;
+            break;
+        }
+        /* The catalogue the stream names, from its first bytes: the input is opened once. */
+        if (opt.catalog == NULL && (b.len >= FOLLOW_HEADER_BYTES || eof || last) &&
+            !(opt.catalog = emb_catalog_choose(CMD, a->catalog, b.data, b.len, &own))) {
+            rc = EMB_EXIT_BAD;
+            break;
+        }
+        if (opt.catalog != NULL &&
             follow_write(&b, a, &opt, last || (eof && !growing), &skip, &nskip) != 0) {
             emb_cli_error_at(CMD, a->file, -1, "following: %s", strerror(errno));
             rc = EMB_EXIT_BAD;
@@ -319,6 +308,7 @@ static int follow(const struct args *a, const struct emb_catalog *cat)
         close(fd);
     free(skip);
     emb_buf_free(&b);
+    emb_catalog_free(own);
     return rc;
 }
 
@@ -329,15 +319,18 @@ int emb_cmd_trace(int argc, char **argv)
     if (rc != EMB_EXIT_OK)
         return rc < 0 ? EMB_EXIT_OK : rc;
 
+    if (a.follow)
+        return follow(&a);
+
+    struct emb_command_input in;
+    if (emb_command_input_read(CMD, a.file, EMB_CAP_SEC_TRACE, 0, &in) != 0)
+        return EMB_EXIT_BAD;
     struct emb_catalog *own = NULL;
     const struct emb_catalog *cat =
-        emb_catalog_choose(CMD, a.catalog, EMB_CATALOG_OF_STREAM, a.file, &own);
-    if (!cat)
+        emb_catalog_choose(CMD, a.catalog, in.part.data, (size_t)in.part.length, &own);
+    if (!cat) {
+        emb_command_input_free(&in);
         return EMB_EXIT_BAD;
-    if (a.follow) {
-        rc = follow(&a, cat);
-        emb_catalog_free(own);
-        return rc;
     }
 
     struct emb_progress *progress = NULL;
@@ -345,18 +338,22 @@ int emb_cmd_trace(int argc, char **argv)
         .catalog = cat,
         /* Only Perfetto and the JSON document read records kept in memory. */
         .stream = a.format != FMT_PERFETTO && (a.format != FMT_JSON || a.summary),
+        .name = a.file,
+        .base_offset = in.part.offset,
         .progress = emb_progress_decoding,
         .progress_arg = &progress,
     };
-    struct emb_trace *t = emb_trace_decode_file(a.file, &opt);
+    struct emb_trace *t = emb_trace_decode(in.part.data, (size_t)in.part.length, &opt);
     emb_progress_finish(progress);
     if (!t) {
         emb_cli_error_at(CMD, a.file, -1, "out of memory");
         emb_catalog_free(own);
+        emb_command_input_free(&in);
         return EMB_EXIT_BAD;
     }
     const struct emb_trace_summary *s = emb_trace_summary(t);
     rc = EMB_EXIT_OK;
+    /* A trace refused whole writes nothing, so -o keeps what it held. */
     if (!s->fatal && write_output(t, &a) != 0)
         rc = EMB_EXIT_BAD;
     report(t);
@@ -364,5 +361,6 @@ int emb_cmd_trace(int argc, char **argv)
         rc = EMB_EXIT_BAD;
     emb_trace_free(t);
     emb_catalog_free(own);
+    emb_command_input_free(&in);
     return rc;
 }
