@@ -14,6 +14,7 @@ demo_packages=(
   build-essential cmake pkg-config
   libelf-dev libdw-dev libyaml-dev          # ELF/DWARF reading, catalogue parsing
   zlib1g-dev                                # CRC-32 of capture files on the host
+  libjansson-dev                            # QMP replies (emb capture --qemu-qmp)
   python3 help2man                          # the man pages and completion, from emb --help
   babeltrace2                               # the demo shows the trace in babeltrace2
   gcc-arm-none-eabi libnewlib-arm-none-eabi # Cortex-M builds

@@ -12,6 +12,13 @@
 EMB_USED struct emb_memchan emb_memchan;
 
 #if CONFIG_EMB_MEMCHAN_RTT_COMPAT
+/* The same block under the name SEGGER's tools look it up by (J-Link's RTT viewer, a
+ * J-Link GDB server's RTT, pyOCD's `rtt`), and that OpenOCD's `rtt setup` is given from
+ * the map file: an alias, not a copy (docs/live.md). The assembler name is set apart
+ * because a C identifier may not begin with an underscore and a capital. */
+extern struct emb_memchan emb_memchan_segger_rtt __asm__("_SEGGER_RTT")
+    __attribute__((alias("emb_memchan"), used));
+
 static uint32_t emb__drops;
 #define EMB__DROPS emb__drops
 #define EMB__BUF(r) ((r)->buf)

@@ -377,6 +377,11 @@ struct emb_trace_slot emb_trace_reserve_slow(struct emb_trace_ring *ring, uint32
         uint32_t next = off != 0u ? start + EMB__PACKET_SIZE : pos;
         uint32_t lost;
         if (!emb__may_open(ring, next, &lost)) {
+            /* A producer that preempted this one after `pos` was loaded may have opened
+             * `next` itself (its commits then say the slot is in use): the view is stale,
+             * not the ring full. */
+            if (__atomic_load_n(&ring->write_pos, __ATOMIC_RELAXED) != pos)
+                continue;
             emb__drop(ring);
             return emb__dropped;
         }

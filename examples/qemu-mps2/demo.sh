@@ -114,6 +114,22 @@ cat "$out/uart-link.capture.txt"
 "$emb" trace --summary --color=never "$out/uart-link.embt" > "$out/uart-link.trace.summary.txt"
 sed -n '1,4p' "$out/uart-link.log.txt"
 
+say "6. Without halting: QEMU's machine protocol (emb capture --qemu-qmp --qtest, docs/live.md)"
+qemu-system-arm -M mps2-an385 -nographic -monitor none -S \
+    -semihosting-config enable=on,target=native \
+    -qmp "unix:$out/live.qmp,server=on,wait=off" \
+    -qtest "unix:$out/live.qtest,server=on,wait=off" -qtest-log /dev/null \
+    -kernel "$fw" > "$out/live.uart.txt" 2>&1 &
+qemu3=$!
+trap 'kill $qemu $qemu2 $qemu3 2>/dev/null; wait $qemu $qemu2 $qemu3 2>/dev/null || true' EXIT
+for _ in $(seq 100); do [ -S "$out/live.qtest" ] && break; sleep 0.05; done
+"$emb" capture --qemu-qmp "$out/live.qmp" --qtest "$out/live.qtest" --resume --elf "$fw" \
+    --until-closed --duration 60 --label live -o "$out/live.emb" --save-trace "$out/live.embt" \
+    --color=never 2> "$out/live.capture.txt" || { cat "$out/live.capture.txt" >&2; fail "emb capture --qemu-qmp failed"; }
+kill $qemu3 2>/dev/null; wait $qemu3 2>/dev/null || true
+grep -E "never halted|sealed" "$out/live.capture.txt"
+grep -q "held the target 0 times" "$out/live.capture.txt" || fail "emb capture --qemu-qmp halted the target"
+
 say "Made in $out:"
 printf '  %-20s %s\n' \
   uart.txt "the firmware's UART: its boots, the clock it chose, the record it found" \
@@ -126,4 +142,5 @@ printf '  %-20s %s\n' \
   crash.bin "the crash record read from .noinit after the reset" \
   crash.txt "emb crash: the faulting function and line, CFSR/BFAR, the last events" \
   uart-link.emb "the UART variant's run, captured from UART1 by emb capture --serial" \
-  uart-link.log.txt "its log decoded from the capture; uart-link.trace.summary.txt its trace"
+  uart-link.log.txt "its log decoded from the capture; uart-link.trace.summary.txt its trace" \
+  live.emb "the same firmware's run read through QMP while it ran, never halted"

@@ -26,6 +26,11 @@
 #define FW_FRAMES 2500u
 #define FW_TICK_HZ 10000u
 #endif
+/* The steady variant (FW_STEADY=1, qemu-mps2-m3-steady.elf) runs without the burst: only
+ * the default rate, which a host that reads without halting takes whole (docs/live.md). */
+#ifndef FW_STEADY
+#define FW_STEADY 0
+#endif
 #define FW_BURST_AT 500u    /* the frame of the burst */
 #define FW_BURST_EVENTS 3000u
 #define FW_BURST_LOGS 600u

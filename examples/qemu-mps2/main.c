@@ -263,7 +263,7 @@ static void run(void)
         EMB_LOG_INF(app, "frame %u: %u timer ticks", (unsigned)frame, (unsigned)ticks_now);
         fw_stats.logs_frame++;
         queue_update(frame);
-        if (frame - first == FW_BURST_AT)
+        if (!FW_STEADY && frame - first == FW_BURST_AT)
             burst();
         emb_frame_end(frame);
         fw_stats.frames = frame + 1u;

@@ -55,13 +55,8 @@ struct emb_trace_ring {
     struct emb_trace_ring *next_ring;
 };
 
-/* read_pos flags (packet positions are packet-aligned, so the low bits are free).
- * CLAIMED: the consumer is handing the packet at read_pos to its sink; no producer may
- * overwrite it. PUSHING: a producer has just taken the oldest unread packet and is
- * counting its events; the consumer waits for the count before claiming the next. */
-#define EMB_TRACE_READ_CLAIMED 1u
-#define EMB_TRACE_READ_PUSHING 2u
-#define EMB_TRACE_READ_BUSY (EMB_TRACE_READ_CLAIMED | EMB_TRACE_READ_PUSHING)
+/* read_pos flags: EMB_TRACE_READ_CLAIMED, _PUSHING and _BUSY (emb/trace_format.h), where a
+ * host consumer reads them too. */
 
 /* 4-byte words each event takes in a packet (its header included), indexed by event id,
  * emb_trace_event_words_len entries; 0 for an id the catalogue does not have. Generated

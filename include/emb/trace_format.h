@@ -175,4 +175,12 @@ enum emb_trace_window_state {
 }
 #endif
 
+/* A ring's read_pos flags (packet positions are packet-aligned, so the low bits are free).
+ * CLAIMED: the consumer is handing the packet at read_pos to its sink; no producer may
+ * overwrite it. PUSHING: a producer has just taken the oldest unread packet and is
+ * counting its events; the consumer waits for the count before claiming the next. */
+#define EMB_TRACE_READ_CLAIMED 1u
+#define EMB_TRACE_READ_PUSHING 2u
+#define EMB_TRACE_READ_BUSY (EMB_TRACE_READ_CLAIMED | EMB_TRACE_READ_PUSHING)
+
 #endif /* EMB_TRACE_FORMAT_H */

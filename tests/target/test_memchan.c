@@ -18,6 +18,7 @@
 
 #include "frame_decode.h"
 #include "harness.h"
+#include "elf_sym.h"
 #include "memaccess.h"
 #include "memchan_host.h"
 
@@ -112,6 +113,12 @@ int main(void)
        offsetof(struct emb_memchan, up) == 24u &&
        sizeof(struct emb_memchan_ring) == 2u * sizeof(void *) + 16u,
        "laid out as SEGGER RTT's control block: acID, MaxNumUpBuffers at 16, aUp[] at 24");
+    /* Probe tools find the block by the name SEGGER_RTT.c gives it: this executable's
+     * symbol table, read from its ELF file, must name it. */
+    uint64_t rtt_sym = 0;
+    rc = emb_proc_symbol(self, "_SEGGER_RTT", &rtt_sym, err, sizeof err);
+    ok(rc == 0 && rtt_sym == (uint64_t)(uintptr_t)&emb_memchan,
+       "the ELF's _SEGGER_RTT symbol is the block (0x%llx)", (unsigned long long)rtt_sym);
 #endif
 
     /* Frames up: the host takes them in order, in pieces as the ring wraps. */

@@ -21,17 +21,17 @@ struct args {
     const char *log, *crash, *descriptor;
     /* a live source */
     int kind; /* enum emb_source_kind, -1: none */
-    const char *target, *elf, *save_trace, *save_log, *save_crash, *token_file;
+    const char *target, *elf, *save_trace, *save_log, *save_crash, *token_file, *qtest;
     int via; /* enum emb_gdb_via */
     uint64_t poll_ms, baud, count, ram_start, ram_end;
     double duration;
-    bool arm, until_closed, json;
+    bool arm, until_closed, resume, json;
 };
 
 enum { OPT_REV = 256, OPT_LOG, OPT_CRASH, OPT_DESC, OPT_PID, OPT_CATALOG, OPT_FILE, OPT_TCP,
        OPT_SERIAL, OPT_BAUD, OPT_SWO, OPT_GDB, OPT_ELF, OPT_RAM, OPT_COUNT, OPT_DURATION, OPT_ARM,
        OPT_UNTIL, OPT_SAVE, OPT_RETAINED, OPT_SAVE_LOG, OPT_SAVE_CRASH, OPT_VIA, OPT_POLL, OPT_UNIX,
-       OPT_TOKEN_FILE, OPT_JSON };
+       OPT_TOKEN_FILE, OPT_QMP, OPT_QTEST, OPT_RESUME, OPT_JSON };
 
 static const struct option OPTIONS[] = {
     {"output", required_argument, NULL, 'o'},   {"label", required_argument, NULL, 'l'},
@@ -53,7 +53,8 @@ static const struct option OPTIONS[] = {
     {"retained", required_argument, NULL, OPT_RETAINED},
     {"save-crash", required_argument, NULL, OPT_SAVE_CRASH},
     {"via", required_argument, NULL, OPT_VIA}, {"poll-ms", required_argument, NULL, OPT_POLL},
-    {"json", no_argument, NULL, OPT_JSON},
+    {"qemu-qmp", required_argument, NULL, OPT_QMP}, {"qtest", required_argument, NULL, OPT_QTEST},
+    {"resume", no_argument, NULL, OPT_RESUME}, {"json", no_argument, NULL, OPT_JSON},
     EMB_CLI_OPTIONS_COMMON, {NULL, 0, NULL, 0},
 };
 static const struct emb_cli_command COMMAND = {
@@ -72,6 +73,7 @@ static int source_kind(int opt)
     case OPT_SWO: return EMB_SOURCE_SWO;
     case OPT_GDB: return EMB_SOURCE_GDB;
     case OPT_RETAINED: return EMB_SOURCE_RETAINED;
+    case OPT_QMP: return EMB_SOURCE_QMP;
     }
     return -1;
 }
@@ -145,6 +147,8 @@ static int on_option(void *arg, int opt, char *value)
     case OPT_DESC: a->descriptor = value; break;
     case OPT_TOKEN_FILE: a->token_file = value; break;
     case OPT_ELF: a->elf = value; break;
+    case OPT_QTEST: a->qtest = value; break;
+    case OPT_RESUME: a->resume = true; break;
     case OPT_SAVE: a->save_trace = value; break;
     case OPT_SAVE_LOG: a->save_log = value; break;
     case OPT_SAVE_CRASH: a->save_crash = value; break;
@@ -257,6 +261,8 @@ static struct emb_source_options live_options(const struct args *a, const char *
         .token = token,
         .baud = (uint32_t)a->baud,
         .elf = a->elf,
+        .qtest = a->qtest,
+        .resume = a->resume,
         .via = (enum emb_gdb_via)a->via,
         .poll_ms = (int)a->poll_ms,
         .ram_start = a->ram_start,
@@ -308,6 +314,11 @@ static void report_holds(const struct args *a, const struct emb_source_result *r
         fprintf(stderr, "%s: %s: %" PRIu64 " polls, the target halted %.3f ms on average, %.3f ms "
                 "at most\n", CMD, a->target, st->polls, st->halt_ms_avg, st->halt_ms_max);
     }
+    if (st->live)
+        fprintf(stderr, "%s: %s: never halted: %" PRIu64 " reads and %" PRIu64 " writes while the "
+                "target ran, %.3f ms each on average, %.3f ms at most; the rings went unread "
+                "%.1f ms at most\n", CMD, a->target, st->live_reads, st->live_writes,
+                st->access_ms_avg, st->access_ms_max, st->poll_gap_ms_max);
 }
 
 /* The crash records a live source brought, and --save-crash. */

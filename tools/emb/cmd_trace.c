@@ -3,6 +3,14 @@
 
 #include "command.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buffer.h"
+#include "catalog_choice.h"
 #include "command_input.h"
 #include "trace_decode.h"
 #include "trace_write.h"
@@ -20,9 +28,10 @@ struct args {
     bool json; /* --json or --format json, which no other format goes with */
     bool summary;
     bool absolute;
+    bool follow;
 };
 
-enum { OPT_JSON = 256, OPT_SUMMARY, OPT_ABSOLUTE, OPT_CATALOG };
+enum { OPT_JSON = 256, OPT_SUMMARY, OPT_ABSOLUTE, OPT_CATALOG, OPT_FOLLOW };
 static const struct option OPTIONS[] = {
     {"format", required_argument, NULL, 'f'},
     {"output", required_argument, NULL, 'o'},
@@ -30,6 +39,7 @@ static const struct option OPTIONS[] = {
     {"summary", no_argument, NULL, OPT_SUMMARY},
     {"absolute", no_argument, NULL, OPT_ABSOLUTE},
     {"catalog", required_argument, NULL, OPT_CATALOG},
+    {"follow", no_argument, NULL, OPT_FOLLOW},
     EMB_CLI_OPTIONS_COMMON,
     {NULL, 0, NULL, 0},
 };
@@ -66,6 +76,7 @@ static int on_option(void *arg, int opt, char *value)
     case OPT_SUMMARY: a->summary = true; break;
     case OPT_ABSOLUTE: a->absolute = true; break;
     case OPT_CATALOG: a->catalog = value; break;
+    case OPT_FOLLOW: a->follow = true; break;
     }
     return EMB_EXIT_OK;
 }
@@ -87,6 +98,10 @@ static int parse_args(int argc, char **argv, struct args *a)
     if (rc != 0)
         return rc;
     a->file = argv[optind];
+    if (a->follow && (a->summary || (a->format != FMT_TEXT && a->format != FMT_NDJSON))) {
+        emb_cli_error(CMD, "--follow writes text or ndjson records, as they arrive");
+        return EMB_EXIT_BAD;
+    }
     if (a->format == FMT_CTF && !a->output) {
         emb_cli_error(CMD, "--format ctf writes a directory: give it with -o DIR");
         return EMB_EXIT_BAD;
@@ -169,12 +184,143 @@ static int write_output(const struct emb_trace *t, const struct args *a)
     return emb_cli_write_output(CMD, a->output, write_format, &job) == 0 ? 0 : -1;
 }
 
+/* ---- --follow ---- */
+
+static volatile sig_atomic_t follow_stop;
+
+static void on_follow_signal(int sig)
+{
+    (void)sig;
+    follow_stop = 1;
+}
+
+/* What the input holds beyond what was read: appended to `b`. *eof at the end of a pipe. */
+static int follow_read(int fd, struct emb_buf *b, bool *eof)
+{
+    uint8_t chunk[65536];
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        if (n == 0) {
+            *eof = true;
+            return 0;
+        }
+        if (!emb_buf_append(b, chunk, (size_t)n))
+            return -1;
+    }
+}
+
+/* The stream's header and whole packets: what decodes the same however the file grows. */
+static size_t whole_prefix(const struct emb_buf *b, const struct emb_trace_options *opt)
+{
+    struct emb_trace *t = emb_trace_decode(b->data, b->len, opt);
+    size_t cut = 0;
+    if (t && !emb_trace_summary(t)->fatal && emb_trace_info(t)->packet_size > 0) {
+        const struct emb_trace_info *h = emb_trace_info(t);
+        if (b->len >= h->header_size)
+            cut = h->header_size + (b->len - h->header_size) / h->packet_size * h->packet_size;
+    }
+    emb_trace_free(t);
+    return cut;
+}
+
+/* Writes the records of `b`'s whole packets (`last`: of all its bytes, a last packet cut
+ * short too, as a dump ends) not written before; skip[] counts them per context. */
+static int follow_write(const struct emb_buf *b, const struct args *a, const struct emb_trace_options *opt,
+                        bool last, size_t **skip, size_t *nskip)
+{
+    size_t cut = last ? b->len : whole_prefix(b, opt);
+    if (cut == 0)
+        return 0;
+    struct emb_trace *t = emb_trace_decode(b->data, cut, opt);
+    if (!t)
+        return -1;
+    size_t n = emb_trace_context_count(t);
+    if (n > *nskip) {
+        size_t *grown = realloc(*skip, n * sizeof *grown);
+        if (!grown) {
+            emb_trace_free(t);
+            return -1;
+        }
+        memset(grown + *nskip, 0, (n - *nskip) * sizeof *grown);
+        *skip = grown;
+        *nskip = n;
+    }
+    const struct emb_trace_text_options to = {.absolute = a->absolute, .skip = *skip};
+    int rc = a->format == FMT_NDJSON ? emb_trace_write_ndjson_from(t, stdout, *skip)
+                                     : emb_trace_write_text(t, stdout, &to);
+    for (size_t i = 0; i < n; i++)
+        (*skip)[i] = emb_trace_context(t, i)->nrecs;
+    emb_trace_free(t);
+    return rc != 0 || fflush(stdout) != 0 ? -1 : 0;
+}
+
+/* Enough of a stream for its header's catalogue checksum (docs/formats/trace.md). */
+#define FOLLOW_HEADER_BYTES 256u
+
+/* Follows FILE (or standard input) until its end (a pipe) or a signal (a file). */
+static int follow(const struct args *a)
+{
+    bool is_stdin = !strcmp(a->file, "-");
+    int fd = is_stdin ? STDIN_FILENO : open(a->file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        emb_cli_error_at(CMD, a->file, -1, "cannot open: %s", strerror(errno));
+        return EMB_EXIT_BAD;
+    }
+    struct stat st;
+    bool growing = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    signal(SIGINT, on_follow_signal);
+    signal(SIGTERM, on_follow_signal);
+    struct emb_trace_options opt = {.name = a->file};
+    struct emb_catalog *own = NULL;
+    struct emb_buf b = {0};
+    size_t *skip = NULL, nskip = 0;
+    int rc = EMB_EXIT_OK;
+    for (bool last = false; !last;) {
+        bool eof = false;
+        last = follow_stop != 0; /* a last look after the signal */
+        if (follow_read(fd, &b, &eof) != 0) {
+            emb_cli_error_at(CMD, a->file, -1, "following: %s", strerror(errno));
+            rc = EMB_EXIT_BAD;
+            break;
+        }
+        /* The catalogue the stream names, from its first bytes: the input is opened once. */
+        if (opt.catalog == NULL && (b.len >= FOLLOW_HEADER_BYTES || eof || last) &&
+            !(opt.catalog = emb_catalog_choose(CMD, a->catalog, b.data, b.len, &own))) {
+            rc = EMB_EXIT_BAD;
+            break;
+        }
+        if (opt.catalog != NULL &&
+            follow_write(&b, a, &opt, last || (eof && !growing), &skip, &nskip) != 0) {
+            emb_cli_error_at(CMD, a->file, -1, "following: %s", strerror(errno));
+            rc = EMB_EXIT_BAD;
+            break;
+        }
+        if (eof && !growing)
+            break;
+        if (eof && !last)
+            nanosleep(&(struct timespec){0, 50 * 1000000L}, NULL);
+    }
+    if (!is_stdin)
+        close(fd);
+    free(skip);
+    emb_buf_free(&b);
+    emb_catalog_free(own);
+    return rc;
+}
+
 int emb_cmd_trace(int argc, char **argv)
 {
     struct args a = {.format = FMT_TEXT};
     int rc = parse_args(argc, argv, &a);
     if (rc != EMB_EXIT_OK)
         return rc < 0 ? EMB_EXIT_OK : rc;
+
+    if (a.follow)
+        return follow(&a);
 
     struct emb_command_input in;
     if (emb_command_input_map(CMD, a.file, EMB_CAP_SEC_TRACE, &in) != 0)

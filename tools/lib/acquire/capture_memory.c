@@ -197,8 +197,10 @@ int emb_source_pid(struct emb_source_run *c)
 
 struct desc_source {
     struct emb_elf *elf;
-    struct emb_probe *probe;
+    struct emb_probe *probe;    /* NULL: the memory is read while the target runs */
     struct emb_mem *mem;
+    bool read_only;             /* the memory cannot be written: no position is freed */
+    uint64_t last_poll_ns;      /* when reading began, then the last poll's start */
     struct emb_desc_image image;
     struct emb_desc_model model;
     struct emb_problems issues; /* what reading the descriptor and its rings found */
@@ -262,10 +264,10 @@ static int desc_wait_ready(struct emb_source_run *c, struct desc_source *d)
             emb_source_error(c, "the target's registry is not filled in: its library has not started");
             return -1;
         }
-        int held = emb_probe_resume(d->probe);
+        int held = d->probe ? emb_probe_resume(d->probe) : 0;
         if (held == 0) {
             emb_source_sleep_ms(poll_period(c->o));
-            held = emb_probe_halt(d->probe);
+            held = d->probe ? emb_probe_halt(d->probe) : 0;
         }
         if (held != 0) {
             emb_source_error(c, "%s", emb_probe_error(d->probe));
@@ -318,7 +320,7 @@ static void desc_follow_loop(struct emb_source_run *c, struct desc_source *d, st
     struct mask_watch watch = {0};
     for (;;) {
         /* What the progress line counts: the bytes the probe has read so far. */
-        c->st->bytes = emb_probe_stats(d->probe)->bytes_read;
+        c->st->bytes = d->probe ? emb_probe_stats(d->probe)->bytes_read : emb_mem_bytes_read(d->mem);
         const char *why = emb_source_should_stop(c);
         uint32_t mask = 0;
         bool have_mask = class_mask(d, &mask);
@@ -331,15 +333,21 @@ static void desc_follow_loop(struct emb_source_run *c, struct desc_source *d, st
             emb_source_stopped(c, why);
             return;
         }
+        /* The longest the rings went unread: what a ring must hold at the target's rate. */
+        uint64_t now = emb_hostio_now_ns();
+        double gap = (double)(now - d->last_poll_ns) / 1e6;
+        if (gap > c->st->poll_gap_ms_max)
+            c->st->poll_gap_ms_max = gap;
+        d->last_poll_ns = now;
         if (emb_desc_follow_poll(f, d->mem, &d->issues) != 0)
             return;
         c->st->packets = emb_desc_follow_stats(f)->packets;
-        if (emb_probe_resume(d->probe) != 0) {
+        if (d->probe && emb_probe_resume(d->probe) != 0) {
             emb_source_stopped(c, "target lost");
             return;
         }
         emb_source_sleep_ms(poll_period(o));
-        if (emb_probe_halt(d->probe) != 0) {
+        if (d->probe && emb_probe_halt(d->probe) != 0) {
             emb_source_stopped(c, "target lost");
             return;
         }
@@ -384,7 +392,8 @@ static void desc_take_result(struct emb_source_run *c, struct emb_desc_follow *f
 /* Follows the rings of a loaded descriptor. 0, or -1 after reporting why not. */
 static int desc_follow(struct emb_source_run *c, struct desc_source *d)
 {
-    const struct emb_desc_follow_options fo = {.consume = d->model.probe_consumer};
+    const struct emb_desc_follow_options fo = {.consume = d->model.probe_consumer && !d->read_only,
+                                               .running = d->probe == NULL};
     struct emb_desc_follow *f = emb_desc_follow_new(&d->image, &d->model, &fo);
     if (!f) {
         emb_source_error(c, "out of memory");
@@ -408,6 +417,25 @@ static void probe_stats(struct emb_source_run *c, const struct emb_probe_stats *
     c->st->bytes = ps->bytes_read;
 }
 
+/* Waits for the registry, follows the rings, and lets go of what reading them kept. */
+static int desc_run(struct emb_source_run *c, struct desc_source *d)
+{
+    int rc = desc_wait_ready(c, d) == 0 ? desc_follow(c, d) : -1;
+    emb_problems_free(&d->issues);
+    emb_desc_model_free(&d->model);
+    return rc;
+}
+
+int emb_source_descriptor(struct emb_source_run *c, struct emb_elf *elf, struct emb_mem *mem,
+                          bool read_only)
+{
+    struct desc_source d = {.elf = elf, .mem = mem, .read_only = read_only,
+                            .last_poll_ns = emb_hostio_now_ns()};
+    c->direct = true;
+    c->st->via_descriptor = true;
+    return desc_run(c, &d);
+}
+
 static int gdb_descriptor(struct emb_source_run *c)
 {
     const struct emb_source_options *o = c->o;
@@ -425,14 +453,13 @@ static int gdb_descriptor(struct emb_source_run *c)
         return -1;
     }
     d.mem = emb_probe_mem(d.probe);
-    int rc = desc_wait_ready(c, &d) == 0 ? desc_follow(c, &d) : -1;
+    d.last_poll_ns = emb_hostio_now_ns();
+    int rc = desc_run(c, &d);
     if (emb_probe_detach(d.probe) != 0 && rc == 0) {
         emb_source_error(c, "detach: %s", emb_probe_error(d.probe));
         rc = -1;
     }
     probe_stats(c, emb_probe_stats(d.probe));
-    emb_problems_free(&d.issues);
-    emb_desc_model_free(&d.model);
     emb_probe_close(d.probe);
     emb_elf_close(d.elf);
     return rc;

@@ -182,7 +182,7 @@ void emb_source_sleep_ms(int ms)
 int emb_source_kind_parse(const char *name)
 {
     static const char *const names[] = {"file", "tcp", "serial", "swo", "gdb", "pid", "retained",
-                                        "unix"};
+                                        "unix", "qmp"};
     for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
         if (!strcmp(name, names[i]))
             return i;
@@ -200,6 +200,7 @@ static int run_source(struct emb_source_run *c)
     case EMB_SOURCE_GDB: return emb_source_gdb(c);
     case EMB_SOURCE_PID: return emb_source_pid(c);
     case EMB_SOURCE_RETAINED: return emb_source_retained(c);
+    case EMB_SOURCE_QMP: return emb_source_qmp(c);
     }
     emb_source_error(c, "unknown source");
     return -1;

@@ -9,6 +9,8 @@
  *   gdb      HOST:PORT of a GDB server, the target halted for a moment at each poll:
  *            its rings read through the debug descriptor (the firmware's ELF names
  *            it), or its memory channel
+ *   qmp      a QEMU guest's QMP socket (and its qtest socket, to write): the rings read
+ *            through the debug descriptor while the guest runs, never halted
  *   pid      a live process of the native port: its memory channel, read without
  *            stopping it
  *   retained a memory image holding a retained ring (the native port's region file, a
@@ -40,6 +42,7 @@ enum emb_source_kind {
     EMB_SOURCE_PID,
     EMB_SOURCE_RETAINED,
     EMB_SOURCE_UNIX,
+    EMB_SOURCE_QMP,
 };
 
 /* How a GDB source reads the target. */
@@ -74,6 +77,13 @@ struct emb_source_stats {
     uint64_t log_busy;       /* polls that found a log record half-written (taken later) */
     uint64_t released;       /* read positions written back: the host consumed */
     uint64_t round_trips, bytes_read;
+    /* qmp: read while the target ran */
+    bool live;
+    uint64_t live_reads, live_writes;
+    double access_ms_avg, access_ms_max; /* per read or write, request to reply */
+    double poll_gap_ms_max;  /* through the descriptor: the longest the rings went unread
+                              * (from the start of reading to the first poll, then between
+                              * polls) */
     uint64_t elapsed_ms;
     bool window_closed;      /* the target said its window closed */
     char stop_reason[48];    /* "end of source", "duration", "count", "window closed", ... */
@@ -84,7 +94,9 @@ struct emb_source_options {
     const char *target;          /* path, HOST:PORT, device or PID */
     uint32_t baud;               /* serial; 0: 115200 */
     const char *token;           /* tcp: the record server's secret, sent before anything */
-    const char *elf;             /* gdb: the firmware (its descriptor, or emb_memchan) */
+    const char *elf;             /* gdb, qmp: the firmware (its descriptor, or emb_memchan) */
+    const char *qtest;           /* qmp: QEMU's qtest socket (writes), or NULL: read only */
+    bool resume;                 /* qmp: resume a guest started paused (-S) */
     enum emb_gdb_via via;        /* gdb */
     uint64_t memchan_addr;       /* gdb, pid: the control block, when known */
     uint64_t ram_start, ram_end; /* gdb: where rings may lie; 0, 0: 0x20000000..+4 MB */

@@ -51,6 +51,15 @@ int emb_source_swo(struct emb_source_run *c);
 int emb_source_retained(struct emb_source_run *c);
 int emb_source_gdb(struct emb_source_run *c);
 int emb_source_pid(struct emb_source_run *c);
+int emb_source_qmp(struct emb_source_run *c);
+
+struct emb_elf;
+struct emb_mem;
+/* Follows the firmware's rings through its debug descriptor over `mem` while the target
+ * runs (nothing holds it between polls); with `read_only`, no read position is written
+ * back. 0, or -1 after reporting why not. */
+int emb_source_descriptor(struct emb_source_run *c, struct emb_elf *elf, struct emb_mem *mem,
+                          bool read_only);
 
 /* Updates the statistics (and the progress callback), then returns a reason to stop, or
  * NULL to go on. */

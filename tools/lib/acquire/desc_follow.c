@@ -73,7 +73,7 @@ struct emb_desc_follow {
     const struct emb_desc_image *d;
     const struct emb_desc_model *md;
     const struct emb_catalog *cat;
-    bool consume;
+    bool consume, running;
     struct tring *t;
     size_t nt;
     struct lring *l;
@@ -95,6 +95,7 @@ struct emb_desc_follow *emb_desc_follow_new(const struct emb_desc_image *d, cons
     f->md = md;
     f->cat = o && o->cat ? o->cat : emb_catalog_builtin();
     f->consume = o && o->consume;
+    f->running = o && o->running;
     f->t = calloc(md->ncontexts + 1, sizeof *f->t);
     f->l = calloc(md->nlogrings + 1, sizeof *f->l);
     if (!f->t || !f->l) {
@@ -286,6 +287,73 @@ static uint32_t first_next(const struct emb_desc_follow *f, const struct emb_rin
     return next;
 }
 
+/* A running target's streaming ring, claimed before it is read: read_pos with the claim
+ * bit set, so that a producer that needs the oldest unread packet's slot drops its event
+ * (counted) instead of taking the packet (trace.md, "Streaming when the consumer falls
+ * behind"). The host cannot compare-and-swap, so the claim is a plain store: a push in
+ * the moment between its load and its store is overwritten, but a pushed packet's slot
+ * is reused right after, which the copy's check (write_pos against the slot's next use)
+ * sees, so it is counted lost, never taken twice. 1: a producer is pushing, try again at
+ * the next poll; 0 claimed (*at the position, without the claim bit); -1 unreadable. */
+static int claim_ring(struct emb_desc_follow *f, const struct emb_desc_context *c, struct emb_mem *m,
+                      struct field rp, uint32_t *at)
+{
+    if (!read_u32(m, f->d, c->ring + rp.off, at))
+        return -1;
+    if ((*at & EMB_TRACE_READ_PUSHING) != 0u) {
+        f->st.claims_busy++;
+        return 1;
+    }
+    /* A claim already there is a host's that died holding it (the probe is the only
+     * consumer): taken over, or the ring would stay claimed for good. */
+    *at &= ~(uint32_t)EMB_TRACE_READ_CLAIMED;
+    return write_u32(m, f->d, c->ring + rp.off, *at | EMB_TRACE_READ_CLAIMED) ? 0 : -1;
+}
+
+/* Frees what was taken: a streaming ring's producers wait for nobody but this; a claim
+ * is given back even when nothing was taken. */
+static int release_ring(struct emb_desc_follow *f, struct tring *tr, struct emb_mem *m,
+                        struct emb_problems *is, uint32_t read_pos, bool claimed)
+{
+    const struct emb_desc_context *c = tr->c;
+    const struct emb_desc_image_section *s = emb_desc_image_section(f->d, EMB_DESC_RINGS);
+    const struct emb_ring_geometry g = geometry_of(c);
+    uint32_t to = read_pos;
+    if (f->consume && f->md->trace_mode == 2u && (uint32_t)(tr->next - read_pos) <= emb_ring_bytes(&g))
+        to = tr->next;
+    if (to == read_pos && !claimed)
+        return 0;
+    if (!write_u32(m, f->d, c->ring + field_of(s->w[RG_F_READ_POS]).off, to)) {
+        emb_desc_report(is, "context %u (%s): cannot write the ring's read position", c->index, c->name);
+        return -1;
+    }
+    f->st.released += to != read_pos;
+    return 0;
+}
+
+/* The ring's positions and commit words as this poll sees them, claimed first when
+ * `claim`. 0; 1: a producer is pushing, nothing read (try at the next poll); -1
+ * unreadable (a claim made is given back). */
+static int read_ring_state(struct emb_desc_follow *f, const struct emb_desc_context *c, struct emb_mem *m,
+                           bool claim, uint32_t *read_pos, uint32_t *w1, uint32_t *filled)
+{
+    const struct emb_desc_image_section *s = emb_desc_image_section(f->d, EMB_DESC_RINGS);
+    struct field wp = field_of(s->w[RG_F_WRITE_POS]), rp = field_of(s->w[RG_F_READ_POS]);
+    struct field fl = field_of(s->w[RG_F_FILLED]);
+    const uint32_t slots = c->slot_mask + 1u;
+    int claimed = claim ? claim_ring(f, c, m, rp, read_pos) : 0;
+    if (claimed != 0)
+        return claimed;
+    if (!read_u32(m, f->d, c->ring + wp.off, w1) || (!claim && !read_u32(m, f->d, c->ring + rp.off, read_pos)) ||
+        !read_u32(m, f->d, c->ring + fl.off, filled) ||
+        emb_mem_read(m, c->commit, f->commits, 4u * slots) != 4u * slots) {
+        if (claim)
+            write_u32(m, f->d, c->ring + rp.off, *read_pos);
+        return -1;
+    }
+    return 0;
+}
+
 /* One ring, one poll: positions, then commits, then bytes, then the position again; a
  * packet complete in the commits whose slot the position has not reached again was
  * copied whole (a halted target cannot move, a running one may). */
@@ -296,15 +364,15 @@ static int poll_ring(struct emb_desc_follow *f, struct tring *tr, struct emb_mem
     const struct emb_desc_image_section *s = emb_desc_image_section(f->d, EMB_DESC_RINGS);
     const struct emb_ring_geometry g = geometry_of(c);
     const uint32_t p = emb_ring_packet_size(&g), ring_bytes = emb_ring_bytes(&g);
-    const uint32_t slots = c->slot_mask + 1u;
     uint32_t w1, w2, read_pos = 0, filled = 0, discarded = tr->discarded;
     struct field wp = field_of(s->w[RG_F_WRITE_POS]), rp = field_of(s->w[RG_F_READ_POS]);
-    struct field fl = field_of(s->w[RG_F_FILLED]), df = field_of(s->w[RG_F_DISCARDED]);
-    if (!read_u32(m, f->d, c->ring + wp.off, &w1) || !read_u32(m, f->d, c->ring + rp.off, &read_pos) ||
-        !read_u32(m, f->d, c->ring + fl.off, &filled) ||
-        emb_mem_read(m, c->commit, f->commits, 4u * slots) != 4u * slots) {
-        emb_desc_report(is, "context %u (%s): ring unreadable", c->index, c->name);
-        return -1;
+    struct field df = field_of(s->w[RG_F_DISCARDED]);
+    const bool claim = f->running && f->consume && f->md->trace_mode == 2u;
+    int state = read_ring_state(f, c, m, claim, &read_pos, &w1, &filled);
+    if (state != 0) {
+        if (state < 0)
+            emb_desc_report(is, "context %u (%s): ring unreadable", c->index, c->name);
+        return state < 0 ? -1 : 0;
     }
     const struct emb_ring_held h = emb_ring_held(&g, w1, filled);
     if (!tr->started) {
@@ -337,6 +405,8 @@ static int poll_ring(struct emb_desc_follow *f, struct tring *tr, struct emb_mem
     read_u32(m, f->d, c->ring + df.off, &discarded);
     if (upto != tr->next && !read_positions(m, c, f->scratch, tr->next, upto)) {
         emb_desc_report(is, "context %u (%s): ring contents unreadable", c->index, c->name);
+        if (claim)
+            write_u32(m, f->d, c->ring + rp.off, read_pos); /* the claim given back */
         return -1;
     }
     if (!read_u32(m, f->d, c->ring + wp.off, &w2))
@@ -346,15 +416,8 @@ static int poll_ring(struct emb_desc_follow *f, struct tring *tr, struct emb_mem
     tr->next = end;
     if (take_open && take_open_packet(f, c, &g, &h, w2, discarded) != 0)
         return -1;
-    /* Free what was taken: a streaming ring's producers wait for nobody but this. */
-    if (streaming_consumer && !pushing && (uint32_t)(tr->next - read_pos) <= ring_bytes &&
-        tr->next != read_pos) {
-        if (!write_u32(m, f->d, c->ring + rp.off, tr->next)) {
-            emb_desc_report(is, "context %u (%s): cannot write the ring's read position", c->index, c->name);
-            return -1;
-        }
-        f->st.released++;
-    }
+    if (!pushing && release_ring(f, tr, m, is, read_pos, claim) != 0)
+        return -1;
     tr->discarded = discarded;
     tr->write_pos = w2;
     return 0;

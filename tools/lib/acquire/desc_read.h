@@ -202,12 +202,17 @@ struct emb_desc_follow;
 struct emb_desc_follow_options {
     const struct emb_catalog *cat; /* event sizes, to end an open packet; NULL: built-in */
     bool consume;
+    /* The target runs while it is polled (nothing halts it): a consumer claims a streaming
+     * ring's read position before it reads (EMB_TRACE_READ_CLAIMED, docs/formats/trace.md),
+     * so no producer takes a packet from it while it copies, and frees it after. */
+    bool running;
 };
 
 struct emb_desc_follow_stats {
     uint64_t polls;
     uint64_t packets;          /* trace packets taken */
     uint64_t packets_lost;     /* overwritten before they were taken */
+    uint64_t claims_busy;      /* running: polls that found a producer pushing, retried */
     uint64_t log_bytes;        /* log ring bytes taken */
     uint64_t log_lost;         /* log ring bytes overwritten before they were taken */
     uint64_t log_busy;         /* polls that found a log ring in the middle of a record */

@@ -15,11 +15,16 @@
 #include <time.h>
 #include <unistd.h>
 
-uint64_t emb_hostio_now_ms(void)
+uint64_t emb_hostio_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t emb_hostio_now_ms(void)
+{
+    return emb_hostio_now_ns() / 1000000u;
 }
 
 int emb_hostio_split(const char *spec, char *host, size_t hostlen, uint16_t *port, char *err,

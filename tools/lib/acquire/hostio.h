@@ -25,7 +25,8 @@ ssize_t emb_hostio_read(int fd, void *buf, size_t n, int timeout_ms);
 /* Writes all n bytes (retrying short writes and EINTR). 0, or -1 with errno. */
 int emb_hostio_write_all(int fd, const void *buf, size_t n);
 
-/* Monotonic milliseconds. */
+/* Monotonic milliseconds, and nanoseconds. */
 uint64_t emb_hostio_now_ms(void);
+uint64_t emb_hostio_now_ns(void);
 
 #endif /* EMB_HOST_HOSTIO_H */

@@ -37,6 +37,7 @@ struct emb_mem {
     struct region *regions;
     size_t nregions;
     uint64_t budget;
+    uint64_t bytes_read;  /* what emb_mem_read returned, in all */
     struct emb_elf *elf;
     uint64_t bias;
     uint64_t at_entry;
@@ -375,7 +376,13 @@ size_t emb_mem_read(struct emb_mem *m, uint64_t addr, void *buf, size_t len)
             break;
         done += got;
     }
+    m->bytes_read += done;
     return done;
+}
+
+uint64_t emb_mem_bytes_read(const struct emb_mem *m)
+{
+    return m->bytes_read;
 }
 
 int emb_mem_bias(struct emb_mem *m, const struct emb_elf *elf, uint64_t *bias)

@@ -51,6 +51,9 @@ void emb_mem_set_image(struct emb_mem *m, struct emb_elf *elf, uint64_t bias);
  * what the source holds or the budget is spent). */
 size_t emb_mem_read(struct emb_mem *m, uint64_t addr, void *buf, size_t len);
 
+/* The bytes emb_mem_read has returned so far (a progress line's count). */
+uint64_t emb_mem_bytes_read(const struct emb_mem *m);
+
 /* Writes len bytes at addr: 0, or -1 when the source cannot write or the range is not
  * wholly inside its RAM. */
 int emb_mem_write(struct emb_mem *m, uint64_t addr, const void *buf, size_t len);

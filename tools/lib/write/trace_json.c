@@ -2,6 +2,7 @@
 #include "trace_write.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <stdio.h>
 
 #include <emb/trace_format.h>
@@ -174,16 +175,25 @@ static void ndjson_record(struct emb_out *o, const struct emb_trace *t,
 
 int emb_trace_write_ndjson(const struct emb_trace *t, FILE *out)
 {
+    return emb_trace_write_ndjson_from(t, out, NULL);
+}
+
+int emb_trace_write_ndjson_from(const struct emb_trace *t, FILE *out, const size_t *skip)
+{
     struct emb_out o;
     struct emb_trace_cursor *cur = emb_trace_cursor_open(t);
-    if (cur == NULL || !emb_out_init(&o, out)) {
+    size_t *seen = calloc(emb_trace_context_count(t) + 1u, sizeof *seen);
+    if (cur == NULL || seen == NULL || !emb_out_init(&o, out)) {
         emb_trace_cursor_close(cur);
+        free(seen);
         return -1;
     }
     const struct emb_trace_event *e;
     while ((e = emb_trace_cursor_next(cur)) != NULL)
-        ndjson_record(&o, t, e);
+        if (!emb_trace_record_skipped(seen, e, skip))
+            ndjson_record(&o, t, e);
     emb_trace_cursor_close(cur);
+    free(seen);
     return emb_out_finish(&o);
 }
 

@@ -6,6 +6,7 @@
 #include "trace_write.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -246,12 +247,16 @@ int emb_trace_write_text(const struct emb_trace *t, FILE *out,
         return -1;
     }
     w.names = emb_trace_names_build(t);
+    size_t *seen = calloc(emb_trace_context_count(t) + 1u, sizeof *seen);
     const struct emb_trace_event *e;
-    while ((e = emb_trace_cursor_next(cur)) != NULL)
-        write_line(&w, e);
+    while (seen != NULL && (e = emb_trace_cursor_next(cur)) != NULL)
+        if (!emb_trace_record_skipped(seen, e, opt ? opt->skip : NULL))
+            write_line(&w, e);
     emb_trace_cursor_close(cur);
     emb_trace_names_free(w.names);
-    return emb_out_finish(&w.o);
+    int rc = emb_out_finish(&w.o);
+    free(seen);
+    return seen == NULL ? -1 : rc;
 }
 
 int emb_trace_write_summary(const struct emb_trace *t, FILE *out)

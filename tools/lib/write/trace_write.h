@@ -14,7 +14,16 @@
 
 struct emb_trace_text_options {
     bool absolute; /* wall-clock time instead of seconds since the trace start */
+    const size_t *skip; /* per context: records written already (emb trace --follow), or NULL */
 };
+
+/* Whether `e` is among the first skip[context] records of its context, written already;
+ * seen[] counts each context's records walked so far (a writer's, zeroed). A cursor walks
+ * each context's records in their order, so the count says which ones. */
+static inline bool emb_trace_record_skipped(size_t *seen, const struct emb_trace_event *e, const size_t *skip)
+{
+    return skip != NULL && seen[e->ctx]++ < skip[e->ctx];
+}
 
 /* One aligned line per record; colour when emb_color_enabled(out). */
 int emb_trace_write_text(const struct emb_trace *t, FILE *out,
@@ -28,6 +37,8 @@ int emb_trace_write_summary(const struct emb_trace *t, FILE *out);
  * and for losses {"ts","ns","context","context_id","loss":"events_discarded"|
  * "packets_lost","count"}. */
 int emb_trace_write_ndjson(const struct emb_trace *t, FILE *out);
+/* The same without the records emb_trace_record_skipped() says were written. */
+int emb_trace_write_ndjson_from(const struct emb_trace *t, FILE *out, const size_t *skip);
 
 /* One document: {"file","header","contexts","events","summary","issues"}. */
 int emb_trace_write_json(const struct emb_trace *t, FILE *out);

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Reading without halting (docs/benchmarks.md, "Reading without halting"):
+#   1. one read of a running guest's RAM per method and size (bench/qmp_read_bench.c): QMP's
+#      xp, pmemsave and memsave, qtest's b64read;
+#   2. whole MPS2 runs taken by `emb capture --gdb` (each poll halts the guest) and by
+#      `emb capture --qemu-qmp --qtest` (never halted), one after the other in this run, on
+#      the steady firmware (the default rate) and the default one (with its burst): events
+#      taken per second, the fraction lost, the halts.
+# Usage: bench/live.sh [BUILD]   (writes BUILD/bench/live.json)
+set -euo pipefail
+build=${1:-build}
+dir="$build/bench-live"
+mkdir -p "$dir" "$build/bench"
+out="$build/bench/live.json"
+emb="$build/bin/emb"
+if ! command -v qemu-system-arm > /dev/null || [ ! -x "$build/bench/qmp_read_bench" ] ||
+   [ ! -f "$build/fw/qemu-mps2-m3-steady.elf" ]; then
+  echo '{"skipped": "qemu-system-arm or the MPS2 firmware missing"}' > "$out"
+  exit 0
+fi
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
+qemu_pid=
+stop_qemu() {
+  if [ -n "$qemu_pid" ]; then kill "$qemu_pid" 2> /dev/null || true; wait "$qemu_pid" 2> /dev/null || true; fi
+  qemu_pid=
+}
+trap stop_qemu EXIT
+# QEMU paused (-S) with QMP, qtest and a GDB stub on PORT.
+start_qemu() {
+  rm -f "$dir/qmp.sock" "$dir/qtest.sock"
+  qemu-system-arm -M mps2-an385 -nographic -monitor none -S \
+    -semihosting-config enable=on,target=native \
+    -qmp "unix:$dir/qmp.sock,server=on,wait=off" \
+    -qtest "unix:$dir/qtest.sock,server=on,wait=off" -qtest-log /dev/null \
+    -gdb "tcp:127.0.0.1:$2" -kernel "$1" > "$dir/qemu.log" 2>&1 &
+  qemu_pid=$!
+  # Every socket listening: a TCP connection that sends nothing does not disturb the stub.
+  for _ in $(seq 100); do
+    if [ -S "$dir/qtest.sock" ] && python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $2), 1).close()" 2> /dev/null; then
+      return 0
+    fi
+    sleep 0.05
+  done
+  return 1
+}
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+
+echo "-- one read of a running guest, per method and size (200 reads each)"
+start_qemu "$build/fw/qemu-mps2-m3-steady.elf" "$port"
+"$build/bench/qmp_read_bench" "$dir/qmp.sock" "$dir/qtest.sock" 0x20000000 200 > "$dir/reads.jsonl"
+stop_qemu
+
+: > "$dir/runs.txt"
+for fw in steady default; do
+  elf="$build/fw/qemu-mps2-m3.elf"
+  [ "$fw" = steady ] && elf="$build/fw/qemu-mps2-m3-steady.elf"
+  for way in gdb qmp; do
+    echo "-- $fw firmware, emb capture --$way"
+    start_qemu "$elf" "$port"
+    if [ "$way" = gdb ]; then
+      src=(--gdb "127.0.0.1:$port")
+    else
+      src=(--qemu-qmp "$dir/qmp.sock" --qtest "$dir/qtest.sock" --resume)
+    fi
+    "$emb" capture "${src[@]}" --elf "$elf" --until-closed --duration 60 -o "$dir/$fw-$way.emb" \
+      > "$dir/$fw-$way.txt" 2>&1 || true
+    echo "$fw $way $dir/$fw-$way.txt" >> "$dir/runs.txt"
+    stop_qemu
+  done
+done
+
+python3 - "$dir" "$out" << 'PY'
+import json, re, sys
+d, out = sys.argv[1], sys.argv[2]
+reads = [json.loads(l) for l in open(d + "/reads.jsonl")]
+print("%-9s %8s %10s %10s" % ("method", "bytes", "ms avg", "ms max"))
+for r in reads:
+    print("%-9s %8d %10.3f %10.3f" % (r["method"], r["bytes"], r["ms_avg"], r["ms_max"]))
+runs = []
+for line in open(d + "/runs.txt"):
+    fw, way, path = line.split()
+    t = open(path).read()
+    sealed = re.search(r"(\d+) events in \d+ contexts, (\d+) dropped", t)
+    after = re.search(r"after ([\d.]+) s", t)
+    held = re.search(r"held the target (\d+) times, ([\d.]+) ms on average, ([\d.]+) ms at most", t)
+    ev, drop = (int(sealed.group(1)), int(sealed.group(2))) if sealed else (0, 0)
+    secs = float(after.group(1)) if after else 0.0
+    runs.append({"firmware": fw, "source": way, "events": ev, "discarded": drop, "seconds": secs,
+                 "events_per_s": ev / secs if secs else 0.0,
+                 "lost_fraction": drop / (ev + drop) if ev + drop else 0.0,
+                 "halts": int(held.group(1)) if held else None,
+                 "halt_ms_avg": float(held.group(2)) if held else None,
+                 "halt_ms_max": float(held.group(3)) if held else None})
+print("%-8s %-4s %8s %9s %8s %11s %6s %8s" % ("firmware", "way", "events", "discarded", "lost", "events/s",
+                                              "halts", "halt max"))
+for r in runs:
+    print("%-8s %-4s %8d %9d %7.1f%% %11.0f %6s %8s" % (r["firmware"], r["source"], r["events"], r["discarded"],
+          100 * r["lost_fraction"], r["events_per_s"], r["halts"], r["halt_ms_max"]))
+json.dump({"reads": reads, "runs": runs}, open(out, "w"), indent=1)
+PY
