@@ -292,7 +292,8 @@ void emb_port_stats_reset(void)
 {
 }
 
-emb_status emb_stats_thread_get(emb_thread_t thread, emb_stats_thread_t *out)
+/* Weak: a kernel that keeps threads defines its own (examples/kernel-cortex-m). */
+__attribute__((weak)) emb_status emb_stats_thread_get(emb_thread_t thread, emb_stats_thread_t *out)
 {
     (void)thread;
     (void)out;

@@ -1,0 +1,167 @@
+#include "trace_threads.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_names.h"
+
+#define NO_THREAD 0xFFFFu
+
+struct follow {
+    struct emb_trace_threads *th;
+    uint64_t *since;          /* per item: when it started running, or blocked */
+    uint64_t *blocked_since;
+    uint8_t *running, *blocked;
+    size_t cap;
+    const struct emb_trace_names *names;
+};
+
+static const struct emb_catalog_field *field_named(const struct emb_catalog_event *ev, const char *name)
+{
+    for (size_t k = 0; k < ev->nfields; k++)
+        if (strcmp(ev->fields[k].name, name) == 0)
+            return &ev->fields[k];
+    return NULL;
+}
+
+static int64_t field_of(const struct emb_trace_event *e, const char *name)
+{
+    const struct emb_catalog_field *f = field_named(e->ev, name);
+    return f != NULL ? (int64_t)emb_catalog_field_get_uint(f, e->payload) : -1;
+}
+
+static int grow(struct follow *f)
+{
+    size_t cap = f->cap ? 2u * f->cap : 16u;
+    struct emb_trace_thread *items = realloc(f->th->items, cap * sizeof *items);
+    if (items == NULL)
+        return -1;
+    f->th->items = items;
+    uint64_t *since = realloc(f->since, cap * sizeof *since);
+    uint64_t *bsince = since ? realloc(f->blocked_since, cap * sizeof *bsince) : NULL;
+    if (since)
+        f->since = since;
+    if (bsince)
+        f->blocked_since = bsince;
+    uint8_t *run = bsince ? realloc(f->running, cap) : NULL;
+    if (run)
+        f->running = run;
+    uint8_t *blk = run ? realloc(f->blocked, cap) : NULL;
+    if (blk == NULL)
+        return -1;
+    f->blocked = blk;
+    f->cap = cap;
+    return 0;
+}
+
+/* The item of a thread index, added on first sight; NULL past the limit or out of memory
+ * (*oom set). */
+static long item_of(struct follow *f, int64_t index, int *oom)
+{
+    if (index < 0 || index == NO_THREAD)
+        return -1;
+    for (size_t i = 0; i < f->th->n; i++)
+        if (f->th->items[i].index == (uint32_t)index)
+            return (long)i;
+    if (f->th->n >= EMB_TRACE_THREADS_MAX) {
+        f->th->ignored++;
+        return -1;
+    }
+    if (f->th->n == f->cap && grow(f) != 0) {
+        *oom = 1;
+        return -1;
+    }
+    size_t i = f->th->n++;
+    struct emb_trace_thread *t = &f->th->items[i];
+    memset(t, 0, sizeof *t);
+    t->index = (uint32_t)index;
+    const char *name = emb_trace_names_thread(f->names, t->index);
+    if (name != NULL)
+        snprintf(t->name, sizeof t->name, "%s", name);
+    f->running[i] = f->blocked[i] = 0;
+    return (long)i;
+}
+
+static void on_switch(struct follow *f, const struct emb_trace_event *e, int *oom)
+{
+    long from = item_of(f, field_of(e, "from"), oom), to = item_of(f, field_of(e, "to"), oom);
+    if (f->th->switches++ == 0)
+        f->th->span_ticks = e->ts; /* the start, until the end is known */
+    if (from >= 0 && f->running[from]) {
+        f->th->items[from].run_ticks += e->ts - f->since[from];
+        f->th->items[from].switches_out++;
+        f->running[from] = 0;
+    }
+    if (to >= 0) {
+        f->th->items[to].switches_in++;
+        f->running[to] = 1;
+        f->since[to] = e->ts;
+    }
+}
+
+static void on_wait(struct follow *f, const struct emb_trace_event *e, bool begin, int *oom)
+{
+    long i = item_of(f, field_of(e, "thread"), oom);
+    if (i < 0)
+        return;
+    if (begin) {
+        f->blocked[i] = 1;
+        f->blocked_since[i] = e->ts;
+        f->th->items[i].waits++;
+    } else if (f->blocked[i]) {
+        f->th->items[i].blocked_ticks += e->ts - f->blocked_since[i];
+        f->blocked[i] = 0;
+    }
+}
+
+int emb_trace_threads_compute(const struct emb_trace *t, struct emb_trace_threads *out)
+{
+    memset(out, 0, sizeof *out);
+    struct follow f = {.th = out, .names = emb_trace_names_build(t)};
+    size_t n;
+    const struct emb_trace_event *const *ev = emb_trace_events(t, &n);
+    int oom = f.names == NULL;
+    uint64_t start = 0, last = 0;
+    for (size_t i = 0; i < n && !oom; i++) {
+        const struct emb_trace_event *e = ev[i];
+        if (e->type != EMB_TREC_EVENT)
+            continue;
+        last = e->ts;
+        if (strcmp(e->ev->name, "switch") == 0) {
+            if (out->switches == 0)
+                start = e->ts;
+            on_switch(&f, e, &oom);
+        } else if (out->switches > 0 && strcmp(e->ev->name, "wait_begin") == 0) {
+            on_wait(&f, e, true, &oom);
+        } else if (out->switches > 0 && strcmp(e->ev->name, "wait_end") == 0) {
+            on_wait(&f, e, false, &oom);
+        }
+    }
+    for (size_t i = 0; i < out->n && !oom; i++)
+        if (f.running[i])
+            out->items[i].run_ticks += last - f.since[i];
+    out->span_ticks = out->switches ? last - start : 0;
+    emb_trace_names_free((struct emb_trace_names *)f.names);
+    free(f.since);
+    free(f.blocked_since);
+    free(f.running);
+    free(f.blocked);
+    if (oom) {
+        emb_trace_threads_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+void emb_trace_threads_free(struct emb_trace_threads *th)
+{
+    free(th->items);
+    memset(th, 0, sizeof *th);
+}
+
+double emb_trace_thread_load(const struct emb_trace_threads *th, const struct emb_trace_thread *t)
+{
+    return th->span_ticks ? (double)t->run_ticks / (double)th->span_ticks : 0.0;
+}
