@@ -18,7 +18,8 @@
  *
  * Started with `-append fault` (semihosting's command line), the sensor driver faults
  * at sample FW_FAULT_AT while it holds the bus, just after the notification woke it
- * (SPEC-015 §11); the next boot sends the crash record on UART1 and exits. */
+ * (SPEC-015 §11); the next boot sends the crash record on UART1 and exits. With
+ * `-append hold` it stays up after the run for a debugger. */
 #include <string.h>
 
 #include <emb/cortex_m.h>
@@ -211,12 +212,20 @@ static void end_run(void)
     (void)kern_notify_wait(0x80000000u, KERN_FOREVER); /* never sent: the run is over */
 }
 
+static volatile uint32_t hold_at_end;
+
+/* With `-append hold` the system stays up at the end, every thread but idle blocked, for
+ * a debugger to look at (tests/qemu/kernel: emb desc --gdb, GDB). */
 static void send_rest_and_exit(void)
 {
     print_accounting();
     emb_frame_link_flush(&link);
     mps2_uart_puts("kern: run done\n");
-    mps2_exit(0);
+    if (!hold_at_end)
+        mps2_exit(0);
+    mps2_uart_puts("kern: holding\n");
+    for (;;)
+        __asm__ __volatile__("wfi");
 }
 
 static void control_main(void *arg)
@@ -337,6 +346,7 @@ int main(void)
     if (again)
         send_crash_and_exit();
     fault_armed = cmdline_says("fault");
+    hold_at_end = cmdline_says("hold");
     mps2_uart_puts(fault_armed ? "kern: start, the driver will fault\n" : "kern: start\n");
     NVIC_IPR[MPS2_TIMER0_IRQ] = 0x40u; /* the sensor: more urgent than the tick */
     NVIC_IPR[MPS2_TIMER1_IRQ] = 0x80u;
