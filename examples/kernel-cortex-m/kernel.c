@@ -12,6 +12,8 @@
 
 #include "mps2.h"
 
+#include <emb/cortex_m.h>
+
 #define SCB_ICSR (*(volatile uint32_t *)0xE000ED04u)
 #define SCB_SHPR3 (*(volatile uint32_t *)0xE000ED20u)
 #define ICSR_PENDSVSET (1u << 28)
@@ -420,6 +422,20 @@ void kern_tick_isr(void)
     }
     kern__work_tick(tick);
     emb_irq_unlock(s);
+}
+
+/* ---- Faults (emb/cortex_m.h) ---- */
+
+/* The flight recorder holds the last packets only, long after the threads and objects
+ * were named: the names go in again at the fault, and the fault names the thread. */
+uint16_t emb_cm_fault_announce(void)
+{
+    for (struct kern_thread *t = kern_all_threads; t != NULL; t = t->next_all)
+        EMB_TRACE_obj_init(0u, t->index, t->name);
+    for (unsigned type = 0; type < KERN_OBJECT_TYPES; type++)
+        for (struct kern_object *o = kern_registry[type]; o != NULL; o = o->registry_next)
+            EMB_TRACE_obj_init(o->type, o->handle, o->name);
+    return kern_cpu.current != NULL ? kern_cpu.current->index : NO_THREAD;
 }
 
 /* ---- Statistics (emb/monitor.h): the kernel observes its threads ---- */

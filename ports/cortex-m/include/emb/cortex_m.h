@@ -108,6 +108,12 @@ uint32_t emb_cm_build_id(const uint8_t **id);
  * retained region and resets the system. */
 void emb_cm_fault_entry(void);
 
+/* Called by the fault handler just before it records the fault (handler mode, interrupts
+ * masked): a kernel records here what a flight recorder of the last packets needs to name
+ * (obj_init of its threads and objects) and returns the faulting thread's index, which
+ * the fault event carries. The port's weak default records nothing and returns 0. */
+uint16_t emb_cm_fault_announce(void);
+
 /* Resets the system through AIRCR.SYSRESETREQ. */
 void emb_cm_reset(void) __attribute__((noreturn));
 
