@@ -21,6 +21,7 @@ static const char HELP[] =
     "  -o, --output OUT    write to file OUT (a directory for ctf) instead of stdout\n"
     "      --json          one JSON document: header, contexts, events, summary\n"
     "      --summary       print only the per-context summary\n"
+    "      --latency       print only the latency metrics of a kernel's trace\n"
     "      --absolute      text: wall-clock time (UTC) instead of seconds since start\n"
     "      --catalog FILE  decode with this catalogue (YAML) instead of the one the file\n"
     "                      names (the built-in one, or an imported format's)\n"
@@ -39,15 +40,17 @@ struct args {
     const char *file;
     bool json; /* --json or --format json, which no other format goes with */
     bool summary;
+    bool latency;
     bool absolute;
 };
 
-enum { OPT_JSON = 256, OPT_SUMMARY, OPT_ABSOLUTE, OPT_CATALOG };
+enum { OPT_JSON = 256, OPT_SUMMARY, OPT_ABSOLUTE, OPT_CATALOG, OPT_LATENCY };
 static const struct option OPTIONS[] = {
     {"format", required_argument, NULL, 'f'},
     {"output", required_argument, NULL, 'o'},
     {"json", no_argument, NULL, OPT_JSON},
     {"summary", no_argument, NULL, OPT_SUMMARY},
+    {"latency", no_argument, NULL, OPT_LATENCY},
     {"absolute", no_argument, NULL, OPT_ABSOLUTE},
     {"catalog", required_argument, NULL, OPT_CATALOG},
     EMB_CLI_OPTIONS_COMMON,
@@ -84,6 +87,7 @@ static int on_option(void *arg, int opt, char *value)
     case 'o': a->output = value; break;
     case OPT_JSON: a->json = true; break;
     case OPT_SUMMARY: a->summary = true; break;
+    case OPT_LATENCY: a->latency = true; break;
     case OPT_ABSOLUTE: a->absolute = true; break;
     case OPT_CATALOG: a->catalog = value; break;
     }
@@ -169,7 +173,9 @@ static int write_output(const struct emb_trace *t, const struct args *a)
         return -1;
     }
     int rc;
-    if (a->summary && a->format == FMT_JSON) {
+    if (a->latency) {
+        rc = a->format == FMT_JSON ? emb_trace_write_json_latency(t, out) : emb_trace_write_latency(t, out);
+    } else if (a->summary && a->format == FMT_JSON) {
         rc = emb_trace_write_json_summary(t, out);
     } else if (a->summary) {
         rc = emb_trace_write_summary(t, out);

@@ -77,5 +77,16 @@ for n in ("prio_inherit", "thread_priority", "sem_give", "msgq_send", "notify_se
           "dwork_schedule", "timeout_fire", "sched_lock", "idle_enter", "state_enter"):
     check(n in names, f"event {n} recorded")
 check(any(e["depth"] >= 2 for e in events), "the two interrupts nested (depth 2)")
+# Latency metrics: each kind of interval counted as often as the trace holds it.
+lat = json.load(open(f"{work}/latency.json", encoding="utf-8"))["latency"]
+isr_wakes = sum(1 for e in events if e["event"] == "wake" and e["fields"]["source"] == "isr")
+check(0 < lat["isr_to_thread"]["count"] <= isr_wakes,
+      f"ISR to thread measured {lat['isr_to_thread']['count']} times of {isr_wakes} wakes from interrupts")
+blocking = sum(1 for e in switches if e["fields"]["reason"] in ("block", "sleep"))
+check(lat["block_to_switch"]["count"] == blocking,
+      f"a switch from a blocking thread measured for each of the {blocking}")
+check(lat["irq"]["count"] == sum(1 for e in events if e["event"] == "irq_exit"),
+      "every interrupt handler measured")
+check(all(m["min_ticks"] <= m["max_ticks"] for m in lat.values() if m["count"]), "min <= max")
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -25,4 +25,6 @@ rc=$?
 "$emb" trace --summary --json "$work/run.embt" > "$work/summary.json" 2>> "$work/trace.err" ||
     { echo "not ok - emb trace --summary --json"; cat "$work/trace.err"; exit 1; }
 "$emb" trace --summary --color=never "$work/run.embt" > "$work/summary.txt" 2>> "$work/trace.err"
+"$emb" trace --latency --json "$work/run.embt" > "$work/latency.json" 2>> "$work/trace.err" ||
+    { echo "not ok - emb trace --latency --json"; cat "$work/trace.err"; exit 1; }
 exec python3 "$here/check_kernel_run.py" "$work"
