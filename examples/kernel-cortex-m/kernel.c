@@ -194,13 +194,12 @@ void kern__set_priority(struct kern_thread *t, uint8_t eff, uint8_t cause)
 
 /* ---- Switching ---- */
 
-static uint8_t switch_out(struct kern_thread *cur, uint64_t now, uint8_t reason)
+static void switch_out(struct kern_thread *cur, uint64_t now)
 {
     uint32_t ran = emb_monitor_cycles(cur->switched_in, now);
     cur->stats.run_cycles += now - cur->switched_in;
     cur->stats.switches++;
     emb_monitor_close(EMB_MONITOR_THREAD_RUN, ran, (uintptr_t)cur->entry);
-    return reason;
 }
 
 /* PendSV's body: `sp` is where the running thread's registers were saved; returns where
@@ -239,7 +238,7 @@ __attribute__((used)) uint32_t *kern__switch(uint32_t *sp)
     }
     uint64_t now = emb_port_timestamp();
     if (cur != NULL)
-        switch_out(cur, now, reason);
+        switch_out(cur, now);
     EMB_TRACE_switch(cur != NULL ? cur->index : NO_THREAD, next->index, reason);
     kern_cpu.switches++;
     next->switched_in = now;
@@ -334,7 +333,8 @@ static void wait_insert(struct kern_wait_queue *q, struct kern_thread *t)
     t->wait_queue = q;
 }
 
-struct kern_thread *kern__dequeue(struct kern_wait_queue *q)
+/* The most urgent waiter (kern__wake() takes it off the queue). */
+struct kern_thread *kern__first_waiter(struct kern_wait_queue *q)
 {
     return q->head;
 }

@@ -196,7 +196,7 @@ void kern__ready(struct kern_thread *t, uint8_t cause);
 int kern__block(struct kern_wait_queue *q, uint8_t reason, void *object, uint32_t handle,
                 uint32_t timeout, emb_port_irq_state *lock);
 void kern__wake(struct kern_thread *t, int8_t result, uint8_t source);
-struct kern_thread *kern__dequeue(struct kern_wait_queue *q);
+struct kern_thread *kern__first_waiter(struct kern_wait_queue *q);
 void kern__set_priority(struct kern_thread *t, uint8_t eff, uint8_t cause);
 void kern__object_init(struct kern_object *o, uint8_t type, const char *name);
 void kern__work_tick(uint32_t tick);

@@ -108,7 +108,7 @@ void kern_mutex_unlock(struct kern_mutex *m)
         return;
     }
     unlink_owned(self, m);
-    struct kern_thread *next = kern__dequeue(&m->waiters);
+    struct kern_thread *next = kern__first_waiter(&m->waiters);
     m->owner = NULL;
     EMB_TRACE_mutex_unlock(m->obj.handle, next != NULL ? next->index : NO_THREAD);
     if (next != NULL) {
@@ -143,7 +143,7 @@ int kern_sem_take(struct kern_sem *sem, uint32_t timeout)
 void kern_sem_give_isr(struct kern_sem *sem)
 {
     emb_port_irq_state s = emb_irq_lock();
-    struct kern_thread *t = kern__dequeue(&sem->waiters);
+    struct kern_thread *t = kern__first_waiter(&sem->waiters);
     EMB_TRACE_sem_give(sem->obj.handle, t != NULL ? t->index : NO_THREAD);
     if (t != NULL)
         kern__wake(t, KERN_OK, wake_source()); /* the count goes to it directly */
@@ -172,7 +172,7 @@ int kern_queue_send(struct kern_queue *q, uint32_t msg, uint32_t timeout)
     if (rc == KERN_OK) {
         q->slots[(q->head + q->used++) % q->capacity] = msg;
         EMB_TRACE_msgq_send(q->obj.handle, 1u, (uint16_t)q->used);
-        struct kern_thread *r = kern__dequeue(&q->receivers);
+        struct kern_thread *r = kern__first_waiter(&q->receivers);
         if (r != NULL)
             kern__wake(r, KERN_OK, wake_source());
     }
@@ -191,7 +191,7 @@ int kern_queue_receive(struct kern_queue *q, uint32_t *msg, uint32_t timeout)
         q->head = (q->head + 1u) % q->capacity;
         q->used--;
         EMB_TRACE_msgq_receive(q->obj.handle, 1u, (uint16_t)q->used);
-        struct kern_thread *w = kern__dequeue(&q->senders);
+        struct kern_thread *w = kern__first_waiter(&q->senders);
         if (w != NULL)
             kern__wake(w, KERN_OK, SRC_THREAD);
     }

@@ -61,7 +61,7 @@ void emb_crash_print_threads(FILE *out, const struct emb_crash_report *rep)
     const struct emb_trace_thread *faulting = th.running >= 0 ? emb_trace_thread_find(&th, (uint32_t)th.running) : NULL;
     for (size_t i = 0; i < th.n; i++) {
         const struct emb_trace_thread *t = &th.items[i];
-        char held[256], woken[160], wait[48] = "";
+        char held[256], woken[160], wait[96] = "";
         held_text(rep, t, held, sizeof held);
         woken_text(rep, &th, t, woken, sizeof woken);
         if (t->state == EMB_TRACE_THREAD_BLOCKED) {
