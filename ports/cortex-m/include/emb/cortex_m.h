@@ -103,6 +103,13 @@ void emb_cm_clock_poll(void);
  * the image has none. */
 uint32_t emb_cm_build_id(const uint8_t **id);
 
+/* What a frame link's trace stream header says of this port (emb/frame_link.h): the
+ * catalogue, packet size, clock, uuid, build id and port name, and `ring_packets`; and
+ * the log's hello identity. For a firmware that sends its rings itself. */
+struct emb_tsf_info;
+struct emb_log_identity;
+void emb_cm_link_identity(struct emb_tsf_info *info, struct emb_log_identity *log_id, uint32_t ring_packets);
+
 /* The fault handler for HardFault, MemManage, BusFault and UsageFault: writes a v1 crash
  * record (stacked frame, CFSR, HFSR, MMFAR, BFAR, the last trace packets) into the
  * retained region and resets the system. */
