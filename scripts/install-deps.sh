@@ -17,6 +17,7 @@ packages=(
   valgrind time                             # instruction counts, peak memory in benchmarks
   chromium                                  # renders emb diff's HTML report in a test
   binutils-multiarch
+  gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc # RISC-V multicore target
 )
 
 missing=()
