@@ -20,6 +20,7 @@ struct follow {
     uint64_t *blocked_since;
     uint8_t *running, *blocked;
     size_t cap;
+    uint32_t *slot;           /* by thread index (u16): its item + 1, 0 none */
     const struct emb_trace_names *names;
 };
 
@@ -65,11 +66,10 @@ static int grow(struct follow *f)
  * (*oom set). */
 static long item_of(struct follow *f, int64_t index, int *oom)
 {
-    if (index < 0 || index == NO_THREAD)
+    if (index < 0 || index >= (int64_t)NO_THREAD)
         return -1;
-    for (size_t i = 0; i < f->th->n; i++)
-        if (f->th->items[i].index == (uint32_t)index)
-            return (long)i;
+    if (f->slot[index] != 0)
+        return (long)f->slot[index] - 1;
     if (f->th->n >= EMB_TRACE_THREADS_MAX) {
         f->th->ignored++;
         return -1;
@@ -79,6 +79,7 @@ static long item_of(struct follow *f, int64_t index, int *oom)
         return -1;
     }
     size_t i = f->th->n++;
+    f->slot[index] = (uint32_t)i + 1u;
     struct emb_trace_thread *t = &f->th->items[i];
     memset(t, 0, sizeof *t);
     t->index = (uint32_t)index;
@@ -178,10 +179,11 @@ static void on_other(struct follow *f, const struct emb_trace_event *e, int *oom
 int emb_trace_threads_compute(const struct emb_trace *t, struct emb_trace_threads *out)
 {
     memset(out, 0, sizeof *out);
-    struct follow f = {.th = out, .names = emb_trace_names_build(t), .current = -1};
+    struct follow f = {.th = out, .names = emb_trace_names_build(t), .current = -1,
+                       .slot = calloc(NO_THREAD, sizeof(uint32_t))};
     size_t n;
     const struct emb_trace_event *const *ev = emb_trace_events(t, &n);
-    int oom = f.names == NULL;
+    int oom = f.names == NULL || f.slot == NULL;
     uint64_t start = 0, last = 0;
     for (size_t i = 0; i < n && !oom; i++) {
         const struct emb_trace_event *e = ev[i];
@@ -206,6 +208,7 @@ int emb_trace_threads_compute(const struct emb_trace *t, struct emb_trace_thread
             out->items[i].run_ticks += last - f.since[i];
     out->span_ticks = out->switches ? last - start : 0;
     emb_trace_names_free((struct emb_trace_names *)f.names);
+    free(f.slot);
     free(f.since);
     free(f.blocked_since);
     free(f.running);
