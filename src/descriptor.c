@@ -140,7 +140,7 @@ static const char *const emb__monitor_names[] = {"irq_lock", "sched_lock", "thre
 #endif
 
 #define EMB__TF(member, kind) {#member, EMB_DESC_FIELD(emb_stats_thread_t, member, kind)}
-static const struct emb_desc_named_field emb__thread_stats[] = {
+const struct emb_desc_named_field emb_desc_thread_stats_fields[8] = {
     EMB__TF(run_cycles, EMB_DESC_UNSIGNED),      EMB__TF(blocked_cycles, EMB_DESC_UNSIGNED),
     EMB__TF(switches, EMB_DESC_UNSIGNED),        EMB__TF(stack_high_water, EMB_DESC_UNSIGNED),
     EMB__TF(deadline_misses, EMB_DESC_UNSIGNED), EMB__TF(budget_overruns, EMB_DESC_UNSIGNED),
@@ -174,7 +174,7 @@ EMB_USED const struct emb_debug_descriptor emb_debug_descriptor = {
         .pointer_size = sizeof(void *),
         .version = EMB_DESC_VERSION,
         .length = sizeof(struct emb_debug_descriptor),
-        .section_count = 10u,
+        .section_count = 11u,
         .self = &emb_debug_descriptor,
     },
     .identity = {
@@ -215,8 +215,8 @@ EMB_USED const struct emb_debug_descriptor emb_debug_descriptor = {
         .stack_paint = EMB_STACK_PAINT,
         .f_entry = EMB__CI(entry, EMB_DESC_POINTER),
         .f_stats = EMB__CI(stats, EMB_DESC_BYTES),
-        .stats_fields = emb__thread_stats,
-        .stats_field_count = EMB__COUNT(emb__thread_stats),
+        .stats_fields = emb_desc_thread_stats_fields,
+        .stats_field_count = EMB__COUNT(emb_desc_thread_stats_fields),
     },
     .rings = {
         .s = EMB__SECTION(struct emb_desc_rings, EMB_DESC_RINGS, 2),
@@ -333,6 +333,10 @@ EMB_USED const struct emb_debug_descriptor emb_debug_descriptor = {
         .gpr_count = EMB__GPRS,
         .frame_word_count = EMB__FRAME_COUNT,
         .frame_names = EMB__FRAME,
+    },
+    .kernel = {
+        .s = EMB__SECTION(struct emb_desc_kernel, EMB_DESC_KERNEL, 1),
+        .layout = &emb_kernel_layout,
     },
 };
 

@@ -119,21 +119,7 @@ static void link_start(void)
     static struct emb_tsf_info info;
     static struct emb_log_identity id;
     static const struct emb_tsf_context cpu0 = {.id = 0, .kind = EMB_CONTEXT_CPU, .name = "cpu0"};
-    const uint8_t *build_id = 0;
-    uint32_t n = emb_cm_build_id(&build_id);
-    info = (struct emb_tsf_info){
-        .catalog_checksum = EMB_TRACE_CATALOG_CHECKSUM,
-        .packet_size = CONFIG_EMB_TRACE_PACKET_SIZE,
-        .clock_hz = MPS2_CPU_HZ,
-        .build_id = build_id,
-        .build_id_len = (uint8_t)(n < EMB_TSF_BUILD_ID_MAX ? n : EMB_TSF_BUILD_ID_MAX),
-        .pointer_size = 4u,
-        .port = emb_cm_port_name,
-        .ring_packets = RING_PACKETS,
-    };
-    for (unsigned i = 0; i < 16u; i++)
-        info.uuid[i] = emb_trace_uuid()[i];
-    id = (struct emb_log_identity){build_id, (uint8_t)(n < EMB_LOG_BUILD_ID_MAX ? n : EMB_LOG_BUILD_ID_MAX)};
+    emb_cm_link_identity(&info, &id, RING_PACKETS);
     const struct emb_frame_link_config c = {
         .write = uart1_write,
         .trace_ring = &ring,

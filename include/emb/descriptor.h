@@ -42,6 +42,11 @@ enum emb_desc_kind {
     EMB_DESC_MONITORS = 8,  /* monitor blocks and their layout */
     EMB_DESC_STATS = 9,     /* CPU statistics and the object registry */
     EMB_DESC_ARCH = 10,     /* architecture: ELF machine, fault register layout, frame */
+    EMB_DESC_KERNEL = 11,   /* where the kernel's layout block is (0: no kernel) */
+    /* Sections of the kernel's layout block (struct emb_kernel_layout below). */
+    EMB_DESC_THREADS = 12,  /* TCB field offsets and the all-threads list */
+    EMB_DESC_SCHEDULER = 13,/* ready structure, per-CPU state */
+    EMB_DESC_OBJECTS = 14,  /* object header offsets and registry heads */
 };
 
 /* Field descriptor types (bits 24-31 of a field word). */
@@ -266,6 +271,114 @@ struct emb_desc_arch {
     uintptr_t irq_stack_size;
 };
 
+/* Where a kernel's own structures are described: the address of its layout block, the
+ * weak symbol emb_kernel_layout (0 when no kernel defines one). */
+struct emb_desc_kernel {
+    struct emb_desc_section s;
+    const void *layout;
+};
+
+/* ---- A kernel's layout block ----
+ *
+ * A kernel (or a port with threads) declares the layout of its thread control blocks,
+ * scheduler state and object headers once, with offsetof (EMB_DESC_FIELD), as the
+ * constant `emb_kernel_layout`; the descriptor points at it (section 11). The block is a
+ * header ("EMBK", its length, its section count) and sections shaped like the
+ * descriptor's own (tag, word count, body), so a reader parses both the same way. A field
+ * word of 0 is a field the kernel does not have. docs/formats/descriptor.md gives every
+ * word. */
+#define EMB_KERNEL_LAYOUT_VERSION 1u
+
+struct emb_desc_threads {
+    struct emb_desc_section s;
+    const void *all_threads;     /* address of the pointer to the first thread */
+    uintptr_t f_next_all;        /* the all-threads link */
+    uintptr_t max_threads;       /* a reader walks at most this many */
+    uintptr_t f_sp;              /* the saved stack pointer (a thread not running) */
+    uintptr_t f_state;
+    const char *const *state_names;
+    uintptr_t state_count;
+    uintptr_t f_wait_reason;
+    const char *const *wait_names;
+    uintptr_t wait_count;
+    uintptr_t f_wait_object, f_wait_queue, f_wake_result;
+    uintptr_t f_base_priority, f_eff_priority;
+    uintptr_t f_name;            /* text, or the address of a NUL-terminated name */
+    uintptr_t f_index, f_generation, f_partition;
+    uintptr_t f_owned_head;      /* the first lock the thread holds */
+    uintptr_t f_lock_next_owned; /* in a lock: the next one its owner holds */
+    uintptr_t f_lock_owner;      /* in a lock: its owner */
+    uintptr_t f_timeout_deadline, f_timeout_armed; /* the timeout node */
+    uintptr_t f_notify_bits, f_notify_mask;
+    uintptr_t f_stats;           /* an emb_stats_thread_t */
+    const struct emb_desc_named_field *stats_fields;
+    uintptr_t stats_field_count;
+    uintptr_t f_stack_low, f_stack_size;
+    uintptr_t stack_paint;
+    uintptr_t f_entry;
+    uintptr_t frame_word_count;  /* registers saved from the saved sp up */
+    const char *const *frame_names;
+    uintptr_t frame_pc_word, frame_lr_word; /* which of them are pc and lr */
+};
+
+enum emb_desc_ready_kind {
+    EMB_DESC_READY_BITMAP_FIFO = 1, /* a bitmap of priorities and a list head per priority */
+};
+
+struct emb_desc_scheduler {
+    struct emb_desc_section s;
+    uintptr_t ready_kind;        /* enum emb_desc_ready_kind */
+    const void *ready;           /* the ready structure */
+    uintptr_t priority_count;
+    uintptr_t urgent_high;       /* 1: a larger priority number is more urgent */
+    uintptr_t f_ready_bitmap, f_ready_heads; /* in the ready structure: heads[0] */
+    uintptr_t f_next_ready;      /* in a thread */
+    const void *cpus;            /* the per-CPU state */
+    uintptr_t cpu_count, cpu_stride;
+    uintptr_t f_current_thread, f_irq_nesting_depth, f_sched_lock_depth, f_reschedule_pending;
+    uintptr_t f_switches, f_tick;
+    const void *all_threads;
+};
+
+enum emb_desc_handle_model {
+    EMB_DESC_HANDLE_POINTER = 1, /* a handle is the object's address */
+};
+
+struct emb_desc_objects {
+    struct emb_desc_section s;
+    uintptr_t f_type_tag, f_lifecycle, f_generation, f_name, f_registry_next, f_handle;
+    const void *registry;        /* array of registry heads, indexed by obj_init type */
+    uintptr_t registry_count;
+    uintptr_t handle_model;      /* enum emb_desc_handle_model */
+    uintptr_t max_objects;       /* a reader walks at most this many per type */
+    uintptr_t f_mutex_owner, f_mutex_waiters;
+    uintptr_t f_next_wait;       /* in a thread: its wait queue link */
+};
+
+struct emb_kernel_layout {
+    char magic[4];               /* "EMBK" */
+    uint32_t length;             /* bytes of the whole block */
+    uint32_t section_count;
+    uint32_t version;            /* EMB_KERNEL_LAYOUT_VERSION */
+    const char *kernel;          /* the kernel's name */
+    struct emb_desc_threads threads;
+    struct emb_desc_scheduler scheduler;
+    struct emb_desc_objects objects;
+};
+
+/* Section headers of a kernel layout block, and its header, for the kernel's constant. */
+#define EMB_DESC_SECTION_OF(type, kind, version)                                             \
+    {(uintptr_t)(kind) | ((uintptr_t)(version) << 16),                                     \
+     (sizeof(type) - sizeof(struct emb_desc_section)) / sizeof(uintptr_t)}
+#define EMB_KERNEL_LAYOUT_HEADER                                                             \
+    .magic = {'E', 'M', 'B', 'K'}, .length = sizeof(struct emb_kernel_layout),               \
+    .section_count = 3u, .version = EMB_KERNEL_LAYOUT_VERSION
+/* The named fields of emb_stats_thread_t, for a kernel's stats_fields. */
+extern const struct emb_desc_named_field emb_desc_thread_stats_fields[8];
+
+/* Defined by a kernel; weak here: an image without a kernel has none. */
+extern const struct emb_kernel_layout emb_kernel_layout __attribute__((weak));
+
 struct emb_debug_descriptor {
     struct emb_desc_header header;
     struct emb_desc_identity identity;
@@ -278,6 +391,7 @@ struct emb_debug_descriptor {
     struct emb_desc_monitors monitors;
     struct emb_desc_stats stats;
     struct emb_desc_arch arch;
+    struct emb_desc_kernel kernel;
 };
 
 /* ---- The reduced descriptor (SPEC-015 §9, the tiny profile) ----

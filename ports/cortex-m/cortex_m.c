@@ -6,6 +6,8 @@
 #include <emb/log.h>
 #include <emb/monitor.h>
 #include <emb/port.h>
+#include <emb/trace_events.h>
+#include <emb/trace_format.h>
 
 #include "cortex_m_internal.h"
 
@@ -168,6 +170,24 @@ uint32_t emb_cm_build_id(const uint8_t **id)
     return descsz;
 }
 
+void emb_cm_link_identity(struct emb_tsf_info *info, struct emb_log_identity *log_id, uint32_t ring_packets)
+{
+    const uint8_t *build_id = 0;
+    uint32_t n = emb_cm_build_id(&build_id);
+    *info = (struct emb_tsf_info){
+        .catalog_checksum = EMB_TRACE_CATALOG_CHECKSUM,
+        .packet_size = CONFIG_EMB_TRACE_PACKET_SIZE,
+        .clock_hz = emb_cm_hz,
+        .build_id = build_id,
+        .build_id_len = (uint8_t)(n < EMB_TSF_BUILD_ID_MAX ? n : EMB_TSF_BUILD_ID_MAX),
+        .pointer_size = 4u,
+        .port = emb_cm_port_name,
+        .ring_packets = ring_packets,
+    };
+    memcpy(info->uuid, emb_trace_uuid(), sizeof info->uuid);
+    *log_id = (struct emb_log_identity){build_id, (uint8_t)(n < EMB_LOG_BUILD_ID_MAX ? n : EMB_LOG_BUILD_ID_MAX)};
+}
+
 /* ---- Rings and the registry ---- */
 
 struct emb_trace_ring *emb_port_trace_ring_claim(void)
@@ -292,7 +312,8 @@ void emb_port_stats_reset(void)
 {
 }
 
-emb_status emb_stats_thread_get(emb_thread_t thread, emb_stats_thread_t *out)
+/* Weak: a kernel that keeps threads defines its own (examples/kernel-cortex-m). */
+__attribute__((weak)) emb_status emb_stats_thread_get(emb_thread_t thread, emb_stats_thread_t *out)
 {
     (void)thread;
     (void)out;

@@ -175,6 +175,12 @@ void emb__cm_fault(const uint32_t *frame, uint32_t exc_return, const uint32_t *s
     emb__cm_fault_finish(&f);
 }
 
+/* Weak: without a kernel, the fault is the CPU's context 0's. */
+__attribute__((weak)) uint16_t emb_cm_fault_announce(void)
+{
+    return 0u;
+}
+
 void emb__cm_fault_finish(struct emb__cm_fault *f)
 {
     (void)emb__cm_primask_save();
@@ -182,7 +188,8 @@ void emb__cm_fault_finish(struct emb__cm_fault *f)
     if (ring != NULL) {
         /* The fault itself ends the trace, marked as fault-handler code. */
         emb_trace_enter_handler(ring, EMB_EVT_KIND_FAULT);
-        EMB_TRACE_partition_fault(0u, f->fault_class, 0u, f->code, f->pc);
+        uint16_t thread = emb_cm_fault_announce();
+        EMB_TRACE_partition_fault(0u, f->fault_class, thread, f->code, f->pc);
         emb_trace_flush(ring);
     }
 #if CONFIG_EMB_CRASH

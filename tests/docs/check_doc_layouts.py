@@ -66,7 +66,7 @@ same("descriptor.md: sections with a version and word count", len(headings), cod
 names = {"identity": "identity", "types": "types", "contexts, the thread registry": "contexts",
          "rings": "rings", "log rings": "log_rings", "crash record": "crash_record",
          "mini-record ring": "mini_record_ring", "monitors": "monitors", "statistics": "statistics",
-         "arch": "arch"}
+         "arch": "arch", "kernel": "kernel"}
 for i, h in enumerate(headings):
     kind, title, version, words = int(h.group(1)), h.group(2), int(h.group(3)), int(h.group(4))
     key = names.get(title)
@@ -78,6 +78,20 @@ for i, h in enumerate(headings):
     end = headings[i + 1].start() if i + 1 < len(headings) else text.find("\n## ", h.end())
     same("descriptor.md: section %s's table ends at word N - 1" % title, last_word(text[h.end():end]),
          code["descriptor.%s.words" % key] - 1)
+
+# The kernel's layout block: its header and its sections' word counts (#### headings).
+m = re.search(r"^\| 16\+W \| \| sections shaped like", text, re.M)
+same("descriptor.md: the kernel layout block's header bytes (16 + W)", 16 + P if m else None,
+     code["kernel_layout.header"])
+blocks = list(re.finditer(r"^#### (\d+) (\w+) \(version (\d+), (\d+) words\)$", text, re.M))
+ok(len(blocks) == 3, "descriptor.md: the kernel layout block's three sections")
+for i, h in enumerate(blocks):
+    title, words = h.group(2), int(h.group(4))
+    same("descriptor.md: kernel layout section %s's words" % title, words,
+         code.get("kernel_layout.%s.words" % title))
+    end = blocks[i + 1].start() if i + 1 < len(blocks) else text.find("\n## ", h.end())
+    same("descriptor.md: kernel layout section %s's table ends at word N - 1" % title,
+         last_word(text[h.end():end]), words - 1)
 
 # ---- memchan.md ----
 text = doc("memchan.md")

@@ -41,6 +41,11 @@ int main(void)
     section("monitors", &d->monitors.s);
     section("statistics", &d->stats.s);
     section("arch", &d->arch.s);
+    section("kernel", &d->kernel.s);
+    printf("kernel_layout.header %u\n", (unsigned)offsetof(struct emb_kernel_layout, threads));
+    printf("kernel_layout.threads.words %u\n", (unsigned)((sizeof(struct emb_desc_threads) - sizeof(struct emb_desc_section)) / sizeof(uintptr_t)));
+    printf("kernel_layout.scheduler.words %u\n", (unsigned)((sizeof(struct emb_desc_scheduler) - sizeof(struct emb_desc_section)) / sizeof(uintptr_t)));
+    printf("kernel_layout.objects.words %u\n", (unsigned)((sizeof(struct emb_desc_objects) - sizeof(struct emb_desc_section)) / sizeof(uintptr_t)));
 
     printf("memchan.version %u\n", (unsigned)EMB_MEMCHAN_VERSION);
 #if !CONFIG_EMB_MEMCHAN_RTT_COMPAT

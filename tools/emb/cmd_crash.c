@@ -7,6 +7,7 @@
 #include "command.h"
 
 #include "crash_report.h"
+#include "crash_threads.h"
 #include "elf_image.h"
 #include "input_file.h"
 #include "trace_decode.h"
@@ -182,6 +183,7 @@ static void print_flight(const struct emb_crash_report *rep)
     for (size_t i = 0; i < f->nswitches; i++)
         print_event(rep, f->switches[i]);
     print_interrupt_and_locks(rep);
+    emb_crash_print_threads(stdout, rep);
     printf("\n%sLast events%s (%zu of %zu)\n", color(EMB_C_BOLD), color(EMB_C_RESET),
            n - f->first_event, n);
     for (size_t i = f->first_event; i < n; i++)
@@ -590,9 +592,10 @@ static void print_json(const struct emb_crash_report *rep, const char *file)
         emb_json_string(&j, "arch", rep->view.name);
         json_caller(&j, rep);
         json_registers(&j, rep);
-        if (rep->trace)
+        if (rep->trace) {
             json_flight(&j, rep);
-        else
+            emb_crash_json_threads(&j, rep);
+        } else
             emb_json_null(&j, "flight");
     } else {
         emb_json_null(&j, "record");

@@ -7,6 +7,7 @@
 
 #include "crash_decode.h"
 #include "desc_read.h"
+#include "desc_threads.h"
 #include "elf_image.h"
 #include "probe.h"
 
@@ -291,10 +292,16 @@ static void print_text_objects(struct desc *d)
     }
 }
 
+static const char *symbolise_cb(void *arg, uint64_t addr, char *buf, size_t len)
+{
+    return symbolise(arg, addr, buf, len);
+}
+
 static void print_text(struct desc *d, const char *source)
 {
     print_text_header(d, source);
     print_text_contexts(d);
+    emb_desc_print_threads(stdout, &d->model, symbolise_cb, d);
     print_text_log_rings(&d->model);
     print_text_monitors(d);
     print_text_objects(d);
@@ -481,6 +488,7 @@ static void print_json(struct desc *d, const char *source)
     emb_json_string(&j, "source", source);
     json_identity(&j, d);
     json_contexts(&j, d);
+    emb_desc_json_threads(&j, &d->model, symbolise_cb, d);
     json_monitors_objects(&j, d);
     json_log_rings(&j, &d->model);
     json_rest(&j, d);

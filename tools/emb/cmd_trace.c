@@ -27,16 +27,18 @@ struct args {
     const char *file;
     bool json; /* --json or --format json, which no other format goes with */
     bool summary;
+    bool latency;
     bool absolute;
     bool follow;
 };
 
-enum { OPT_JSON = 256, OPT_SUMMARY, OPT_ABSOLUTE, OPT_CATALOG, OPT_FOLLOW };
+enum { OPT_JSON = 256, OPT_SUMMARY, OPT_ABSOLUTE, OPT_CATALOG, OPT_FOLLOW, OPT_LATENCY };
 static const struct option OPTIONS[] = {
     {"format", required_argument, NULL, 'f'},
     {"output", required_argument, NULL, 'o'},
     {"json", no_argument, NULL, OPT_JSON},
     {"summary", no_argument, NULL, OPT_SUMMARY},
+    {"latency", no_argument, NULL, OPT_LATENCY},
     {"absolute", no_argument, NULL, OPT_ABSOLUTE},
     {"catalog", required_argument, NULL, OPT_CATALOG},
     {"follow", no_argument, NULL, OPT_FOLLOW},
@@ -74,6 +76,7 @@ static int on_option(void *arg, int opt, char *value)
     case 'o': a->output = value; break;
     case OPT_JSON: a->json = true; break;
     case OPT_SUMMARY: a->summary = true; break;
+    case OPT_LATENCY: a->latency = true; break;
     case OPT_ABSOLUTE: a->absolute = true; break;
     case OPT_CATALOG: a->catalog = value; break;
     case OPT_FOLLOW: a->follow = true; break;
@@ -163,6 +166,8 @@ static int write_format(void *arg, FILE *out)
     const struct job *job = arg;
     const struct emb_trace *t = job->t;
     const struct args *a = job->a;
+    if (a->latency)
+        return a->format == FMT_JSON ? emb_trace_write_json_latency(t, out) : emb_trace_write_latency(t, out);
     if (a->summary && a->format == FMT_JSON)
         return emb_trace_write_json_summary(t, out);
     if (a->summary)
@@ -336,8 +341,9 @@ int emb_cmd_trace(int argc, char **argv)
     struct emb_progress *progress = NULL;
     struct emb_trace_options opt = {
         .catalog = cat,
-        /* Only Perfetto and the JSON document read records kept in memory. */
-        .stream = a.format != FMT_PERFETTO && (a.format != FMT_JSON || a.summary),
+        /* Only Perfetto, the JSON document, the latency metrics and the summary's
+         * threads (from the switch events) read records kept in memory. */
+        .stream = a.format != FMT_PERFETTO && a.format != FMT_JSON && !a.summary && !a.latency,
         .mapped = in.mapped,
         .name = a.file,
         .base_offset = in.part.offset,

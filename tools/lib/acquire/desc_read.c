@@ -26,15 +26,10 @@ void emb_desc_report(struct emb_problems *ps, const char *fmt, ...)
 
 /* ---- Reading what it points at ---- */
 
-struct rd {
-    struct emb_mem *m;
-    const struct emb_desc_image *d;
-    struct emb_problems *is;
-};
 
 /* A structure a pointer read from the target leads to must lie in the image's RAM (when
  * the source knows it: a probe). Anything else is refused, said once per pointer. */
-static bool in_ram(struct rd *r, uint64_t addr, uint64_t len, const char *what)
+bool emb_dr_in_ram(struct emb_dr *r, uint64_t addr, uint64_t len, const char *what)
 {
     if (emb_mem_in_ram(r->m, addr, len))
         return true;
@@ -44,23 +39,23 @@ static bool in_ram(struct rd *r, uint64_t addr, uint64_t len, const char *what)
     return false;
 }
 
-static bool read_full(struct rd *r, uint64_t addr, void *buf, size_t len)
+bool emb_dr_read_full(struct emb_dr *r, uint64_t addr, void *buf, size_t len)
 {
     return addr != 0 && emb_mem_read(r->m, addr, buf, len) == len;
 }
 
-static bool read_uint(struct rd *r, uint64_t addr, unsigned size, uint64_t *v)
+bool emb_dr_read_uint(struct emb_dr *r, uint64_t addr, unsigned size, uint64_t *v)
 {
     uint8_t b[8];
-    if (size == 0 || size > 8 || !read_full(r, addr, b, size))
+    if (size == 0 || size > 8 || !emb_dr_read_full(r, addr, b, size))
         return false;
     *v = get_uint(b, size, r->d->little);
     return true;
 }
 
-static bool read_word(struct rd *r, uint64_t addr, uint64_t *v)
+bool emb_dr_read_word(struct emb_dr *r, uint64_t addr, uint64_t *v)
 {
-    return read_uint(r, addr, r->d->ptr_size, v);
+    return emb_dr_read_uint(r, addr, r->d->ptr_size, v);
 }
 
 static uint64_t word_or(const struct emb_desc_image *d, unsigned kind, unsigned i, uint64_t dflt)
@@ -70,13 +65,13 @@ static uint64_t word_or(const struct emb_desc_image *d, unsigned kind, unsigned 
 }
 
 /* A u32 (or other size) variable the word points at. */
-static bool deref(struct rd *r, unsigned kind, unsigned i, unsigned size, uint64_t *v)
+static bool deref(struct emb_dr *r, unsigned kind, unsigned i, unsigned size, uint64_t *v)
 {
     uint64_t p;
-    return emb_desc_word(r->d, kind, i, &p) && read_uint(r, p, size, v);
+    return emb_desc_word(r->d, kind, i, &p) && emb_dr_read_uint(r, p, size, v);
 }
 
-static void read_string(struct rd *r, uint64_t ptr, char *out, size_t cap)
+void emb_dr_read_string(struct emb_dr *r, uint64_t ptr, char *out, size_t cap)
 {
     out[0] = '\0';
     if (!ptr)
@@ -89,7 +84,7 @@ static void read_string(struct rd *r, uint64_t ptr, char *out, size_t cap)
 }
 
 /* Value of a field inside a structure read into buf[0..len); false when it does not fit. */
-static bool field_value(const struct rd *r, const uint8_t *buf, size_t len, uint64_t w, uint64_t *v)
+bool emb_dr_field_value(const struct emb_dr *r, const uint8_t *buf, size_t len, uint64_t w, uint64_t *v)
 {
     struct field f = field_of(w);
     if (f.size == 0 || f.off + f.size > len)
@@ -106,14 +101,14 @@ static bool field_value(const struct rd *r, const uint8_t *buf, size_t len, uint
     return true;
 }
 
-static uint64_t fv(const struct rd *r, const uint8_t *buf, size_t len, uint64_t w)
+uint64_t emb_dr_fv(const struct emb_dr *r, const uint8_t *buf, size_t len, uint64_t w)
 {
     uint64_t v = 0;
-    field_value(r, buf, len, w, &v);
+    emb_dr_field_value(r, buf, len, w, &v);
     return v;
 }
 
-static void field_text(const uint8_t *buf, size_t len, uint64_t w, char *out, size_t cap)
+void emb_dr_field_text(const uint8_t *buf, size_t len, uint64_t w, char *out, size_t cap)
 {
     struct field f = field_of(w);
     out[0] = '\0';
@@ -127,7 +122,7 @@ static void field_text(const uint8_t *buf, size_t len, uint64_t w, char *out, si
 }
 
 /* The extent a set of field words needs: every offset + size. */
-static uint32_t extent(const uint64_t *words, size_t n)
+uint32_t emb_dr_extent(const uint64_t *words, size_t n)
 {
     uint32_t end = 0;
     for (size_t i = 0; i < n; i++) {
@@ -139,7 +134,7 @@ static uint32_t extent(const uint64_t *words, size_t n)
 }
 
 /* A named-field table: pairs of (name pointer, field word). */
-static size_t read_named_fields(struct rd *r, uint64_t table, uint64_t count, const uint8_t *block,
+size_t emb_dr_read_named_fields(struct emb_dr *r, uint64_t table, uint64_t count, const uint8_t *block,
                                 size_t block_len, struct emb_desc_stat *out, const char *what)
 {
     size_t n = 0;
@@ -150,40 +145,40 @@ static size_t read_named_fields(struct rd *r, uint64_t table, uint64_t count, co
     }
     for (uint64_t i = 0; i < count; i++) {
         uint64_t name, w;
-        if (!read_word(r, table + i * 2u * r->d->ptr_size, &name) ||
-            !read_word(r, table + (i * 2u + 1u) * r->d->ptr_size, &w))
+        if (!emb_dr_read_word(r, table + i * 2u * r->d->ptr_size, &name) ||
+            !emb_dr_read_word(r, table + (i * 2u + 1u) * r->d->ptr_size, &w))
             break;
         if (field_of(w).off + field_of(w).size > block_len) {
             emb_desc_report(r->is, "%s: field %" PRIu64 " lies outside its block", what, i);
             continue;
         }
-        read_string(r, name, out[n].name, sizeof out[n].name);
-        field_value(r, block, block_len, w, &out[n].value);
+        emb_dr_read_string(r, name, out[n].name, sizeof out[n].name);
+        emb_dr_field_value(r, block, block_len, w, &out[n].value);
         n++;
     }
     return n;
 }
 
 /* Identity version 2's words; an older image has none, and the model keeps "" and 0. */
-static void read_firmware(struct rd *r, struct emb_desc_model *md)
+static void read_firmware(struct emb_dr *r, struct emb_desc_model *md)
 {
     uint64_t v;
-    read_string(r, word_or(r->d, EMB_DESC_IDENTITY, ID_FIRMWARE, 0), md->firmware, sizeof md->firmware);
-    read_string(r, word_or(r->d, EMB_DESC_IDENTITY, ID_CONFIG, 0), md->config, sizeof md->config);
+    emb_dr_read_string(r, word_or(r->d, EMB_DESC_IDENTITY, ID_FIRMWARE, 0), md->firmware, sizeof md->firmware);
+    emb_dr_read_string(r, word_or(r->d, EMB_DESC_IDENTITY, ID_CONFIG, 0), md->config, sizeof md->config);
     if (deref(r, EMB_DESC_IDENTITY, ID_SESSION, 8, &v))
         md->session_id = v;
 }
 
-static void read_identity(struct rd *r, struct emb_desc_model *md)
+static void read_identity(struct emb_dr *r, struct emb_desc_model *md)
 {
     uint64_t v;
     md->config_hash = (uint32_t)word_or(r->d, EMB_DESC_IDENTITY, ID_HASH, 0);
     md->lib_version = (uint32_t)word_or(r->d, EMB_DESC_IDENTITY, ID_LIBVER, 0);
     md->catalog_checksum = (uint32_t)word_or(r->d, EMB_DESC_IDENTITY, ID_CATALOG, 0);
-    read_string(r, word_or(r->d, EMB_DESC_IDENTITY, ID_PORT, 0), md->port, sizeof md->port);
-    read_string(r, word_or(r->d, EMB_DESC_IDENTITY, ID_PROFILE, 0), md->profile, sizeof md->profile);
+    emb_dr_read_string(r, word_or(r->d, EMB_DESC_IDENTITY, ID_PORT, 0), md->port, sizeof md->port);
+    emb_dr_read_string(r, word_or(r->d, EMB_DESC_IDENTITY, ID_PROFILE, 0), md->profile, sizeof md->profile);
     if (deref(r, EMB_DESC_IDENTITY, ID_BUILD_ID_LEN, 4, &v) && v <= sizeof md->build_id &&
-        read_full(r, word_or(r->d, EMB_DESC_IDENTITY, ID_BUILD_ID, 0), md->build_id, (size_t)v))
+        emb_dr_read_full(r, word_or(r->d, EMB_DESC_IDENTITY, ID_BUILD_ID, 0), md->build_id, (size_t)v))
         md->build_id_len = (uint32_t)v;
     md->ready = deref(r, EMB_DESC_IDENTITY, ID_READY, 4, &v) && v == 1;
     if (deref(r, EMB_DESC_IDENTITY, ID_CLOCK_HZ, 8, &v))
@@ -197,7 +192,7 @@ static void read_identity(struct rd *r, struct emb_desc_model *md)
         md->class_mask = (uint32_t)v;
     if (deref(r, EMB_DESC_RINGS, RG_MODE, 4, &v))
         md->trace_mode = (uint32_t)v;
-    read_full(r, word_or(r->d, EMB_DESC_RINGS, RG_UUID, 0), md->uuid, sizeof md->uuid);
+    emb_dr_read_full(r, word_or(r->d, EMB_DESC_RINGS, RG_UUID, 0), md->uuid, sizeof md->uuid);
     md->unclaimed = word_or(r->d, EMB_DESC_RINGS, RG_UNCLAIMED, 0);
     if (deref(r, EMB_DESC_RINGS, RG_CONSUMER, 4, &v))
         md->probe_consumer = v == 1;
@@ -212,12 +207,12 @@ static void read_identity(struct rd *r, struct emb_desc_model *md)
 }
 
 /* Names from an array of string pointers. */
-static void name_from(struct rd *r, uint64_t array, uint64_t count, uint64_t i, char *out, size_t cap)
+void emb_dr_name_from(struct emb_dr *r, uint64_t array, uint64_t count, uint64_t i, char *out, size_t cap)
 {
     uint64_t p;
     out[0] = '\0';
-    if (i < count && count <= 4096 && read_word(r, array + i * r->d->ptr_size, &p))
-        read_string(r, p, out, cap);
+    if (i < count && count <= 4096 && emb_dr_read_word(r, array + i * r->d->ptr_size, &p))
+        emb_dr_read_string(r, p, out, cap);
 }
 
 static bool is_pow2(uint64_t v)
@@ -232,17 +227,17 @@ static bool is_pow2(uint64_t v)
 /* Reads the structure at addr whose fields are the `n` words at `fields` into buf: its
  * size, -1 after saying why not, -2 when it lies outside RAM (said too). `kind` names
  * the layout, `what` the structure for the RAM check, `name` it when unreadable. */
-static int read_described(struct rd *r, uint64_t addr, const uint64_t *fields, size_t n,
+static int read_described(struct emb_dr *r, uint64_t addr, const uint64_t *fields, size_t n,
                           const char *kind, const char *what, const char *name, uint8_t *buf)
 {
-    uint32_t size = extent(fields, n);
+    uint32_t size = emb_dr_extent(fields, n);
     if (size > MAX_STRUCT) {
         emb_desc_report(r->is, "%s fields span %u bytes: not a ring layout", kind, size);
         return -1;
     }
-    if (!in_ram(r, addr, size, what))
+    if (!emb_dr_in_ram(r, addr, size, what))
         return -2;
-    if (!read_full(r, addr, buf, size)) {
+    if (!emb_dr_read_full(r, addr, buf, size)) {
         emb_desc_report(r->is, "%s at 0x%" PRIx64 " unreadable", name, addr);
         return -1;
     }
@@ -290,11 +285,11 @@ static const struct member log_ring_members[] = {
 };
 
 /* Each member set to its field's value in buf (truncated to the member's width). */
-static void set_members(const struct rd *r, const uint8_t *buf, size_t len, const uint64_t *words,
+static void set_members(const struct emb_dr *r, const uint8_t *buf, size_t len, const uint64_t *words,
                         const struct member *m, size_t n, void *object)
 {
     for (size_t i = 0; i < n; i++) {
-        uint64_t v = fv(r, buf, len, words[m[i].word]);
+        uint64_t v = emb_dr_fv(r, buf, len, words[m[i].word]);
         void *at = (uint8_t *)object + m[i].offset;
         if (m[i].size == 1)
             *(uint8_t *)at = (uint8_t)v;
@@ -307,7 +302,7 @@ static void set_members(const struct rd *r, const uint8_t *buf, size_t len, cons
     }
 }
 
-static void read_ring(struct rd *r, struct emb_desc_model *md, struct emb_desc_context *c)
+static void read_ring(struct emb_dr *r, struct emb_desc_model *md, struct emb_desc_context *c)
 {
     const struct emb_desc_image_section *s = emb_desc_image_section(r->d, EMB_DESC_RINGS);
     if (!s || s->words <= RG_F_NAME || c->ring == 0 || c->ring == md->unclaimed) {
@@ -325,7 +320,7 @@ static void read_ring(struct rd *r, struct emb_desc_model *md, struct emb_desc_c
     if (size < 0)
         return;
     set_members(r, buf, (size_t)size, s->w, ring_members, sizeof ring_members / sizeof ring_members[0], c);
-    field_text(buf, (size_t)size, s->w[RG_F_NAME], c->name, sizeof c->name);
+    emb_dr_field_text(buf, (size_t)size, s->w[RG_F_NAME], c->name, sizeof c->name);
     uint64_t bytes = (uint64_t)c->buf_mask + 1u;
     uint32_t p = md->packet_size;
     c->ring_ok = is_pow2(p) && p >= 128 && c->packet_shift < 32 && (1ull << c->packet_shift) == p &&
@@ -339,9 +334,9 @@ static void read_ring(struct rd *r, struct emb_desc_model *md, struct emb_desc_c
         return;
     }
     snprintf(what, sizeof what, "context %u: its ring's buffer", c->index);
-    c->ring_ok = in_ram(r, c->buf, bytes, what);
+    c->ring_ok = emb_dr_in_ram(r, c->buf, bytes, what);
     snprintf(what, sizeof what, "context %u: its ring's commit counts", c->index);
-    c->ring_ok = c->ring_ok && in_ram(r, c->commit, 4ull * (c->slot_mask + 1u), what);
+    c->ring_ok = c->ring_ok && emb_dr_in_ram(r, c->commit, 4ull * (c->slot_mask + 1u), what);
     if (!c->ring_ok)
         return;
     const struct emb_ring_geometry g = {c->base_pos, (uint8_t)c->packet_shift, (uint8_t)c->slot_shift};
@@ -352,7 +347,7 @@ static void read_ring(struct rd *r, struct emb_desc_model *md, struct emb_desc_c
 }
 
 /* Stack used: the painted bytes still untouched from the low end tell the high-water. */
-static void read_stack(struct rd *r, struct emb_desc_context *c)
+static void read_stack(struct emb_dr *r, struct emb_desc_context *c)
 {
     if (c->stack_painted > c->stack_size || c->stack_painted > (64u << 20)) {
         emb_desc_report(r->is, "context %u: %u painted stack bytes of %u (at most 64 MiB): not read", c->index,
@@ -363,7 +358,7 @@ static void read_stack(struct rd *r, struct emb_desc_context *c)
         return;
     char what[48];
     snprintf(what, sizeof what, "context %u: its painted stack", c->index);
-    if (!in_ram(r, c->stack_low, c->stack_painted, what))
+    if (!emb_dr_in_ram(r, c->stack_low, c->stack_painted, what))
         return;
     uint8_t *buf = malloc(c->stack_painted);
     if (!buf)
@@ -385,7 +380,7 @@ struct table {
     uint32_t need; /* bytes of an entry the fields cover: what is read of each */
 };
 
-static bool read_table(struct rd *r, unsigned kind, unsigned i_table, unsigned i_stride, unsigned i_cap,
+static bool read_table(struct emb_dr *r, unsigned kind, unsigned i_table, unsigned i_stride, unsigned i_cap,
                        unsigned i_count, uint32_t need, uint32_t max, struct table *t, const char *what)
 {
     uint64_t v = 0; /* an unreadable stride says 0 */
@@ -393,7 +388,7 @@ static bool read_table(struct rd *r, unsigned kind, unsigned i_table, unsigned i
     uint64_t table_ptr;
     if (!emb_desc_word(r->d, kind, i_table, &table_ptr) || !table_ptr)
         return false;
-    if (!read_word(r, table_ptr, &t->base)) {
+    if (!emb_dr_read_word(r, table_ptr, &t->base)) {
         emb_desc_report(r->is, "%s: the table pointer at 0x%" PRIx64 " is unreadable", what, table_ptr);
         return false;
     }
@@ -424,10 +419,10 @@ static bool read_table(struct rd *r, unsigned kind, unsigned i_table, unsigned i
     }
     char table[48];
     snprintf(table, sizeof table, "%s: the table", what);
-    return in_ram(r, t->base, (uint64_t)t->stride * (t->count ? t->count : 1u), table);
+    return emb_dr_in_ram(r, t->base, (uint64_t)t->stride * (t->count ? t->count : 1u), table);
 }
 
-static void read_contexts(struct rd *r, struct emb_desc_model *md)
+static void read_contexts(struct emb_dr *r, struct emb_desc_model *md)
 {
     const struct emb_desc_image_section *s = emb_desc_image_section(r->d, EMB_DESC_CONTEXTS);
     if (!s || s->words <= CX_STATS_COUNT)
@@ -436,7 +431,7 @@ static void read_contexts(struct rd *r, struct emb_desc_model *md)
                          s->w[CX_F_STACK_SIZE], s->w[CX_F_STACK_PAINTED], s->w[CX_F_ENTRY], s->w[CX_F_STATS]};
     struct table t;
     if (!read_table(r, EMB_DESC_CONTEXTS, CX_TABLE, CX_STRIDE, CX_CAPACITY, CX_COUNT,
-                    extent(fields, sizeof fields / sizeof fields[0]), EMB_DR_MAX_CONTEXTS, &t, "contexts"))
+                    emb_dr_extent(fields, sizeof fields / sizeof fields[0]), EMB_DR_MAX_CONTEXTS, &t, "contexts"))
         return;
     md->context_capacity = t.capacity;
     md->contexts = calloc(t.count ? t.count : 1, sizeof *md->contexts);
@@ -450,7 +445,7 @@ static void read_contexts(struct rd *r, struct emb_desc_model *md)
     struct field stats = field_of(s->w[CX_F_STATS]);
     for (uint32_t i = 0; i < t.count && !emb_mem_budget_spent(r->m); i++) {
         uint64_t at = t.base + (uint64_t)i * t.stride;
-        if (!read_full(r, at, entry, t.need)) {
+        if (!emb_dr_read_full(r, at, entry, t.need)) {
             emb_desc_report(r->is, "context %u: entry at 0x%" PRIx64 " unreadable", i, at);
             continue;
         }
@@ -458,20 +453,20 @@ static void read_contexts(struct rd *r, struct emb_desc_model *md)
         memset(c, 0, sizeof *c);
         c->index = i;
         c->entry_addr = at;
-        c->state = (uint32_t)fv(r, entry, t.need, s->w[CX_F_STATE]);
+        c->state = (uint32_t)emb_dr_fv(r, entry, t.need, s->w[CX_F_STATE]);
         if (c->state == EMB_CONTEXT_FREE)
             continue;
-        name_from(r, names, nnames, c->state, c->state_name, sizeof c->state_name);
+        emb_dr_name_from(r, names, nnames, c->state, c->state_name, sizeof c->state_name);
         if (!c->state_name[0])
             snprintf(c->state_name, sizeof c->state_name, "state %u", c->state);
-        c->os_id = (int32_t)fv(r, entry, t.need, s->w[CX_F_OS_ID]);
-        c->ring = fv(r, entry, t.need, s->w[CX_F_RING]);
-        c->stack_low = fv(r, entry, t.need, s->w[CX_F_STACK_LOW]);
-        c->stack_size = (uint32_t)fv(r, entry, t.need, s->w[CX_F_STACK_SIZE]);
-        c->stack_painted = (uint32_t)fv(r, entry, t.need, s->w[CX_F_STACK_PAINTED]);
-        c->entry = fv(r, entry, t.need, s->w[CX_F_ENTRY]);
+        c->os_id = (int32_t)emb_dr_fv(r, entry, t.need, s->w[CX_F_OS_ID]);
+        c->ring = emb_dr_fv(r, entry, t.need, s->w[CX_F_RING]);
+        c->stack_low = emb_dr_fv(r, entry, t.need, s->w[CX_F_STACK_LOW]);
+        c->stack_size = (uint32_t)emb_dr_fv(r, entry, t.need, s->w[CX_F_STACK_SIZE]);
+        c->stack_painted = (uint32_t)emb_dr_fv(r, entry, t.need, s->w[CX_F_STACK_PAINTED]);
+        c->entry = emb_dr_fv(r, entry, t.need, s->w[CX_F_ENTRY]);
         if (stats.off + stats.size <= t.need)
-            c->nstats = read_named_fields(r, s->w[CX_STATS_FIELDS], s->w[CX_STATS_COUNT], entry + stats.off,
+            c->nstats = emb_dr_read_named_fields(r, s->w[CX_STATS_FIELDS], s->w[CX_STATS_COUNT], entry + stats.off,
                                           stats.size, c->stats, "thread statistics");
         for (size_t k = 0; k < c->nstats; k++)
             if (!strcmp(c->stats[k].name, "stack_high_water"))
@@ -485,22 +480,22 @@ static void read_contexts(struct rd *r, struct emb_desc_model *md)
     free(entry);
 }
 
-static void read_monitors(struct rd *r, struct emb_desc_model *md)
+static void read_monitors(struct emb_dr *r, struct emb_desc_model *md)
 {
     const struct emb_desc_image_section *s = emb_desc_image_section(r->d, EMB_DESC_MONITORS);
     if (!s || s->words <= MO_ISR_FIRST || !s->w[MO_BLOCKS])
         return;
     uint64_t count = s->w[MO_COUNT], stride = s->w[MO_STRIDE];
-    uint32_t need = extent(&s->w[MO_F_WORST], MO_F_ACTION - MO_F_WORST + 1);
+    uint32_t need = emb_dr_extent(&s->w[MO_F_WORST], MO_F_ACTION - MO_F_WORST + 1);
     if (count > EMB_DR_MAX_MONITORS || stride < need || stride > 1024) {
         emb_desc_report(r->is, "monitors: %" PRIu64 " blocks of %" PRIu64 " bytes: out of range", count, stride);
         return;
     }
-    if (!in_ram(r, s->w[MO_BLOCKS], count * stride, "the monitor blocks"))
+    if (!emb_dr_in_ram(r, s->w[MO_BLOCKS], count * stride, "the monitor blocks"))
         return;
     uint8_t *blocks = malloc(count * stride + 1);
     md->monitors = calloc(count + 1, sizeof *md->monitors);
-    if (!blocks || !md->monitors || !read_full(r, s->w[MO_BLOCKS], blocks, count * stride)) {
+    if (!blocks || !md->monitors || !emb_dr_read_full(r, s->w[MO_BLOCKS], blocks, count * stride)) {
         if (blocks && md->monitors)
             emb_desc_report(r->is, "monitors: blocks at 0x%" PRIx64 " unreadable", s->w[MO_BLOCKS]);
         free(blocks);
@@ -510,20 +505,20 @@ static void read_monitors(struct rd *r, struct emb_desc_model *md)
         const uint8_t *b = blocks + i * stride;
         struct emb_desc_monitor *mo = &md->monitors[md->nmonitors++];
         mo->category = (uint32_t)i;
-        mo->worst = (uint32_t)fv(r, b, stride, s->w[MO_F_WORST]);
-        mo->pc = fv(r, b, stride, s->w[MO_F_PC]);
-        mo->threshold = (uint32_t)fv(r, b, stride, s->w[MO_F_THRESHOLD]);
-        mo->over = (uint32_t)fv(r, b, stride, s->w[MO_F_OVER]);
-        mo->action = (uint32_t)fv(r, b, stride, s->w[MO_F_ACTION]);
+        mo->worst = (uint32_t)emb_dr_fv(r, b, stride, s->w[MO_F_WORST]);
+        mo->pc = emb_dr_fv(r, b, stride, s->w[MO_F_PC]);
+        mo->threshold = (uint32_t)emb_dr_fv(r, b, stride, s->w[MO_F_THRESHOLD]);
+        mo->over = (uint32_t)emb_dr_fv(r, b, stride, s->w[MO_F_OVER]);
+        mo->action = (uint32_t)emb_dr_fv(r, b, stride, s->w[MO_F_ACTION]);
         if (i >= s->w[MO_ISR_FIRST])
             snprintf(mo->name, sizeof mo->name, "isr %" PRIu64, i - s->w[MO_ISR_FIRST]);
         else
-            name_from(r, s->w[MO_NAMES], s->w[MO_NAME_COUNT], i, mo->name, sizeof mo->name);
+            emb_dr_name_from(r, s->w[MO_NAMES], s->w[MO_NAME_COUNT], i, mo->name, sizeof mo->name);
     }
     free(blocks);
 }
 
-static void read_objects(struct rd *r, struct emb_desc_model *md)
+static void read_objects(struct emb_dr *r, struct emb_desc_model *md)
 {
     const struct emb_desc_image_section *s = emb_desc_image_section(r->d, EMB_DESC_STATS);
     if (!s || s->words <= ST_OBJ_FIELD_COUNT)
@@ -531,7 +526,7 @@ static void read_objects(struct rd *r, struct emb_desc_model *md)
     uint64_t fields[] = {s->w[ST_F_HANDLE], s->w[ST_F_TYPE], s->w[ST_F_NAME], s->w[ST_F_STATE], s->w[ST_F_STATS]};
     struct table t;
     if (!read_table(r, EMB_DESC_STATS, ST_OBJECTS, ST_OBJ_STRIDE, ST_OBJ_CAPACITY, ST_OBJ_COUNT,
-                    extent(fields, 5), EMB_DR_MAX_OBJECTS, &t, "objects"))
+                    emb_dr_extent(fields, 5), EMB_DR_MAX_OBJECTS, &t, "objects"))
         return;
     md->objects = calloc(t.count ? t.count : 1, sizeof *md->objects);
     uint8_t *entry = malloc(t.need);
@@ -541,46 +536,46 @@ static void read_objects(struct rd *r, struct emb_desc_model *md)
     }
     struct field stats = field_of(s->w[ST_F_STATS]);
     for (uint32_t i = 0; i < t.count && !emb_mem_budget_spent(r->m); i++) {
-        if (!read_full(r, t.base + (uint64_t)i * t.stride, entry, t.need))
+        if (!emb_dr_read_full(r, t.base + (uint64_t)i * t.stride, entry, t.need))
             continue;
-        if (fv(r, entry, t.need, s->w[ST_F_STATE]) != 1)
+        if (emb_dr_fv(r, entry, t.need, s->w[ST_F_STATE]) != 1)
             continue;
         struct emb_desc_object *o = &md->objects[md->nobjects++];
-        o->handle = (uint32_t)fv(r, entry, t.need, s->w[ST_F_HANDLE]);
-        o->type = (uint16_t)fv(r, entry, t.need, s->w[ST_F_TYPE]);
-        field_text(entry, t.need, s->w[ST_F_NAME], o->name, sizeof o->name);
-        name_from(r, word_or(r->d, EMB_DESC_TYPES, TY_OBJ_NAMES, 0),
+        o->handle = (uint32_t)emb_dr_fv(r, entry, t.need, s->w[ST_F_HANDLE]);
+        o->type = (uint16_t)emb_dr_fv(r, entry, t.need, s->w[ST_F_TYPE]);
+        emb_dr_field_text(entry, t.need, s->w[ST_F_NAME], o->name, sizeof o->name);
+        emb_dr_name_from(r, word_or(r->d, EMB_DESC_TYPES, TY_OBJ_NAMES, 0),
                   word_or(r->d, EMB_DESC_TYPES, TY_OBJ_COUNT, 0), o->type, o->type_name, sizeof o->type_name);
         if (stats.off + stats.size <= t.need)
-            o->nstats = read_named_fields(r, s->w[ST_OBJ_FIELDS], s->w[ST_OBJ_FIELD_COUNT],
+            o->nstats = emb_dr_read_named_fields(r, s->w[ST_OBJ_FIELDS], s->w[ST_OBJ_FIELD_COUNT],
                                           entry + stats.off, stats.size, o->stats, "object statistics");
     }
     free(entry);
 }
 
-static void read_cpu(struct rd *r, struct emb_desc_model *md)
+static void read_cpu(struct emb_dr *r, struct emb_desc_model *md)
 {
     const struct emb_desc_image_section *s = emb_desc_image_section(r->d, EMB_DESC_STATS);
     if (!s || s->words <= ST_CPU_COUNT || !s->w[ST_CPU] || !s->w[ST_CPU_FIELDS])
         return;
     uint8_t block[256];
-    if (!read_full(r, s->w[ST_CPU], block, sizeof block)) {
+    if (!emb_dr_read_full(r, s->w[ST_CPU], block, sizeof block)) {
         /* A smaller block near the end of a region: read what the fields need. */
         memset(block, 0, sizeof block);
-        if (!read_full(r, s->w[ST_CPU], block, 64))
+        if (!emb_dr_read_full(r, s->w[ST_CPU], block, 64))
             return;
     }
-    md->ncpu = read_named_fields(r, s->w[ST_CPU_FIELDS], s->w[ST_CPU_COUNT], block, sizeof block, md->cpu,
+    md->ncpu = emb_dr_read_named_fields(r, s->w[ST_CPU_FIELDS], s->w[ST_CPU_COUNT], block, sizeof block, md->cpu,
                                  "CPU statistics");
 }
 
-static void read_crash(struct rd *r, struct emb_desc_model *md)
+static void read_crash(struct emb_dr *r, struct emb_desc_model *md)
 {
     uint64_t v, area;
     if (deref(r, EMB_DESC_CRASH, CR_RECORD, r->d->ptr_size, &area) && area &&
         deref(r, EMB_DESC_CRASH, CR_CAP, 4, &v)) {
         md->crash_cap = (uint32_t)(v > 65535 ? 65535 : v);
-        if (!in_ram(r, area, md->crash_cap, "the crash record area"))
+        if (!emb_dr_in_ram(r, area, md->crash_cap, "the crash record area"))
             return;
         md->has_crash = true;
         md->crash_area = area;
@@ -592,7 +587,7 @@ static void read_crash(struct rd *r, struct emb_desc_model *md)
         /* The region may not be in the image (a core leaves shared file mappings out):
          * then the record is not shown, which is no fault of the image. */
         md->crash_bytes = malloc(md->crash_cap ? md->crash_cap : 1);
-        if (md->crash_bytes && !read_full(r, area, md->crash_bytes, md->crash_cap)) {
+        if (md->crash_bytes && !emb_dr_read_full(r, area, md->crash_bytes, md->crash_cap)) {
             free(md->crash_bytes);
             md->crash_bytes = NULL;
         }
@@ -609,7 +604,7 @@ static void read_crash(struct rd *r, struct emb_desc_model *md)
             return;
         }
         md->mini_bytes = malloc((size_t)md->mini_entries * 32 + 1);
-        if (md->mini_bytes && !read_full(r, area, md->mini_bytes, (size_t)md->mini_entries * 32)) {
+        if (md->mini_bytes && !emb_dr_read_full(r, area, md->mini_bytes, (size_t)md->mini_entries * 32)) {
             free(md->mini_bytes);
             md->mini_bytes = NULL;
         }
@@ -618,7 +613,7 @@ static void read_crash(struct rd *r, struct emb_desc_model *md)
 
 /* The log rings (section 5, version 1): an array of ring addresses, each a struct whose
  * fields the section describes. */
-static void read_logring(struct rd *r, const struct emb_desc_image_section *s, struct emb_desc_model *md,
+static void read_logring(struct emb_dr *r, const struct emb_desc_image_section *s, struct emb_desc_model *md,
                          struct emb_desc_logring *l)
 {
     uint8_t buf[MAX_STRUCT];
@@ -630,7 +625,7 @@ static void read_logring(struct rd *r, const struct emb_desc_image_section *s, s
         return;
     set_members(r, buf, (size_t)size, s->w, log_ring_members,
                 sizeof log_ring_members / sizeof log_ring_members[0], l);
-    field_text(buf, (size_t)size, s->w[LG_F_NAME], l->name, sizeof l->name);
+    emb_dr_field_text(buf, (size_t)size, s->w[LG_F_NAME], l->name, sizeof l->name);
     uint64_t bytes = (uint64_t)l->mask + 1u;
     l->ok = is_pow2(bytes) && bytes >= 256u && bytes <= EMB_DR_MAX_RING_BYTES && l->buf &&
             l->spill <= md->log_slack && (uint32_t)(l->write_pos - l->read_pos) <= bytes &&
@@ -642,10 +637,10 @@ static void read_logring(struct rd *r, const struct emb_desc_image_section *s, s
         return;
     }
     snprintf(what, sizeof what, "log ring %u: its buffer", l->index);
-    l->ok = in_ram(r, l->buf, bytes + md->log_slack, what);
+    l->ok = emb_dr_in_ram(r, l->buf, bytes + md->log_slack, what);
 }
 
-static void read_log(struct rd *r, struct emb_desc_model *md)
+static void read_log(struct emb_dr *r, struct emb_desc_model *md)
 {
     const struct emb_desc_image_section *s = emb_desc_image_section(r->d, EMB_DESC_LOG);
     uint64_t array, count;
@@ -660,14 +655,14 @@ static void read_log(struct rd *r, struct emb_desc_model *md)
                       md->log_id_bytes, md->log_ts_bytes, md->log_slack);
         return;
     }
-    if (!read_word(r, s->w[LG_RINGS], &array) || !deref(r, EMB_DESC_LOG, LG_COUNT, 4, &count) || !array ||
+    if (!emb_dr_read_word(r, s->w[LG_RINGS], &array) || !deref(r, EMB_DESC_LOG, LG_COUNT, 4, &count) || !array ||
         !count)
         return; /* no log ring (yet) */
     if (count > EMB_DR_MAX_LOG_RINGS) {
         emb_desc_report(r->is, "log section: %" PRIu64 " rings, reading %u", count, EMB_DR_MAX_LOG_RINGS);
         count = EMB_DR_MAX_LOG_RINGS;
     }
-    if (!in_ram(r, array, count * r->d->ptr_size, "the log ring array"))
+    if (!emb_dr_in_ram(r, array, count * r->d->ptr_size, "the log ring array"))
         return;
     md->logrings = calloc(count, sizeof *md->logrings);
     if (!md->logrings)
@@ -676,7 +671,7 @@ static void read_log(struct rd *r, struct emb_desc_model *md)
         struct emb_desc_logring *l = &md->logrings[md->nlogrings];
         memset(l, 0, sizeof *l);
         l->index = (uint32_t)i;
-        if (!read_word(r, array + i * r->d->ptr_size, &l->addr) || !l->addr)
+        if (!emb_dr_read_word(r, array + i * r->d->ptr_size, &l->addr) || !l->addr)
             continue;
         read_logring(r, s, md, l);
         md->nlogrings++;
@@ -687,7 +682,7 @@ int emb_desc_read(struct emb_mem *m, const struct emb_desc_image *d, struct emb_
                 struct emb_problems *issues)
 {
     memset(md, 0, sizeof *md);
-    struct rd r = {m, d, issues};
+    struct emb_dr r = {m, d, issues};
     read_identity(&r, md);
     read_firmware(&r, md);
     if (!md->ready)
@@ -698,6 +693,7 @@ int emb_desc_read(struct emb_mem *m, const struct emb_desc_image *d, struct emb_
     read_cpu(&r, md);
     read_crash(&r, md);
     read_log(&r, md);
+    emb_dr_read_kernel(&r, md);
     if (emb_mem_budget_spent(m))
         emb_desc_report(issues, "stopped: the read budget is spent (a hostile or huge image)");
     return 0;
@@ -711,6 +707,7 @@ void emb_desc_model_free(struct emb_desc_model *md)
     free(md->crash_bytes);
     free(md->mini_bytes);
     free(md->logrings);
+    emb_dr_kernel_free(md);
     memset(md, 0, sizeof *md);
 }
 

@@ -109,6 +109,58 @@ struct emb_desc_object {
     size_t nstats;
 };
 
+/* ---- What a kernel's layout block describes (descriptor section 11) ---- */
+#define EMB_DR_MAX_THREADS 256u
+#define EMB_DR_MAX_KOBJECTS 256u
+#define EMB_DR_MAX_OWNED 16u
+#define EMB_DR_MAX_FRAME 32u
+#define EMB_DR_MAX_KSTACK (1u << 20)
+
+struct emb_desc_kobject {
+    uint64_t addr;
+    uint32_t type, handle, lifecycle;
+    char type_name[16];
+    char name[20];
+    uint64_t owner;            /* a mutex's owner (a thread's address), 0 none */
+};
+
+struct emb_desc_thread {
+    uint64_t addr;             /* its control block */
+    uint32_t index;
+    char name[24];
+    uint32_t state, wait_reason;
+    char state_name[16], wait_name[16];
+    uint64_t wait_object;      /* 0 none */
+    char wait_object_name[20]; /* the object's name when it is a registered object */
+    int32_t wake_result;
+    uint32_t base_priority, eff_priority;
+    uint32_t timeout_armed, timeout_deadline, notify_bits, notify_mask;
+    uint64_t sp, entry, stack_low;
+    uint32_t stack_size, stack_used; /* stack_used: high-water from the paint; 0 unknown */
+    bool running;              /* the CPU's current thread: its saved registers are stale */
+    bool has_frame;            /* frame[] read at sp */
+    uint64_t frame[EMB_DR_MAX_FRAME];
+    struct emb_desc_kobject owned[EMB_DR_MAX_OWNED]; /* the locks it holds */
+    size_t nowned;
+    struct emb_desc_stat stats[EMB_DR_MAX_FIELDS];
+    size_t nstats;
+};
+
+struct emb_desc_kernel_view {
+    char name[32];
+    struct emb_desc_thread *threads;
+    size_t nthreads;
+    uint32_t frame_words, frame_pc, frame_lr;
+    char frame_names[EMB_DR_MAX_FRAME][8];
+    /* the scheduler's per-CPU state (CPU 0) */
+    uint64_t current;
+    uint32_t irq_nesting, sched_lock, reschedule, switches, tick, ready_bitmap;
+    uint32_t priority_count;
+    bool urgent_high;
+    struct emb_desc_kobject *objects;
+    size_t nobjects;
+};
+
 struct emb_desc_model {
     /* identity */
     uint32_t config_hash, lib_version, catalog_checksum;
@@ -153,6 +205,8 @@ struct emb_desc_model {
     uint32_t log_id_bytes, log_ts_bytes, log_slack;
     /* A debug probe is the consumer of the streaming rings and the log rings. */
     bool probe_consumer;
+    /* A kernel's threads, scheduler and objects (NULL: the image has no kernel layout). */
+    struct emb_desc_kernel_view *kernel;
 };
 
 /* Problems go to a sink (base/problem.h): what cannot be read at all is an error; what is

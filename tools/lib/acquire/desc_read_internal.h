@@ -59,4 +59,33 @@ static inline struct field field_of(uint64_t w)
  * read); ps NULL drops it. */
 void emb_desc_report(struct emb_problems *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Reading what the descriptor points at (desc_read.c), for the readers of its sections. */
+struct emb_dr {
+    struct emb_mem *m;
+    const struct emb_desc_image *d;
+    struct emb_problems *is;
+};
+
+/* addr..addr+len lies in the image's RAM (when the source knows it); else said, false. */
+bool emb_dr_in_ram(struct emb_dr *r, uint64_t addr, uint64_t len, const char *what);
+bool emb_dr_read_full(struct emb_dr *r, uint64_t addr, void *buf, size_t len);
+bool emb_dr_read_uint(struct emb_dr *r, uint64_t addr, unsigned size, uint64_t *v);
+bool emb_dr_read_word(struct emb_dr *r, uint64_t addr, uint64_t *v);
+/* A NUL-terminated name at ptr, at most cap - 1 bytes, unprintable bytes as '?'. */
+void emb_dr_read_string(struct emb_dr *r, uint64_t ptr, char *out, size_t cap);
+/* A field's value (or text) in a structure read into buf[0..len): 0 ("") when it does not
+ * fit. */
+bool emb_dr_field_value(const struct emb_dr *r, const uint8_t *buf, size_t len, uint64_t w, uint64_t *v);
+uint64_t emb_dr_fv(const struct emb_dr *r, const uint8_t *buf, size_t len, uint64_t w);
+void emb_dr_field_text(const uint8_t *buf, size_t len, uint64_t w, char *out, size_t cap);
+/* Bytes a set of field words spans. */
+uint32_t emb_dr_extent(const uint64_t *words, size_t n);
+size_t emb_dr_read_named_fields(struct emb_dr *r, uint64_t table, uint64_t count, const uint8_t *block,
+                                size_t block_len, struct emb_desc_stat *out, const char *what);
+/* Name i of an array of `count` name addresses. */
+void emb_dr_name_from(struct emb_dr *r, uint64_t array, uint64_t count, uint64_t i, char *out, size_t cap);
+/* What a kernel's layout block describes (desc_kernel.c): threads, scheduler, objects. */
+void emb_dr_read_kernel(struct emb_dr *r, struct emb_desc_model *md);
+void emb_dr_kernel_free(struct emb_desc_model *md);
+
 #endif /* EMB_HOST_DESC_READ_INTERNAL_H */

@@ -199,13 +199,16 @@ unsigned emb_crash_report_irq(const struct emb_trace_event *e)
     return (uint16_t)field_u32(e, 0);
 }
 
-const char *emb_crash_report_handle_name(const struct emb_crash_report *rep, uint32_t handle,
-                                         char *buf, size_t len)
+/* The newest obj_init naming `handle` (threads: type 0 and the thread's index; objects:
+ * any other type). */
+static const char *obj_name(const struct emb_crash_report *rep, uint32_t handle, bool thread, char *buf,
+                            size_t len)
 {
     size_t n;
     const struct emb_trace_event *const *ev = emb_trace_events(rep->trace, &n);
     for (size_t i = n; i-- > 0;) {
-        if (!is_event(ev[i], "obj_init") || field_u32(ev[i], 1) != handle)
+        if (!is_event(ev[i], "obj_init") || field_u32(ev[i], 1) != handle ||
+            (emb_catalog_field_get_uint(&ev[i]->ev->fields[0], ev[i]->payload) == 0) != thread)
             continue;
         const char *text;
         size_t tl = emb_trace_field_chars(&ev[i]->ev->fields[2], ev[i]->payload, &text);
@@ -213,6 +216,12 @@ const char *emb_crash_report_handle_name(const struct emb_crash_report *rep, uin
         return buf;
     }
     return NULL;
+}
+
+const char *emb_crash_report_handle_name(const struct emb_crash_report *rep, uint32_t handle,
+                                         char *buf, size_t len)
+{
+    return obj_name(rep, handle, false, buf, len);
 }
 
 /* A field's value with what the report knows of it: the code at a pc, an object's name,
@@ -231,7 +240,11 @@ static void field_text(const struct emb_crash_report *rep, const struct emb_cata
                                             name, sizeof name)) {
         snprintf(v + l, len - l, " \"%s\"", name);
     } else if (f->meaning == EMB_CAT_MEANING_THREAD) {
-        const char *cn = emb_crash_report_context_name(rep, (uint16_t)emb_catalog_field_get_uint(f, payload));
+        /* A kernel's thread as its obj_init names it, else the context of that id. */
+        uint32_t id = (uint32_t)emb_catalog_field_get_uint(f, payload);
+        const char *cn = obj_name(rep, id, true, name, sizeof name);
+        if (cn == NULL)
+            cn = emb_crash_report_context_name(rep, (uint16_t)id);
         if (cn)
             snprintf(v + l, len - l, " (%s)", emb_text_escape_str(thread, sizeof thread, cn));
     }

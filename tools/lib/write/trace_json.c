@@ -1,4 +1,5 @@
 /* The trace for programs: one JSON object per line, or one document. */
+#include "trace_threads.h"
 #include "trace_write.h"
 
 #include <inttypes.h>
@@ -246,6 +247,36 @@ void emb_trace_json_contexts(struct emb_json *j, const struct emb_trace *t)
     emb_json_end_array(j);
 }
 
+/* The summary's "threads": each thread's run and blocked time from the switch events (none: absent). */
+static void json_threads(struct emb_json *j, const struct emb_trace *t)
+{
+    struct emb_trace_threads th;
+    if (emb_trace_threads_compute(t, &th) != 0 || th.n == 0) {
+        emb_trace_threads_free(&th);
+        return;
+    }
+    emb_json_begin_object(j, "threads");
+    emb_json_uint(j, "switches", th.switches);
+    emb_json_uint(j, "span_ticks", th.span_ticks);
+    emb_json_begin_array(j, "items");
+    for (size_t i = 0; i < th.n; i++) {
+        const struct emb_trace_thread *x = &th.items[i];
+        emb_json_begin_object(j, NULL);
+        emb_json_uint(j, "index", x->index);
+        emb_json_string(j, "name", x->name);
+        emb_json_uint(j, "switches_in", x->switches_in);
+        emb_json_uint(j, "switches_out", x->switches_out);
+        emb_json_uint(j, "run_ticks", x->run_ticks);
+        emb_json_double(j, "load", emb_trace_thread_load(&th, x));
+        emb_json_uint(j, "blocked_ticks", x->blocked_ticks);
+        emb_json_uint(j, "waits", x->waits);
+        emb_json_end_object(j);
+    }
+    emb_json_end_array(j);
+    emb_json_end_object(j);
+    emb_trace_threads_free(&th);
+}
+
 void emb_trace_json_summary(struct emb_json *j, const struct emb_trace *t)
 {
     const struct emb_trace_summary *s = emb_trace_summary(t);
@@ -259,6 +290,7 @@ void emb_trace_json_summary(struct emb_json *j, const struct emb_trace *t)
     emb_json_uint(j, "bad_packets", s->bad_packets);
     emb_json_uint(j, "errors", s->errors);
     emb_json_bool(j, "fatal", s->fatal);
+    json_threads(j, t);
     emb_json_end_object(j);
     const struct emb_problems *found = emb_trace_problems(t);
     emb_json_begin_array(j, "issues");

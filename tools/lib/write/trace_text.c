@@ -3,6 +3,7 @@
 
 #include "out_buf.h"
 #include "trace_names.h"
+#include "trace_threads.h"
 #include "trace_write.h"
 
 #include <inttypes.h>
@@ -259,6 +260,31 @@ int emb_trace_write_text(const struct emb_trace *t, FILE *out,
     return seen == NULL ? -1 : rc;
 }
 
+/* Each thread's CPU time, share of the span and blocked time, from the switch events. */
+static void write_threads(const struct emb_trace *t, FILE *out)
+{
+    struct emb_trace_threads th;
+    if (emb_trace_threads_compute(t, &th) != 0 || th.n == 0) {
+        emb_trace_threads_free(&th);
+        return;
+    }
+    const struct emb_trace_info *h = emb_trace_info(t);
+    const char *bold = emb_color_code(out, EMB_C_BOLD), *reset = emb_color_code(out, EMB_C_RESET);
+    fprintf(out, "%" PRIu64 " switches; threads over %.6f s from the first switch:\n", th.switches,
+            (double)emb_trace_ticks_to_ns(th.span_ticks, h->clock_hz) * 1e-9);
+    fprintf(out, "%s%-16s  %5s  %8s  %12s  %7s  %12s  %6s%s\n", bold, "thread", "index",
+            "switches", "run", "load", "blocked", "waits", reset);
+    for (size_t i = 0; i < th.n; i++) {
+        const struct emb_trace_thread *x = &th.items[i];
+        fprintf(out, "%-16s  %5" PRIu32 "  %8" PRIu64 "  %10.6f s  %6.2f%%  %10.6f s  %6" PRIu64 "\n",
+                x->name[0] ? x->name : "?", x->index, x->switches_in,
+                (double)emb_trace_ticks_to_ns(x->run_ticks, h->clock_hz) * 1e-9,
+                100.0 * emb_trace_thread_load(&th, x),
+                (double)emb_trace_ticks_to_ns(x->blocked_ticks, h->clock_hz) * 1e-9, x->waits);
+    }
+    emb_trace_threads_free(&th);
+}
+
 int emb_trace_write_summary(const struct emb_trace *t, FILE *out)
 {
     const struct emb_trace_info *h = emb_trace_info(t);
@@ -293,5 +319,6 @@ int emb_trace_write_summary(const struct emb_trace *t, FILE *out)
         fprintf(out, "%" PRIu64 " events with an unknown id\n", s->unknown);
     if (s->bad_packets || s->errors)
         fprintf(out, "%" PRIu64 " bad packets, %" PRIu64 " errors\n", s->bad_packets, s->errors);
+    write_threads(t, out);
     return ferror(out) ? -1 : 0;
 }

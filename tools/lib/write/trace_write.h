@@ -46,6 +46,11 @@ int emb_trace_write_json(const struct emb_trace *t, FILE *out);
 /* The same document without its events (`emb trace --summary --json`). */
 int emb_trace_write_json_summary(const struct emb_trace *t, FILE *out);
 
+/* The latency metrics of a kernel's trace (decode/trace_latency.h) with the build's
+ * identity: a table, or one JSON document. */
+int emb_trace_write_latency(const struct emb_trace *t, FILE *out);
+int emb_trace_write_json_latency(const struct emb_trace *t, FILE *out);
+
 /* The record as a JSON object (the NDJSON line without its newline). */
 void emb_trace_json_record(struct emb_json *j, const struct emb_trace *t,
                            const struct emb_trace_event *e);

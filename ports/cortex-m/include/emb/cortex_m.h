@@ -103,10 +103,23 @@ void emb_cm_clock_poll(void);
  * the image has none. */
 uint32_t emb_cm_build_id(const uint8_t **id);
 
+/* What a frame link's trace stream header says of this port (emb/frame_link.h): the
+ * catalogue, packet size, clock, uuid, build id and port name, and `ring_packets`; and
+ * the log's hello identity. For a firmware that sends its rings itself. */
+struct emb_tsf_info;
+struct emb_log_identity;
+void emb_cm_link_identity(struct emb_tsf_info *info, struct emb_log_identity *log_id, uint32_t ring_packets);
+
 /* The fault handler for HardFault, MemManage, BusFault and UsageFault: writes a v1 crash
  * record (stacked frame, CFSR, HFSR, MMFAR, BFAR, the last trace packets) into the
  * retained region and resets the system. */
 void emb_cm_fault_entry(void);
+
+/* Called by the fault handler just before it records the fault (handler mode, interrupts
+ * masked): a kernel records here what a flight recorder of the last packets needs to name
+ * (obj_init of its threads and objects) and returns the faulting thread's index, which
+ * the fault event carries. The port's weak default records nothing and returns 0. */
+uint16_t emb_cm_fault_announce(void);
 
 /* Resets the system through AIRCR.SYSRESETREQ. */
 void emb_cm_reset(void) __attribute__((noreturn));

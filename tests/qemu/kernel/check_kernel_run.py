@@ -1,0 +1,92 @@
+"""Holds the threaded firmware's trace against the kernel's own accounting (kernel_run.sh).
+
+The kernel counts every switch and charges each thread's run time at the switch; the
+trace records a switch event at the same point. Decoded by emb, the trace must name
+exactly as many switches as the kernel counted (in all and per thread), give each thread
+a share of the run within one percentage point of the kernel's, and show every class of
+event the kernel's operations record."""
+import json
+import re
+import sys
+
+work = sys.argv[1]
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+        print(f"ok - {what}")
+    else:
+        failed += 1
+        print(f"not ok - {what}")
+
+
+uart = open(f"{work}/uart0.txt", encoding="utf-8").read()
+check("kern: run done" in uart, "the firmware finished its run")
+m = re.search(r"kern: switches (\d+)", uart)
+kern_switches = int(m.group(1)) if m else -1
+kern = {}
+for t in re.finditer(r"kern: thread (\d+) (\S+) run (\d+) switches (\d+) blocked (\d+) "
+                     r"stack (\d+) boost (\d+)", uart):
+    kern[int(t.group(1))] = dict(name=t.group(2), run=int(t.group(3)), switches=int(t.group(4)),
+                                 blocked=int(t.group(5)), stack=int(t.group(6)),
+                                 boost=int(t.group(7)))
+check(len(kern) >= 5, f"the kernel reported {len(kern)} threads")
+
+doc = json.load(open(f"{work}/trace.json", encoding="utf-8"))
+events = [e for e in doc["events"] if "event" in e]
+summary = json.load(open(f"{work}/summary.json", encoding="utf-8"))
+check(summary["summary"]["discarded"] == 0 and summary["summary"]["lost_packets"] == 0,
+      "nothing was dropped on the way")
+switches = [e for e in events if e["event"] == "switch"]
+check(len(switches) == kern_switches and kern_switches > 100,
+      f"every switch accounted for: trace {len(switches)}, kernel {kern_switches}")
+check(events[-1]["event"] == "user_event" and events[-1]["fields"]["a"] == kern_switches,
+      "the END event is the trace's last and carries the kernel's count")
+
+threads = {t["index"]: t for t in summary["summary"]["threads"]["items"]}
+total = sum(k["run"] for k in kern.values())
+for index, k in sorted(kern.items()):
+    t = threads.get(index)
+    if t is None:
+        check(False, f"thread {k['name']} is in the trace summary")
+        continue
+    check(t["name"] == k["name"], f"thread {index} named {t['name']} (kernel: {k['name']})")
+    check(t["switches_out"] == k["switches"],
+          f"{k['name']}: switched out {t['switches_out']} times (kernel {k['switches']})")
+    kload = k["run"] / total
+    check(abs(t["load"] - kload) < 0.01,
+          f"{k['name']}: load {100 * t['load']:.2f}% from the trace, {100 * kload:.2f}% by the kernel")
+    if kload > 0.05:
+        check(abs(t["run_ticks"] - k["run"]) <= 0.01 * k["run"],
+              f"{k['name']}: ran {t['run_ticks']} cycles by the trace, {k['run']} by the kernel")
+    if k["name"] != "idle":
+        check(0 < k["blocked"] and abs(t["blocked_ticks"] - k["blocked"]) <= 0.01 * k["blocked"],
+              f"{k['name']}: blocked {t['blocked_ticks']} cycles by the trace, {k['blocked']} by the kernel")
+    check(0 < k["stack"] < 1024, f"{k['name']}: stack high-water {k['stack']} of 1024 bytes")
+check(any(k["boost"] > 0 for k in kern.values()),
+      "emb_stats_thread_get: a priority boost was recorded (priority inheritance)")
+
+classes = {e["class"] for e in events}
+for c in ("sched", "thread", "wait", "sync", "ipc", "notify", "work", "time", "irq", "power"):
+    check(c in classes, f"class {c} recorded by a real operation")
+names = {e["event"] for e in events}
+for n in ("prio_inherit", "thread_priority", "sem_give", "msgq_send", "notify_set", "work_start",
+          "dwork_schedule", "timeout_fire", "sched_lock", "idle_enter", "state_enter"):
+    check(n in names, f"event {n} recorded")
+check(any(e["depth"] >= 2 for e in events), "the two interrupts nested (depth 2)")
+# Latency metrics: each kind of interval counted as often as the trace holds it.
+lat = json.load(open(f"{work}/latency.json", encoding="utf-8"))["latency"]
+isr_wakes = sum(1 for e in events if e["event"] == "wake" and e["fields"]["source"] == "isr")
+check(0 < lat["isr_to_thread"]["count"] <= isr_wakes,
+      f"ISR to thread measured {lat['isr_to_thread']['count']} times of {isr_wakes} wakes from interrupts")
+blocking = sum(1 for e in switches if e["fields"]["reason"] in ("block", "sleep"))
+check(lat["block_to_switch"]["count"] == blocking,
+      f"a switch from a blocking thread measured for each of the {blocking}")
+check(lat["irq"]["count"] == sum(1 for e in events if e["event"] == "irq_exit"),
+      "every interrupt handler measured")
+check(all(m["min_ticks"] <= m["max_ticks"] for m in lat.values() if m["count"]), "min <= max")
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)

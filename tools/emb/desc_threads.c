@@ -1,0 +1,147 @@
+#include "desc_threads.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "text.h"
+
+static const char *thread_name(const struct emb_desc_kernel_view *k, uint64_t addr)
+{
+    for (size_t i = 0; i < k->nthreads; i++)
+        if (k->threads[i].addr == addr)
+            return k->threads[i].name;
+    return addr ? "?" : "-";
+}
+
+static void print_registers(FILE *out, const struct emb_desc_kernel_view *k, const struct emb_desc_thread *t,
+                            emb_desc_symbolise_fn sym, void *arg)
+{
+    char buf[256];
+    fprintf(out, "      registers at sp 0x%08" PRIx64 ":", t->sp);
+    for (uint32_t i = 0; i < k->frame_words; i++)
+        fprintf(out, "%s %s=%08" PRIx64, i % 8 == 0 ? "\n       " : "", k->frame_names[i], t->frame[i]);
+    if (k->frame_pc < k->frame_words)
+        fprintf(out, "\n       pc %s", sym(arg, t->frame[k->frame_pc], buf, sizeof buf));
+    if (k->frame_lr < k->frame_words)
+        fprintf(out, "\n       lr %s", sym(arg, t->frame[k->frame_lr], buf, sizeof buf));
+    fputc('\n', out);
+}
+
+static void print_thread(FILE *out, const struct emb_desc_kernel_view *k, const struct emb_desc_thread *t,
+                         emb_desc_symbolise_fn sym, void *arg)
+{
+    char wait[48] = "-", timeout[24] = "-", locks[96] = "-", buf[256];
+    if (t->state_name[0] && strcmp(t->wait_name, "none") != 0 && t->wait_name[0])
+        snprintf(wait, sizeof wait, "%s %s", t->wait_name, t->wait_object_name[0] ? t->wait_object_name : "");
+    if (t->timeout_armed)
+        snprintf(timeout, sizeof timeout, "tick %" PRIu32, t->timeout_deadline);
+    size_t used = 0;
+    for (size_t i = 0; i < t->nowned && used + 24 < sizeof locks; i++)
+        used += (size_t)snprintf(locks + used, sizeof locks - used, "%s%s", i ? "," : "",
+                                 t->owned[i].name[0] ? t->owned[i].name : "?");
+    fprintf(out, "  %3" PRIu32 " %-10s %-8s %-16s %2" PRIu32 "/%-2" PRIu32 " %5" PRIu32 "/%-5" PRIu32
+                 " %-10s 0x%02" PRIx32 "/0x%02" PRIx32 " %s\n",
+            t->index, t->name, t->running ? "running" : t->state_name, wait, t->base_priority,
+            t->eff_priority, t->stack_used, t->stack_size, timeout, t->notify_bits, t->notify_mask, locks);
+    fprintf(out, "      entry %s\n", sym(arg, t->entry, buf, sizeof buf));
+    if (t->has_frame)
+        print_registers(out, k, t, sym, arg);
+}
+
+void emb_desc_print_threads(FILE *out, const struct emb_desc_model *m, emb_desc_symbolise_fn sym, void *arg)
+{
+    const struct emb_desc_kernel_view *k = m->kernel;
+    if (k == NULL)
+        return;
+    const char *bold = emb_color_code(out, EMB_C_BOLD), *reset = emb_color_code(out, EMB_C_RESET);
+    fprintf(out, "\n%sThreads%s of %s (%zu): current %s, irq nesting %" PRIu32 ", scheduler lock %" PRIu32
+                 ", reschedule %" PRIu32 ", %" PRIu32 " switches, tick %" PRIu32 "\n",
+            bold, reset, k->name, k->nthreads, thread_name(k, k->current), k->irq_nesting, k->sched_lock,
+            k->reschedule, k->switches, k->tick);
+    fprintf(out, "  %3s %-10s %-8s %-16s %-5s %11s %-10s %-9s %s\n", "idx", "name", "state", "wait",
+            "prio", "stack used", "timeout", "notify", "locks held");
+    for (size_t i = 0; i < k->nthreads; i++)
+        print_thread(out, k, &k->threads[i], sym, arg);
+    if (k->nobjects) {
+        fprintf(out, "\n%sKernel objects%s (%zu)\n", bold, reset, k->nobjects);
+        for (size_t i = 0; i < k->nobjects; i++) {
+            const struct emb_desc_kobject *o = &k->objects[i];
+            fprintf(out, "  0x%08" PRIx32 " %-6s %-12s%s%s\n", o->handle, o->type_name, o->name,
+                    o->type == 1u ? " held by " : "", o->type == 1u ? thread_name(k, o->owner) : "");
+        }
+    }
+}
+
+static void json_thread(struct emb_json *j, const struct emb_desc_kernel_view *k, const struct emb_desc_thread *t,
+                        emb_desc_symbolise_fn sym, void *arg)
+{
+    char buf[256];
+    emb_json_begin_object(j, NULL);
+    emb_json_uint(j, "index", t->index);
+    emb_json_string(j, "name", t->name);
+    emb_json_uint(j, "address", t->addr);
+    emb_json_string(j, "state", t->running ? "running" : t->state_name);
+    emb_json_bool(j, "running", t->running);
+    emb_json_string(j, "wait_reason", t->wait_name);
+    emb_json_uint(j, "wait_object", t->wait_object);
+    emb_json_string(j, "wait_object_name", t->wait_object_name);
+    emb_json_int(j, "wake_result", t->wake_result);
+    emb_json_uint(j, "base_priority", t->base_priority);
+    emb_json_uint(j, "eff_priority", t->eff_priority);
+    emb_json_uint(j, "sp", t->sp);
+    emb_json_uint(j, "stack_low", t->stack_low);
+    emb_json_uint(j, "stack_size", t->stack_size);
+    emb_json_uint(j, "stack_used", t->stack_used);
+    emb_json_bool(j, "timeout_armed", t->timeout_armed != 0);
+    emb_json_uint(j, "timeout_deadline", t->timeout_deadline);
+    emb_json_uint(j, "notify_bits", t->notify_bits);
+    emb_json_uint(j, "notify_mask", t->notify_mask);
+    emb_json_string(j, "entry", sym(arg, t->entry, buf, sizeof buf));
+    emb_json_begin_array(j, "locks_held");
+    for (size_t i = 0; i < t->nowned; i++)
+        emb_json_string(j, NULL, t->owned[i].name);
+    emb_json_end_array(j);
+    emb_json_begin_object(j, "registers");
+    for (uint32_t i = 0; t->has_frame && i < k->frame_words; i++)
+        emb_json_uint(j, k->frame_names[i], t->frame[i]);
+    emb_json_end_object(j);
+    emb_json_begin_object(j, "stats");
+    for (size_t i = 0; i < t->nstats; i++)
+        emb_json_uint(j, t->stats[i].name, t->stats[i].value);
+    emb_json_end_object(j);
+    emb_json_end_object(j);
+}
+
+void emb_desc_json_threads(struct emb_json *j, const struct emb_desc_model *m, emb_desc_symbolise_fn sym,
+                           void *arg)
+{
+    const struct emb_desc_kernel_view *k = m->kernel;
+    if (k == NULL)
+        return;
+    emb_json_begin_object(j, "kernel");
+    emb_json_string(j, "name", k->name);
+    emb_json_string(j, "current_thread", thread_name(k, k->current));
+    emb_json_uint(j, "irq_nesting_depth", k->irq_nesting);
+    emb_json_uint(j, "sched_lock_depth", k->sched_lock);
+    emb_json_uint(j, "reschedule_pending", k->reschedule);
+    emb_json_uint(j, "switches", k->switches);
+    emb_json_uint(j, "tick", k->tick);
+    emb_json_uint(j, "ready_bitmap", k->ready_bitmap);
+    emb_json_begin_array(j, "threads");
+    for (size_t i = 0; i < k->nthreads; i++)
+        json_thread(j, k, &k->threads[i], sym, arg);
+    emb_json_end_array(j);
+    emb_json_begin_array(j, "objects");
+    for (size_t i = 0; i < k->nobjects; i++) {
+        const struct emb_desc_kobject *o = &k->objects[i];
+        emb_json_begin_object(j, NULL);
+        emb_json_uint(j, "handle", o->handle);
+        emb_json_string(j, "type", o->type_name);
+        emb_json_string(j, "name", o->name);
+        if (o->type == 1u)
+            emb_json_string(j, "owner", o->owner ? thread_name(k, o->owner) : "");
+        emb_json_end_object(j);
+    }
+    emb_json_end_array(j);
+    emb_json_end_object(j);
+}

@@ -1,0 +1,246 @@
+#include "trace_threads.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_names.h"
+
+#define NO_THREAD 0xFFFFu
+
+#define IRQ_NEST 16
+
+struct follow {
+    struct emb_trace_threads *th;
+    long current;             /* the running thread's item, -1 none */
+    int32_t irqs[IRQ_NEST];   /* the interrupts running, innermost last */
+    int nirq;
+    uint64_t *since;          /* per item: when it started running, or blocked */
+    uint64_t *blocked_since;
+    uint8_t *running, *blocked;
+    size_t cap;
+    uint32_t *slot;           /* by thread index (u16): its item + 1, 0 none */
+    const struct emb_trace_names *names;
+};
+
+static const struct emb_catalog_field *field_named(const struct emb_catalog_event *ev, const char *name)
+{
+    for (size_t k = 0; k < ev->nfields; k++)
+        if (strcmp(ev->fields[k].name, name) == 0)
+            return &ev->fields[k];
+    return NULL;
+}
+
+static int64_t field_of(const struct emb_trace_event *e, const char *name)
+{
+    const struct emb_catalog_field *f = field_named(e->ev, name);
+    return f != NULL ? (int64_t)emb_catalog_field_get_uint(f, e->payload) : -1;
+}
+
+static int grow(struct follow *f)
+{
+    size_t cap = f->cap ? 2u * f->cap : 16u;
+    struct emb_trace_thread *items = realloc(f->th->items, cap * sizeof *items);
+    if (items == NULL)
+        return -1;
+    f->th->items = items;
+    uint64_t *since = realloc(f->since, cap * sizeof *since);
+    uint64_t *bsince = since ? realloc(f->blocked_since, cap * sizeof *bsince) : NULL;
+    if (since)
+        f->since = since;
+    if (bsince)
+        f->blocked_since = bsince;
+    uint8_t *run = bsince ? realloc(f->running, cap) : NULL;
+    if (run)
+        f->running = run;
+    uint8_t *blk = run ? realloc(f->blocked, cap) : NULL;
+    if (blk == NULL)
+        return -1;
+    f->blocked = blk;
+    f->cap = cap;
+    return 0;
+}
+
+/* The item of a thread index, added on first sight; NULL past the limit or out of memory
+ * (*oom set). */
+static long item_of(struct follow *f, int64_t index, int *oom)
+{
+    if (index < 0 || index >= (int64_t)NO_THREAD)
+        return -1;
+    if (f->slot[index] != 0)
+        return (long)f->slot[index] - 1;
+    if (f->th->n >= EMB_TRACE_THREADS_MAX) {
+        f->th->ignored++;
+        return -1;
+    }
+    if (f->th->n == f->cap && grow(f) != 0) {
+        *oom = 1;
+        return -1;
+    }
+    size_t i = f->th->n++;
+    f->slot[index] = (uint32_t)i + 1u;
+    struct emb_trace_thread *t = &f->th->items[i];
+    memset(t, 0, sizeof *t);
+    t->index = (uint32_t)index;
+    const char *name = emb_trace_names_thread(f->names, t->index);
+    if (name != NULL)
+        snprintf(t->name, sizeof t->name, "%s", name);
+    f->running[i] = f->blocked[i] = 0;
+    t->woken_in_irq = -1;
+    return (long)i;
+}
+
+static void on_switch(struct follow *f, const struct emb_trace_event *e, int *oom)
+{
+    long from = item_of(f, field_of(e, "from"), oom), to = item_of(f, field_of(e, "to"), oom);
+    if (f->th->switches++ == 0)
+        f->th->span_ticks = e->ts; /* the start, until the end is known */
+    if (from >= 0 && f->running[from]) {
+        f->th->items[from].run_ticks += e->ts - f->since[from];
+        f->th->items[from].switches_out++;
+        f->running[from] = 0;
+    }
+    if (from >= 0 && !f->blocked[from])
+        f->th->items[from].state = EMB_TRACE_THREAD_READY;
+    if (to >= 0) {
+        f->th->items[to].switches_in++;
+        f->th->items[to].state = EMB_TRACE_THREAD_RUNNING;
+        f->running[to] = 1;
+        f->since[to] = e->ts;
+    }
+    f->current = to;
+}
+
+static void on_wait(struct follow *f, const struct emb_trace_event *e, bool begin, int *oom)
+{
+    long i = item_of(f, field_of(e, "thread"), oom);
+    if (i < 0)
+        return;
+    struct emb_trace_thread *t = &f->th->items[i];
+    if (begin) {
+        f->blocked[i] = 1;
+        f->blocked_since[i] = e->ts;
+        t->waits++;
+        t->state = EMB_TRACE_THREAD_BLOCKED;
+        const struct emb_catalog_field *reason = field_named(e->ev, "reason");
+        if (reason != NULL)
+            emb_trace_field_text(reason, e->payload, t->wait_reason, sizeof t->wait_reason);
+        t->wait_object = (uint32_t)field_of(e, "object");
+        return;
+    }
+    t->state = f->running[i] ? EMB_TRACE_THREAD_RUNNING : EMB_TRACE_THREAD_READY;
+    t->wait_reason[0] = '\0';
+    if (f->blocked[i]) {
+        f->th->items[i].blocked_ticks += e->ts - f->blocked_since[i];
+        f->blocked[i] = 0;
+    }
+}
+
+/* Who woke a thread (wake, notify_set), made it ready, and which mutexes it holds. */
+static void on_other(struct follow *f, const struct emb_trace_event *e, int *oom)
+{
+    const char *name = e->ev->name;
+    if (strcmp(name, "irq_enter") == 0) {
+        if (f->nirq < IRQ_NEST)
+            f->irqs[f->nirq] = (int32_t)field_of(e, "irq");
+        f->nirq++;
+    } else if (strcmp(name, "irq_exit") == 0) {
+        f->nirq -= f->nirq > 0;
+    } else if (strcmp(name, "wake") == 0) {
+        long i = item_of(f, field_of(e, "thread"), oom);
+        if (i >= 0) {
+            f->th->items[i].woken_by = e;
+            f->th->items[i].woken_in_irq = f->nirq > 0 && f->nirq <= IRQ_NEST ? f->irqs[f->nirq - 1] : -1;
+        }
+    } else if (strcmp(name, "notify_set") == 0 && field_of(e, "woke") == 1) {
+        long i = item_of(f, field_of(e, "target"), oom);
+        if (i >= 0)
+            f->th->items[i].notified_by = e;
+    } else if (strcmp(name, "mutex_lock") == 0 && f->current >= 0) {
+        struct emb_trace_thread *t = &f->th->items[f->current];
+        if (t->nheld < EMB_TRACE_THREAD_HELD) {
+            t->held_since[t->nheld] = e->ts;
+            t->held[t->nheld++] = (uint32_t)field_of(e, "mutex");
+        }
+    } else if (strcmp(name, "mutex_unlock") == 0 && f->current >= 0) {
+        struct emb_trace_thread *t = &f->th->items[f->current];
+        uint32_t m = (uint32_t)field_of(e, "mutex");
+        for (size_t k = t->nheld; k-- > 0;)
+            if (t->held[k] == m) {
+                memmove(&t->held[k], &t->held[k + 1], (t->nheld - k - 1) * sizeof t->held[0]);
+                memmove(&t->held_since[k], &t->held_since[k + 1], (t->nheld - k - 1) * sizeof t->held_since[0]);
+                t->nheld--;
+                break;
+            }
+    }
+}
+
+int emb_trace_threads_compute(const struct emb_trace *t, struct emb_trace_threads *out)
+{
+    memset(out, 0, sizeof *out);
+    struct follow f = {.th = out, .names = emb_trace_names_build(t), .current = -1,
+                       .slot = calloc(NO_THREAD, sizeof(uint32_t))};
+    size_t n;
+    const struct emb_trace_event *const *ev = emb_trace_events(t, &n);
+    int oom = f.names == NULL || f.slot == NULL;
+    uint64_t start = 0, last = 0;
+    for (size_t i = 0; i < n && !oom; i++) {
+        const struct emb_trace_event *e = ev[i];
+        if (e->type != EMB_TREC_EVENT)
+            continue;
+        last = e->ts;
+        if (strcmp(e->ev->name, "switch") == 0) {
+            if (out->switches == 0)
+                start = e->ts;
+            on_switch(&f, e, &oom);
+        } else if (out->switches > 0 && strcmp(e->ev->name, "wait_begin") == 0) {
+            on_wait(&f, e, true, &oom);
+        } else if (out->switches > 0 && strcmp(e->ev->name, "wait_end") == 0) {
+            on_wait(&f, e, false, &oom);
+        } else if (out->switches > 0) {
+            on_other(&f, e, &oom);
+        }
+    }
+    out->running = f.current >= 0 && !oom ? (int64_t)out->items[f.current].index : -1;
+    for (size_t i = 0; i < out->n && !oom; i++)
+        if (f.running[i])
+            out->items[i].run_ticks += last - f.since[i];
+    out->span_ticks = out->switches ? last - start : 0;
+    emb_trace_names_free((struct emb_trace_names *)f.names);
+    free(f.slot);
+    free(f.since);
+    free(f.blocked_since);
+    free(f.running);
+    free(f.blocked);
+    if (oom) {
+        emb_trace_threads_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+void emb_trace_threads_free(struct emb_trace_threads *th)
+{
+    free(th->items);
+    memset(th, 0, sizeof *th);
+}
+
+const struct emb_trace_thread *emb_trace_thread_find(const struct emb_trace_threads *th, uint32_t index)
+{
+    for (size_t i = 0; i < th->n; i++)
+        if (th->items[i].index == index)
+            return &th->items[i];
+    return NULL;
+}
+
+const char *emb_trace_thread_state_name(enum emb_trace_thread_state s)
+{
+    static const char *const names[] = {"unknown", "running", "ready", "blocked"};
+    return (unsigned)s < 4u ? names[s] : "?";
+}
+
+double emb_trace_thread_load(const struct emb_trace_threads *th, const struct emb_trace_thread *t)
+{
+    return th->span_ticks ? (double)t->run_ticks / (double)th->span_ticks : 0.0;
+}
