@@ -17,6 +17,9 @@ packages=(
   valgrind time                             # instruction counts, peak memory in benchmarks
   chromium                                  # renders emb diff's HTML report in a test
   binutils-multiarch
+  protobuf-c-compiler libprotobuf-c-dev     # emb trace --format perfetto-proto (protoc-c)
+  protobuf-compiler                         # protoc --decode: the protobuf export's test
+  nodejs                                    # Trace Event Format readers in tests (below)
 )
 
 missing=()
@@ -24,16 +27,17 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -ne 0 ]; then
+  echo "install-deps: installing ${missing[*]}" >&2
+  if [ "$(id -u)" -ne 0 ]; then
+    SUDO=sudo
+  else
+    SUDO=
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-echo "install-deps: installing ${missing[*]}" >&2
-if [ "$(id -u)" -ne 0 ]; then
-  SUDO=sudo
-else
-  SUDO=
-fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# npm packages the tests read our output with, pinned by tests/support/node's lock file.
+bash "$(dirname "$0")/install-node-deps.sh"

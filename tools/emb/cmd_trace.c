@@ -4,6 +4,7 @@
 #include "command.h"
 
 #include "trace_decode.h"
+#include "trace_perfetto.h"
 #include "trace_write.h"
 
 static const char *const CMD = "emb trace";
@@ -16,8 +17,11 @@ static const char HELP[] =
     "where they happened and in a summary on stderr.\n"
     "\n"
     "Options:\n"
-    "  -f, --format FMT    text (default), ndjson, perfetto (Chrome JSON trace for\n"
-    "                      ui.perfetto.dev), or ctf (a CTF 1.8 directory; needs -o)\n"
+    "  -f, --format FMT    text (default), ndjson, perfetto (Trace Event Format JSON for\n"
+    "                      ui.perfetto.dev, chrome://tracing), or ctf (a CTF 1.8\n"
+    "                      directory; needs -o)\n"
+    "      --log FILE      perfetto: show this log stream's lines on the trace\n"
+    "      --elf ELF       the firmware ELF whose call sites --log's stream records\n"
     "  -o, --output OUT    write to file OUT (a directory for ctf) instead of stdout\n"
     "      --json          one JSON document: header, contexts, events, summary\n"
     "      --summary       print only the per-context summary\n"
@@ -37,12 +41,13 @@ struct args {
     const char *output;
     const char *catalog;
     const char *file;
+    const char *log, *elf; /* --log, --elf */
     bool json; /* --json or --format json, which no other format goes with */
     bool summary;
     bool absolute;
 };
 
-enum { OPT_JSON = 256, OPT_SUMMARY, OPT_ABSOLUTE, OPT_CATALOG };
+enum { OPT_JSON = 256, OPT_SUMMARY, OPT_ABSOLUTE, OPT_CATALOG, OPT_LOG, OPT_ELF };
 static const struct option OPTIONS[] = {
     {"format", required_argument, NULL, 'f'},
     {"output", required_argument, NULL, 'o'},
@@ -50,6 +55,8 @@ static const struct option OPTIONS[] = {
     {"summary", no_argument, NULL, OPT_SUMMARY},
     {"absolute", no_argument, NULL, OPT_ABSOLUTE},
     {"catalog", required_argument, NULL, OPT_CATALOG},
+    {"log", required_argument, NULL, OPT_LOG},
+    {"elf", required_argument, NULL, OPT_ELF},
     EMB_CLI_OPTIONS_COMMON,
     {NULL, 0, NULL, 0},
 };
@@ -86,6 +93,8 @@ static int on_option(void *arg, int opt, char *value)
     case OPT_SUMMARY: a->summary = true; break;
     case OPT_ABSOLUTE: a->absolute = true; break;
     case OPT_CATALOG: a->catalog = value; break;
+    case OPT_LOG: a->log = value; break;
+    case OPT_ELF: a->elf = value; break;
     }
     return EMB_EXIT_OK;
 }
@@ -109,6 +118,14 @@ static int parse_args(int argc, char **argv, struct args *a)
     a->file = argv[optind];
     if (a->format == FMT_CTF && !a->output) {
         emb_cli_error(CMD, "--format ctf writes a directory: give it with -o DIR");
+        return EMB_EXIT_BAD;
+    }
+    if ((a->log || a->elf) && a->format != FMT_PERFETTO) {
+        emb_cli_error(CMD, "--log and --elf go with --format perfetto");
+        return EMB_EXIT_BAD;
+    }
+    if (!a->log != !a->elf) {
+        emb_cli_error(CMD, "--log needs the firmware's ELF (--elf), and --elf a --log");
         return EMB_EXIT_BAD;
     }
     return EMB_EXIT_OK;
@@ -153,7 +170,19 @@ static void report(const struct emb_trace *t)
                 s->errors == 1 ? "error" : "errors", s->bad_packets, plural(s->bad_packets, "packet"));
 }
 
-static int write_output(const struct emb_trace *t, const struct args *a)
+/* --log: the log stream's lines, shown on the trace by the Perfetto formats. */
+static int read_logs(const struct args *a, struct emb_perfetto_logs *logs)
+{
+    struct emb_problems ps;
+    emb_problems_init(&ps, a->log);
+    int rc = emb_perfetto_logs_read(a->log, a->elf, &ps, logs);
+    emb_cli_problems(CMD, &ps);
+    emb_problems_free(&ps);
+    return rc == 0 ? EMB_EXIT_OK : EMB_EXIT_BAD;
+}
+
+static int write_output(const struct emb_trace *t, const struct args *a,
+                        const struct emb_perfetto_options *po)
 {
     if (a->format == FMT_CTF) {
         char err[512];
@@ -177,7 +206,7 @@ static int write_output(const struct emb_trace *t, const struct args *a)
         struct emb_trace_text_options to = {.absolute = a->absolute};
         switch (a->format) {
         case FMT_NDJSON: rc = emb_trace_write_ndjson(t, out); break;
-        case FMT_PERFETTO: rc = emb_trace_write_perfetto(t, out); break;
+        case FMT_PERFETTO: rc = emb_trace_write_perfetto_json(t, po, out); break;
         case FMT_JSON: rc = emb_trace_write_json(t, out); break;
         default: rc = emb_trace_write_text(t, out, &to); break;
         }
@@ -219,12 +248,15 @@ int emb_cmd_trace(int argc, char **argv)
         return EMB_EXIT_BAD;
     }
     const struct emb_trace_summary *s = emb_trace_summary(t);
-    rc = EMB_EXIT_OK;
-    if (!s->fatal && write_output(t, &a) != 0)
+    struct emb_perfetto_logs logs = {0};
+    struct emb_perfetto_options po = {.logs = a.log ? &logs : NULL};
+    rc = a.log ? read_logs(&a, &logs) : EMB_EXIT_OK;
+    if (rc == EMB_EXIT_OK && !s->fatal && write_output(t, &a, &po) != 0)
         rc = EMB_EXIT_BAD;
     report(t);
     if (s->fatal || s->errors)
         rc = EMB_EXIT_BAD;
+    emb_perfetto_logs_free(&logs);
     emb_trace_free(t);
     emb_catalog_free(own);
     return rc;
