@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# `emb trace --format perfetto` read back by two independent readers of the Trace Event
+# `emb trace --format perfetto` and `--format perfetto-proto` read back by real readers.
+# The JSON by two independent readers of the Trace Event
 # Format from the npm registry (tests/support/node, installed by scripts/install-deps.sh):
 # Chrome DevTools' trace engine (@paulirish/trace_engine) and @tracerbench/trace-model. What
 # they return (threads, slices, counters, instants, flows) must agree with each other and
-# with the events `emb trace --json` and `emb log --json` decode from the same files.
+# with the events `emb trace --json` and `emb log --json` decode from the same files. The
+# protobuf by protoc --decode (perfetto_proto_check.py).
 # usage: test_perfetto.sh EMB CONSOLE TRACE_FILES NODE_DIR TMP
 set -u
 emb=$1 console=$2 files=$3 node_dir=$4 tmp=$5
@@ -129,6 +131,33 @@ for f in fails: print("MISMATCH: " + f)
 sys.exit(1 if fails else 0)
 EOF
 ok $? "console run: slices, counters, flows and log lines agree with emb trace/log --json"
+
+# Usage: --log goes with a Perfetto format and its ELF; a log that cannot be read is bad input.
+"$emb" trace --log "$tmp/run.embl" --elf "$console" "$tmp/run.embt" >/dev/null 2>&1
+[ $? -eq 2 ]; ok $? "--log with the text format: usage error (exit 2)"
+"$emb" trace -f perfetto --log "$tmp/run.embl" "$tmp/run.embt" >/dev/null 2>&1
+[ $? -eq 2 ]; ok $? "--log without --elf: usage error (exit 2)"
+"$emb" trace -f perfetto --log "$tmp/none.embl" --elf "$console" "$tmp/run.embt" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "none.embl: cannot open" "$tmp/err"; ok $? "--log FILE missing: exit 2, the file named"
+
+# 3. The protobuf trace, decoded by protoc against the schema subset, checked against the
+# JSON of the same run: packets, typed tracks, interned names, flows, log lines.
+schema=$(dirname "$0")/../../tools/lib/write
+for run in good run; do
+    if [ $run = good ]; then
+        "$emb" trace -f perfetto-proto -o "$tmp/$run.pb" "$files/good.embt"
+    else
+        "$emb" trace -f perfetto-proto --log "$tmp/run.embl" --elf "$console" -o "$tmp/$run.pb" \
+            "$tmp/run.embt"
+    fi
+    ok $? "perfetto-proto of $run"
+    protoc --decode=perfetto.protos.Trace --proto_path="$schema" perfetto_trace.proto \
+        <"$tmp/$run.pb" >"$tmp/$run.pb.txt"
+    ok $? "protoc --decode=perfetto.protos.Trace reads $run.pb"
+    logs=$(grep -c '"cat": "log"' "$tmp/$run.json")
+    python3 "$(dirname "$0")/perfetto_proto_check.py" "$tmp/$run.pb.txt" "$tmp/$run.json" "$logs"
+    ok $? "$run.pb: packets, tracks, interned names, flows and log lines as in $run.json"
+done
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -18,9 +18,9 @@ static const char HELP[] =
     "\n"
     "Options:\n"
     "  -f, --format FMT    text (default), ndjson, perfetto (Trace Event Format JSON for\n"
-    "                      ui.perfetto.dev, chrome://tracing), or ctf (a CTF 1.8\n"
-    "                      directory; needs -o)\n"
-    "      --log FILE      perfetto: show this log stream's lines on the trace\n"
+    "                      ui.perfetto.dev, chrome://tracing), perfetto-proto (Perfetto's\n"
+    "                      protobuf trace), or ctf (a CTF 1.8 directory; needs -o)\n"
+    "      --log FILE      perfetto formats: show this log stream's lines on the trace\n"
     "      --elf ELF       the firmware ELF whose call sites --log's stream records\n"
     "  -o, --output OUT    write to file OUT (a directory for ctf) instead of stdout\n"
     "      --json          one JSON document: header, contexts, events, summary\n"
@@ -34,7 +34,7 @@ static const char HELP[] =
     "Exit status: 0 when the file decoded cleanly (losses the target recorded are not\n"
     "errors), 2 on bad input or usage, after decoding what could be decoded.\n";
 
-enum format { FMT_TEXT, FMT_NDJSON, FMT_PERFETTO, FMT_CTF, FMT_JSON };
+enum format { FMT_TEXT, FMT_NDJSON, FMT_PERFETTO, FMT_CTF, FMT_JSON, FMT_PERFETTO_PROTO };
 
 struct args {
     enum format format;
@@ -72,12 +72,15 @@ static int format_option(struct args *a, const char *value)
         a->format = FMT_NDJSON;
     else if (!strcmp(value, "perfetto") || !strcmp(value, "chrome"))
         a->format = FMT_PERFETTO;
+    else if (!strcmp(value, "perfetto-proto"))
+        a->format = FMT_PERFETTO_PROTO;
     else if (!strcmp(value, "ctf"))
         a->format = FMT_CTF;
     else if (!strcmp(value, "json"))
         a->json = true;
     else {
-        emb_cli_error(CMD, "unknown format '%s' (text, ndjson, perfetto, ctf)", value);
+        emb_cli_error(CMD, "unknown format '%s' (text, ndjson, perfetto, perfetto-proto, ctf)",
+                      value);
         return EMB_EXIT_BAD;
     }
     return EMB_EXIT_OK;
@@ -120,8 +123,8 @@ static int parse_args(int argc, char **argv, struct args *a)
         emb_cli_error(CMD, "--format ctf writes a directory: give it with -o DIR");
         return EMB_EXIT_BAD;
     }
-    if ((a->log || a->elf) && a->format != FMT_PERFETTO) {
-        emb_cli_error(CMD, "--log and --elf go with --format perfetto");
+    if ((a->log || a->elf) && a->format != FMT_PERFETTO && a->format != FMT_PERFETTO_PROTO) {
+        emb_cli_error(CMD, "--log and --elf go with --format perfetto or perfetto-proto");
         return EMB_EXIT_BAD;
     }
     if (!a->log != !a->elf) {
@@ -207,6 +210,7 @@ static int write_output(const struct emb_trace *t, const struct args *a,
         switch (a->format) {
         case FMT_NDJSON: rc = emb_trace_write_ndjson(t, out); break;
         case FMT_PERFETTO: rc = emb_trace_write_perfetto_json(t, po, out); break;
+        case FMT_PERFETTO_PROTO: rc = emb_trace_write_perfetto_proto(t, po, out); break;
         case FMT_JSON: rc = emb_trace_write_json(t, out); break;
         default: rc = emb_trace_write_text(t, out, &to); break;
         }

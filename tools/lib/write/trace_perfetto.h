@@ -1,7 +1,7 @@
 /* The Perfetto exports of a decoded trace (docs/perfetto.md): the Trace Event Format JSON
  * that every viewer of that format loads (Perfetto's UI, chrome://tracing, Chrome
- * DevTools, speedscope), written from one model (trace_perfetto_model.h) of tracks,
- * slices, counters and flows.
+ * DevTools, speedscope) and Perfetto's own protobuf trace format, both written from one
+ * model (trace_perfetto_model.h) so they show the same tracks, slices, counters and flows.
  * A log stream of the same run may be shown with it: its lines become instants on the
  * context that logged them. */
 #ifndef EMB_WRITE_TRACE_PERFETTO_H
@@ -49,9 +49,11 @@ struct emb_perfetto_options {
     const struct emb_perfetto_logs *logs; /* NULL: the trace alone */
 };
 
-/* The Trace Event Format JSON. 0, or -1 when writing failed or memory ran out. `opt` may
- * be NULL. */
+/* The Trace Event Format JSON; Perfetto's protobuf trace (a perfetto.protos.Trace). 0, or
+ * -1 when writing failed or memory ran out. `opt` may be NULL. */
 int emb_trace_write_perfetto_json(const struct emb_trace *t, const struct emb_perfetto_options *opt,
                                   FILE *out);
+int emb_trace_write_perfetto_proto(const struct emb_trace *t,
+                                   const struct emb_perfetto_options *opt, FILE *out);
 
 #endif /* EMB_WRITE_TRACE_PERFETTO_H */

@@ -1,5 +1,5 @@
 /* What the Perfetto exports show of a trace, built once and written by each format's writer
- * (trace_perfetto.c): tracks; on them slices whose both ends are
+ * (trace_perfetto.c, perfetto_proto.c): tracks; on them slices whose both ends are
  * known, instants, counter values and log lines; flows that join a request to the event
  * that serves it. Every name is resolved as the text writer resolves it
  * (emb_trace_field_display) and interned once, so a writer can refer to it by number.
