@@ -157,6 +157,14 @@ for run in good run; do
     logs=$(grep -c '"cat": "log"' "$tmp/$run.json")
     python3 "$(dirname "$0")/perfetto_proto_check.py" "$tmp/$run.pb.txt" "$tmp/$run.json" "$logs"
     ok $? "$run.pb: packets, tracks, interned names, flows and log lines as in $run.json"
+    # With Perfetto's own protos at hand (EMB_PERFETTO_SRC: a checkout of google/perfetto),
+    # its full schema must read the file exactly as the subset does: same names, numbers.
+    if [ -n "${EMB_PERFETTO_SRC:-}" ]; then
+        protoc --decode=perfetto.protos.Trace -I "$EMB_PERFETTO_SRC" \
+            "$EMB_PERFETTO_SRC/protos/perfetto/trace/trace.proto" <"$tmp/$run.pb" >"$tmp/$run.full.txt" &&
+            cmp -s "$tmp/$run.full.txt" "$tmp/$run.pb.txt"
+        ok $? "$run.pb: Perfetto's own trace.proto decodes it as the subset does"
+    fi
 done
 
 echo "$passed passed, $failed failed"

@@ -96,14 +96,15 @@ static uint32_t category(struct emb_pf_model *m, const struct emb_trace_event *e
     return emb_pf_intern(m, e->ev && e->ev->cls ? e->ev->cls->name : "emb");
 }
 
-static void instant(struct builder *b, const struct emb_trace_event *e, const char *name,
-                    uint64_t order)
+static struct emb_pf_item *instant(struct builder *b, const struct emb_trace_event *e,
+                                   const char *name, uint64_t order)
 {
     struct emb_pf_item *it = emb_pf_item_add(b->m, EMB_PF_INSTANT, b->ctx[e->ctx].track, e->ns,
                                              order);
     it->ev = e;
     it->name = emb_pf_intern(b->m, name);
     it->cat = category(b->m, e);
+    return it;
 }
 
 static void counter(struct builder *b, const char *track, uint64_t ns, uint64_t order,
@@ -187,8 +188,7 @@ static void pair_begin(struct builder *b, struct ctx_state *c, const struct emb_
         snprintf(name, sizeof name, "%s", pr->label);
     uint32_t flow_in = served(b, e);
     if (c->nopen == MAX_OPEN) {
-        instant(b, e, e->ev->name, order);
-        b->m->items[b->m->nitems - 1].flow_in = flow_in;
+        instant(b, e, e->ev->name, order)->flow_in = flow_in;
         return;
     }
     c->open[c->nopen++] = (struct open_slice){
@@ -300,9 +300,9 @@ static void record(struct builder *b, const struct emb_trace_event *e, uint64_t 
         if (e->ev == b->counter_ev[k])
             level_counter(b, e, k, order + 1);
     uint32_t flow_in = served(b, e);
-    instant(b, e, e->ev->name, order);
-    b->m->items[b->m->nitems - 1].flow_in = flow_in;
-    request(b, e, b->m->nitems - 1);
+    instant(b, e, e->ev->name, order)->flow_in = flow_in;
+    if (!b->m->failed)
+        request(b, e, b->m->nitems - 1);
 }
 
 static void find_events(struct builder *b, const struct emb_catalog *cat)
