@@ -425,6 +425,7 @@ int emb_pf_model_build(struct emb_pf_model *m, const struct emb_trace *t,
     free(b);
     if (m->failed)
         return -1;
-    qsort(m->items, m->nitems, sizeof *m->items, by_time);
+    if (m->nitems) /* an empty trace has no array to sort */
+        qsort(m->items, m->nitems, sizeof *m->items, by_time);
     return 0;
 }
