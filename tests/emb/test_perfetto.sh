@@ -140,6 +140,15 @@ ok $? "console run: slices, counters, flows and log lines agree with emb trace/l
 "$emb" trace -f perfetto --log "$tmp/none.embl" --elf "$console" "$tmp/run.embt" >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "none.embl: cannot open" "$tmp/err"; ok $? "--log FILE missing: exit 2, the file named"
 
+# --log takes a capture's log section as well: the same lines as from the log file itself.
+"$emb" capture --log "$tmp/run.embl" -o "$tmp/run.emb" "$tmp/run.embt" >/dev/null 2>&1
+"$emb" trace -f perfetto --log "$tmp/run.emb" --elf "$console" -o "$tmp/cap.json" "$tmp/run.embt" &&
+    cmp -s "$tmp/cap.json" "$tmp/run.json"
+ok $? "--log CAPTURE: its log section, the same file as from the log stream"
+"$emb" capture -o "$tmp/nolog.emb" "$tmp/run.embt" >/dev/null 2>&1
+"$emb" trace -f perfetto --log "$tmp/nolog.emb" --elf "$console" "$tmp/run.embt" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "holds no log section" "$tmp/err"; ok $? "--log CAPTURE without a log section: exit 2"
+
 # 3. The protobuf trace, decoded by protoc against the schema subset, checked against the
 # JSON of the same run: packets, typed tracks, interned names, flows, log lines.
 schema=$(dirname "$0")/../../tools/lib/write

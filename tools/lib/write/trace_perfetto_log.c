@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <emb/wire.h>
+
 #include "buffer.h"
+#include "capture.h"
 #include "input_file.h"
 
 struct collect {
@@ -67,6 +70,29 @@ void emb_perfetto_logs_free(struct emb_perfetto_logs *logs)
     memset(logs, 0, sizeof *logs);
 }
 
+/* A sealed capture ("EMBS") holds the log stream as its log section: decodes that. */
+static int capture_logs(const struct emb_logdb *db, const uint8_t *data, size_t len,
+                        const char *path, struct emb_problems *ps, struct emb_perfetto_logs *out)
+{
+    struct emb_capture_options opt = {.catalog = emb_catalog_builtin(), .name = path,
+                                      .ignore_checksum = true, .skip_trace = true};
+    struct emb_capture *cap = opt.catalog ? emb_capture_decode(data, len, &opt) : NULL;
+    const struct emb_capture_section *sec;
+    int rc = -1;
+    if (!cap)
+        emb_report_in(ps, path, EMB_ERROR, -1, "out of memory");
+    else if (emb_capture_failed(cap, NULL, NULL))
+        for (size_t i = 0; i < emb_capture_problems(cap)->n; i++)
+            emb_report_in(ps, path, EMB_ERROR, emb_capture_problems(cap)->items[i].offset, "%s",
+                          emb_capture_problems(cap)->items[i].message);
+    else if (!(sec = emb_capture_section(cap, EMB_CAP_SEC_LOG)) || !sec->length)
+        emb_report_in(ps, path, EMB_ERROR, -1, "the capture holds no log section");
+    else
+        rc = emb_perfetto_logs_decode(db, sec->data, (size_t)sec->length, path, ps, out);
+    emb_capture_free(cap);
+    return rc;
+}
+
 int emb_perfetto_logs_read(const char *log_path, const char *elf_path, struct emb_problems *ps,
                            struct emb_perfetto_logs *out)
 {
@@ -85,6 +111,9 @@ int emb_perfetto_logs_read(const char *log_path, const char *elf_path, struct em
     int rc = -1;
     if (!data)
         emb_report_in(ps, log_path, EMB_ERROR, -1, "%s", err);
+    else if (len >= 4 && emb_get_le32(data) == EMB_CAP_MAGIC)
+        rc = capture_logs(db, data, len, log_path, ps, out) == 0 &&
+                     !emb_problems_at_least(ps, EMB_ERROR) ? 0 : -1;
     else if (emb_perfetto_logs_decode(db, data, len, log_path, ps, out) != 0)
         emb_report_in(ps, log_path, EMB_ERROR, -1, "out of memory");
     else
