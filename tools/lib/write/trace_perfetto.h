@@ -39,9 +39,8 @@ int emb_perfetto_logs_decode(const struct emb_logdb *db, const uint8_t *data, si
                              const char *name, struct emb_problems *ps,
                              struct emb_perfetto_logs *out);
 /* The same from a log file ("-": stdin), or a sealed capture's log section, and the ELF
- * whose call sites it records; problems
- * of either go to `ps` (whose file is the log's), naming their file. 0, or -1 when an
- * error was reported. */
+ * whose call sites it records; problems of either go to `ps` (whose file is the log's),
+ * naming their file. 0, or -1 when an error was reported. */
 int emb_perfetto_logs_read(const char *log_path, const char *elf_path, struct emb_problems *ps,
                            struct emb_perfetto_logs *out);
 void emb_perfetto_logs_free(struct emb_perfetto_logs *logs);
