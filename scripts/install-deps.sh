@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages the project needs, and only those missing.
-# Idempotent: a machine that has everything returns at once without touching apt.
+# Installs the Debian 12 packages the project needs, and only those missing, then the npm
+# packages its tests use (scripts/install-node-deps.sh, pinned by a lock file).
+# Idempotent: a machine that has everything returns at once without touching apt or npm.
 set -euo pipefail
 
 packages=(
