@@ -43,7 +43,8 @@ check-tsan: deps
 	@$(CMAKE) --build $(BUILD)/tsan -j$(JOBS)
 	$(CTEST) --test-dir $(BUILD)/tsan --output-on-failure -j$(JOBS) -L 'tsan'
 
-# The target library, freestanding, for Cortex-M0 (ARMv6-M), M3, M4 and M7.
+# The target library, freestanding, for Cortex-M0 (ARMv6-M), M3, M4 and M7; and each profile
+# from its name alone on Cortex-M0 and RV32IMAC (scripts/profile_builds.sh).
 check-arm: build
 	@for cpu in cortex-m0 cortex-m3 cortex-m4 cortex-m7; do \
 	  $(CMAKE) -S . -B $(BUILD)/arm-$$cpu -DEMB_TARGET_ONLY=ON -DEMB_PORT=cortex-m \
@@ -51,6 +52,7 @@ check-arm: build
 	    -DCMAKE_BUILD_TYPE=MinSizeRel -DEMB_GEN_EXECUTABLE=$(abspath $(BUILD))/bin/embgen \
 	    >/dev/null && $(CMAKE) --build $(BUILD)/arm-$$cpu -j$(JOBS) || exit 1; \
 	done
+	@bash scripts/profile_builds.sh $(BUILD) $(JOBS)
 
 # libFuzzer targets, each run briefly.
 check-fuzz: deps

@@ -18,6 +18,7 @@ packages=(
   valgrind time                             # instruction counts, peak memory in benchmarks
   chromium                                  # renders emb diff's HTML report in a test
   binutils-multiarch
+  gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc # RISC-V multicore target
   protobuf-c-compiler libprotobuf-c-dev     # emb trace --format perfetto-proto (protoc-c)
   protobuf-compiler                         # protoc --decode: the protobuf export's test
   nodejs                                    # Trace Event Format readers in tests (below)

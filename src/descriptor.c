@@ -76,13 +76,11 @@ _Static_assert(sizeof(uintptr_t) == sizeof(const void *), "a descriptor word hol
 #endif
 
 #if defined(__arm__)
-#define EMB__PROFILE "base"
 /* The frame the Cortex-M hardware stacks on exception entry, from the saved sp up. */
 static const char *const emb__frame[] = {"r0", "r1", "r2", "r3", "r12", "lr", "pc", "xpsr"};
 #define EMB__FRAME_COUNT EMB__COUNT(emb__frame)
 #define EMB__FRAME emb__frame
 #else
-#define EMB__PROFILE "native"
 #define EMB__FRAME_COUNT 0u
 #define EMB__FRAME NULL
 #endif
@@ -139,7 +137,7 @@ EMB_USED const struct emb_debug_descriptor emb_debug_descriptor = {
         .config_hash = EMB__CONFIG_HASH,
         .lib_version = EMB_LIB_VERSION,
         .port = EMB_PORT_NAME,
-        .profile = EMB__PROFILE,
+        .profile = CONFIG_EMB_PROFILE_NAME,
         .build_id = emb_debug_registry.build_id,
         .build_id_len = &emb_debug_registry.build_id_len,
         .ready = &emb_debug_registry.ready,

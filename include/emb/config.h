@@ -13,6 +13,34 @@
 #include EMB_CONFIG_FILE
 #endif
 
+/* The profile (SPEC-015 §9, docs/profiles.md): one of the four below, chosen by the build
+ * (CMake's EMB_PROFILE sets -DCONFIG_EMB_PROFILE=EMB_PROFILE_<NAME>). Its header sets
+ * that profile's defaults, each still overridable; what it leaves alone gets the
+ * defaults of this file. Default: native in a hosted build, base in a freestanding one.
+ * The descriptor names the profile built (CONFIG_EMB_PROFILE_NAME). */
+#define EMB_PROFILE_TINY 1
+#define EMB_PROFILE_BASE 2
+#define EMB_PROFILE_ISOLATED 3
+#define EMB_PROFILE_NATIVE 4
+#ifndef CONFIG_EMB_PROFILE
+#if defined(__STDC_HOSTED__) && __STDC_HOSTED__
+#define CONFIG_EMB_PROFILE EMB_PROFILE_NATIVE
+#else
+#define CONFIG_EMB_PROFILE EMB_PROFILE_BASE
+#endif
+#endif
+#if CONFIG_EMB_PROFILE == EMB_PROFILE_TINY
+#include <emb/profile/tiny.h>
+#elif CONFIG_EMB_PROFILE == EMB_PROFILE_BASE
+#include <emb/profile/base.h>
+#elif CONFIG_EMB_PROFILE == EMB_PROFILE_ISOLATED
+#include <emb/profile/isolated.h>
+#elif CONFIG_EMB_PROFILE == EMB_PROFILE_NATIVE
+#include <emb/profile/native.h>
+#else
+#error "CONFIG_EMB_PROFILE is EMB_PROFILE_TINY, _BASE, _ISOLATED or _NATIVE"
+#endif
+
 /* Compile-time checks in both languages the headers serve. */
 #if defined(__cplusplus)
 #define EMB_STATIC_ASSERT(cond, msg) static_assert(cond, msg)

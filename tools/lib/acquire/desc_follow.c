@@ -314,11 +314,22 @@ static int poll_ring(struct emb_desc_follow *f, struct tring *tr, struct emb_mem
     uint32_t lost;
     tr->next = emb_ring_catch_up(&g, &h, tr->next, &lost);
     f->st.packets_lost += lost;
+    /* A streaming ring's consumer: packets below read_pos were given up by a producer,
+     * their events counted in `discarded`, even one still intact because the producer
+     * that overwrites it was halted between its two steps (read_pos flagged). Taking it
+     * would count its events twice. */
+    const bool streaming_consumer = f->consume && f->md->trace_mode == 2u;
+    uint32_t given_up = read_pos & ~(p - 1u);
+    if (streaming_consumer && (int32_t)(given_up - tr->next) > 0 && given_up - tr->next <= ring_bytes)
+        tr->next = given_up;
+    /* While read_pos is flagged, nothing is taken: what is taken must be freed, and the
+     * producer's store that ends its step would take read_pos back behind it. */
+    const bool pushing = streaming_consumer && given_up != read_pos;
     /* The complete packets from `next` on, stopping at the first one still being written. */
     uint32_t end = tr->next;
-    while (end != h.open_start && emb_ring_packet_complete(&g, end, commit_of(f, &g, end)))
+    while (!pushing && end != h.open_start && emb_ring_packet_complete(&g, end, commit_of(f, &g, end)))
         end += p;
-    bool take_open = last && end == h.open_start &&
+    bool take_open = last && !pushing && end == h.open_start &&
                      emb_ring_open_committed(&g, &h, commit_of(f, &g, h.open_start));
     uint32_t upto = take_open ? h.open_start + h.open_used : end;
     /* The ring's count before the copy: what it says was overwritten before any packet
@@ -336,7 +347,7 @@ static int poll_ring(struct emb_desc_follow *f, struct tring *tr, struct emb_mem
     if (take_open && take_open_packet(f, c, &g, &h, w2, discarded) != 0)
         return -1;
     /* Free what was taken: a streaming ring's producers wait for nobody but this. */
-    if (f->consume && f->md->trace_mode == 2u && (uint32_t)(tr->next - read_pos) <= ring_bytes &&
+    if (streaming_consumer && !pushing && (uint32_t)(tr->next - read_pos) <= ring_bytes &&
         tr->next != read_pos) {
         if (!write_u32(m, f->d, c->ring + rp.off, tr->next)) {
             emb_desc_report(is, "context %u (%s): cannot write the ring's read position", c->index, c->name);
@@ -533,6 +544,13 @@ uint8_t *emb_desc_follow_trace(struct emb_desc_follow *f, size_t *len)
         .port = md->port,
         .ring_packets = md->ring_packets,
     };
+    /* The profile the descriptor names, as the identity's flags: the capture says it too. */
+    char flags[32] = "";
+    if (md->profile[0])
+        snprintf(flags, sizeof flags, "profile=%s", md->profile);
+    const struct emb_tsf_identity identity = {.config = flags};
+    if (flags[0])
+        info.identity = &identity;
     memcpy(info.uuid, md->uuid, 16);
     size_t hlen = emb_tsf_encode_header(header, sizeof header, &info, table, n);
     free(table);

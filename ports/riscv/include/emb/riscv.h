@@ -1,0 +1,72 @@
+/* The RISC-V port (machine mode, one context per hart): start-up and what the
+ * application calls. The porting guide is docs/porting.md; the profile of a multicore
+ * image is `isolated` (docs/profiles.md). */
+#ifndef EMB_RISCV_H
+#define EMB_RISCV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <emb/log.h>
+#include <emb/status.h>
+#include <emb/trace.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One hart's rings and stack. */
+struct emb_rv_hart_config {
+    struct emb_trace_ring *ring;
+    uint8_t *ring_buf;            /* ring_packets * CONFIG_EMB_TRACE_PACKET_SIZE, aligned to it */
+    uint32_t *ring_commit;        /* ring_packets words */
+    struct emb_log_ring *log_ring; /* NULL: no deferred log on this hart */
+    uint8_t *log_buf;
+    uint32_t log_size;
+    uintptr_t stack_low;
+    uint32_t stack_size;
+};
+
+struct emb_rv_config {
+    uint64_t clock_hz;            /* of the time CSR (QEMU virt: 10 MHz) */
+    enum emb_trace_mode mode;
+    uint32_t classes;             /* trace classes enabled at start */
+    uint32_t ring_packets;        /* per hart, a power of two */
+    uint32_t harts;               /* harts that record, 1 to CONFIG_EMB_RV_HARTS */
+    const struct emb_rv_hart_config *hart; /* `harts` entries, by hart id */
+    uint8_t *retained;            /* the crash record region; NULL: none */
+    uint32_t retained_size;
+    bool probe_consumer;          /* a debug probe frees the streaming rings */
+};
+
+/* Sets up the library and every hart's rings and registry entry. Call on one hart before
+ * the others record (their rings are the unclaimed placeholder until then, and their
+ * events are counted as lost). */
+emb_status emb_rv_start(const struct emb_rv_config *config);
+
+/* The id of the hart running the caller (mhartid). */
+uint32_t emb_rv_hart_id(void);
+
+/* The machine trap entry the start-up code installs in mtvec: saves the caller-saved
+ * registers and calls emb_rv_trap(). */
+void emb_rv_trap_entry(void);
+
+/* Called by the trap entry for every trap: interrupts go to emb_rv_interrupt() (the
+ * application's, weak default: ignores them) between the irq_enter and irq_exit hooks;
+ * exceptions write the crash record (cpu_id: this hart) and stop the hart. `regs` holds
+ * ra, t0-t2, a0-a7, t3-t6 as the entry saved them. */
+void emb_rv_trap(uint32_t mcause, uint32_t mepc, uint32_t mtval, uint32_t *regs);
+void emb_rv_interrupt(uint32_t cause);
+
+/* What a hart that faulted does after its record is written; weak default: parks the
+ * hart with its interrupts off (the others go on). */
+void emb_rv_fault_stop(void) __attribute__((noreturn));
+
+/* The build id (GNU note at emb_build_id_note); 0 when the image has none. */
+uint32_t emb_rv_build_id(const uint8_t **id);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EMB_RISCV_H */
