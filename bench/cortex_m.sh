@@ -162,6 +162,24 @@ awk '{printf "| %s | %d | %d | %s |\n", $1, $2, $3, substr($0, index($0, $4))}' 
     sed '1i | configuration | flash bytes | RAM bytes (beyond the buffers) | by object (flash) |\n|---|---:|---:|---|' |
     tee "$OUT/linked.md"
 
+# Each option's cost: the defaults ("all") less the one option, from the same link map
+# (an option whose code others call costs what turning it off takes with it).
+echo
+echo "== Flash per option (M3, -Os; link map): the defaults, less one option at a time"
+OPTIONS=(CONFIG_EMB_MONITOR=0 CONFIG_EMB_STATS=0 CONFIG_EMB_TRACE_STREAMING=0
+         CONFIG_EMB_TRACE_WINDOW=0 CONFIG_EMB_DESCRIPTOR=0 CONFIG_EMB_CRASH=0 CONFIG_EMB_LOG=0
+         CONFIG_EMB_CM_CLOCK=1)
+{
+    grep '^all ' "$OUT/linked.txt"
+    for opt in "${OPTIONS[@]}"; do
+        linked_size "$opt" -D"$opt"
+    done
+} > "$OUT/options.txt"
+awk 'NR == 1 { all = $2; ram = $3; next }
+     { printf "| `%s` | %d | %d | %d |\n", $1, all - $2, $2, ram - $3 }' "$OUT/options.txt" |
+    sed '1i | option set (the defaults but this) | flash B it saves | flash B of that image | RAM B it saves |\n|---|---:|---:|---:|' |
+    tee "$OUT/options.md"
+
 echo
 echo "== The library's objects at -Os (M3), arm-none-eabi-size: every function, used or not"
 build_lib "$OUT/objs"

@@ -23,6 +23,9 @@ static struct {
     uint32_t window_frame;  /* frame that arms a waiting window; UINT32_MAX: by call only */
     uint32_t armed_classes; /* mask to enable when the window arms */
     uint32_t lost_no_ring;  /* events from contexts the port could not give a ring */
+#if CONFIG_EMB_TRACE_WINDOW
+    struct emb_trace_ring *rings; /* window mode: every ring, for the close to end */
+#endif
 } emb__trace;
 
 #define EMB__PACKET_SIZE CONFIG_EMB_TRACE_PACKET_SIZE
@@ -33,6 +36,9 @@ void emb_trace_init(const uint8_t uuid[16], enum emb_trace_mode mode, uint32_t c
     emb__trace.mode = (uint8_t)mode;
     emb__trace.window_frame = UINT32_MAX;
     emb__trace.armed_classes = classes;
+#if CONFIG_EMB_TRACE_WINDOW
+    __atomic_store_n(&emb__trace.rings, NULL, __ATOMIC_RELAXED);
+#endif
     if (CONFIG_EMB_TRACE_WINDOW && mode == EMB_TRACE_MODE_WINDOW) {
         __atomic_store_n(&emb__trace.window_state, EMB_TRACE_WINDOW_WAITING, __ATOMIC_RELAXED);
         __atomic_store_n(&emb_trace_class_mask, 0u, __ATOMIC_RELEASE);
@@ -57,6 +63,30 @@ uint32_t emb_trace_lost_no_ring(void)
     return __atomic_load_n(&emb__trace.lost_no_ring, __ATOMIC_RELAXED);
 }
 
+/* The rings the close of a window ends, pushed as they are initialised (a claim may run
+ * in any context, so the push is a swap; rings are never removed until emb_trace_init()
+ * starts a new list). */
+#if CONFIG_EMB_TRACE_WINDOW
+static void emb__window_list(struct emb_trace_ring *ring)
+{
+    if (emb__trace.mode != EMB_TRACE_MODE_WINDOW)
+        return;
+    struct emb_trace_ring *head = __atomic_load_n(&emb__trace.rings, __ATOMIC_ACQUIRE);
+    for (const struct emb_trace_ring *r = head; r != NULL; r = r->next_ring)
+        if (r == ring)
+            return; /* listed already: initialised again */
+    do
+        ring->next_ring = head;
+    while (!__atomic_compare_exchange_n(&emb__trace.rings, &head, ring, true, __ATOMIC_RELEASE,
+                                        __ATOMIC_ACQUIRE));
+}
+#else
+static void emb__window_list(struct emb_trace_ring *ring)
+{
+    (void)ring;
+}
+#endif
+
 static uint8_t emb__log2(uint32_t v)
 {
     uint8_t n = 0;
@@ -74,7 +104,8 @@ emb_status emb_trace_ring_init(struct emb_trace_ring *ring, uint16_t context_id,
     if (ring == NULL || buf == NULL || commit == NULL || packets < 2u ||
         (packets & (packets - 1u)) != 0u || ((uintptr_t)buf & (EMB__PACKET_SIZE - 1u)) != 0u)
         return EMB_E_INVALID;
-    memset(ring, 0, sizeof *ring);
+    /* next_ring is left alone: a ring initialised again keeps its place in the list. */
+    memset(ring, 0, offsetof(struct emb_trace_ring, next_ring));
     memset(commit, 0, packets * sizeof *commit);
     ring->buf = buf;
     ring->commit = commit;
@@ -87,6 +118,7 @@ emb_status emb_trace_ring_init(struct emb_trace_ring *ring, uint16_t context_id,
     ring->ts_high = 0xFFFFFFFFu; /* no packet open: force the slow path */
     if (ring->packet_shift != EMB_TRACE_PACKET_SHIFT)
         return EMB_E_INVALID;
+    emb__window_list(ring);
     return EMB_OK;
 }
 
@@ -104,6 +136,25 @@ uint32_t emb_trace_set_classes(uint32_t mask)
 }
 
 /* ---- Packet bookkeeping ---- */
+
+/* The open packet's end, as the slow path publishes it to the fast path. In window mode
+ * the close may have ended every ring's packet (packet_end 0) since this context checked
+ * the window: the store and the check after it are sequentially consistent, as are the
+ * close's state change and its stores, so either the close's 0 lands after this store or
+ * the check sees the window closed and stores the 0 itself. */
+static void emb__publish_end(struct emb_trace_ring *ring, uint32_t end)
+{
+#if CONFIG_EMB_TRACE_WINDOW
+    if (emb__trace.mode == EMB_TRACE_MODE_WINDOW) {
+        __atomic_store_n(&ring->packet_end, end, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&emb__trace.window_state, __ATOMIC_SEQ_CST) ==
+            EMB_TRACE_WINDOW_CLOSED)
+            __atomic_store_n(&ring->packet_end, 0u, __ATOMIC_RELAXED);
+        return;
+    }
+#endif
+    __atomic_store_n(&ring->packet_end, end, __ATOMIC_RELAXED);
+}
 
 static inline uint32_t emb__slot_of(const struct emb_trace_ring *ring, uint32_t pos)
 {
@@ -132,15 +183,20 @@ static void emb__drop(struct emb_trace_ring *ring)
 }
 
 #if CONFIG_EMB_TRACE_WINDOW
-/* The class mask drops to zero, so every ring stops at once (the window ends at the same
- * point for every context). Events an emitter already let through the gate are refused
- * in the slow path and counted; those after the gate closed are not counted. */
+/* Ends every ring's open packet for the fast path (packet_end 0: no position is below
+ * it), so that each event after the close, on any ring, reaches the slow path, which
+ * refuses and counts it: the window ends at the same point for every context, and its
+ * drop count is every event lost after it. The class mask stays as it was, so events of
+ * disabled classes still cost only the gate (docs/formats/trace.md, "Window mode"). */
 static void emb__window_close(void)
 {
     uint32_t armed = EMB_TRACE_WINDOW_ARMED;
-    if (__atomic_compare_exchange_n(&emb__trace.window_state, &armed, EMB_TRACE_WINDOW_CLOSED,
-                                    false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-        __atomic_store_n(&emb_trace_class_mask, 0u, __ATOMIC_RELEASE);
+    if (!__atomic_compare_exchange_n(&emb__trace.window_state, &armed, EMB_TRACE_WINDOW_CLOSED,
+                                     false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+        return;
+    for (struct emb_trace_ring *r = __atomic_load_n(&emb__trace.rings, __ATOMIC_ACQUIRE);
+         r != NULL; r = r->next_ring)
+        __atomic_store_n(&r->packet_end, 0u, __ATOMIC_SEQ_CST);
 }
 
 static bool emb__window_closed(void)
@@ -314,7 +370,7 @@ struct emb_trace_slot emb_trace_reserve_slow(struct emb_trace_ring *ring, uint32
              * has not refreshed packet_end yet, or the 2^32 wrap of positions). */
             if (!emb_port_local_cas32(&ring->write_pos, pos, pos + size))
                 continue;
-            __atomic_store_n(&ring->packet_end, start + EMB__PACKET_SIZE, __ATOMIC_RELAXED);
+            emb__publish_end(ring, start + EMB__PACKET_SIZE);
             return emb__write_header(ring, pos, id, now);
         }
 
@@ -334,7 +390,7 @@ struct emb_trace_slot emb_trace_reserve_slow(struct emb_trace_ring *ring, uint32
         __atomic_store_n(&ring->ts_high, high, __ATOMIC_RELAXED);
         if (next - ring->base_pos >= ring->buf_mask + 1u - EMB__PACKET_SIZE)
             __atomic_store_n(&ring->filled, 1u, __ATOMIC_RELAXED);
-        __atomic_store_n(&ring->packet_end, next + EMB__PACKET_SIZE, __ATOMIC_RELAXED);
+        emb__publish_end(ring, next + EMB__PACKET_SIZE);
         emb__packet_open(ring, next, now);
         if (off != 0u)
             emb__packet_close(ring, pos, now);

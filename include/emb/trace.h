@@ -50,6 +50,9 @@ struct emb_trace_ring {
      * needs the slot of the oldest unread packet moves it past that packet. */
     uint32_t read_pos;       /* first byte not yet handed to the sink; EMB_TRACE_READ_* */
     char name[EMB_TSF_NAME_MAX];
+    /* Window mode: the next ring initialised since emb_trace_init(), so that the close of
+     * the window can end every ring's open packet (docs/formats/trace.md). */
+    struct emb_trace_ring *next_ring;
 };
 
 /* read_pos flags (packet positions are packet-aligned, so the low bits are free).

@@ -89,6 +89,7 @@ static uint8_t emb__classify(uint32_t exception, uint32_t cfsr)
                              : EMB_FAULT_HARD;
 }
 
+#if CONFIG_EMB_CRASH
 /* Copies the stack from `sp` up into the record's status words (EMB_CRASH_CM_STACK on),
  * within the registered stack only, so that nothing here reads outside RAM. */
 static uint8_t emb__cm_stack_words(uint32_t sp, uint32_t *out)
@@ -109,47 +110,68 @@ static uint8_t emb__cm_stack_words(uint32_t sp, uint32_t *out)
     return (uint8_t)(EMB_CRASH_CM_COUNT + n);
 }
 
+/* What the crash record holds beyond the trace event: the fault status registers, the
+ * stacked and saved registers, the stack pointer before the exception, the stack's top. */
+static void emb__cm_fault_registers(struct emb__cm_fault *f, const uint32_t *frame,
+                                    uint32_t exc_return, const uint32_t *saved, uint32_t cfsr)
+{
+    uint32_t control;
+    __asm__ __volatile__("mrs %0, control" : "=r"(control));
+#if EMB_CM_HAS_FSR
+    f->status[EMB_CRASH_CM_CFSR] = cfsr;
+    f->status[EMB_CRASH_CM_HFSR] = EMB_CM_SCB_HFSR;
+    f->status[EMB_CRASH_CM_MMFAR] = EMB_CM_SCB_MMFAR;
+    f->status[EMB_CRASH_CM_BFAR] = EMB_CM_SCB_BFAR;
+    if (cfsr & (1u << 7))
+        f->fault_address = f->status[EMB_CRASH_CM_MMFAR];
+    else if (cfsr & (1u << 15))
+        f->fault_address = f->status[EMB_CRASH_CM_BFAR];
+#else
+    (void)cfsr;
+#endif
+    f->status[EMB_CRASH_CM_XPSR] = frame[7];
+    f->status[EMB_CRASH_CM_EXC_RETURN] = exc_return;
+    f->status[EMB_CRASH_CM_CONTROL] = control;
+    f->lr = frame[5];
+    /* The stack pointer before the exception: the basic frame is 8 words, an extended
+     * (floating-point) one 26; xPSR bit 9 says a word of padding aligned it. */
+    uint32_t words = (exc_return & 0x10u) ? 8u : 26u;
+    f->sp = (uint32_t)(uintptr_t)(frame + words) + ((frame[7] & (1u << 9)) ? 4u : 0u);
+    for (unsigned r = 0; r < 4; r++)
+        f->gprs[r] = frame[r];
+    for (unsigned r = 4; r < 12; r++)
+        f->gprs[r] = EMB__CALLEE(saved, r);
+    f->status_count = emb__cm_stack_words(f->sp, f->status + EMB_CRASH_CM_STACK);
+    f->gprs[12] = frame[4];
+    f->gprs[13] = f->sp;
+    f->gprs[14] = f->lr;
+    f->gprs[15] = f->pc;
+    f->gpr_count = EMB_CRASH_CORTEX_M_GPRS;
+}
+#endif
+
+/* A build without the crash record gathers only what the trace's fault event says (its
+ * class, the exception, the pc): the registers are for the record alone. */
 void emb__cm_fault(const uint32_t *frame, uint32_t exc_return, const uint32_t *saved)
 {
     struct emb__cm_fault f;
     memset(&f, 0, sizeof f);
-    uint32_t ipsr, control;
+    uint32_t ipsr;
     __asm__ __volatile__("mrs %0, ipsr" : "=r"(ipsr));
-    __asm__ __volatile__("mrs %0, control" : "=r"(control));
     uint32_t exception = ipsr & 0x1FFu;
     uint32_t cfsr = 0;
 #if EMB_CM_HAS_FSR
     cfsr = EMB_CM_SCB_CFSR;
-    f.status[EMB_CRASH_CM_CFSR] = cfsr;
-    f.status[EMB_CRASH_CM_HFSR] = EMB_CM_SCB_HFSR;
-    f.status[EMB_CRASH_CM_MMFAR] = EMB_CM_SCB_MMFAR;
-    f.status[EMB_CRASH_CM_BFAR] = EMB_CM_SCB_BFAR;
-    if (cfsr & (1u << 7))
-        f.fault_address = f.status[EMB_CRASH_CM_MMFAR];
-    else if (cfsr & (1u << 15))
-        f.fault_address = f.status[EMB_CRASH_CM_BFAR];
 #endif
-    f.status[EMB_CRASH_CM_XPSR] = frame[7];
-    f.status[EMB_CRASH_CM_EXC_RETURN] = exc_return;
-    f.status[EMB_CRASH_CM_CONTROL] = control;
     f.fault_class = emb__classify(exception, cfsr);
     f.code = (uint8_t)exception;
     f.pc = frame[6];
-    f.lr = frame[5];
-    /* The stack pointer before the exception: the basic frame is 8 words, an extended
-     * (floating-point) one 26; xPSR bit 9 says a word of padding aligned it. */
-    uint32_t words = (exc_return & 0x10u) ? 8u : 26u;
-    f.sp = (uint32_t)(uintptr_t)(frame + words) + ((frame[7] & (1u << 9)) ? 4u : 0u);
-    for (unsigned r = 0; r < 4; r++)
-        f.gprs[r] = frame[r];
-    for (unsigned r = 4; r < 12; r++)
-        f.gprs[r] = EMB__CALLEE(saved, r);
-    f.status_count = emb__cm_stack_words(f.sp, f.status + EMB_CRASH_CM_STACK);
-    f.gprs[12] = frame[4];
-    f.gprs[13] = f.sp;
-    f.gprs[14] = f.lr;
-    f.gprs[15] = f.pc;
-    f.gpr_count = EMB_CRASH_CORTEX_M_GPRS;
+#if CONFIG_EMB_CRASH
+    emb__cm_fault_registers(&f, frame, exc_return, saved, cfsr);
+#else
+    (void)exc_return;
+    (void)saved;
+#endif
     emb__cm_fault_finish(&f);
 }
 

@@ -12,6 +12,8 @@
  *       itm-off   ITM_TCR.ITMENA clear (no probe set it up): everything dropped, no wait
  *       toggle    the ITM switched off every 3000 stimulus writes, and on again soon
  *       toggle-log  the same every 300 writes to port 0 (the log's frames get cut)
+ *       cut-header  the ITM off once, at the 10th write to port 1: inside the first stream
+ *                 header, which is cut short
  *
  * Two threads each record COUNT user_event(id = i mod 65536, a = thread 1 or 2, b = i) and
  * log every tenth: "itm N from main" (INF) and "itm2 N x=-N" (WRN). Prints the writer's
@@ -96,7 +98,7 @@ static void print_port(const char *name, uint32_t port)
 int main(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr, "usage: itm_e2e on|log-off|itm-off|toggle|toggle-log OUT.swo COUNT\n");
+        fprintf(stderr, "usage: itm_e2e on|log-off|itm-off|toggle|toggle-log|cut-header OUT.swo COUNT\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -114,6 +116,11 @@ int main(int argc, char **argv)
         mc.off_after_writes = 300;
         mc.off_reads = 4;
         mc.off_port = 0;
+    } else if (!strcmp(mode, "cut-header")) {
+        mc.off_after_writes = 10;
+        mc.off_reads = 4;
+        mc.off_port = 1;
+        mc.off_times = 1;
     } else if (strcmp(mode, "on") != 0) {
         fprintf(stderr, "itm_e2e: unknown mode %s\n", mode);
         return 2;
@@ -167,9 +174,11 @@ int main(int argc, char **argv)
     print_port("trace", EMB_ITM_PORT_TRACE);
     printf("log_ring_dropped=%llu\n", (unsigned long long)ls.dropped);
     for (unsigned p = 0; p < 2; p++)
-        printf("model_port%u_1=%llu\nmodel_port%u_2=%llu\nmodel_port%u_4=%llu\nmodel_port%u_bytes=%llu\n",
+        printf("model_port%u_1=%llu\nmodel_port%u_2=%llu\nmodel_port%u_4=%llu\nmodel_port%u_bytes=%llu\n"
+               "model_port%u_ignored=%llu\n",
                p, (unsigned long long)n.packets[p][1], p, (unsigned long long)n.packets[p][2], p,
-               (unsigned long long)n.packets[p][4], p, (unsigned long long)n.bytes[p]);
+               (unsigned long long)n.packets[p][4], p, (unsigned long long)n.bytes[p], p,
+               (unsigned long long)n.ignored_port[p]);
     printf("model_polls=%llu\nmodel_busy=%llu\nmodel_violations=%llu\nmodel_ignored=%llu\n"
            "model_syncs=%llu\nmodel_timestamps=%llu\nmodel_switched_off=%llu\nswo_bytes=%zu\n",
            (unsigned long long)n.polls, (unsigned long long)n.busy,

@@ -141,6 +141,7 @@ void emb_itm_model_write(uint32_t addr, uint32_t value, unsigned size)
         m.n.ignored++; /* no register the writer should write */
     } else if (!enabled() || (m.c.ter & (1u << port)) == 0u) {
         m.n.ignored++;
+        m.n.ignored_port[port]++;
     } else {
         if (m.full[port])
             m.n.violations++; /* the FIFO was full: the hardware would lose this */
@@ -156,7 +157,8 @@ void emb_itm_model_write(uint32_t addr, uint32_t value, unsigned size)
         if (m.c.sync_every != 0u && m.packets % m.c.sync_every == 0u)
             sync_packet();
         if ((m.c.off_port < 0 || (uint32_t)m.c.off_port == port) && m.writes_left > 0u &&
-            --m.writes_left == 0u) {
+            --m.writes_left == 0u &&
+            (m.c.off_times == 0u || m.n.switched_off < m.c.off_times)) {
             m.c.tcr &= ~EMB_ITM_TCR_ITMENA;
             m.off_left = m.c.off_reads;
             m.n.switched_off++;

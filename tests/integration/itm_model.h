@@ -21,7 +21,8 @@ struct itm_model_config {
     uint32_t ts_every;         /* a local timestamp every N packets; 0: none */
     uint32_t off_after_writes; /* ITMENA goes off after N stimulus writes (0: never), */
     uint32_t off_reads;        /*   and on again after N register reads while off; */
-    int off_port;              /*   counting writes to this port only (-1: every port) */
+    int off_port;              /*   counting writes to this port only (-1: every port), */
+    uint32_t off_times;        /*   so many times (0: every off_after_writes writes) */
 };
 
 struct itm_model_counts {
@@ -30,6 +31,9 @@ struct itm_model_counts {
     uint64_t polls, busy;      /* FIFO-ready reads, and those that found it full */
     uint64_t violations;       /* writes after a poll said full, with no ready poll since */
     uint64_t ignored;          /* writes the ITM ignored: disabled, or the port was off */
+    uint64_t ignored_port[32]; /* of those, the stimulus writes, per port: one the ITM
+                                * ignored because it went off after the writer's poll had
+                                * found it on is a loss the writer cannot see */
     uint64_t syncs, timestamps, switched_off;
 };
 

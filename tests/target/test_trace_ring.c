@@ -509,16 +509,26 @@ static void test_window(void)
     ok_eq(emb_trace_window_state(), EMB_TRACE_WINDOW_CLOSED, "a full ring closes the window");
     ok_eq(recorded, i - 1u, "the event that found the window full was refused");
     ok_eq(emb_trace_frame_mark(600), 0, "a closed window does not re-arm");
-    ok_eq(emb_trace_class_mask, 0, "and disables every class");
-    /* Past the gate (a call that reserves directly), an event is refused and counted. */
-    ok(!emit(10000, 0), "a reservation after the close is refused");
-    ok_eq(ring.discarded, 2u, "and counted with the one that closed the window");
+    ok_eq(emb_trace_class_mask, 0xFFFFFFFFu, "the class gate stays as it was");
+    ok_eq(ring.packet_end, 0u, "the close ended the open packet for the fast path");
+    /* Every event after the close reaches the slow path and is counted, the small ones
+     * that would still fit in the last packet's tail included. */
+    unsigned after = 0;
+    for (unsigned k = 0; k < 25u; k++)
+        after += (unsigned)!emit(10000u + k, 0);
+    /* A 12-byte event: it fits in the 16 bytes the last packet has left. */
+    struct emb_trace_slot small = emb_trace_try_reserve(EMB_TRACE_ID_TICK, EMB_TRACE_SIZE_TICK);
+    after += small.payload == NULL;
+    if (small.payload != NULL)
+        emb_trace_commit(small, EMB_TRACE_SIZE_TICK);
+    ok_eq(after, 26u, "every event after the close is refused");
+    ok_eq(ring.discarded, 27u, "and counted, with the one that closed the window");
     emb_trace_flush(&ring);
     read_snapshot();
     ok_eq(out.bad, 0, "packets well formed");
     ok_eq(out.npackets, NPKT, "the window filled the ring once");
     ok_eq(out.nevents, recorded, "every recorded event is in the window");
-    ok_eq(out.discarded, 2u, "the last packet's events_discarded counts them");
+    ok_eq(out.discarded, 27u, "the last packet's events_discarded counts them all");
     ok(out.nevents > 0 && out.events[0].seq == 0, "the window starts at the arming point");
 }
 

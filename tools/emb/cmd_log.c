@@ -14,6 +14,7 @@
 #include "buffer.h"
 #include "capture.h"
 #include "log_decode.h"
+#include "out_buf.h"
 #include "stream_kind.h"
 #include "trace_decode.h"
 
@@ -134,6 +135,7 @@ struct state {
     int ctx_width;
     uint64_t problems;   /* reported so far; past PROBLEMS_SHOWN they are only counted */
     uint64_t base;       /* where the bytes fed start in the file (a capture's log section) */
+    struct emb_out text; /* the text lines, formatted into one buffer */
 };
 
 /* Random or badly damaged input can hold thousands of bad frames: the first ones say it. */
@@ -173,77 +175,129 @@ static void format_time(const struct state *s, const struct emb_logrec *r, char 
         return;
     }
     long double secs = ((long double)r->ts - (long double)s->origin) / (long double)hz;
-    snprintf(buf, size, "%.9Lf", secs);
+    if (size >= 32u) /* the digits of "%.9Lf", without printf */
+        buf[emb_fmt_ldouble9(buf, secs)] = '\0';
 }
 
-static void print_hexdump_lines(FILE *out, const uint8_t *p, size_t len)
+static void print_hexdump_lines(struct emb_out *o, const uint8_t *p, size_t len)
 {
     for (size_t off = 0; off < len; off += 16u) {
-        fprintf(out, "    %04zx ", off);
+        emb_out_str(o, "    ");
+        emb_out_hex(o, off, 4);
+        emb_out_char(o, ' ');
         for (size_t i = off; i < off + 16u; i++) {
-            if (i < len)
-                fprintf(out, " %02x", p[i]);
-            else
-                fputs("   ", out);
+            if (i < len) {
+                emb_out_char(o, ' ');
+                emb_out_hex(o, p[i], 2);
+            } else {
+                emb_out_str(o, "   ");
+            }
         }
-        fputs("  |", out);
+        emb_out_str(o, "  |");
         for (size_t i = off; i < off + 16u && i < len; i++)
-            fputc(p[i] >= 0x20u && p[i] < 0x7Fu ? p[i] : '.', out);
-        fputs("|\n", out);
+            emb_out_char(o, p[i] >= 0x20u && p[i] < 0x7Fu ? (char)p[i] : '.');
+        emb_out_str(o, "|\n");
+    }
+}
+
+/* A log or hexdump record's level, module, call site and text. */
+static void print_message(struct state *s, const struct emb_logrec *r)
+{
+    struct emb_out *o = &s->text;
+    const struct emb_log_site *site = r->site;
+    enum emb_color lc = site->level == EMB_LOG_LEVEL_ERR   ? EMB_C_RED
+                        : site->level == EMB_LOG_LEVEL_WRN ? EMB_C_YELLOW
+                        : site->level == EMB_LOG_LEVEL_INF ? EMB_C_GREEN
+                                                           : EMB_C_BLUE;
+    const char *dim = emb_color_code(s->out, EMB_C_DIM), *reset = emb_color_code(s->out, EMB_C_RESET);
+    const char *bold = site->level == EMB_LOG_LEVEL_ERR ? emb_color_code(s->out, EMB_C_BOLD) : "";
+    emb_out_str(o, emb_color_code(s->out, lc));
+    emb_out_str(o, bold);
+    emb_out_str(o, level_names[site->level <= 4u ? site->level : 0]);
+    emb_out_str(o, reset);
+    emb_out_str(o, "  ");
+    emb_out_align_left(o, site->module, strlen(site->module), (size_t)s->db->module_width);
+    emb_out_str(o, "  ");
+    emb_out_str(o, dim);
+    char where[300], line[20]; /* "%s:%u", cut at 299 bytes as snprintf cuts it */
+    size_t wl = strlen(site->file), ll = emb_fmt_u64(line, site->line);
+    wl = wl < sizeof where - 1u ? wl : sizeof where - 1u;
+    memcpy(where, site->file, wl);
+    if (wl < sizeof where - 1u)
+        where[wl++] = ':';
+    ll = ll < sizeof where - 1u - wl ? ll : sizeof where - 1u - wl;
+    memcpy(where + wl, line, ll);
+    wl += ll;
+    emb_out_align_left(o, where, wl, (size_t)s->db->where_width);
+    emb_out_str(o, reset);
+    emb_out_str(o, "  ");
+    emb_out_str(o, bold);
+    emb_out_bytes(o, r->text, r->text_len);
+    if (r->type == EMB_LREC_HEXDUMP) {
+        emb_out_str(o, " (");
+        emb_out_u64(o, r->data_len);
+        emb_out_str(o, r->clipped ? " bytes, clipped " EMB_LOG_CLIP_MARK ")" : " bytes)");
+    }
+    emb_out_str(o, bold[0] ? reset : "");
+    emb_out_char(o, '\n');
+    if (r->type == EMB_LREC_HEXDUMP)
+        print_hexdump_lines(o, r->data, r->data_len);
+}
+
+/* A marker's line: drops, a resynchronisation, missing bytes, an unknown id. */
+static void print_marker(struct state *s, const struct emb_logrec *r)
+{
+    struct emb_out *o = &s->text;
+    emb_out_str(o, emb_color_code(s->out, EMB_C_MAGENTA));
+    emb_out_str(o, "--");
+    emb_out_str(o, emb_color_code(s->out, EMB_C_RESET));
+    emb_out_str(o, "  ");
+    const char *records = r->count == 1 ? " record" : " records";
+    switch (r->type) {
+    case EMB_LREC_DROPPED:
+    case EMB_LREC_PENDING:
+        emb_out_str(o, "dropped ");
+        emb_out_u64(o, r->count);
+        emb_out_str(o, records);
+        emb_out_str(o, r->type == EMB_LREC_DROPPED ? "\n" : " after its last record (never announced)\n");
+        break;
+    case EMB_LREC_RESYNC:
+        emb_out_str(o, "resynchronised at a sync marker after skipping ");
+        emb_out_u64(o, r->count);
+        emb_out_str(o, " bytes\n");
+        break;
+    case EMB_LREC_LOST:
+        emb_out_u64(o, r->count);
+        emb_out_str(o, " ring bytes missing from the stream\n");
+        break;
+    case EMB_LREC_UNKNOWN:
+        emb_out_str(o, "unknown id 0x");
+        emb_out_hex(o, r->id, 0);
+        emb_out_char(o, ':');
+        for (size_t i = 0; i < r->data_len; i++) {
+            emb_out_char(o, ' ');
+            emb_out_hex(o, r->data[i], 2);
+        }
+        emb_out_char(o, '\n');
+        break;
+    default: break;
     }
 }
 
 static void print_text(struct state *s, const struct emb_logrec *r)
 {
-    FILE *out = s->out;
     char t[64];
     format_time(s, r, t, sizeof t);
-    const char *dim = emb_color_code(out, EMB_C_DIM), *reset = emb_color_code(out, EMB_C_RESET);
-    int tw = s->a->absolute ? 30 : 12;
-    fprintf(out, "%s%*s%s  %-*s  ", dim, tw, t, reset, s->ctx_width, r->ctx_name);
-    if (r->type == EMB_LREC_LOG || r->type == EMB_LREC_HEXDUMP) {
-        const struct emb_log_site *site = r->site;
-        enum emb_color lc = site->level == EMB_LOG_LEVEL_ERR   ? EMB_C_RED
-                            : site->level == EMB_LOG_LEVEL_WRN ? EMB_C_YELLOW
-                            : site->level == EMB_LOG_LEVEL_INF ? EMB_C_GREEN
-                                                               : EMB_C_BLUE;
-        char where[300];
-        snprintf(where, sizeof where, "%s:%u", site->file, site->line);
-        const char *bold = site->level == EMB_LOG_LEVEL_ERR ? emb_color_code(out, EMB_C_BOLD) : "";
-        fprintf(out, "%s%s%s%s  %-*s  %s%-*s%s  %s", emb_color_code(out, lc), bold,
-                level_names[site->level <= 4u ? site->level : 0], reset, s->db->module_width,
-                site->module, dim, s->db->where_width, where, reset, bold);
-        fwrite(r->text, 1, r->text_len, out);
-        if (r->type == EMB_LREC_HEXDUMP)
-            fprintf(out, " (%zu bytes%s)", r->data_len, r->clipped ? ", clipped " EMB_LOG_CLIP_MARK : "");
-        fprintf(out, "%s\n", bold[0] ? reset : "");
-        if (r->type == EMB_LREC_HEXDUMP)
-            print_hexdump_lines(out, r->data, r->data_len);
-        return;
-    }
-    fprintf(out, "%s--%s  ", emb_color_code(out, EMB_C_MAGENTA), reset);
-    switch (r->type) {
-    case EMB_LREC_DROPPED:
-        fprintf(out, "dropped %" PRIu64 " %s\n", r->count, r->count == 1 ? "record" : "records");
-        break;
-    case EMB_LREC_PENDING:
-        fprintf(out, "dropped %" PRIu64 " %s after its last record (never announced)\n", r->count,
-                r->count == 1 ? "record" : "records");
-        break;
-    case EMB_LREC_RESYNC:
-        fprintf(out, "resynchronised at a sync marker after skipping %" PRIu64 " bytes\n", r->count);
-        break;
-    case EMB_LREC_LOST:
-        fprintf(out, "%" PRIu64 " ring bytes missing from the stream\n", r->count);
-        break;
-    case EMB_LREC_UNKNOWN:
-        fprintf(out, "unknown id 0x%" PRIx32 ":", r->id);
-        for (size_t i = 0; i < r->data_len; i++)
-            fprintf(out, " %02x", r->data[i]);
-        fputc('\n', out);
-        break;
-    default: break;
-    }
+    emb_out_str(&s->text, emb_color_code(s->out, EMB_C_DIM));
+    emb_out_align_right(&s->text, t, strlen(t), s->a->absolute ? 30u : 12u);
+    emb_out_str(&s->text, emb_color_code(s->out, EMB_C_RESET));
+    emb_out_str(&s->text, "  ");
+    emb_out_align_left(&s->text, r->ctx_name, strlen(r->ctx_name), (size_t)s->ctx_width);
+    emb_out_str(&s->text, "  ");
+    if (r->type == EMB_LREC_LOG || r->type == EMB_LREC_HEXDUMP)
+        print_message(s, r);
+    else
+        print_marker(s, r);
 }
 
 static void json_hex(struct emb_json *j, const char *key, const uint8_t *p, size_t len)
@@ -333,6 +387,7 @@ static void on_record(void *arg, const struct emb_logrec *r)
         s->ctx_width = w;
     if (s->a->follow) {
         print_record(s, r);
+        emb_out_flush(&s->text);
         fflush(s->out);
         return;
     }
@@ -391,7 +446,10 @@ static int cmp_held(const void *x, const void *y)
  * carries its context's last sync time, so order within a context is kept. */
 static void print_held(struct state *s)
 {
-    if (s->nheld > 1u)
+    bool ordered = true; /* one context, or contexts drained in time order: no sort */
+    for (size_t i = 1; i < s->nheld && ordered; i++)
+        ordered = cmp_held(&s->held[i - 1], &s->held[i]) < 0;
+    if (!ordered)
         qsort(s->held, s->nheld, sizeof *s->held, cmp_held);
     for (size_t i = 0; i < s->nheld; i++) {
         if (!s->origin_set && s->held[i].rec.has_ts) {
@@ -585,12 +643,18 @@ static int decode(struct state *s, bool capture, int fd)
         emb_cli_error(CMD, "out of memory");
         return EMB_EXIT_BAD;
     }
+    if (!emb_out_init(&s->text, s->out)) {
+        emb_cli_error(CMD, "out of memory");
+        emb_log_decoder_free(s->dec);
+        return EMB_EXIT_BAD;
+    }
     uint64_t total;
     bool refused = !feed(s, capture, fd, &total);
     emb_log_decoder_finish(s->dec);
     if (!a->follow)
         print_held(s);
-    bool write_failed = fflush(s->out) != 0 || ferror(s->out);
+    bool write_failed = emb_out_finish(&s->text) != 0;
+    write_failed = fflush(s->out) != 0 || ferror(s->out) || write_failed;
     if (s->out != stdout && fclose(s->out) != 0)
         write_failed = true;
     if (write_failed)

@@ -242,6 +242,8 @@ int emb_cmd_trace(int argc, char **argv)
     struct emb_progress *progress = NULL;
     struct emb_trace_options opt = {
         .catalog = cat,
+        /* Only Perfetto and the JSON document read records kept in memory. */
+        .stream = a.format != FMT_PERFETTO && (a.format != FMT_JSON || a.summary),
         .progress = emb_progress_decoding,
         .progress_arg = &progress,
     };

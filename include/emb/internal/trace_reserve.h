@@ -36,6 +36,20 @@ static inline uint32_t emb__trace_clock(uint32_t *high)
 #endif
 }
 
+/* True when a reservation ending at `end` reaches the open packet's end, `*packet_end`:
+ * the one fast-path word another context may store (the close of a window stores 0 into
+ * every ring's), so it is read atomically. A port may provide EMB_PORT_COMPARE_AT_LEAST,
+ * a compare against memory in one instruction (x86-64: an atomic load to the processor,
+ * where compilers do not fold an atomic load into the compare). */
+static inline bool emb__trace_reaches(const uint32_t *packet_end, uint32_t end)
+{
+#if defined(EMB_PORT_COMPARE_AT_LEAST)
+    return emb_port_compare_at_least(end, packet_end);
+#else
+    return end >= __atomic_load_n(packet_end, __ATOMIC_RELAXED);
+#endif
+}
+
 /* Slow path: opens a packet, claims a ring, or drops and counts the event. Returns the
  * slot, whose payload is NULL when the event was dropped. */
 struct emb_trace_slot emb_trace_reserve_slow(struct emb_trace_ring *ring, uint32_t id,
@@ -70,18 +84,20 @@ static inline struct emb_trace_slot emb_trace_reserve_fast(uint32_t id, uint32_t
 #else
     uint32_t high;
     /* Plain loads: only this context (and what preempts it) writes these words, and the
-     * swap re-validates `pos`; the swap is a compiler barrier, so a retry reloads them.
+     * swap re-validates `pos`. packet_end alone is read atomically (emb__trace_reaches).
      * The clock is read after `pos`: a producer that preempts in between makes the swap
-     * fail, so timestamps follow positions. */
-    do {
-        pos = ring->write_pos;
-        low = emb__trace_clock(&high);
-        /* An event never fills a packet exactly: write_pos on a boundary means "closed". */
-        if (EMB_UNLIKELY(pos + size >= ring->packet_end || high != ring->ts_high)) {
-            struct emb_trace_slot slow = {NULL, NULL};
-            return slow;
-        }
-    } while (!emb_port_local_cas32(&ring->write_pos, pos, pos + size));
+     * fail, so timestamps follow positions. A failed swap goes to the slow path, which
+     * starts over with everything read again (and reserves in the open packet when the
+     * event still fits): no retry loop here. */
+    pos = ring->write_pos;
+    low = emb__trace_clock(&high);
+    /* An event never fills a packet exactly: write_pos on a boundary means "closed". */
+    if (EMB_UNLIKELY(emb__trace_reaches(&ring->packet_end, pos + size) ||
+                     high != ring->ts_high ||
+                     !emb_port_local_cas32(&ring->write_pos, pos, pos + size))) {
+        struct emb_trace_slot slow = {NULL, NULL};
+        return slow;
+    }
 #endif
     /* buf and commit side by side, read together: one LDRD on Cortex-M. */
     uint8_t *buf = ring->buf;

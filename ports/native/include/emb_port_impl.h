@@ -110,6 +110,17 @@ static inline bool emb_port_local_cas32(uint32_t *p, uint32_t expected, uint32_t
     return swapped;
 }
 
+/* end >= *p, *p read once by the compare itself (an aligned load is atomic on x86): the
+ * trace fast path's packet-end check, whose word a window's close stores from another
+ * thread, in the one instruction a plain load would take (emb/internal/trace_reserve.h). */
+#define EMB_PORT_COMPARE_AT_LEAST 1
+static inline bool emb_port_compare_at_least(uint32_t end, const uint32_t *p)
+{
+    bool at_least;
+    __asm__("cmpl %2, %1" : "=@ccae"(at_least) : "r"(end), "o"(*p));
+    return at_least;
+}
+
 /* x86 keeps stores in order, so after the compiler barrier an add is a release. */
 static inline void emb_port_local_add32_release(uint32_t *p, uint32_t v)
 {

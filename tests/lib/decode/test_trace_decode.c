@@ -443,13 +443,82 @@ static void test_contexts(void)
 }
 
 /* Random and mutated input: never a crash, never an event outside the input. */
+/* The order the merge promises: timestamp, then context, then ring order, as a stable sort
+ * of every record gives it (the reference the k-way merge is checked against). */
+static int cmp_reference(const void *a, const void *b)
+{
+    const struct emb_trace_event *x = *(const struct emb_trace_event *const *)a;
+    const struct emb_trace_event *y = *(const struct emb_trace_event *const *)b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    if (x->ctx != y->ctx)
+        return x->ctx < y->ctx ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* Whether emb_trace_events() and a cursor both give the sorted order of every record. */
+static bool merge_is_sorted_order(const struct emb_trace *t)
+{
+    size_t n, all = 0;
+    const struct emb_trace_event *const *e = emb_trace_events(t, &n);
+    for (size_t i = 0; i < emb_trace_context_count(t); i++)
+        all += emb_trace_context(t, i)->nrecs;
+    const struct emb_trace_event **ref = malloc((all + 1) * sizeof *ref);
+    size_t k = 0;
+    for (size_t i = 0; i < emb_trace_context_count(t); i++)
+        for (size_t r = 0; r < emb_trace_context(t, i)->nrecs; r++)
+            ref[k++] = &emb_trace_context(t, i)->recs[r];
+    qsort(ref, all, sizeof *ref, cmp_reference);
+    bool same = n == all && (n == 0 || memcmp(ref, e, n * sizeof *ref) == 0);
+    struct emb_trace_cursor *c = emb_trace_cursor_open(t);
+    for (size_t i = 0; i < all && same; i++)
+        same = emb_trace_cursor_next(c) == ref[i];
+    same = same && emb_trace_cursor_next(c) == NULL;
+    emb_trace_cursor_close(c);
+    free(ref);
+    return same;
+}
+
+static bool same_record(const struct emb_trace_event *a, const struct emb_trace_event *b)
+{
+    return a->ts == b->ts && a->ns == b->ns && a->wall_ns == b->wall_ns &&
+           a->offset == b->offset && a->ev == b->ev && a->payload == b->payload &&
+           a->payload_size == b->payload_size && a->count == b->count && a->ctx == b->ctx &&
+           a->context_id == b->context_id && a->id == b->id && a->type == b->type &&
+           a->kind == b->kind && a->depth == b->depth;
+}
+
+/* A streaming decode of the same bytes: no records kept, and its cursor yields the
+ * records the decode that keeps them merges, field for field, with the same counts. */
+static bool stream_is_same(const uint8_t *data, size_t len, const struct emb_trace *kept)
+{
+    struct emb_trace_options o = {.catalog = cat, .stream = true};
+    struct emb_trace *t = emb_trace_decode(data, len, &o);
+    size_t n, none;
+    const struct emb_trace_event *const *e = emb_trace_events(kept, &n);
+    emb_trace_events(t, &none);
+    bool same = none == 0 && emb_trace_record_count(t) == n &&
+                emb_trace_last_ts(t) == emb_trace_last_ts(kept) &&
+                emb_trace_summary(t)->events == emb_trace_summary(kept)->events &&
+                emb_trace_summary(t)->errors == emb_trace_summary(kept)->errors;
+    struct emb_trace_cursor *c = emb_trace_cursor_open(t);
+    for (size_t i = 0; i < n && same; i++) {
+        const struct emb_trace_event *r = emb_trace_cursor_next(c);
+        same = r != NULL && same_record(r, e[i]);
+    }
+    same = same && emb_trace_cursor_next(c) == NULL;
+    emb_trace_cursor_close(c);
+    emb_trace_free(t);
+    return same;
+}
+
 static void test_random(void)
 {
     uint64_t x = 0x9E3779B97F4A7C15ull;
     struct tb b;
     three_packets(&b);
     uint8_t *copy = malloc(b.len);
-    bool sane = true;
+    bool sane = true, ordered = true, streamed = true;
     for (int round = 0; round < 3000; round++) {
         memcpy(copy, b.buf, b.len);
         size_t len = b.len;
@@ -476,9 +545,13 @@ static void test_random(void)
         for (size_t i = 0; i < n; i++)
             if (e[i]->payload && (e[i]->payload < copy || e[i]->payload + e[i]->payload_size > copy + len))
                 sane = false;
+        ordered = ordered && merge_is_sorted_order(t);
+        streamed = streamed && stream_is_same(copy, len, t);
         emb_trace_free(t);
     }
     ok(sane, "3000 mutated streams: every payload lies inside the input");
+    ok(ordered, "3000 mutated streams: the k-way merge and the cursor give the sorted order");
+    ok(streamed, "3000 mutated streams: a streaming decode's cursor yields the same records");
     free(copy);
     free(b.buf);
 }

@@ -213,13 +213,13 @@ int emb_source_serial(struct emb_source_run *c)
 
 /* ---- A raw SWO capture ---- */
 
-/* Where, inside the packet starting at `b`, another packet or a header starts: the one at
- * `b` was cut short (the ITM switched off on its way, with no overflow packet to say so).
- * The target writes words, so a cut falls on a multiple of 4 bytes from the packet's
- * start. 0 when the packet is whole. */
-static size_t cut_at(const uint8_t *b, size_t avail, uint32_t packet_size)
+/* Where, inside the `span` bytes of the packet or header starting at `b`, another packet
+ * or a header starts: the one at `b` was cut short (the ITM switched off on its way, with
+ * no overflow packet to say so). The target writes words, so a cut falls on a multiple of
+ * 4 bytes from its start. 0 when it is whole. */
+static size_t cut_at(const uint8_t *b, size_t avail, size_t span, uint32_t packet_size)
 {
-    for (size_t k = 4; k < packet_size && k + 4u <= avail; k += 4u) {
+    for (size_t k = 4; k < span && k + 4u <= avail; k += 4u) {
         uint32_t magic = emb_get_le32(b + k);
         if (magic == EMB_PKT_MAGIC) {
             if (k + EMB_PKT_OFF_PACKET_SIZE + 4u > avail ||
@@ -247,6 +247,12 @@ static long split_header(struct emb_source_run *c, const uint8_t *b, size_t avai
         return -1;
     if (avail < hs)
         return 0;
+    /* A header cut short is skipped as a packet is: the next header repeats it. */
+    size_t cut = cut_at(b, avail, hs, ps);
+    if (cut != 0u) {
+        c->st->resyncs += cut;
+        return (long)cut;
+    }
     emb_trace_assemble_frame(c->tasm, b, hs);
     c->sp.have_header = true;
     c->sp.packet_size = ps;
@@ -272,7 +278,7 @@ static long split_packet(struct emb_source_run *c, const uint8_t *b, size_t avai
         return 0;
     if (emb_get_le32(b + EMB_PKT_OFF_PACKET_SIZE) != 8u * s->packet_size)
         return -1;
-    size_t cut = cut_at(b, avail, s->packet_size);
+    size_t cut = cut_at(b, avail, s->packet_size, s->packet_size);
     if (cut != 0u) {
         c->st->resyncs += cut;
         return (long)cut;

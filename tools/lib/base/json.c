@@ -24,7 +24,7 @@ static void json_indent(struct emb_json *j)
 
 /* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 when it is not one.
  * Rejects overlong forms, surrogates and code points above U+10FFFF. */
-static size_t utf8_sequence(const unsigned char *s, size_t n)
+size_t emb_json_utf8_sequence(const unsigned char *s, size_t n)
 {
     unsigned char c = s[0];
     size_t len;
@@ -78,7 +78,7 @@ void emb_json_write_string(FILE *out, const char *s, size_t len)
             i++;
             continue;
         }
-        size_t n = utf8_sequence(p + i, len - i);
+        size_t n = emb_json_utf8_sequence(p + i, len - i);
         if (n) {
             fwrite(p + i, 1, n, out);
             i += n;

@@ -32,5 +32,8 @@ void emb_json_raw(struct emb_json *j, const char *key, const char *text);
  * through, every byte of invalid UTF-8 replaced by U+FFFD. */
 void emb_json_write_string(FILE *out, const char *s, size_t len);
 void emb_json_end(struct emb_json *j); /* final newline */
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 when it is not one:
+ * overlong forms, surrogates and code points above U+10FFFF are not. */
+size_t emb_json_utf8_sequence(const unsigned char *s, size_t n);
 
 #endif /* EMB_BASE_JSON_H */

@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "log_decode.h"
+#include "out_buf.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -137,10 +138,19 @@ static void format_integer(const struct emb_logdb *db, struct emb_buf *b, const 
     v &= keep;
     if ((conv == 'd' || conv == 'i') && bits < 64u && (v >> (bits - 1u)) != 0u)
         v |= ~keep; /* negative on the target */
-    if (conv == 'd' || conv == 'i')
+    if (spec[0] == '%' && spec[1] == 'l' && spec[2] == 'l' && spec[4] == '\0' &&
+        (conv == 'd' || conv == 'i' || conv == 'u' || conv == 'x')) {
+        /* No flag, width or precision: the digits by hand (out_buf.h), as printf writes them. */
+        char digits[24];
+        size_t n = conv == 'u'   ? emb_fmt_u64(digits, v)
+                   : conv == 'x' ? emb_fmt_hex(digits, v, 0)
+                                 : emb_fmt_i64(digits, (int64_t)v);
+        emb_buf_append(b, digits, n);
+    } else if (conv == 'd' || conv == 'i') {
         emb_buf_printf(b, spec, (long long)v);
-    else
+    } else {
         emb_buf_printf(b, spec, (unsigned long long)v);
+    }
 }
 
 static bool format_string(struct emb_buf *b, const char *spec, const struct arg_value *a,
@@ -151,6 +161,11 @@ static bool format_string(struct emb_buf *b, const char *spec, const struct arg_
             *why = "the argument is a pointer of a type recorded by address, not a string "
                    "(char *, uint8_t *)";
         return false;
+    }
+    if (!a->snull && spec[0] == '%' && spec[1] == 's' && spec[2] == '\0') {
+        const uint8_t *nul = memchr(a->s, 0, a->slen); /* "%s": the text, to a NUL */
+        emb_buf_append(b, a->s, nul != NULL ? (size_t)(nul - a->s) : a->slen);
+        return true;
     }
     char text[128];
     memcpy(text, a->s, a->slen);

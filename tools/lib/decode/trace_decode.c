@@ -2,6 +2,7 @@
  * follows the walk of the packets, and the public calls. The header is read by
  * trace_header.c, the packets by trace_packet.c. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise */
 
 #include "trace_decode.h"
 
@@ -10,6 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <emb/trace_format.h>
 #include <emb/wire.h>
@@ -34,6 +39,17 @@ void emb_trace_report(struct emb_trace *t, enum emb_severity severity, long long
     va_start(ap, fmt);
     emb_vreport(t->problems, severity, at, fmt, ap);
     va_end(ap);
+}
+
+void emb_trace_release_before(const struct emb_trace *t, const uint8_t *p)
+{
+    if (t->map == NULL || t->data != (const uint8_t *)t->map || p <= t->data)
+        return;
+    long page = sysconf(_SC_PAGESIZE);
+    size_t n = (size_t)(p - t->data);
+    n -= n % (size_t)(page > 0 ? page : 4096);
+    if (n != 0)
+        madvise(t->map, n, MADV_DONTNEED);
 }
 
 uint64_t emb_trace_ticks_to_ns(uint64_t ticks, uint64_t hz)
@@ -75,8 +91,32 @@ long emb_trace_add_context(struct emb_trace *t, uint16_t id, uint16_t kind)
     return (long)t->nctx++;
 }
 
+void emb_trace_note_record(struct emb_trace *t, struct ctx_state *c, uint64_t ts)
+{
+    if (c->scratch_held) { /* the marker held comes first */
+        c->scratch_held = false;
+        emb_trace_note_record(t, c, c->scratch.ts);
+    }
+    if (c->nseen++ != 0 && ts < c->last_seen_ts)
+        c->back_in_time = true;
+    c->last_seen_ts = ts;
+    if (ts > t->last_ts)
+        t->last_ts = ts;
+}
+
 struct emb_trace_event *emb_trace_push_record(struct emb_trace *t, struct ctx_state *c)
 {
+    if (t->stream) {
+        if (c->scratch_held) {
+            c->scratch_held = false;
+            emb_trace_note_record(t, c, c->scratch.ts);
+        }
+        memset(&c->scratch, 0, sizeof c->scratch);
+        c->scratch_held = true;
+        c->scratch.ctx = (uint32_t)(c - t->ctx);
+        c->scratch.context_id = c->pub.id;
+        return &c->scratch;
+    }
     struct emb_trace_event *recs = emb_array_grow(c->recs, &c->cap, c->nrecs + 1, sizeof *recs);
     if (!recs) {
         t->oom = true;
@@ -111,7 +151,12 @@ static void finish_contexts(struct emb_trace *t)
         struct ctx_state *c = &t->ctx[i];
         /* A dump's table holds the final count: drops after the last packet closed. */
         if (c->pub.table_discarded > c->prev_discarded) {
-            uint64_t ts = c->nrecs ? c->recs[c->nrecs - 1].ts : t->info.end_ts;
+            uint64_t ts = c->nrecs         ? c->recs[c->nrecs - 1].ts
+                          : c->scratch_held ? c->scratch.ts
+                          : c->nseen        ? c->last_seen_ts
+                                            : t->info.end_ts;
+            c->final_discarded = c->pub.table_discarded - c->prev_discarded;
+            c->final_ts = ts;
             if (!emb_trace_push_marker(t, c, EMB_TREC_DISCARDED, ts,
                                        emb_trace_source_offset(t, EMB_TSF_FIXED_SIZE),
                                        c->pub.table_discarded - c->prev_discarded))
@@ -121,43 +166,27 @@ static void finish_contexts(struct emb_trace *t)
         t->sum.discarded += c->pub.discarded;
         for (size_t k = 0; k < c->nrecs; k++) {
             struct emb_trace_event *r = &c->recs[k];
-            r->ns = emb_trace_ticks_to_ns(r->ts - t->info.start_ts, t->info.clock_hz);
-            /* In unsigned arithmetic: a corrupt offset or clock wraps instead of overflowing. */
-            r->wall_ns = (int64_t)((uint64_t)t->info.clock_offset_ns +
-                                   emb_trace_ticks_to_ns(r->ts, t->info.clock_hz));
+            emb_trace_set_times(t, r);
+            if (r->ts > t->last_ts)
+                t->last_ts = r->ts;
         }
+        if (c->scratch_held) {
+            c->scratch_held = false;
+            emb_trace_note_record(t, c, c->scratch.ts);
+        }
+        t->nrecords += t->stream ? c->nseen : c->nrecs;
         c->pub.recs = c->recs;
         c->pub.nrecs = c->nrecs;
+        emb_trace_order_context(t, c);
     }
 }
 
-static int cmp_rec(const void *a, const void *b)
+void emb_trace_set_times(const struct emb_trace *t, struct emb_trace_event *r)
 {
-    const struct emb_trace_event *x = *(const struct emb_trace_event *const *)a;
-    const struct emb_trace_event *y = *(const struct emb_trace_event *const *)b;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    if (x->ctx != y->ctx)
-        return x->ctx < y->ctx ? -1 : 1;
-    return x < y ? -1 : x > y; /* same context: same array, ring order */
-}
-
-static void merge(struct emb_trace *t)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < t->nctx; i++)
-        n += t->ctx[i].nrecs;
-    if (!n)
-        return;
-    t->merged = malloc(n * sizeof *t->merged);
-    if (!t->merged) {
-        t->oom = true;
-        return;
-    }
-    for (size_t i = 0; i < t->nctx; i++)
-        for (size_t k = 0; k < t->ctx[i].nrecs; k++)
-            t->merged[t->nmerged++] = &t->ctx[i].recs[k];
-    qsort(t->merged, t->nmerged, sizeof *t->merged, cmp_rec);
+    r->ns = emb_trace_ticks_to_ns(r->ts - t->info.start_ts, t->info.clock_hz);
+    /* In unsigned arithmetic: a corrupt offset or clock wraps instead of overflowing. */
+    r->wall_ns = (int64_t)((uint64_t)t->info.clock_offset_ns +
+                           emb_trace_ticks_to_ns(r->ts, t->info.clock_hz));
 }
 
 /* ---- public ---- */
@@ -168,9 +197,11 @@ static struct emb_trace *trace_new(const struct emb_trace_options *opt, const ch
     if (!t)
         return NULL;
     t->ctx_index = malloc(65536 * sizeof *t->ctx_index);
+    t->event_count = calloc(65536, sizeof *t->event_count);
     t->name = strdup(opt->name ? opt->name : name ? name : "trace");
-    if (!t->ctx_index || !t->name) {
+    if (!t->ctx_index || !t->event_count || !t->name) {
         free(t->ctx_index);
+        free(t->event_count);
         free(t->name);
         free(t);
         return NULL;
@@ -178,6 +209,7 @@ static struct emb_trace *trace_new(const struct emb_trace_options *opt, const ch
     memset(t->ctx_index, 0xFF, 65536 * sizeof *t->ctx_index);
     t->cat = opt->catalog;
     t->opt = opt;
+    t->stream = opt->stream;
     emb_problems_init(&t->kept, t->name);
     t->kept.max_kept = EMB_TRACE_MAX_ISSUES;
     t->problems = opt->problems ? opt->problems : &t->kept;
@@ -200,7 +232,7 @@ static bool unseal(struct emb_trace *t)
 {
     struct emb_problems seal_problems;
     emb_problems_init_callback(&seal_problems, NULL, seal_problem, t);
-    if (emb_trace_unseal(t->data, t->size, &t->seal, &seal_problems) != 0) {
+    if (emb_trace_unseal(t->data, t->size, t->data == t->map, &t->seal, &seal_problems) != 0) {
         t->oom = true;
         return false;
     }
@@ -238,8 +270,7 @@ static struct emb_trace *run(struct emb_trace *t)
         }
         emb_trace_walk_packets(t);
         finish_contexts(t);
-        if (!t->opt->no_merge)
-            merge(t);
+        t->merge_tried = t->opt->no_merge || t->stream; /* none wanted: none built later */
     }
     return finish(t);
 }
@@ -256,11 +287,36 @@ struct emb_trace *emb_trace_decode(const uint8_t *data, size_t size,
     return run(t);
 }
 
+/* Maps a regular file within the input limit (read only, pages the system can take back
+ * and read again); false for anything else, which is then read whole. */
+static bool map_file(struct emb_trace *t, const char *path)
+{
+    int fd = strcmp(path, "-") ? open(path, O_RDONLY) : -1;
+    struct stat st;
+    bool ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+              (uint64_t)st.st_size <= emb_input_limit() && (uint64_t)st.st_size <= SIZE_MAX;
+    if (ok) {
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        ok = m != MAP_FAILED;
+        if (ok) {
+            madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+            t->map = m;
+            t->map_size = t->size = (size_t)st.st_size;
+            t->data = m;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}
+
 struct emb_trace *emb_trace_decode_file(const char *path, const struct emb_trace_options *opt)
 {
     struct emb_trace *t = trace_new(opt, path);
     if (!t)
         return NULL;
+    if (map_file(t, path))
+        return run(t);
     char why[256];
     if (!(t->owned = emb_input_read(path, &t->size, why, sizeof why))) {
         emb_trace_report(t, EMB_ERROR, -1, "%s", why);
@@ -275,14 +331,19 @@ void emb_trace_free(struct emb_trace *t)
 {
     if (!t)
         return;
-    for (size_t i = 0; i < t->nctx; i++)
+    for (size_t i = 0; i < t->nctx; i++) {
         free(t->ctx[i].recs);
+        free(t->ctx[i].sorted);
+    }
+    free(t->event_count);
     emb_problems_free(&t->kept);
     free(t->ctx);
     free(t->ctx_index);
     free(t->pkts);
     free(t->merged);
     free(t->owned);
+    if (t->map != NULL)
+        munmap(t->map, t->map_size);
     free(t->seal.data);
     free(t->name);
     free(t);
@@ -306,8 +367,21 @@ long emb_trace_context_index(const struct emb_trace *t, uint16_t id)
 
 const struct emb_trace_event *const *emb_trace_events(const struct emb_trace *t, size_t *n)
 {
+    if (!t->merge_tried) {
+        /* Built on first use: the decode itself does not pay for an order it may not need. */
+        struct emb_trace *m = (struct emb_trace *)t;
+        m->merge_tried = true;
+        emb_trace_merge(m);
+    }
     *n = t->nmerged;
     return t->merged;
+}
+
+size_t emb_trace_record_count(const struct emb_trace *t) { return t->nrecords; }
+uint64_t emb_trace_last_ts(const struct emb_trace *t) { return t->last_ts; }
+uint64_t emb_trace_event_count(const struct emb_trace *t, uint16_t id)
+{
+    return t->event_count[id];
 }
 
 const struct emb_trace_packet *emb_trace_packets(const struct emb_trace *t, size_t *n)

@@ -10,7 +10,8 @@
  * the stream records (events_discarded, packet_seq_num gaps) become marker records in the
  * event sequence, where they happened.
  *
- * Memory is linear in the input: at most one record per 8 input bytes.
+ * Memory is linear in the input: at most one record per 8 input bytes; a streaming decode
+ * (emb_trace_options.stream) keeps none, and a file is mapped, not read.
  */
 #ifndef EMB_HOST_TRACE_DECODE_H
 #define EMB_HOST_TRACE_DECODE_H
@@ -82,6 +83,8 @@ struct emb_trace_packet {
     uint32_t content_size; /* bytes */
     uint32_t discarded;    /* events_discarded, running total */
     bool clean;           /* every event decoded: a CTF reader will read it too */
+    uint32_t lost_before;  /* the LOST marker's count before its events (0: none) */
+    uint32_t discarded_after; /* the DISCARDED marker's count after them (0: none) */
 };
 
 /* The file header. */
@@ -130,7 +133,12 @@ struct emb_trace_options {
     const char *name;        /* for messages; default "trace" */
     uint64_t base_offset;    /* added to every offset (a stream inside a larger file) */
     bool ignore_checksum;    /* decode even when the catalogue checksum differs */
-    bool no_merge;           /* skip the merge by time: emb_trace_events() returns none */
+    /* Keep no records: emb_trace_context()->recs is NULL (nrecs 0) and emb_trace_events()
+     * returns none; a cursor reads each context's packets again as it walks them. Memory
+     * is then flat in the number of events (text, NDJSON, summaries, CTF). */
+    bool stream;
+    bool no_merge;           /* emb_trace_events() returns none (it builds its array only
+                              * when called; a cursor walks the same order without it) */
     /* Where problems go (a refused header an error, a bad packet a warning), at the
      * source's byte offsets; NULL: kept in the trace (emb_trace_problems). */
     struct emb_problems *problems;
@@ -165,8 +173,25 @@ const struct emb_trace_context *emb_trace_context(const struct emb_trace *t, siz
 long emb_trace_context_index(const struct emb_trace *t, uint16_t id);
 
 /* Every record of every context merged by timestamp; ties keep context order, then ring
- * order. */
+ * order. The array is built on the first call (8 bytes per record); NULL, *n 0, when out
+ * of memory. */
 const struct emb_trace_event *const *emb_trace_events(const struct emb_trace *t, size_t *n);
+
+/* The same sequence one record at a time, without the array: a k-way merge of the
+ * contexts. emb_trace_cursor_next() returns NULL at the end; open returns NULL when out
+ * of memory. */
+struct emb_trace_cursor;
+struct emb_trace_cursor *emb_trace_cursor_open(const struct emb_trace *t);
+const struct emb_trace_event *emb_trace_cursor_next(struct emb_trace_cursor *c);
+void emb_trace_cursor_close(struct emb_trace_cursor *c);
+
+/* Records of every context; the latest one's timestamp (0 when there are none); EVENT
+ * records of one event id. */
+size_t emb_trace_record_count(const struct emb_trace *t);
+uint64_t emb_trace_last_ts(const struct emb_trace *t);
+uint64_t emb_trace_event_count(const struct emb_trace *t, uint16_t id);
+/* Sets a record's ns and wall_ns from its ts (as the decoder does). */
+void emb_trace_set_times(const struct emb_trace *t, struct emb_trace_event *r);
 
 const struct emb_trace_packet *emb_trace_packets(const struct emb_trace *t, size_t *n);
 

@@ -19,6 +19,16 @@ struct ctx_state {
     struct emb_trace_context pub;
     struct emb_trace_event *recs;
     size_t nrecs, cap;
+    const struct emb_trace_event **sorted; /* recs in time order when they are not */
+    /* A streaming decode keeps no records: the latest one is held here until the next,
+     * and only what the cursor needs is noted. */
+    struct emb_trace_event scratch;
+    bool scratch_held;
+    size_t nseen;              /* records, kept or not */
+    uint64_t last_seen_ts;     /* the latest record's, in ring order */
+    bool back_in_time;         /* a record's ts is before the one before it */
+    uint32_t final_discarded;  /* the table's drops after the last packet: a marker last */
+    uint64_t final_ts;
     bool have_prev;        /* a packet of this context has been accepted */
     uint32_t prev_seq;
     uint64_t prev_ts_end;
@@ -28,6 +38,9 @@ struct ctx_state {
 struct emb_trace {
     char *name;
     uint8_t *owned; /* the file's bytes when we read it */
+    void *map;      /* or when we mapped it: map_size bytes */
+    size_t map_size;
+    bool stream;    /* records are not kept (emb_trace_options.stream) */
     const uint8_t *data;
     size_t size;
     uint64_t base;
@@ -42,8 +55,12 @@ struct emb_trace {
     size_t npkts, pkt_cap;
     struct emb_problems kept;      /* the problems, unless the caller gave a sink */
     struct emb_problems *problems; /* where they go: &kept or the caller's */
-    const struct emb_trace_event **merged;
+    const struct emb_trace_event **merged; /* built on the first emb_trace_events() */
     size_t nmerged;
+    bool merge_tried;
+    uint64_t *event_count;          /* EVENT records per event id */
+    size_t nrecords;                /* records of every context */
+    uint64_t last_ts;               /* the latest record's timestamp */
     struct emb_trace_unsealed seal; /* a sealed file: the checked copy that data points to */
     bool offsets_raw;               /* report() offsets are the source's already */
     bool oom;
@@ -62,10 +79,39 @@ uint64_t emb_trace_source_offset(const struct emb_trace *t, uint64_t off);
 long emb_trace_add_context(struct emb_trace *t, uint16_t id, uint16_t kind);
 /* A new record at the end of a context's (zeroed but for its context), or NULL. */
 struct emb_trace_event *emb_trace_push_record(struct emb_trace *t, struct ctx_state *c);
+/* A streaming decode's record at ts, counted without being kept (after the marker the
+ * context holds, if any). */
+void emb_trace_note_record(struct emb_trace *t, struct ctx_state *c, uint64_t ts);
 /* A marker record (EMB_TREC_LOST, EMB_TREC_DISCARDED) of `count` at ts and offset. False
  * when out of memory. */
 bool emb_trace_push_marker(struct emb_trace *t, struct ctx_state *c, uint8_t type, uint64_t ts,
                            uint64_t offset, uint32_t count);
+
+/* What emb_trace_step_event() found at a packet's byte `pos`. */
+enum emb_trace_step {
+    EMB_STEP_EVENT,    /* a catalogue event: r filled, it is r->ev->size bytes long */
+    EMB_STEP_UNKNOWN,  /* an id the catalogue lacks: r filled, the packet ends here */
+    EMB_STEP_SHORT,    /* too few bytes for an event header */
+    EMB_STEP_FLAGS,    /* flags not valid */
+    EMB_STEP_PAST_END, /* the event (r->ev) runs past the content end */
+};
+/* Reads the event at `pos` of the packet at p (content bytes), its 32-bit time unwrapped
+ * against `prev`: ts, id, ev, kind, depth, payload, payload_size and type of r. The one
+ * reading of an event, for the walk and for the cursor that reads packets again. */
+enum emb_trace_step emb_trace_step_event(const struct emb_trace *t, const uint8_t *p,
+                                         uint32_t pos, uint32_t content, uint64_t prev,
+                                         struct emb_trace_event *r);
+
+/* Prepares a context for the merge by time: records that go back in time are ordered
+ * (stably) in c->sorted. False when out of memory. */
+bool emb_trace_order_context(struct emb_trace *t, struct ctx_state *c);
+/* Builds t->merged. False when out of memory. */
+bool emb_trace_merge(struct emb_trace *t);
+
+/* Lets the system take back the mapped file's pages before p (they are read again if
+ * needed): memory stays flat however large the file. Does nothing unless the data decoded
+ * is the mapped file. */
+void emb_trace_release_before(const struct emb_trace *t, const uint8_t *p);
 
 /* Validates the file header and reads the context table and extension blocks. False
  * when the stream must be refused (reported as an error). */

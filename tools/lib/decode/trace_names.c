@@ -50,10 +50,7 @@ struct emb_trace_names *emb_trace_names_build(const struct emb_trace *t)
         else if (strcmp(f->name, "name") == 0 && f->type == EMB_CAT_CHARS)
             fname = f;
     }
-    size_t nev = 0, count = 0;
-    const struct emb_trace_event *const *ev = emb_trace_events(t, &nev);
-    for (size_t i = 0; ftype && fhandle && fname && i < nev; i++)
-        count += ev[i]->type == EMB_TREC_EVENT && ev[i]->ev == init;
+    uint64_t count = ftype && fhandle && fname ? emb_trace_event_count(t, init->id) : 0u;
     struct emb_trace_names *n = calloc(1, sizeof *n);
     if (n == NULL)
         return NULL;
@@ -62,21 +59,24 @@ struct emb_trace_names *emb_trace_names_build(const struct emb_trace *t)
         n->cap *= 2u;
     n->threads = calloc(n->cap, sizeof *n->threads);
     n->handles = calloc(n->cap, sizeof *n->handles);
-    if (n->threads == NULL || n->handles == NULL) {
+    struct emb_trace_cursor *cur = count > 0 ? emb_trace_cursor_open(t) : NULL;
+    if (n->threads == NULL || n->handles == NULL || (count > 0 && cur == NULL)) {
         emb_trace_names_free(n);
         return NULL;
     }
-    for (size_t i = 0; count > 0 && i < nev; i++) {
-        if (ev[i]->type != EMB_TREC_EVENT || ev[i]->ev != init)
+    /* In time order: a handle named twice has its later name. */
+    for (const struct emb_trace_event *e; cur != NULL && (e = emb_trace_cursor_next(cur));) {
+        if (e->type != EMB_TREC_EVENT || e->ev != init)
             continue;
         const char *text;
-        size_t len = emb_trace_field_chars(fname, ev[i]->payload, &text);
-        uint32_t handle = (uint32_t)emb_catalog_field_get_uint(fhandle, ev[i]->payload);
-        if (emb_catalog_field_get_uint(ftype, ev[i]->payload) == OBJ_TYPE_THREAD)
+        size_t len = emb_trace_field_chars(fname, e->payload, &text);
+        uint32_t handle = (uint32_t)emb_catalog_field_get_uint(fhandle, e->payload);
+        if (emb_catalog_field_get_uint(ftype, e->payload) == OBJ_TYPE_THREAD)
             put(n->threads, n->cap, handle, text, len);
         else
             put(n->handles, n->cap, handle, text, len);
     }
+    emb_trace_cursor_close(cur);
     return n;
 }
 

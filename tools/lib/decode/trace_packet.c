@@ -79,6 +79,57 @@ static size_t resync(const struct emb_trace *t, size_t from)
     return t->size;
 }
 
+enum emb_trace_step emb_trace_step_event(const struct emb_trace *t, const uint8_t *p,
+                                         uint32_t pos, uint32_t content, uint64_t prev,
+                                         struct emb_trace_event *r)
+{
+    if (content - pos < EMB_EVT_HEADER_SIZE)
+        return EMB_STEP_SHORT;
+    const uint8_t *e = p + pos;
+    uint16_t flags = emb_get_le16(e + EMB_EVT_OFF_FLAGS);
+    if (flags & 0xFF00u || (flags & EMB_EVT_FLAG_KIND_MASK) > EMB_EVT_KIND_FAULT)
+        return EMB_STEP_FLAGS;
+    /* 32-bit timestamps unwrap against the previous event, as a CTF reader does. */
+    uint64_t ts = (prev & ~(uint64_t)0xFFFFFFFFu) | emb_get_le32(e + EMB_EVT_OFF_TS);
+    if (ts < prev)
+        ts += (uint64_t)1 << 32;
+    r->id = emb_get_le16(e + EMB_EVT_OFF_ID);
+    r->ev = emb_catalog_event(t->cat, r->id);
+    if (r->ev && r->ev->size > content - pos)
+        return EMB_STEP_PAST_END;
+    r->ts = ts;
+    r->kind = (uint8_t)(flags & EMB_EVT_FLAG_KIND_MASK);
+    r->depth = (uint8_t)((flags & EMB_EVT_FLAG_DEPTH_MASK) >> EMB_EVT_FLAG_DEPTH_SHIFT);
+    r->payload = e + EMB_EVT_HEADER_SIZE;
+    if (!r->ev) {
+        /* Sizes are unknown past this point: keep the bytes, stop the packet. */
+        r->type = EMB_TREC_UNKNOWN;
+        r->payload_size = content - pos - EMB_EVT_HEADER_SIZE;
+        return EMB_STEP_UNKNOWN;
+    }
+    r->type = EMB_TREC_EVENT;
+    r->payload_size = r->ev->payload_size;
+    return EMB_STEP_EVENT;
+}
+
+/* Why the event at `at` was not decoded, reported. */
+static void report_step(struct emb_trace *t, const struct ctx_state *c, enum emb_trace_step step,
+                        long long at, uint32_t left, const struct emb_trace_event *r)
+{
+    if (step == EMB_STEP_SHORT)
+        emb_trace_report(t, EMB_WARNING, at, "ctx %s: %" PRIu32 " bytes before content end, too few for an event header",
+              c->pub.name, left);
+    else if (step == EMB_STEP_FLAGS)
+        emb_trace_report(t, EMB_WARNING, at + EMB_EVT_OFF_FLAGS, "ctx %s: event flags 0x%04x are not valid",
+              c->pub.name, emb_get_le16(t->data + at + EMB_EVT_OFF_FLAGS));
+    else if (step == EMB_STEP_PAST_END)
+        emb_trace_report(t, EMB_WARNING, at, "ctx %s: event %s (%" PRIu32 " bytes) runs past the content end (%" PRIu32
+              " bytes left)", c->pub.name, r->ev->name, r->ev->size, left);
+    else
+        emb_trace_report(t, EMB_WARNING, at, "ctx %s: unknown event id 0x%04x; the rest of the packet (%" PRIu32
+              " bytes) is not decoded", c->pub.name, r->id, r->payload_size);
+}
+
 /* Decodes the events of a packet whose header is valid. Returns false when an event
  * could not be decoded (the ones before it are kept). */
 static bool decode_events(struct emb_trace *t, struct ctx_state *c, size_t off,
@@ -90,56 +141,34 @@ static bool decode_events(struct emb_trace *t, struct ctx_state *c, size_t off,
     uint32_t pos = EMB_PKT_HEADER_SIZE;
     while (pos < content) {
         long long at = (long long)(off + pos);
-        if (content - pos < EMB_EVT_HEADER_SIZE) {
-            emb_trace_report(t, EMB_WARNING, at, "ctx %s: %" PRIu32 " bytes before content end, too few for an event header",
-                  c->pub.name, content - pos);
+        struct emb_trace_event e = {0};
+        enum emb_trace_step step = emb_trace_step_event(t, p, pos, content, prev, &e);
+        if (step != EMB_STEP_EVENT && step != EMB_STEP_UNKNOWN) {
+            report_step(t, c, step, at, content - pos, &e);
             return false;
         }
-        const uint8_t *e = p + pos;
-        uint32_t ts32 = emb_get_le32(e + EMB_EVT_OFF_TS);
-        uint16_t id = emb_get_le16(e + EMB_EVT_OFF_ID);
-        uint16_t flags = emb_get_le16(e + EMB_EVT_OFF_FLAGS);
-        if (flags & 0xFF00u || (flags & EMB_EVT_FLAG_KIND_MASK) > EMB_EVT_KIND_FAULT) {
-            emb_trace_report(t, EMB_WARNING, at + EMB_EVT_OFF_FLAGS, "ctx %s: event flags 0x%04x are not valid",
-                  c->pub.name, flags);
-            return false;
+        if (t->stream) { /* counted only: the cursor reads the event again */
+            emb_trace_note_record(t, c, e.ts);
+        } else {
+            struct emb_trace_event *r = emb_trace_push_record(t, c);
+            if (!r)
+                return false;
+            e.ctx = r->ctx;
+            e.context_id = r->context_id;
+            e.offset = emb_trace_source_offset(t, at);
+            *r = e;
         }
-        /* 32-bit timestamps unwrap against the previous event, as a CTF reader does. */
-        uint64_t ts = (prev & ~(uint64_t)0xFFFFFFFFu) | ts32;
-        if (ts < prev)
-            ts += (uint64_t)1 << 32;
-        const struct emb_catalog_event *ev = emb_catalog_event(t->cat, id);
-        if (ev && ev->size > content - pos) {
-            emb_trace_report(t, EMB_WARNING, at, "ctx %s: event %s (%" PRIu32 " bytes) runs past the content end (%" PRIu32
-                  " bytes left)", c->pub.name, ev->name, ev->size, content - pos);
-            return false;
-        }
-        struct emb_trace_event *r = emb_trace_push_record(t, c);
-        if (!r)
-            return false;
-        r->ts = ts;
-        r->offset = emb_trace_source_offset(t, at);
-        r->id = id;
-        r->kind = (uint8_t)(flags & EMB_EVT_FLAG_KIND_MASK);
-        r->depth = (uint8_t)((flags & EMB_EVT_FLAG_DEPTH_MASK) >> EMB_EVT_FLAG_DEPTH_SHIFT);
-        r->payload = e + EMB_EVT_HEADER_SIZE;
-        if (!ev) {
-            /* Sizes are unknown past this point: keep the bytes, stop the packet. */
-            r->type = EMB_TREC_UNKNOWN;
-            r->payload_size = content - pos - EMB_EVT_HEADER_SIZE;
+        if (step == EMB_STEP_UNKNOWN) {
             c->pub.unknown++;
             t->sum.unknown++;
-            emb_trace_report(t, EMB_WARNING, at, "ctx %s: unknown event id 0x%04x; the rest of the packet (%" PRIu32
-                  " bytes) is not decoded", c->pub.name, id, r->payload_size);
+            report_step(t, c, step, at, content - pos, &e);
             return false;
         }
-        r->type = EMB_TREC_EVENT;
-        r->ev = ev;
-        r->payload_size = ev->payload_size;
         c->pub.events++;
         t->sum.events++;
-        prev = ts;
-        pos += ev->size;
+        t->event_count[e.id]++;
+        prev = e.ts;
+        pos += e.ev->size;
     }
     if (pk->ts_end < prev) {
         emb_trace_report(t, EMB_WARNING, (long long)off + EMB_PKT_OFF_TS_END,
@@ -175,7 +204,7 @@ static bool in_order(struct emb_trace *t, const struct ctx_state *c,
 
 /* Packets missing between the context's last and this one: overwritten by the ring, or a
  * LOST marker. False when out of memory. */
-static bool count_gap(struct emb_trace *t, struct ctx_state *c, const struct emb_trace_packet *pk)
+static bool count_gap(struct emb_trace *t, struct ctx_state *c, struct emb_trace_packet *pk)
 {
     uint32_t gap = pk->seq - c->prev_seq - 1;
     if (gap == 0)
@@ -190,6 +219,7 @@ static bool count_gap(struct emb_trace *t, struct ctx_state *c, const struct emb
     }
     if (!emb_trace_push_marker(t, c, EMB_TREC_LOST, pk->ts_begin, pk->offset, gap))
         return false;
+    pk->lost_before = gap;
     c->pub.lost_packets += gap;
     t->sum.lost_packets += gap;
     return true;
@@ -226,6 +256,7 @@ static bool count_discarded(struct emb_trace *t, struct ctx_state *c,
         if (!emb_trace_push_marker(t, c, EMB_TREC_DISCARDED, pk->ts_end, pk->offset,
                                    pk->discarded - c->prev_discarded))
             return false;
+        pk->discarded_after = pk->discarded - c->prev_discarded;
         c->prev_discarded = pk->discarded;
         c->pub.discarded = pk->discarded;
     }
@@ -273,9 +304,13 @@ void emb_trace_walk_packets(struct emb_trace *t)
 {
     uint32_t P = t->info.packet_size;
     size_t off = t->info.header_size;
-    uint64_t next_progress = 0;
+    uint64_t next_progress = 0, next_release = 1u << 24;
     char why[256];
     while (off < t->size && !t->oom) {
+        if (t->stream && off >= next_release) { /* nothing before `off` is read again here */
+            emb_trace_release_before(t, t->data + off);
+            next_release = off + (1u << 24);
+        }
         if (t->opt->progress && off >= next_progress) {
             t->opt->progress(t->opt->progress_arg, off, t->size);
             next_progress = off + (1u << 20);

@@ -25,9 +25,11 @@ struct emb_trace_unsealed {
  * (sealed = true) with the unsealed copy; every damaged packet (a warning) and a damaged
  * header are reported to `problems` at the sealed file's offsets (a damaged or unreadable
  * header is an error: nothing can be decoded, out->data is then NULL). Otherwise leaves
- * out->sealed false and does nothing. Returns -1 only when out of memory. */
-int emb_trace_unseal(const uint8_t *in, size_t n, struct emb_trace_unsealed *out,
-                     struct emb_problems *problems);
+ * out->sealed false and does nothing. `in_mapped`: `in` is a read-only file mapping whose
+ * pages may be let go once copied (the system reads them again if they are touched).
+ * Returns -1 only when out of memory. */
+int emb_trace_unseal(const uint8_t *in, size_t n, bool in_mapped,
+                     struct emb_trace_unsealed *out, struct emb_problems *problems);
 
 /* The sealed file's offset of a byte at `off` of the unsealed copy. */
 uint64_t emb_trace_sealed_offset(const struct emb_trace_unsealed *u, uint64_t off);

@@ -111,6 +111,8 @@ static void ring_losses(struct emb_diff_work *w, const struct loss_scope *sc, si
     uint64_t prev_ns = 0;
     bool seen = false;
     size_t last_event = SIZE_MAX;
+    uint32_t ring_packets = emb_trace_info(t)->ring_packets;
+    bool filled = ring_packets == 0 || c->packets >= ring_packets;
     for (size_t k = 0; k < c->nrecs; k++)
         if (c->recs[k].type == EMB_TREC_EVENT)
             last_event = k;
@@ -130,7 +132,9 @@ static void ring_losses(struct emb_diff_work *w, const struct loss_scope *sc, si
                       (last_event == SIZE_MAX || k > last_event);
         if (closed && sc->end > from)
             from = sc->end;
-        place_loss(w, sc, key, ci, rec, from, closed);
+        /* Every ring counts the events fired after the close; the one that closed the
+         * window is the one that filled (when the file says how many packets a ring has). */
+        place_loss(w, sc, key, ci, rec, from, closed && filled);
     }
     if (!f || f->seq == 0)
         return;

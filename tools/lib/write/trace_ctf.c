@@ -103,6 +103,26 @@ static int by_context(const void *a, const void *b)
     return x < y ? -1 : x > y; /* file order within a context */
 }
 
+/* A packet holding no event, with `like`'s header, numbered `seq`, at `ts`, whose
+ * events_discarded is `discarded`: what lets babeltrace2 count a loss at a stream's ends. */
+static void write_empty_packet(FILE *f, const struct emb_trace_packet *like, uint32_t seq,
+                               uint64_t ts, uint32_t discarded, uint32_t P)
+{
+    if (P < EMB_PKT_HEADER_SIZE)
+        return;
+    uint8_t *pkt = calloc(1, P);
+    if (!pkt)
+        return;
+    memcpy(pkt, like->data, EMB_PKT_HEADER_SIZE);
+    emb_put_le32(pkt + EMB_PKT_OFF_SEQ, seq);
+    emb_put_le64(pkt + EMB_PKT_OFF_TS_BEGIN, ts);
+    emb_put_le64(pkt + EMB_PKT_OFF_TS_END, ts);
+    emb_put_le32(pkt + EMB_PKT_OFF_CONTENT_SIZE, EMB_PKT_HEADER_SIZE * 8u);
+    emb_put_le32(pkt + EMB_PKT_OFF_DISCARDED, discarded);
+    fwrite(pkt, 1, P, f);
+    free(pkt);
+}
+
 /* Writes the packets order[0..n) (one context's, in order) to DIR/stream_<id>. */
 static int write_stream(const struct emb_trace *t, const char *dir, const size_t *order,
                         size_t n, char *err, size_t errlen)
@@ -119,24 +139,32 @@ static int write_stream(const struct emb_trace *t, const char *dir, const size_t
      * events_discarded: the first packet's own total (a snapshot's overwritten packets)
      * would be "may have discarded", uncounted. An empty packet before it, numbered just
      * before it and ending where it begins, gives the count a zero to start from. */
-    const struct emb_trace_packet *first = &pk[order[0]];
-    if (first->discarded > 0u && first->seq > 0u && P >= EMB_PKT_HEADER_SIZE) {
-        uint8_t *base = calloc(1, P);
-        if (base) {
-            memcpy(base, first->data, EMB_PKT_HEADER_SIZE);
-            emb_put_le32(base + EMB_PKT_OFF_SEQ, first->seq - 1u);
-            emb_put_le64(base + EMB_PKT_OFF_TS_END, first->ts_begin);
-            emb_put_le32(base + EMB_PKT_OFF_CONTENT_SIZE, EMB_PKT_HEADER_SIZE * 8u);
-            emb_put_le32(base + EMB_PKT_OFF_DISCARDED, 0u);
-            fwrite(base, 1, P, f);
-            free(base);
-        }
-    }
+    const struct emb_trace_packet *first = &pk[order[0]], *last = &pk[order[n - 1]];
+    if (first->discarded > 0u && first->seq > 0u)
+        write_empty_packet(f, first, first->seq - 1u, first->ts_begin, 0u, P);
+    /* A first packet numbered 0 has no number before it; and a dump's context table may
+     * count drops after the last packet closed (a window's end). Either loss goes into
+     * an empty packet after the last, counted from the first packet's zero. */
+    bool first_uncounted = first->discarded > 0u && first->seq == 0u;
+    uint64_t total = emb_trace_context(t, last->ctx)->discarded;
+    bool tail = first_uncounted || total > last->discarded;
     /* Verbatim: the metadata declares the payloads' tail padding, so the content_size
      * the ring wrote is what a CTF reader expects. */
-    for (size_t i = 0; i < n; i++)
-        if (fwrite(pk[order[i]].data, 1, P, f) != P)
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *data = pk[order[i]].data;
+        uint8_t *copy = NULL;
+        if (i == 0 && first_uncounted && (copy = malloc(P)) != NULL) {
+            memcpy(copy, data, P);
+            emb_put_le32(copy + EMB_PKT_OFF_DISCARDED, 0u);
+            data = copy;
+        }
+        size_t wrote = fwrite(data, 1, P, f);
+        free(copy);
+        if (wrote != P)
             break;
+    }
+    if (tail)
+        write_empty_packet(f, last, last->seq + 1u, last->ts_end, (uint32_t)total, P);
     return emb_ctf_close_file(f, path, false, err, errlen);
 }
 

@@ -1,6 +1,7 @@
 /* The trace as aligned text for a person, and its summary. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "out_buf.h"
 #include "trace_names.h"
 #include "trace_write.h"
 
@@ -25,113 +26,232 @@ const char *emb_trace_event_kind_name(unsigned kind)
     }
 }
 
-static enum emb_color class_color(const struct emb_catalog_event *ev)
+/* The text writer's state: the columns' widths, the colour codes (all "" without colour)
+ * and the output buffer every line is formatted into. */
+struct text_writer {
+    struct emb_out o;
+    const struct emb_trace *t;
+    struct emb_trace_names *names;
+    uint64_t hz;
+    bool absolute, wall;
+    size_t wtime, wctx, wname;
+    const char *dim, *reset, *red, *yellow, *bold;
+    const char *class_code[5];
+    time_t date_s; /* the second `date` holds (wall clock), to format each second once */
+    bool date_ok;
+    char date[32];
+    size_t date_len;
+};
+
+/* The wall clock's "YYYY-mm-dd HH:MM:SS" of second s: false when it has none. */
+static bool wall_date(struct text_writer *w, time_t s)
 {
-    static const enum emb_color palette[] = {EMB_C_GREEN, EMB_C_CYAN, EMB_C_YELLOW,
-                                             EMB_C_MAGENTA, EMB_C_BLUE};
-    if (!ev || !ev->cls)
-        return EMB_C_RED;
-    return palette[ev->cls->id % (sizeof palette / sizeof palette[0])];
+    if (w->date_ok && w->date_s == s)
+        return true;
+    struct tm tm;
+    w->date_ok = gmtime_r(&s, &tm) &&
+                 (w->date_len = strftime(w->date, sizeof w->date, "%Y-%m-%d %H:%M:%S", &tm));
+    w->date_s = s;
+    return w->date_ok;
 }
 
 /* Time column: seconds since the trace start, or the wall clock (UTC) when asked and
- * known. */
-static void format_time(char *buf, size_t len, const struct emb_trace *t,
-                        const struct emb_trace_event *e, bool absolute)
+ * known. Returns its length in buf (at least 48 bytes). */
+static size_t format_time(struct text_writer *w, char *buf, const struct emb_trace_event *e)
 {
-    if (absolute && emb_trace_info(t)->clock_offset_ns != 0) {
-        int64_t w = e->wall_ns;
-        time_t s = (time_t)(w / 1000000000);
-        long ns = (long)(w % 1000000000);
+    if (w->wall) {
+        int64_t ns = e->wall_ns % 1000000000;
+        time_t s = (time_t)(e->wall_ns / 1000000000);
         if (ns < 0) {
             ns += 1000000000;
             s--;
         }
-        struct tm tm;
-        char date[32];
-        if (gmtime_r(&s, &tm) && strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm)) {
-            snprintf(buf, len, "%s.%09ldZ", date, ns);
-            return;
+        if (wall_date(w, s)) {
+            memcpy(buf, w->date, w->date_len);
+            size_t n = w->date_len;
+            buf[n++] = '.';
+            n += emb_fmt_nine_digits(buf + n, (uint32_t)ns);
+            buf[n++] = 'Z';
+            return n;
         }
     }
-    uint64_t ns = absolute ? emb_trace_ticks_to_ns(e->ts, emb_trace_info(t)->clock_hz) : e->ns;
-    snprintf(buf, len, "%" PRIu64 ".%09" PRIu64, ns / 1000000000u, ns % 1000000000u);
+    return emb_fmt_seconds_ns(buf, w->absolute ? emb_trace_ticks_to_ns(e->ts, w->hz) : e->ns);
 }
 
-static void format_kind(char *buf, size_t len, const struct emb_trace_event *e)
+static const char *kind_text(const struct emb_trace_event *e, char *buf)
 {
-    if (e->kind == EMB_EVT_KIND_ISR && e->depth > 1)
-        snprintf(buf, len, "isr%u", e->depth);
-    else if (e->kind == EMB_EVT_KIND_ISR)
-        snprintf(buf, len, "isr");
-    else if (e->kind == EMB_EVT_KIND_FAULT)
-        snprintf(buf, len, "FAULT");
+    if (e->kind == EMB_EVT_KIND_ISR && e->depth > 1) {
+        memcpy(buf, "isr", 3);
+        buf[3 + emb_fmt_u64(buf + 3, e->depth)] = '\0';
+        return buf;
+    }
+    return e->kind == EMB_EVT_KIND_ISR ? "isr" : e->kind == EMB_EVT_KIND_FAULT ? "FAULT" : "";
+}
+
+/* A colour code: nothing to do when colour is off (the code is ""). */
+static inline void out_code(struct emb_out *o, const char *code)
+{
+    if (code[0] != '\0')
+        emb_out_str(o, code);
+}
+
+/* A field's value as emb_trace_field_display() writes it; a plain integer formatted here,
+ * the rest (labels, names, durations, text) by it. */
+static void write_value(struct text_writer *w, const struct emb_catalog_field *f,
+                        const uint8_t *payload)
+{
+    struct emb_out *o = &w->o;
+    if (f->type == EMB_CAT_CHARS || f->nvalues > 0 || f->type == EMB_CAT_BOOL ||
+        f->meaning == EMB_CAT_MEANING_THREAD || f->meaning == EMB_CAT_MEANING_HANDLE ||
+        f->meaning == EMB_CAT_MEANING_CYCLES) {
+        char buf[512];
+        emb_out_str(o, emb_trace_field_display(w->names, w->hz, f, payload, buf, sizeof buf));
+    } else if (f->hex) {
+        emb_out_bytes(o, "0x", 2);
+        emb_out_hex(o, emb_catalog_field_get_uint(f, payload), 2u * f->size);
+    } else if (f->type >= EMB_CAT_I8 && f->type <= EMB_CAT_I64) {
+        emb_out_i64(o, emb_catalog_field_get_int(f, payload));
+    } else {
+        emb_out_u64(o, emb_catalog_field_get_uint(f, payload));
+    }
+}
+
+static void write_marker(struct text_writer *w, const struct emb_trace_event *e,
+                         const char *ctx_name)
+{
+    struct emb_out *o = &w->o;
+    out_code(o, w->yellow);
+    emb_out_bytes(o, "-- ", 3);
+    emb_out_u64(o, e->count);
+    emb_out_str(o, e->type == EMB_TREC_DISCARDED
+                       ? (e->count == 1 ? " event discarded" : " events discarded")
+                       : (e->count == 1 ? " packet lost" : " packets lost"));
+    emb_out_bytes(o, " in ctx ", 8);
+    emb_out_str(o, ctx_name);
+    out_code(o, w->reset);
+    emb_out_char(o, '\n');
+}
+
+static void write_unknown(struct text_writer *w, const struct emb_trace_event *e)
+{
+    struct emb_out *o = &w->o;
+    out_code(o, w->red);
+    emb_out_bytes(o, "?0x", 3);
+    emb_out_hex(o, e->id, 4);
+    out_code(o, w->reset);
+    emb_out_bytes(o, "  (unknown event, ", 18);
+    emb_out_u64(o, e->payload_size);
+    emb_out_bytes(o, " raw bytes:", 11);
+    for (uint32_t k = 0; k < e->payload_size && k < 32; k++) {
+        emb_out_char(o, ' ');
+        emb_out_hex(o, e->payload[k], 2);
+    }
+    emb_out_str(o, e->payload_size > 32 ? " ...)\n" : ")\n");
+}
+
+static void write_event(struct text_writer *w, const struct emb_trace_event *e)
+{
+    struct emb_out *o = &w->o;
+    const struct emb_catalog_event *ev = e->ev;
+    out_code(o, w->bold);
+    out_code(o, ev->cls ? w->class_code[ev->cls->id % 5u] : w->red);
+    emb_out_align_left(o, ev->name, strlen(ev->name), ev->nfields ? w->wname : 0);
+    out_code(o, w->reset);
+    for (size_t k = 0; k < ev->nfields; k++) {
+        const struct emb_catalog_field *f = &ev->fields[k];
+        emb_out_bytes(o, "  ", 2);
+        out_code(o, w->dim);
+        emb_out_str(o, f->name);
+        emb_out_char(o, '=');
+        out_code(o, w->reset);
+        write_value(w, f, e->payload);
+    }
+    emb_out_char(o, '\n');
+}
+
+static void write_line(struct text_writer *w, const struct emb_trace_event *e)
+{
+    struct emb_out *o = &w->o;
+    const char *ctx_name = emb_trace_context(w->t, e->ctx)->name;
+    char tbuf[48], kbuf[8];
+    size_t tlen = format_time(w, tbuf, e);
+    out_code(o, w->dim);
+    emb_out_align_right(o, tbuf, tlen, w->wtime);
+    out_code(o, w->reset);
+    emb_out_bytes(o, "  ", 2);
+    emb_out_align_left(o, ctx_name, strlen(ctx_name), w->wctx);
+    emb_out_bytes(o, "  ", 2);
+    if (e->type == EMB_TREC_DISCARDED || e->type == EMB_TREC_LOST) {
+        write_marker(w, e, ctx_name);
+        return;
+    }
+    const char *kind = kind_text(e, kbuf);
+    out_code(o, w->red);
+    emb_out_align_left(o, kind, strlen(kind), 5);
+    out_code(o, w->reset);
+    emb_out_bytes(o, "  ", 2);
+    if (e->type == EMB_TREC_UNKNOWN)
+        write_unknown(w, e);
     else
-        buf[0] = 0;
+        write_event(w, e);
+}
+
+static void writer_colours(struct text_writer *w, FILE *out)
+{
+    static const enum emb_color palette[] = {EMB_C_GREEN, EMB_C_CYAN, EMB_C_YELLOW,
+                                             EMB_C_MAGENTA, EMB_C_BLUE};
+    w->dim = emb_color_code(out, EMB_C_DIM);
+    w->reset = emb_color_code(out, EMB_C_RESET);
+    w->red = emb_color_code(out, EMB_C_RED);
+    w->yellow = emb_color_code(out, EMB_C_YELLOW);
+    w->bold = emb_color_code(out, EMB_C_BOLD);
+    for (size_t i = 0; i < 5; i++)
+        w->class_code[i] = emb_color_code(out, palette[i]);
+}
+
+/* The widths of the context, event name and time columns. */
+static void column_widths(struct text_writer *w)
+{
+    const struct emb_trace *t = w->t;
+    for (size_t i = 0; i < emb_trace_context_count(t); i++) {
+        size_t l = strlen(emb_trace_context(t, i)->name);
+        w->wctx = l > w->wctx ? l : w->wctx;
+    }
+    for (uint32_t id = 0; id <= 0xFFFFu; id++) {
+        const struct emb_catalog_event *ev = emb_catalog_event(emb_trace_catalog(t), (uint16_t)id);
+        if (ev != NULL && emb_trace_event_count(t, (uint16_t)id) != 0) {
+            size_t l = strlen(ev->name);
+            w->wname = l > w->wname ? l : w->wname;
+        }
+    }
+    if (emb_trace_record_count(t) != 0) { /* times only grow: the last is the widest */
+        struct emb_trace_event last = {.ts = emb_trace_last_ts(t)};
+        emb_trace_set_times(t, &last);
+        char tbuf[48];
+        w->wtime = format_time(w, tbuf, &last);
+    }
 }
 
 int emb_trace_write_text(const struct emb_trace *t, FILE *out,
                          const struct emb_trace_text_options *opt)
 {
-    bool absolute = opt && opt->absolute;
-    size_t n;
-    const struct emb_trace_event *const *recs = emb_trace_events(t, &n);
-    int wtime = 0, wctx = 0, wname = 0;
-    char buf[512], tbuf[48], kbuf[16];
-    for (size_t i = 0; i < emb_trace_context_count(t); i++) {
-        int l = (int)strlen(emb_trace_context(t, i)->name);
-        wctx = l > wctx ? l : wctx;
+    struct text_writer w = {.t = t, .absolute = opt && opt->absolute,
+                            .hz = emb_trace_info(t)->clock_hz};
+    w.wall = w.absolute && emb_trace_info(t)->clock_offset_ns != 0;
+    column_widths(&w);
+    writer_colours(&w, out);
+    struct emb_trace_cursor *cur = emb_trace_cursor_open(t);
+    if (cur == NULL || !emb_out_init(&w.o, out)) {
+        emb_trace_cursor_close(cur);
+        return -1;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (recs[i]->ev) {
-            int l = (int)strlen(recs[i]->ev->name);
-            wname = l > wname ? l : wname;
-        }
-    }
-    if (n) { /* times only grow: the last is the widest */
-        format_time(tbuf, sizeof tbuf, t, recs[n - 1], absolute);
-        wtime = (int)strlen(tbuf);
-    }
-    const char *dim = emb_color_code(out, EMB_C_DIM), *reset = emb_color_code(out, EMB_C_RESET);
-    const char *red = emb_color_code(out, EMB_C_RED), *yellow = emb_color_code(out, EMB_C_YELLOW);
-    const char *bold = emb_color_code(out, EMB_C_BOLD);
-    struct emb_trace_names *names = emb_trace_names_build(t);
-    uint64_t hz = emb_trace_info(t)->clock_hz;
-    for (size_t i = 0; i < n; i++) {
-        const struct emb_trace_event *e = recs[i];
-        const struct emb_trace_context *c = emb_trace_context(t, e->ctx);
-        format_time(tbuf, sizeof tbuf, t, e, absolute);
-        fprintf(out, "%s%*s%s  %-*s  ", dim, wtime, tbuf, reset, wctx, c->name);
-        if (e->type == EMB_TREC_DISCARDED || e->type == EMB_TREC_LOST) {
-            fprintf(out, "%s-- %" PRIu32 " %s in ctx %s%s\n", yellow, e->count,
-                    e->type == EMB_TREC_DISCARDED
-                        ? (e->count == 1 ? "event discarded" : "events discarded")
-                        : (e->count == 1 ? "packet lost" : "packets lost"),
-                    c->name, reset);
-            continue;
-        }
-        format_kind(kbuf, sizeof kbuf, e);
-        fprintf(out, "%s%-5s%s  ", red, kbuf, reset);
-        if (e->type == EMB_TREC_UNKNOWN) {
-            fprintf(out, "%s?0x%04x%s  (unknown event, %" PRIu32 " raw bytes:", red, e->id, reset,
-                    e->payload_size);
-            for (uint32_t k = 0; k < e->payload_size && k < 32; k++)
-                fprintf(out, " %02x", e->payload[k]);
-            fprintf(out, "%s)\n", e->payload_size > 32 ? " ..." : "");
-            continue;
-        }
-        const struct emb_catalog_event *ev = e->ev;
-        fprintf(out, "%s%s%-*s%s", bold, emb_color_code(out, class_color(ev)),
-                ev->nfields ? wname : 0, ev->name, reset);
-        for (size_t k = 0; k < ev->nfields; k++) {
-            const struct emb_catalog_field *f = &ev->fields[k];
-            fprintf(out, "  %s%s=%s%s", dim, f->name, reset,
-                    emb_trace_field_display(names, hz, f, e->payload, buf, sizeof buf));
-        }
-        fputc('\n', out);
-    }
-    emb_trace_names_free(names);
-    return ferror(out) ? -1 : 0;
+    w.names = emb_trace_names_build(t);
+    const struct emb_trace_event *e;
+    while ((e = emb_trace_cursor_next(cur)) != NULL)
+        write_line(&w, e);
+    emb_trace_cursor_close(cur);
+    emb_trace_names_free(w.names);
+    return emb_out_finish(&w.o);
 }
 
 int emb_trace_write_summary(const struct emb_trace *t, FILE *out)

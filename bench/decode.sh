@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# The host decode table of docs/benchmarks.md in one run: emb trace (text, --summary,
+# NDJSON, Perfetto) against babeltrace2 (text, -o dummy) on the same CTF at 1M and 4M
+# events, the floor (cat to /dev/null), emb log on 3M records; best of 3 by CPU time
+# (user + system: the wall clock of a loaded machine says little), wall time and peak
+# memory from /usr/bin/time; instructions per event from callgrind on 20k and 100k
+# events (the difference: start-up left out). Usage: bench/decode.sh BUILD_DIR
+# Knobs (environment): EMB_DECODE_SIZES ("1000000 4000000"), EMB_DECODE_CG_EVENTS (100000),
+# EMB_DECODE_LOG_RECORDS (3000000). Writes BUILD_DIR/bench/decode.txt.
+set -euo pipefail
+[ $# -eq 1 ] || { echo "usage: bench/decode.sh BUILD_DIR" >&2; exit 2; }
+build=$(cd "$1" && pwd)
+emb=$build/bin/emb
+gen=$build/bin/diff_bench
+logger=$build/bench/log_stream
+dir=$build/bench/decode
+sizes=${EMB_DECODE_SIZES:-1000000 4000000}
+cg_events=${EMB_DECODE_CG_EVENTS:-100000}
+log_records=${EMB_DECODE_LOG_RECORDS:-3000000}
+mkdir -p "$dir"
+for tool in babeltrace2 valgrind /usr/bin/time; do
+    command -v "$tool" >/dev/null || { echo "bench: $tool not found (scripts/install-deps.sh)" >&2; exit 1; }
+done
+[ -x "$emb" ] && [ -x "$gen" ] && [ -x "$logger" ] || {
+    echo "bench: build $build first (make build)" >&2
+    exit 1
+}
+
+# measure CMD...: "cpu_seconds wall_seconds peak_KiB" of the best of 3 runs by CPU time.
+measure() {
+    local best="" line
+    for _ in 1 2 3; do
+        /usr/bin/time -f '%U %S %e %M' -o "$dir/time.txt" "$@" >/dev/null 2>"$dir/stderr.txt" ||
+            { cat "$dir/stderr.txt" "$dir/time.txt" >&2; exit 1; }
+        line=$(awk '{printf "%.2f %.2f %d", $1 + $2, $3, $4}' "$dir/time.txt")
+        if [ -z "$best" ] || awk -v a="${line%% *}" -v b="${best%% *}" 'BEGIN {exit !(a < b)}'; then
+            best=$line
+        fi
+    done
+    echo "$best"
+}
+
+# instructions CMD...: instructions the whole process executed (callgrind).
+instructions() {
+    valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" "$@" >/dev/null 2>"$dir/cg.txt"
+    awk '/Collected :/ {print $NF}' "$dir/cg.txt"
+}
+
+declare -A cpu wall mem
+row() { # row NAME CMD...
+    local name=$1
+    shift
+    read -r cpu[$name] wall[$name] mem[$name] < <(measure "$@")
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf (b > 0 ? "%.1fx" : "-"), a / b}'; }
+
+out=$dir/decode.txt
+: >"$out"
+say() { echo "$*" | tee -a "$out"; }
+say "| events | command | CPU s | wall s | peak MiB | vs babeltrace2 (CPU) |"
+say "|---|---|---|---|---|---|"
+for n in $sizes; do
+    trace=$dir/trace-$n.embt
+    [ -f "$trace" ] || "$gen" "$trace" "$n" >/dev/null
+    rm -rf "$dir/ctf-$n"
+    "$emb" trace -f ctf -o "$dir/ctf-$n" "$trace"
+    row cat cat "$trace"
+    row bt_text babeltrace2 "$dir/ctf-$n"
+    row bt_dummy babeltrace2 "$dir/ctf-$n" -o dummy
+    row text "$emb" trace --color=never "$trace"
+    row summary "$emb" trace --summary "$trace"
+    row ndjson "$emb" trace -f ndjson "$trace"
+    row perfetto "$emb" trace -f perfetto "$trace"
+    for k in cat bt_text bt_dummy text summary ndjson perfetto; do
+        vs=
+        case $k in
+        text | ndjson | perfetto) vs=$(ratio "${cpu[bt_text]}" "${cpu[$k]}") ;;
+        summary) vs="$(ratio "${cpu[bt_dummy]}" "${cpu[$k]}") (vs -o dummy)" ;;
+        esac
+        say "| $n | $k | ${cpu[$k]} | ${wall[$k]} | $((mem[$k] / 1024)) | $vs |"
+    done
+done
+
+# Instructions per event: callgrind on two smaller traces, the difference divided by the
+# difference in events, so start-up (the catalogue, babeltrace2's plugins) is left out.
+small=$((cg_events / 5))
+for n in $small $cg_events; do
+    trace=$dir/trace-$n.embt
+    [ -f "$trace" ] || "$gen" "$trace" "$n" >/dev/null
+    rm -rf "$dir/ctf-$n"
+    "$emb" trace -f ctf -o "$dir/ctf-$n" "$trace"
+done
+say ""
+say "| command (callgrind, $small and $cg_events events) | instructions per event |"
+say "|---|---|"
+per_event() { # per_event ARGS... with @CTF@ and @TRACE@ standing for the inputs
+    local i=()
+    for n in $small $cg_events; do
+        i+=("$(instructions "${@//@TRACE@/$dir/trace-$n.embt}")")
+    done
+    awk -v a="${i[0]}" -v b="${i[1]}" -v n=$((cg_events - small)) 'BEGIN {printf "%.0f", (b - a) / n}'
+}
+per_event_bt() { # the same for babeltrace2 on the CTF directories
+    local i=()
+    for n in $small $cg_events; do
+        i+=("$(instructions babeltrace2 "$dir/ctf-$n" "$@")")
+    done
+    awk -v a="${i[0]}" -v b="${i[1]}" -v n=$((cg_events - small)) 'BEGIN {printf "%.0f", (b - a) / n}'
+}
+say "| babeltrace2 text | $(per_event_bt) |"
+say "| babeltrace2 -o dummy | $(per_event_bt -o dummy) |"
+say "| emb trace text | $(per_event "$emb" trace --color=never @TRACE@) |"
+say "| emb trace --summary | $(per_event "$emb" trace --summary @TRACE@) |"
+say "| emb trace -f ndjson | $(per_event "$emb" trace -f ndjson @TRACE@) |"
+say "| emb trace -f perfetto | $(per_event "$emb" trace -f perfetto @TRACE@) |"
+
+# emb log on a stream of the real library's records.
+log=$dir/log-$log_records.bin
+[ -f "$log" ] || "$logger" "$log" "$log_records"
+row log "$emb" log --color=never --elf "$logger" "$log"
+row logcat cat "$log"
+say ""
+say "| emb log, $log_records records ($(($(stat -c %s "$log") / 1000000)) MB) | CPU s | wall s | peak MiB | records/s (CPU) |"
+say "|---|---|---|---|---|"
+say "| cat | ${cpu[logcat]} | ${wall[logcat]} | $((mem[logcat] / 1024)) | |"
+say "| emb log | ${cpu[log]} | ${wall[log]} | $((mem[log] / 1024)) | $(awk -v n="$log_records" -v s="${cpu[log]}" 'BEGIN {printf "%.2f M", n / s / 1e6}') |"
+say ""
+say "load average during the run: $(cut -d' ' -f1-3 /proc/loadavg)"
