@@ -242,8 +242,10 @@ int emb_cmd_trace(int argc, char **argv)
     struct emb_progress *progress = NULL;
     struct emb_trace_options opt = {
         .catalog = cat,
-        /* Only Perfetto and the JSON document read records kept in memory. */
-        .stream = a.format != FMT_PERFETTO && (a.format != FMT_JSON || a.summary),
+        /* Only Perfetto (JSON and protobuf) and the JSON document read records kept in
+         * memory. */
+        .stream = a.format != FMT_PERFETTO && a.format != FMT_PERFETTO_PROTO &&
+                  (a.format != FMT_JSON || a.summary),
         .progress = emb_progress_decoding,
         .progress_arg = &progress,
     };

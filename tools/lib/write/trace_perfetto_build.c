@@ -411,6 +411,8 @@ int emb_pf_model_build(struct emb_pf_model *m, const struct emb_trace *t,
     tracks(b);
     const struct emb_trace_info *h = emb_trace_info(t);
     const struct emb_trace_event *const *recs = emb_trace_events(t, &n);
+    if (!recs && emb_trace_record_count(t))
+        m->failed = true; /* the merged array could not be built */
     m->end_ns = emb_trace_ticks_to_ns(h->end_ts - h->start_ts, h->clock_hz);
     if (n && recs[n - 1]->ns > m->end_ns)
         m->end_ns = recs[n - 1]->ns;
