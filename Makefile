@@ -1,18 +1,22 @@
 # The two set-up commands: `make demo` runs the console demo end to end, `make check` runs
-# every test. Both install missing Debian packages first (scripts/install-deps.sh).
+# every test. Both install missing Debian packages first (scripts/install-deps.sh): the
+# demo only what building and the demo need, check every test-only tool as well.
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE ?= cmake
 CTEST ?= ctest
 BUILD_TYPE ?= RelWithDebInfo
 
-.PHONY: all deps configure build demo check check-main check-asan check-tsan check-arm \
-        check-fuzz fuzz bench clean
+.PHONY: all deps deps-check configure build demo check check-main check-asan check-tsan check-arm \
+        check-fuzz fuzz bench clean install uninstall package
 
 all: build
 
 deps:
-	@bash scripts/install-deps.sh
+	@bash scripts/install-deps.sh demo
+
+deps-check:
+	@bash scripts/install-deps.sh check
 
 configure: deps
 	@$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
@@ -28,17 +32,17 @@ demo: build
 check: check-main check-asan check-tsan check-arm check-fuzz
 	@echo "make check: all suites passed"
 
-check-main: build
+check-main: deps-check build
 	$(CTEST) --test-dir $(BUILD) --output-on-failure -j$(JOBS) -LE 'bench'
 
 # Host tool and native port under AddressSanitizer and UndefinedBehaviorSanitizer.
-check-asan: deps
+check-asan: deps-check
 	@$(CMAKE) -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DEMB_SANITIZE=address,undefined >/dev/null
 	@$(CMAKE) --build $(BUILD)/asan -j$(JOBS)
 	$(CTEST) --test-dir $(BUILD)/asan --output-on-failure -j$(JOBS) -L 'unit|integration'
 
 # The rings and their stress tests under ThreadSanitizer.
-check-tsan: deps
+check-tsan: deps-check
 	@$(CMAKE) -S . -B $(BUILD)/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMB_SANITIZE=thread >/dev/null
 	@$(CMAKE) --build $(BUILD)/tsan -j$(JOBS)
 	$(CTEST) --test-dir $(BUILD)/tsan --output-on-failure -j$(JOBS) -L 'tsan'
@@ -55,7 +59,7 @@ check-arm: build
 	@bash scripts/profile_builds.sh $(BUILD) $(JOBS)
 
 # libFuzzer targets, each run briefly.
-check-fuzz: deps
+check-fuzz: deps-check
 	@CC=clang $(CMAKE) -S . -B $(BUILD)/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMB_FUZZ=ON >/dev/null
 	@$(CMAKE) --build $(BUILD)/fuzz -j$(JOBS)
 	$(CTEST) --test-dir $(BUILD)/fuzz --output-on-failure -j$(JOBS) -L 'fuzz'
@@ -64,13 +68,26 @@ check-fuzz: deps
 # corpus lands in tests/fuzz/corpus/, findings in $(BUILD)/fuzz/fuzz-findings/
 # (docs/reliability.md).
 FUZZ_SECONDS ?= 600
-fuzz: deps
+fuzz: deps-check
 	@CC=clang $(CMAKE) -S . -B $(BUILD)/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMB_FUZZ=ON >/dev/null
 	@$(CMAKE) --build $(BUILD)/fuzz -j$(JOBS)
 	@bash scripts/fuzz.sh $(BUILD)/fuzz $(FUZZ_SECONDS) $(JOBS)
 
-bench: build
+bench: deps-check build
 	@bash bench/run.sh $(BUILD)
+
+# The host tools, headers, the library's sources, the CMake package and the man pages
+# under PREFIX (DESTDIR prepended when set); `make uninstall` removes what the last install
+# wrote ($(BUILD)/install_manifest.txt); `make package` writes $(BUILD)/package/*.deb.
+PREFIX ?= /usr/local
+install: build
+	DESTDIR=$(DESTDIR) $(CMAKE) --install $(BUILD) --prefix $(abspath $(PREFIX))
+
+uninstall:
+	DESTDIR=$(DESTDIR) $(CMAKE) -DMANIFEST=$(abspath $(BUILD))/install_manifest.txt -P cmake/emb_uninstall.cmake
+
+package: build
+	@$(CMAKE) --build $(BUILD) --target package
 
 clean:
 	rm -rf $(BUILD)

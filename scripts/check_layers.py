@@ -26,6 +26,7 @@ import sys
 # another.
 LAYERS = [
     (0, "wire", "src/wire"),
+    (0, "posix", "ports/posix"),
     (1, "base", "tools/lib/base"),
     (2, "catalog", "tools/lib/catalog"),
     (2, "elf", "tools/lib/elf"),

@@ -1,28 +1,48 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages the project needs, and only those missing, then the npm
-# packages its tests use (scripts/install-node-deps.sh, pinned by a lock file).
-# Idempotent: a machine that has everything returns at once without touching apt or npm.
+# Installs the Debian 12 packages the project needs, and only those missing, then (for
+# check) the npm packages its tests use (scripts/install-node-deps.sh, pinned by a lock file).
+#
+#   install-deps.sh demo    what `make build` and `make demo` need (make demo runs this)
+#   install-deps.sh check   that and every test-only tool (make check runs this; the default)
+#
+# Idempotent: a machine that has everything returns at once without touching apt.
+# One package group a line: add yours to the set that needs it.
 set -euo pipefail
 
-packages=(
+set_name=${1:-check}
+
+demo_packages=(
+  protobuf-c-compiler libprotobuf-c-dev     # emb trace --format perfetto-proto (protoc-c)
   build-essential cmake pkg-config
   libelf-dev libdw-dev libyaml-dev          # ELF/DWARF reading, catalogue parsing
   zlib1g-dev                                # CRC-32 of capture files on the host
-  babeltrace2 python3-bt2                   # reference CTF 1.8 reader in tests
+  python3 help2man                          # the man pages and completion, from emb --help
+  babeltrace2                               # the demo shows the trace in babeltrace2
   gcc-arm-none-eabi libnewlib-arm-none-eabi # Cortex-M builds
-  picolibc-arm-none-eabi                    # a target printf with %zu %td: log decoder oracle
   qemu-system-arm gdb-multiarch             # Cortex-M target under emulation
+)
+
+check_packages=(
+  python3-bt2                               # reference CTF 1.8 reader in tests
+  picolibc-arm-none-eabi                    # a target printf with %zu %td: log decoder oracle
   liblttng-ust-dev lttng-tools              # benchmark peer
   clang llvm                                # libFuzzer, TSan
   gdb jq                                    # fuzz seeds (gcore's core), make fuzz's target list
   valgrind time                             # instruction counts, peak memory in benchmarks
   chromium                                  # renders emb diff's HTML report in a test
   binutils-multiarch
+  bash-completion man-db dpkg-dev           # completion, man -l and .deb tests (make package)
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc # RISC-V multicore target
-  protobuf-c-compiler libprotobuf-c-dev     # emb trace --format perfetto-proto (protoc-c)
+  gcc-avr avr-libc binutils-avr simavr libsimavr-dev # the AVR port (tiny) under libsimavr
   protobuf-compiler                         # protoc --decode: the protobuf export's test
   nodejs                                    # Trace Event Format readers in tests (below)
 )
+
+case $set_name in
+  demo) packages=("${demo_packages[@]}") ;;
+  check) packages=("${demo_packages[@]}" "${check_packages[@]}") ;;
+  *) echo "usage: install-deps.sh [demo|check]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
@@ -30,7 +50,7 @@ for p in "${packages[@]}"; do
 done
 
 if [ ${#missing[@]} -ne 0 ]; then
-  echo "install-deps: installing ${missing[*]}" >&2
+  echo "install-deps ($set_name): installing ${missing[*]}" >&2
   if [ "$(id -u)" -ne 0 ]; then
     SUDO=sudo
   else
@@ -42,4 +62,6 @@ if [ ${#missing[@]} -ne 0 ]; then
 fi
 
 # npm packages the tests read our output with, pinned by tests/support/node's lock file.
-bash "$(dirname "$0")/install-node-deps.sh"
+if [ "$set_name" = check ]; then
+  bash "$(dirname "$0")/install-node-deps.sh"
+fi

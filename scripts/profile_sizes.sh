@@ -18,15 +18,20 @@ echo "[" >"$json"
 sep=
 echo "| core | profile | flash (text + data) | RAM (data + bss) |"
 echo "|---|---|---:|---:|"
-for core in cortex-m0 cortex-m4 rv32imac; do
-  if [ "$core" = rv32imac ]; then
+for core in cortex-m0 cortex-m4 rv32imac atmega328p; do
+  profiles="tiny base isolated"
+  if [ "$core" = atmega328p ]; then
+    port=(-DEMB_PORT=avr -DCMAKE_TOOLCHAIN_FILE="$root/cmake/avr-gcc.cmake")
+    size=avr-size
+    profiles=tiny # the 8-bit port is built for the tiny profile only
+  elif [ "$core" = rv32imac ]; then
     port=(-DEMB_PORT=riscv -DCMAKE_TOOLCHAIN_FILE="$root/cmake/riscv32-unknown-elf.cmake")
     size=riscv64-unknown-elf-size
   else
     port=(-DEMB_PORT=cortex-m -DCMAKE_TOOLCHAIN_FILE="$root/cmake/arm-none-eabi.cmake" -DEMB_ARM_CPU=$core)
     size=arm-none-eabi-size
   fi
-  for profile in tiny base isolated; do
+  for profile in $profiles; do
     dir=$build/profiles/$core-$profile
     cmake -S "$root" -B "$dir" -DEMB_TARGET_ONLY=ON "${port[@]}" -DCMAKE_BUILD_TYPE=MinSizeRel \
       -DEMB_GEN_EXECUTABLE="$embgen" -DEMB_PROFILE=$profile >/dev/null

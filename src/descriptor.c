@@ -30,6 +30,11 @@ void emb_debug_registry_identity(const uint8_t *build_id, uint32_t build_id_len,
 #endif
 }
 
+void emb_debug_registry_session(uint64_t session_id)
+{
+    emb_debug_registry.session_id = session_id;
+}
+
 #if CONFIG_EMB_DESCRIPTOR
 
 _Static_assert(sizeof(uintptr_t) == sizeof(const void *), "a descriptor word holds a pointer");
@@ -52,6 +57,46 @@ _Static_assert(sizeof(uintptr_t) == sizeof(const void *), "a descriptor word hol
 #ifndef EMB_LIB_VERSION
 #define EMB_LIB_VERSION 0x000100u /* 0.1.0 */
 #endif
+
+#if CONFIG_EMB_DESCRIPTOR_REDUCED
+
+#define EMB__A16(address) {(address), 0u}
+#define EMB__RSECTION(member, kind, version)                                                 \
+    (uint32_t)(kind) | (uint32_t)(version) << 16,                                             \
+        (sizeof(((struct emb_desc_reduced *)0)->member) - 8u) / 4u
+
+/* 4-byte aligned: a reader scanning for "EMBD" looks at aligned addresses only. */
+EMB_USED _Alignas(4) const struct emb_desc_reduced emb_debug_descriptor = {
+    .header = {
+        .magic = {'E', 'M', 'B', 'D'},
+        .endianness = EMB_WIRE_NATIVE_LE ? EMB_DESC_LITTLE_ENDIAN : EMB_DESC_BIG_ENDIAN,
+        .pointer_size = sizeof(void *),
+        .version = EMB_DESC_VERSION,
+        .length = sizeof(struct emb_desc_reduced),
+        .section_count = 2u,
+        .self = EMB__A16(&emb_debug_descriptor),
+    },
+    .identity = {
+        EMB__RSECTION(identity, EMB_DESC_IDENTITY, 1), EMB__CONFIG_HASH, EMB_LIB_VERSION,
+        EMB__A16(EMB_PORT_NAME), EMB__A16(CONFIG_EMB_PROFILE_NAME),
+        EMB__A16(emb_debug_registry.build_id), EMB__A16(&emb_debug_registry.build_id_len),
+        EMB__A16(&emb_debug_registry.ready), EMB__A16(&emb_debug_registry.clock_hz),
+        EMB__A16(&emb_debug_registry.clock_offset_ns), EMB_TRACE_CATALOG_CHECKSUM,
+    },
+#if CONFIG_EMB_CRASH
+    .crash = {
+        EMB__RSECTION(crash, EMB_DESC_CRASH, 1), EMB__A16(&emb_crash_region.record),
+        EMB__A16(&emb_crash_region.record_cap), CONFIG_EMB_CRASH_RECORD_VERSION,
+        EMB__A16(&emb_crash_region.found), EMB__A16(&emb_crash_region.found_length),
+    },
+#else
+    .crash = {EMB__RSECTION(crash, EMB_DESC_CRASH, 1), {0, 0u}, {0, 0u}, 0u, {0, 0u}, {0, 0u}},
+#endif
+};
+_Static_assert(sizeof(struct emb_desc_reduced) == 20u + 4u * (2u + 10u) + 4u * (2u + 5u),
+               "every word of the reduced descriptor is 32 bits");
+
+#else /* the full descriptor */
 
 #if defined(__x86_64__)
 #define EMB__MACHINE EMB_CRASH_EM_X86_64
@@ -133,7 +178,7 @@ EMB_USED const struct emb_debug_descriptor emb_debug_descriptor = {
         .self = &emb_debug_descriptor,
     },
     .identity = {
-        .s = EMB__SECTION(struct emb_desc_identity, EMB_DESC_IDENTITY, 1),
+        .s = EMB__SECTION(struct emb_desc_identity, EMB_DESC_IDENTITY, 2),
         .config_hash = EMB__CONFIG_HASH,
         .lib_version = EMB_LIB_VERSION,
         .port = EMB_PORT_NAME,
@@ -144,6 +189,9 @@ EMB_USED const struct emb_debug_descriptor emb_debug_descriptor = {
         .clock_hz = &emb_debug_registry.clock_hz,
         .clock_offset_ns = &emb_debug_registry.clock_offset_ns,
         .catalog_checksum = EMB_TRACE_CATALOG_CHECKSUM,
+        .firmware = CONFIG_EMB_FIRMWARE_VERSION,
+        .config = CONFIG_EMB_FIRMWARE_CONFIG,
+        .session_id = &emb_debug_registry.session_id,
     },
     .types = {
         .s = EMB__SECTION(struct emb_desc_types, EMB_DESC_TYPES, 1),
@@ -288,4 +336,5 @@ EMB_USED const struct emb_debug_descriptor emb_debug_descriptor = {
     },
 };
 
+#endif /* CONFIG_EMB_DESCRIPTOR_REDUCED */
 #endif /* CONFIG_EMB_DESCRIPTOR */

@@ -58,7 +58,7 @@ emb_status emb_log_init(void)
      * (ports/cortex-m/emb_log.ld keeps it in the file only). */
     __asm__ __volatile__("" : : "r"(&emb__log_note));
     uintptr_t size = (uintptr_t)emb__log_stop - (uintptr_t)emb__log_start;
-    if (EMB_LOG_ID_BYTES == 2u && size + EMB_LOG_ID_BIAS > 0x10000u)
+    if (EMB_LOG_ID_BYTES == 2u && size > 0x10000u - EMB_LOG_ID_BIAS) /* size + bias > 0x10000 */
         return EMB_E_NOSPACE; /* a fixed 2 (or a linker script that chose wrongly) */
     if (EMB_LOG_ID_BYTES != 2u && EMB_LOG_ID_BYTES != 4u)
         return EMB_E_INVALID;

@@ -3,6 +3,7 @@
  * bits with integer arithmetic, so it is exact and costs no FPU or soft-float library). */
 #include <emb/printf.h>
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -268,11 +269,19 @@ static void emb__float(struct emb__out *o, const struct emb__spec *sp, double v)
 
 /* ---- The format walk ---- */
 
+/* Digits past this stop counting: no field is wider, and n * 10 + 9 stays an int (16 bits
+ * on AVR). */
+#if INT_MAX > 1000009
+#define EMB__NUMBER_CAP 100000
+#else
+#define EMB__NUMBER_CAP ((INT_MAX - 9) / 10)
+#endif
+
 static int emb__number(const char **p)
 {
     int n = 0;
     while (**p >= '0' && **p <= '9') {
-        if (n < 100000)
+        if (n < EMB__NUMBER_CAP)
             n = n * 10 + (**p - '0');
         (*p)++;
     }
@@ -325,7 +334,7 @@ static bool emb__parse(const char **pp, struct emb__spec *sp, va_list *ap)
         sp->width = va_arg(*ap, int);
         if (sp->width < 0) {
             sp->left = true;
-            sp->width = sp->width == INT32_MIN ? 0 : -sp->width;
+            sp->width = sp->width == INT_MIN ? 0 : -sp->width;
         }
         p++;
     } else {

@@ -168,6 +168,18 @@
 #define CONFIG_EMB_DESCRIPTOR 1
 #endif
 
+/* What the firmware says it is, in the descriptor's identity (and so in every capture a
+ * host reads through it): its name and version (at most 31 characters kept), and its
+ * build flags as "key=value ..." (at most 160). String literals; emb_add_library() of the
+ * CMake package stamps them (NAME, VERSION or `git describe`, OPTIONS). Cost: the two
+ * strings in read-only data. */
+#ifndef CONFIG_EMB_FIRMWARE_VERSION
+#define CONFIG_EMB_FIRMWARE_VERSION ""
+#endif
+#ifndef CONFIG_EMB_FIRMWARE_CONFIG
+#define CONFIG_EMB_FIRMWARE_CONFIG ""
+#endif
+
 /* ---- Deferred logging (emb/log.h, docs/formats/log.md) ---- */
 
 /* Logging compiled in at all. 0: every EMB_LOG_* call site expands to nothing. */

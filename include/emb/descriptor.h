@@ -113,12 +113,19 @@ struct emb_debug_registry {
     /* 1: a debug probe is the consumer of the streaming trace rings and of the log rings
      * (it frees what it took by writing their read positions); 0: the target is. */
     uint32_t probe_consumer;
+    uint64_t session_id;         /* this run (emb_debug_registry_session); 0 unknown */
 };
 extern struct emb_debug_registry emb_debug_registry;
 
 /* Publishes the identity: build id, clock, and the trace uuid and mode (from emb/trace.h). */
 void emb_debug_registry_identity(const uint8_t *build_id, uint32_t build_id_len,
                                  uint64_t clock_hz, int64_t clock_offset_ns);
+
+/* Names this run (a boot counter, a random number, an RTC reading): the host stamps it on
+ * every capture it reads through the descriptor, so two runs of one build stay apart.
+ * Call it before the port starts (emb_cm_start()), which publishes the identity as ready:
+ * a host that sees it ready then sees the session too. */
+void emb_debug_registry_session(uint64_t session_id);
 
 /* ---- The descriptor as C sees it (docs/formats/descriptor.md is the contract) ---- */
 
@@ -149,6 +156,10 @@ struct emb_desc_identity {
     const void *clock_hz;        /* u64 */
     const void *clock_offset_ns; /* i64 */
     uintptr_t catalog_checksum;
+    /* Version 2: what the firmware says it is (CONFIG_EMB_FIRMWARE_VERSION, _CONFIG). */
+    const char *firmware;        /* name and version, text */
+    const char *config;          /* build flags, "key=value ...", text */
+    const void *session_id;      /* u64: this run; 0 unknown */
 };
 
 struct emb_desc_types {
@@ -269,7 +280,46 @@ struct emb_debug_descriptor {
     struct emb_desc_arch arch;
 };
 
-#if CONFIG_EMB_DESCRIPTOR
+/* ---- The reduced descriptor (SPEC-015 §9, the tiny profile) ----
+ * A target whose addresses are 16 bits (AVR) cannot pack a section tag or a field
+ * descriptor into a pointer-sized word. Its descriptor says pointer size 2 and makes every
+ * word, `self` included, 32 bits: a number as it is, an address zero-extended. It carries
+ * the identity and the crash record area only (docs/formats/descriptor.md, "Reduced"). */
+#ifndef CONFIG_EMB_DESCRIPTOR_REDUCED
+#define CONFIG_EMB_DESCRIPTOR_REDUCED (UINTPTR_MAX <= 0xFFFFu)
+#endif
+
+/* A 32-bit word holding a 16-bit address: the address, then two zero bytes (little-endian). */
+struct emb_desc_addr16 {
+    const void *p;
+    uint16_t zero;
+};
+
+struct emb_desc_reduced {
+    struct {
+        char magic[4];
+        uint8_t endianness, pointer_size; /* pointer_size 2 */
+        uint16_t version;
+        uint32_t length, section_count;
+        struct emb_desc_addr16 self;
+    } header;
+    struct {
+        uint32_t tag, words, config_hash, lib_version;
+        struct emb_desc_addr16 port, profile, build_id, build_id_len, ready, clock_hz,
+            clock_offset_ns;
+        uint32_t catalog_checksum;
+    } identity; /* the words of struct emb_desc_identity */
+    struct {
+        uint32_t tag, words;
+        struct emb_desc_addr16 record, record_cap;
+        uint32_t version;
+        struct emb_desc_addr16 found, found_length;
+    } crash;    /* the words of struct emb_desc_crash */
+};
+
+#if CONFIG_EMB_DESCRIPTOR && CONFIG_EMB_DESCRIPTOR_REDUCED
+extern const struct emb_desc_reduced emb_debug_descriptor;
+#elif CONFIG_EMB_DESCRIPTOR
 extern const struct emb_debug_descriptor emb_debug_descriptor;
 #endif
 

@@ -109,11 +109,18 @@ emb_status emb_retained_put_frame(struct emb_retained_ring *ring, uint8_t channe
     return emb_frame_encode_end(&enc);
 }
 
+/* A region larger than 2 GiB is refused; a 16-bit size_t (AVR) cannot name one. */
+#if SIZE_MAX > 0x80000000u
+#define EMB__RETAINED_TOO_LARGE(bytes) ((bytes) > 0x80000000u)
+#else
+#define EMB__RETAINED_TOO_LARGE(bytes) false
+#endif
+
 emb_status emb_retained_attach(void *region, size_t bytes, struct emb_retained_info *info)
 {
     struct emb_retained_ring *r = region;
     if (r == NULL || ((uintptr_t)region & 3u) != 0u ||
-        bytes < EMB_RETAINED_HEADER_SIZE + EMB_RETAINED_MIN_DATA || bytes > 0x80000000u)
+        bytes < EMB_RETAINED_HEADER_SIZE + EMB_RETAINED_MIN_DATA || EMB__RETAINED_TOO_LARGE(bytes))
         return EMB_E_INVALID;
     uint32_t size = (uint32_t)(bytes - EMB_RETAINED_HEADER_SIZE);
     bool intact = r->magic == EMB_RETAINED_MAGIC && r->version == EMB_RETAINED_VERSION &&

@@ -172,11 +172,45 @@ static void check_capture(struct run *r)
        st.frames, st.ticks, st.burst_events, st.logs_frame, st.logs_tick, st.logs_burst);
     check_trace(trace, &st);
     check_log(log, r->fw, &st);
+    static char extract[8192];
+    snprintf(extract, sizeof extract, "%s capture extract %s --trace -o %s.x && cmp %s.x %s && "
+             "%s capture extract %s --log -o %s.x && cmp %s.x %s", r->emb, cap, trace, trace, trace,
+             r->emb, cap, log, log, log);
+    ok(qemu_run_cmd(extract, out, sizeof out) == 0,
+       "emb capture extract --trace and --log: byte for byte what --save-trace and --save-log wrote");
     snprintf(cmd, sizeof cmd, "%s inspect %s", r->emb, cap);
     rc = qemu_run_cmd(cmd, out, sizeof out);
     ok(rc == 0 && strstr(out, "log v1"), "emb inspect: the capture is sound, with its log section");
     snprintf(cmd, sizeof cmd, "%s log --elf %s %s > %s/run.log.txt", r->emb, r->fw, log, r->work);
     ok(qemu_run_cmd(cmd, out, sizeof out) == 0, "emb log decodes the captured log");
+}
+
+/* The progress line of a capture through the descriptor counts the bytes read while the
+ * target runs: stderr is a terminal (script(1) gives it one), so the line is drawn; each
+ * one drawn says a non-zero byte count and rate (it once said 0 bytes, 0.0 KB/s). */
+static void check_progress(struct run *r)
+{
+    char cmd[2048], out[16384];
+    snprintf(cmd, sizeof cmd, "script -qec '%s capture --gdb %s --elf %s --duration 1.5 -o %s/progress.emb' "
+             "/dev/null", r->emb, r->q.gdb, r->fw, r->work);
+    qemu_run_cmd(cmd, out, sizeof out);
+    unsigned lines = 0, zero = 0;
+    for (const char *p = strstr(out, "\remb capture: "); p != NULL; p = strstr(p + 1, "\remb capture: ")) {
+        unsigned long long bytes = 0;
+        double secs = 0, rate = -1;
+        const char *kb = strstr(p, " bytes ");
+        if (sscanf(p, "\remb capture: %lf s %llu bytes", &secs, &bytes) != 2 || !kb)
+            continue;
+        const char *r2 = strstr(p, " bad ");
+        if (r2 != NULL)
+            sscanf(r2, " bad %lf KB/s", &rate);
+        lines++;
+        zero += bytes == 0 || rate <= 0.0;
+    }
+    ok(lines > 0 && zero == 0, "capture --gdb progress: %u lines drawn, each with the bytes read and "
+       "their rate (%u said 0)", lines, zero);
+    if (lines == 0 || zero != 0)
+        diag("%s", out);
 }
 
 /* ---- 3. The descriptor ---- */
@@ -238,6 +272,11 @@ static void check_fault(struct run *r, uint32_t command, uint32_t boot, const ch
     int rc = qemu_run_cmd(cmd, out, sizeof out);
     ok(rc == 0 && strstr(out, "holds a crash record"),
        "%s: emb capture --gdb takes the record through the descriptor (exit %d)", kind, rc);
+    static char extract[8192];
+    snprintf(extract, sizeof extract, "%s capture extract %s/crash-%s.emb --crash -o %s.x && cmp %s.x %s",
+             r->emb, r->work, kind, bin, bin, bin);
+    ok(qemu_run_cmd(extract, out, sizeof out) == 0,
+       "%s: emb capture extract --crash: byte for byte what --save-crash wrote", kind);
     snprintf(cmd, sizeof cmd, "%s crash --elf %s --color=never %s", r->emb, r->fw, bin);
     rc = qemu_run_cmd(cmd, out, sizeof out);
     char where[128];
@@ -503,6 +542,7 @@ int main(int argc, char **argv)
     ok(qemu_start(&r.q, argv[1], argv[2], r.fw, log) == 0 && wait_port(&r), "QEMU %s started, GDB stub on %s",
        argv[2], r.q.gdb);
     check_capture(&r);
+    check_progress(&r);
     check_desc(&r);
     check_image_over_gdb(&r);
     check_fault(&r, FW_CMD_FAULT_BUS, 2, "bus", "sensor_driver_poll", "s->regs->status",

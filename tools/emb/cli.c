@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "output_file.h"
 #include "parse_number.h"
 
 static void vmessage(const char *cmd, const char *file, long long offset, const char *fmt,
@@ -33,6 +34,66 @@ static void vmessage(const char *cmd, const char *file, long long offset, const 
 }
 
 /* ---- output ---- */
+
+int emb_cli_write_output(const char *cmd, const char *path, int (*write)(void *arg, FILE *f),
+                         void *arg)
+{
+    char err[512];
+    struct emb_output o;
+    FILE *f = emb_output_open(&o, path, err, sizeof err);
+    if (f == NULL) {
+        emb_cli_error_at(cmd, path, -1, "%s", err);
+        return EMB_EXIT_BAD;
+    }
+    errno = 0;
+    int rc = write(arg, f);
+    int e = errno;
+    if (emb_output_end(&o, rc == 0, err, sizeof err) != 0 || rc != 0) {
+        emb_cli_error_at(cmd, path && strcmp(path, "-") ? path : "stdout", -1, "write error: %s",
+                         rc != 0 ? strerror(e ? e : EIO) : err);
+        return EMB_EXIT_BAD;
+    }
+    return 0;
+}
+
+int emb_cli_write_dir(const char *cmd, const char *dir, bool (*owns)(const char *name),
+                      int (*write)(void *arg, const char *dir, char *err, size_t errlen),
+                      void *arg)
+{
+    char err[512];
+    struct emb_output o;
+    if (emb_output_open_dir(&o, dir, owns, err, sizeof err) != 0) {
+        emb_cli_error(cmd, "%s", err);
+        return EMB_EXIT_BAD;
+    }
+    if (write(arg, o.tmp, err, sizeof err) != 0) {
+        emb_output_end(&o, false, NULL, 0);
+        emb_cli_error(cmd, "%s", err);
+        return EMB_EXIT_BAD;
+    }
+    if (emb_output_end(&o, true, err, sizeof err) != 0) {
+        emb_cli_error_at(cmd, dir, -1, "%s", err);
+        return EMB_EXIT_BAD;
+    }
+    return 0;
+}
+
+struct bytes {
+    const void *data;
+    size_t len;
+};
+
+static int write_bytes(void *arg, FILE *f)
+{
+    const struct bytes *b = arg;
+    return b->len == 0 || fwrite(b->data, 1, b->len, f) == b->len ? 0 : -1;
+}
+
+int emb_cli_write_bytes(const char *cmd, const char *path, const void *data, size_t len)
+{
+    struct bytes b = {data, len};
+    return emb_cli_write_output(cmd, path, write_bytes, &b);
+}
 
 /* Whether stdout is a pipe whose reader has gone (`emb ... | head`, `| grep -q`): a reader
  * that stopped on purpose, which the commands whose SIGPIPE is not ignored never even see
@@ -173,7 +234,7 @@ int emb_cli_parse_options(const struct emb_cli_command *c, int argc, char **argv
         if (rc != 0)
             return rc;
     }
-    return 0;
+    return c->operands > 0 ? emb_cli_operands(c, argc, c->operands, c->no_operands, c->too_many) : 0;
 }
 
 int emb_cli_operands(const struct emb_cli_command *c, int argc, int count, const char *none,

@@ -37,6 +37,21 @@ void emb_cli_error_at(const char *cmd, const char *file, long long offset, const
  * close: "emb CMD: NAME: cannot write: ..." (NAME NULL: "standard output"). Returns 0, or
  * EMB_EXIT_BAD. f NULL is a no-op. */
 int emb_cli_close_output(const char *cmd, FILE *f, const char *name);
+/* An output written the one way: write(arg, f) fills PATH (NULL or "-": standard output)
+ * through a temporary beside it that is renamed into place only when write() returned 0
+ * and every byte reached the file (base/output_file.h), so a failed run leaves an earlier
+ * output untouched. Says what failed ("emb CMD: PATH: cannot create: ...", "...: write
+ * error: ..."). Returns 0, or EMB_EXIT_BAD. emb_cli_write_bytes() writes len bytes. */
+int emb_cli_write_output(const char *cmd, const char *path, int (*write)(void *arg, FILE *f),
+                         void *arg);
+int emb_cli_write_bytes(const char *cmd, const char *path, const void *data, size_t len);
+/* A directory output (a CTF trace) the same way: write(arg, dir, err, errlen) fills a
+ * temporary directory beside DIR, renamed over it when write() returned 0. A DIR that
+ * holds a file `owns` does not name is refused before any work. The message write()
+ * leaves in err is shown when it fails. Returns 0, or EMB_EXIT_BAD. */
+int emb_cli_write_dir(const char *cmd, const char *dir, bool (*owns)(const char *name),
+                      int (*write)(void *arg, const char *dir, char *err, size_t errlen),
+                      void *arg);
 /* main()'s last word: flushes and closes stdout, reporting a failure unless quiet (the
  * command already failed and said why). Returns 0, or EMB_EXIT_BAD. */
 int emb_cli_close_stdout(const char *cmd, bool quiet);
@@ -79,6 +94,9 @@ struct emb_cli_command {
     const char *usage; /* the synopsis an operand error shows: "emb crash --elf FW [options] RECORD" */
     bool help_on_bad_option; /* a bad option is followed by the whole help on stderr, not a
                               * pointer to --help (emb events serve, whose COMMAND follows) */
+    int operands;            /* > 0: exactly this many operands, checked after the options
+                              * as emb_cli_operands() does, with these two messages */
+    const char *no_operands, *too_many;
 };
 int emb_cli_parse_options(const struct emb_cli_command *c, int argc, char **argv,
                           int (*on_option)(void *arg, int opt, char *optarg), void *arg);

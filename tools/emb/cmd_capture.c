@@ -8,65 +8,13 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "capture_json.h"
 #include "capture_session.h"
 #include "catalog_known.h"
 #include "parse_number.h"
 
 static const char *const CMD = "emb capture";
 
-static const char HELP[] =
-    "Usage: emb capture [options] -o OUT.emb SOURCE\n"
-    "       emb capture [options] -o OUT.emb --unix PATH | --tcp HOST:PORT --token-file FILE |\n"
-    "                   --serial DEV | --swo FILE |\n"
-    "                   --gdb HOST:PORT | --pid PID | --file FILE | --retained IMAGE\n"
-    "\n"
-    "Seals one run into a capture file (docs/formats/capture.md): the identity the\n"
-    "firmware stamped, its window, the CTF metadata, the trace stream, and optional\n"
-    "log, crash-record and descriptor sections, under a CRC-32 over every byte.\n"
-    "SOURCE is a trace stream file (\"EMBT\") the native port dumped or streamed; it\n"
-    "must decode cleanly with the catalogue it names. Or the run is captured live:\n"
-    "\n"
-    "Sources (docs/capture-sources.md):\n"
-    "      --file FILE       the framed bytes a transport recorded (or a trace stream)\n"
-    "      --unix PATH       the native port's record server on its owner-only socket\n"
-    "                        (a server of another uid is refused)\n"
-    "      --tcp HOST:PORT   the record server over TCP; --token-file FILE holds the\n"
-    "                        secret it was given (EMB_SERVER_TOKEN), sent first\n"
-    "      --serial DEV      a serial line carrying frames (--baud N, default 115200)\n"
-    "      --swo FILE        a raw SWO capture: ITM stimulus port 1 trace, port 0 log\n"
-    "      --gdb HOST:PORT   a GDB server (--elf FW): the trace rings, log rings and crash\n"
-    "                        record, found through the debug descriptor and read while\n"
-    "                        the target is halted for a moment at each poll; without\n"
-    "                        a duration, count or --until-closed, one snapshot. Or the\n"
-    "                        memory channel, polled (when the ELF has one, with --arm,\n"
-    "                        or --via memchan; RAM is searched without --elf: --ram S:E)\n"
-    "      --pid PID         a live process of the native port: its memory channel\n"
-    "      --retained IMAGE  a retained ring's memory: the native port's region file,\n"
-    "                        or a dump of the target's .noinit region after a reset\n"
-    "  A live capture stops at the end of its source, after --count N packets, after\n"
-    "  --duration SEC, once the target has stopped recording (--until-closed: its\n"
-    "  window closed, or its class mask dropped to zero), or at Ctrl-C, and seals\n"
-    "  what arrived, saying what was lost. --arm sends ARM_WINDOW first;\n"
-    "  --save-trace OUT.embt keeps the assembled trace stream too, --save-log OUT.log\n"
-    "  the log frames (for emb log), even when there is no trace to seal, and\n"
-    "  --save-crash OUT.bin the crash record read through the descriptor or sent on\n"
-    "  channel 2 (emb crash). A crash record the target sends (channel 2 frames, the\n"
-    "  newest) becomes the capture's crash section, which emb crash CAPTURE reads.\n"
-    "  --via descriptor|memchan chooses how --gdb reads; --poll-ms N sets its period.\n"
-    "\n"
-    "Options:\n"
-    "  -o, --output OUT      the capture file to write (required)\n"
-    "  -l, --label TEXT      what this run is: good, bad, ... (at most 32 characters)\n"
-    "      --revision REV    source revision of the firmware (a git commit, a tag)\n"
-    "      --log FILE        the log stream, kept as its own section\n"
-    "      --crash FILE      a crash record, kept as its own section\n"
-    "      --descriptor FILE a debug descriptor snapshot, kept as its own section\n"
-    "      --catalog FILE    check with this catalogue (YAML) instead of the one the\n"
-    "                        trace names (the built-in one, or an imported format's)\n"
-    "      --color[=WHEN]    colour: auto (default), always, never\n"
-    "  -h, --help            show this help\n"
-    "\n"
-    "Exit status: 0 sealed, 2 bad input or usage.\n";
 
 struct args {
     const char *output, *label, *revision, *catalog, *source;
@@ -77,13 +25,13 @@ struct args {
     int via; /* enum emb_gdb_via */
     uint64_t poll_ms, baud, count, ram_start, ram_end;
     double duration;
-    bool arm, until_closed;
+    bool arm, until_closed, json;
 };
 
 enum { OPT_REV = 256, OPT_LOG, OPT_CRASH, OPT_DESC, OPT_PID, OPT_CATALOG, OPT_FILE, OPT_TCP,
        OPT_SERIAL, OPT_BAUD, OPT_SWO, OPT_GDB, OPT_ELF, OPT_RAM, OPT_COUNT, OPT_DURATION, OPT_ARM,
        OPT_UNTIL, OPT_SAVE, OPT_RETAINED, OPT_SAVE_LOG, OPT_SAVE_CRASH, OPT_VIA, OPT_POLL, OPT_UNIX,
-       OPT_TOKEN_FILE };
+       OPT_TOKEN_FILE, OPT_JSON };
 
 static const struct option OPTIONS[] = {
     {"output", required_argument, NULL, 'o'},   {"label", required_argument, NULL, 'l'},
@@ -105,10 +53,11 @@ static const struct option OPTIONS[] = {
     {"retained", required_argument, NULL, OPT_RETAINED},
     {"save-crash", required_argument, NULL, OPT_SAVE_CRASH},
     {"via", required_argument, NULL, OPT_VIA}, {"poll-ms", required_argument, NULL, OPT_POLL},
+    {"json", no_argument, NULL, OPT_JSON},
     EMB_CLI_OPTIONS_COMMON, {NULL, 0, NULL, 0},
 };
 static const struct emb_cli_command COMMAND = {
-    .name = CMD, .help = HELP, .shortopts = ":o:l:h", .options = OPTIONS,
+    .name = CMD, .help = emb_help_capture, .shortopts = ":o:l:h", .options = OPTIONS,
     .usage = "emb capture [options] -o OUT.emb SOURCE"};
 
 /* The option that names a live source, or -1. */
@@ -200,6 +149,7 @@ static int on_option(void *arg, int opt, char *value)
     case OPT_SAVE_LOG: a->save_log = value; break;
     case OPT_SAVE_CRASH: a->save_crash = value; break;
     case OPT_ARM: a->arm = true; break;
+    case OPT_JSON: a->json = true; break;
     case OPT_UNTIL: a->until_closed = true; break;
     case OPT_CATALOG: a->catalog = value; break;
     case OPT_VIA: return via_option(a, value);
@@ -276,12 +226,8 @@ static bool save_failed;
 
 static void save(const char *path, const uint8_t *bytes, size_t len)
 {
-    FILE *f = fopen(path, "wb");
-    bool bad = !f || (len > 0 && fwrite(bytes, 1, len, f) != len);
-    if ((f && fclose(f) != 0) || bad) {
-        emb_cli_error_at(CMD, path, -1, "cannot write: %s", strerror(errno));
+    if (emb_cli_write_bytes(CMD, path, bytes, len) != 0)
         save_failed = true;
-    }
 }
 
 /* The record server's secret from --token-file: its first line, at most 256 bytes. */
@@ -413,17 +359,30 @@ static int acquire(const struct args *a, struct emb_capture_session_options *so,
     return EMB_EXIT_OK;
 }
 
-static int write_capture(const char *path, const struct emb_capture_session *s)
+/* --json: the summary as one document, the identity and window as emb inspect --json
+ * writes them. */
+static void print_json(const struct args *a, const struct emb_capture_session *s)
 {
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        emb_cli_error_at(CMD, path, -1, "cannot create: %s", strerror(errno));
+    struct emb_json j;
+    emb_json_init(&j, stdout, true);
+    emb_json_begin_object(&j, NULL);
+    emb_json_string(&j, "file", a->output);
+    emb_json_string(&j, "source", a->source);
+    emb_json_uint(&j, "bytes", s->file_len);
+    emb_capture_json_identity(&j, &s->identity);
+    emb_capture_json_window(&j, &s->window);
+    emb_json_end_object(&j);
+    emb_json_end(&j);
+}
+
+static int write_capture(const struct args *a, const struct emb_capture_session *s)
+{
+    const char *path = a->output;
+    if (emb_cli_write_bytes(CMD, path, s->file, s->file_len) != 0)
         return EMB_EXIT_BAD;
-    }
-    bool bad = fwrite(s->file, 1, s->file_len, f) != s->file_len;
-    if (fclose(f) != 0 || bad) {
-        emb_cli_error_at(CMD, path, -1, "write error: %s", strerror(errno));
-        return EMB_EXIT_BAD;
+    if (a->json) {
+        print_json(a, s);
+        return EMB_EXIT_OK;
     }
     const struct emb_capture_window *w = &s->window;
     printf("%s: sealed %s: label %s, %" PRIu64 " events in %zu contexts, ", CMD, path,
@@ -451,19 +410,21 @@ static int seal(const struct args *a, const struct emb_catalog *cat)
         emb_progress_finish(progress);
     }
     if (rc == EMB_EXIT_OK)
-        rc = write_capture(a->output, &s);
+        rc = write_capture(a, &s);
     emb_capture_session_free(&s);
     return rc;
 }
 
 int emb_cmd_capture(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "extract"))
+        return emb_cmd_capture_extract(argc - 1, argv + 1);
     struct args a = {.kind = -1};
     int rc = parse_args(argc, argv, &a);
     if (rc != EMB_EXIT_OK)
         return rc < 0 ? EMB_EXIT_OK : rc;
     struct emb_catalog *own = NULL;
-    if (a.catalog && !emb_catalog_choose(CMD, a.catalog, EMB_CATALOG_BUILTIN, NULL, &own))
+    if (a.catalog && !emb_catalog_choose(CMD, a.catalog, NULL, 0, &own))
         return EMB_EXIT_BAD;
     rc = seal(&a, own); /* no catalogue given: the one the trace names */
     if (own)

@@ -18,31 +18,6 @@ static const char *const CMD = "emb crash";
 
 #define MAX_INPUT (16u << 20) /* a record or a retained region, or a capture holding one */
 
-static const char HELP[] =
-    "Usage: emb crash --elf FW [options] RECORD|CAPTURE\n"
-    "\n"
-    "Shows a crash record (version 1 or 2, docs/formats/crash.md) with the firmware's\n"
-    "ELF: the faulting function and line with its inlined callers, the caller, the\n"
-    "stack and thread, the registers decoded for the architecture, and the flight\n"
-    "recorder's last events: the switches, the interrupt that ran, the locks held.\n"
-    "RECORD is a saved record or a whole retained region (its mini-records are listed\n"
-    "too); CAPTURE a sealed capture (emb capture) whose crash section holds the record\n"
-    "the target sent. A record from another build is refused with both build ids.\n"
-    "\n"
-    "Options:\n"
-    "      --elf FW        the image the record came from (symbols and build id)\n"
-    "      --events N      flight recorder events to list (default 24, 0: all)\n"
-    "      --json          one JSON document\n"
-    "      --catalog FILE  decode the flight recorder with this catalogue (YAML)\n"
-    "      --debuginfod    fetch debug info a stripped FW lacks from the servers in\n"
-    "                      DEBUGINFOD_URLS (without it, nothing goes to the network)\n"
-    "      --color[=WHEN]  colour: auto (default), always, never; NO_COLOR is honoured\n"
-    "  -h, --help          show this help\n"
-    "\n"
-    "Exit status: 0 when the record decoded, 1 when a valid record contradicts\n"
-    "itself (it announces more or fewer flight packets than decode), 2 on bad input\n"
-    "or usage (a corrupt or truncated record, an unknown version, another build's\n"
-    "record, a truncated or damaged ELF).\n";
 
 struct args {
     const char *elf;
@@ -63,7 +38,9 @@ static const struct option OPTIONS[] = {
     {NULL, 0, NULL, 0},
 };
 static const struct emb_cli_command COMMAND = {
-    .name = CMD, .help = HELP, .options = OPTIONS, .usage = "emb crash --elf FW [options] RECORD"};
+    .name = CMD, .help = emb_help_crash, .options = OPTIONS,
+    .usage = "emb crash --elf FW [options] RECORD", .operands = 1,
+    .no_operands = "no crash record given", .too_many = "one crash record, please"};
 
 static int on_option(void *arg, int opt, char *value)
 {
@@ -81,9 +58,6 @@ static int on_option(void *arg, int opt, char *value)
 static int parse_args(int argc, char **argv, struct args *a)
 {
     int rc = emb_cli_parse_options(&COMMAND, argc, argv, on_option, a);
-    if (rc != 0)
-        return rc;
-    rc = emb_cli_operands(&COMMAND, argc, 1, "no crash record given", "one crash record, please");
     if (rc != 0)
         return rc;
     a->file = argv[optind];
@@ -384,20 +358,13 @@ static void print_text(const struct emb_crash_report *rep, const char *file)
     print_mini(rep);
 }
 
-static void json_hex(struct emb_json *j, const char *key, uint64_t v)
-{
-    char buf[24];
-    snprintf(buf, sizeof buf, "0x%" PRIx64, v);
-    emb_json_string(j, key, buf);
-}
-
 /* A code address and its frames; a partial one (a v2 field that could not hold it) is
  * not symbolised. */
 static void json_code(struct emb_json *j, const char *key, const struct emb_crash_code *code)
 {
     emb_json_begin_object(j, key);
-    json_hex(j, "address", code->address);
-    json_hex(j, "runtime", code->runtime);
+    emb_json_hex(j, "address", code->address);
+    emb_json_hex(j, "runtime", code->runtime);
     emb_json_bool(j, "partial", code->status == EMB_CRASH_CODE_PARTIAL);
     emb_json_bool(j, "in_image", code->status == EMB_CRASH_CODE_SYMBOLISED ||
                                      code->status == EMB_CRASH_CODE_NO_SYMBOL);
@@ -445,7 +412,7 @@ static void json_interrupt_and_locks(struct emb_json *j, const struct emb_crash_
         const struct emb_crash_lock *l = &f->locks[i];
         const char *cn = context_name(rep, l->context_id);
         emb_json_begin_object(j, NULL);
-        json_hex(j, "mutex", l->mutex);
+        emb_json_hex(j, "mutex", l->mutex);
         json_name(j, "name", l->named ? l->name : NULL);
         emb_json_uint(j, "context_id", l->context_id);
         emb_json_string(j, "context", cn ? cn : "");
@@ -490,7 +457,7 @@ static void json_record(struct emb_json *j, const struct emb_crash_report *rep)
     emb_json_begin_object(j, "record");
     emb_json_uint(j, "version", r->version);
     emb_json_uint(j, "length", r->length);
-    json_hex(j, "crc", r->crc);
+    emb_json_hex(j, "crc", r->crc);
     emb_json_string(j, "build_id", emb_crash_report_hex(r->build_id, r->build_id_len, hex, sizeof hex));
     emb_json_string(j, "fw_version", r->fw_version);
     emb_json_uint(j, "uptime_ticks", r->uptime_ticks);
@@ -532,7 +499,7 @@ static void json_fault(struct emb_json *j, const struct emb_crash_report *rep)
         emb_json_uint(j, "threshold_cycles", r->monitor_threshold);
         emb_json_end_object(j);
     } else {
-        json_hex(j, "address", v->fault_address);
+        emb_json_hex(j, "address", v->fault_address);
     }
     emb_json_end_object(j);
     emb_json_begin_object(j, "thread");
@@ -565,8 +532,8 @@ static void json_registers(struct emb_json *j, const struct emb_crash_report *re
 {
     const struct emb_crash_view *v = &rep->view;
     emb_json_begin_object(j, "stack");
-    json_hex(j, "sp", v->sp);
-    json_hex(j, "low", v->stack_low);
+    emb_json_hex(j, "sp", v->sp);
+    emb_json_hex(j, "low", v->stack_low);
     emb_json_uint(j, "size", v->stack_size);
     emb_json_end_object(j);
     emb_json_begin_array(j, "status");
@@ -575,7 +542,7 @@ static void json_registers(struct emb_json *j, const struct emb_crash_report *re
     for (size_t i = 0; i < ns; i++) {
         emb_json_begin_object(j, NULL);
         emb_json_string(j, "name", st[i].name);
-        json_hex(j, "value", st[i].value);
+        emb_json_hex(j, "value", st[i].value);
         emb_json_string(j, "text", st[i].text);
         emb_json_end_object(j);
     }
@@ -584,7 +551,7 @@ static void json_registers(struct emb_json *j, const struct emb_crash_report *re
     struct emb_crash_reg regs[64];
     size_t nr = emb_crash_registers(rep->record, v, regs, 64);
     for (size_t i = 0; i < nr; i++)
-        json_hex(j, regs[i].name, regs[i].value);
+        emb_json_hex(j, regs[i].name, regs[i].value);
     emb_json_end_object(j);
 }
 
@@ -688,7 +655,7 @@ int emb_cmd_crash(int argc, char **argv)
         emb_cli_problems(CMD, &ps);
     } else if (!(elf = emb_elf_open(a.elf, msg, sizeof msg))) {
         emb_cli_error(CMD, "%s", msg);
-    } else if ((cat = emb_catalog_choose(CMD, a.catalog, EMB_CATALOG_BUILTIN, NULL, &own)) != NULL) {
+    } else if ((cat = emb_catalog_choose(CMD, a.catalog, NULL, 0, &own)) != NULL) {
         rc = show(&a, in, elf, cat, &ps);
     }
     fflush(stdout);

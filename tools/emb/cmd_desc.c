@@ -13,36 +13,6 @@
 static const char *const CMD = "emb desc";
 #define SCAN_MAX (256ull << 20)
 
-static const char HELP[] =
-    "Usage: emb desc --elf FW --pid PID [options]\n"
-    "       emb desc --elf FW --gdb HOST:PORT [options]\n"
-    "       emb desc --elf FW --core FILE [options]\n"
-    "       emb desc [--elf FW] --dump FILE --base ADDR [options]\n"
-    "\n"
-    "Reads a memory image through its debug descriptor (\"EMBD\",\n"
-    "docs/formats/descriptor.md), found at the ELF's emb_debug_descriptor symbol or by\n"
-    "scanning for its magic, and lists the contexts with their state and statistics,\n"
-    "the rings with fill and discard counts, the monitors with their openers, the\n"
-    "objects, the log rings and the crash record. A live process is read while it runs;\n"
-    "a target behind a GDB server is halted while it is read (interrupt, read,\n"
-    "continue), and stderr says for how long.\n"
-    "\n"
-    "Sources:\n"
-    "      --pid PID       a running native process (process_vm_readv or /proc/PID/mem)\n"
-    "      --gdb HOST:PORT a target behind a GDB server (QEMU, OpenOCD, a probe); its RAM\n"
-    "                      is the ELF's writable sections, and nothing else is read\n"
-    "      --core FILE     an ELF core file\n"
-    "      --dump FILE     raw memory, with --base ADDR its first byte's address\n"
-    "Options:\n"
-    "      --elf FW        the image: symbols, build id, and read-only data a dump lacks\n"
-    "      --dump-trace OUT  write the rings as a trace stream file for `emb trace`\n"
-    "      --json          one JSON document\n"
-    "      --catalog FILE  the catalogue for --dump-trace (event sizes)\n"
-    "      --color[=WHEN]  colour: auto (default), always, never; NO_COLOR is honoured\n"
-    "  -h, --help          show this help\n"
-    "\n"
-    "Exit status: 0 ok, 2 on bad input or usage (no descriptor, another build, an\n"
-    "inconsistent image; what could be read is still shown).\n";
 
 struct args {
     const char *elf, *dump, *core, *dump_trace, *catalog, *gdb;
@@ -62,7 +32,7 @@ static const struct option OPTIONS[] = {
     {NULL, 0, NULL, 0},
 };
 
-static const struct emb_cli_command COMMAND = {.name = CMD, .help = HELP, .options = OPTIONS};
+static const struct emb_cli_command COMMAND = {.name = CMD, .help = emb_help_desc, .options = OPTIONS};
 
 static int on_option(void *arg, int opt, char *value)
 {
@@ -122,6 +92,8 @@ struct desc {
     struct emb_desc_image image;
     struct emb_desc_model model;
     struct emb_problems issues; /* what reading the image found */
+    struct emb_command_input dump; /* --dump: the bytes (a capture's descriptor section) */
+    char name[320];                /* the source for messages: "pid 12", "dump FILE" */
 };
 
 static const char *hex(const uint8_t *b, size_t n, char *buf, size_t len)
@@ -331,13 +303,6 @@ static void print_text(struct desc *d, const char *source)
 
 /* ---- JSON ---- */
 
-static void json_hexv(struct emb_json *j, const char *key, uint64_t v)
-{
-    char b[24];
-    snprintf(b, sizeof b, "0x%" PRIx64, v);
-    emb_json_string(j, key, b);
-}
-
 static void json_stats(struct emb_json *j, const char *key, const struct emb_desc_stat *s, size_t n)
 {
     emb_json_begin_object(j, key);
@@ -351,7 +316,7 @@ static void json_identity(struct emb_json *j, const struct desc *d)
     const struct emb_desc_model *m = &d->model;
     char buf[300];
     emb_json_begin_object(j, "descriptor");
-    json_hexv(j, "address", d->image.addr);
+    emb_json_hex(j, "address", d->image.addr);
     emb_json_uint(j, "version", d->image.version);
     emb_json_uint(j, "pointer_size", d->image.ptr_size);
     emb_json_string(j, "endianness", d->image.little ? "little" : "big");
@@ -360,18 +325,18 @@ static void json_identity(struct emb_json *j, const struct desc *d)
     emb_json_begin_object(j, "identity");
     emb_json_string(j, "port", m->port);
     emb_json_string(j, "profile", m->profile);
-    json_hexv(j, "config_hash", m->config_hash);
+    emb_json_hex(j, "config_hash", m->config_hash);
     emb_json_uint(j, "lib_version", m->lib_version);
-    json_hexv(j, "catalog_checksum", m->catalog_checksum);
+    emb_json_hex(j, "catalog_checksum", m->catalog_checksum);
     emb_json_string(j, "build_id", hex(m->build_id, m->build_id_len, buf, sizeof buf));
     emb_json_bool(j, "ready", m->ready);
     emb_json_uint(j, "clock_hz", m->clock_hz);
     emb_json_int(j, "clock_offset_ns", m->clock_offset_ns);
-    json_hexv(j, "load_bias", d->bias);
+    emb_json_hex(j, "load_bias", d->bias);
     emb_json_end_object(j);
     emb_json_begin_object(j, "trace");
     emb_json_string(j, "mode", mode_name(m->trace_mode));
-    json_hexv(j, "class_mask", m->class_mask);
+    emb_json_hex(j, "class_mask", m->class_mask);
     emb_json_uint(j, "packet_size", m->packet_size);
     emb_json_uint(j, "ring_packets", m->ring_packets);
     emb_json_end_object(j);
@@ -391,12 +356,12 @@ static void json_contexts(struct emb_json *j, struct desc *d)
         emb_json_string(j, "state", c->state_name);
         emb_json_int(j, "os_id", c->os_id);
         emb_json_string(j, "entry", symbolise(d, c->entry, buf, sizeof buf));
-        json_hexv(j, "stack_low", c->stack_low);
+        emb_json_hex(j, "stack_low", c->stack_low);
         emb_json_uint(j, "stack_size", c->stack_size);
         emb_json_uint(j, "stack_used", c->stack_used);
         if (c->ring_ok) {
             emb_json_begin_object(j, "ring");
-            json_hexv(j, "address", c->ring);
+            emb_json_hex(j, "address", c->ring);
             emb_json_uint(j, "context_id", c->context_id);
             emb_json_uint(j, "slots", c->slot_mask + 1u);
             emb_json_uint(j, "packets_held", c->packets_held);
@@ -431,7 +396,7 @@ static void json_monitors_objects(struct emb_json *j, struct desc *d)
         emb_json_uint(j, "threshold_cycles", mo->threshold);
         emb_json_uint(j, "over", mo->over);
         emb_json_uint(j, "action", mo->action);
-        json_hexv(j, "opener_pc", mo->pc);
+        emb_json_hex(j, "opener_pc", mo->pc);
         emb_json_string(j, "opener", symbolise(d, mo->pc, buf, sizeof buf));
         emb_json_end_object(j);
     }
@@ -440,7 +405,7 @@ static void json_monitors_objects(struct emb_json *j, struct desc *d)
     for (size_t i = 0; i < m->nobjects; i++) {
         const struct emb_desc_object *o = &m->objects[i];
         emb_json_begin_object(j, NULL);
-        json_hexv(j, "handle", o->handle);
+        emb_json_hex(j, "handle", o->handle);
         emb_json_string(j, "type", o->type_name);
         emb_json_string(j, "name", o->name);
         json_stats(j, "stats", o->stats, o->nstats);
@@ -458,7 +423,7 @@ static void json_log_rings(struct emb_json *j, const struct emb_desc_model *m)
         if (!l->ok)
             continue;
         emb_json_begin_object(j, NULL);
-        json_hexv(j, "address", l->addr);
+        emb_json_hex(j, "address", l->addr);
         emb_json_uint(j, "context_id", l->context_id);
         emb_json_string(j, "name", l->name);
         emb_json_uint(j, "bytes", l->mask + 1u);
@@ -487,7 +452,7 @@ static void json_rest(struct emb_json *j, const struct desc *d)
     emb_json_begin_object(j, "crash");
     emb_json_bool(j, "region", m->has_crash);
     if (m->has_crash) {
-        json_hexv(j, "area", m->crash_area);
+        emb_json_hex(j, "area", m->crash_area);
         emb_json_uint(j, "capacity", m->crash_cap);
         emb_json_uint(j, "version", m->crash_version);
         emb_json_uint(j, "found_at_start", m->crash_found);
@@ -525,6 +490,25 @@ static void print_json(struct desc *d, const char *source)
 
 /* ---- The command ---- */
 
+/* --dump FILE: raw memory at --base, read whole (a file, - for standard input, or a
+ * capture's descriptor section). */
+static int open_dump(struct desc *d, const struct args *a, char *source, size_t len)
+{
+    if (emb_command_input_read(CMD, a->dump, EMB_CAP_SEC_DESCRIPTOR, SCAN_MAX, &d->dump) != 0)
+        return -1;
+    const struct emb_capture_section *p = &d->dump.part;
+    if (p->length == 0 || a->base + p->length < a->base) {
+        emb_cli_error_at(CMD, a->dump, -1, "%s", p->length == 0 ? "empty" : "base + size wraps around");
+        return -1;
+    }
+    if (!(d->mem = emb_mem_open_buffer(p->data, (size_t)p->length, a->base))) {
+        emb_cli_error(CMD, "out of memory");
+        return -1;
+    }
+    snprintf(source, len, "dump %s", a->dump);
+    return 0;
+}
+
 static int open_source(struct desc *d, const struct args *a, char *source, size_t len)
 {
     char err[512];
@@ -550,7 +534,7 @@ static int open_source(struct desc *d, const struct args *a, char *source, size_
         else if (a->core)
             d->mem = emb_mem_open_core(a->core, &ps);
         else
-            d->mem = emb_mem_open_dump(a->dump, a->base, &ps);
+            return open_dump(d, a, source, len);
         if (!d->mem)
             return -1;
     }
@@ -562,7 +546,7 @@ static int open_source(struct desc *d, const struct args *a, char *source, size_
 static int find_descriptor(struct desc *d)
 {
     struct emb_problems ps;
-    emb_problems_init_callback(&ps, emb_mem_name(d->mem), emb_cli_problem, (void *)CMD);
+    emb_problems_init_callback(&ps, d->name, emb_cli_problem, (void *)CMD);
     uint64_t sym = 0, bias = 0;
     bool have_sym = d->elf && emb_elf_symbol(d->elf, "emb_debug_descriptor", &sym, NULL) == 0;
     bool have_bias = d->elf && emb_mem_bias(d->mem, d->elf, &bias) == 0;
@@ -603,7 +587,7 @@ static int check_descriptor(struct desc *d)
     if (want && got && emb_elf_read(d->elf, sym, want, size) == size) {
         size_t n = emb_mem_read(d->mem, d->image.addr, got, size);
         size_t first = SIZE_MAX, count = 0;
-        unsigned w = d->image.ptr_size == 4 ? 4u : 8u;
+        unsigned w = d->image.ptr_size == 8 ? 8u : 4u; /* 4: also the reduced descriptor */
         for (size_t i = 0; i + w <= n; i += w) {
             if (!memcmp(got + i, want + i, w))
                 continue;
@@ -621,13 +605,13 @@ static int check_descriptor(struct desc *d)
                 first = i;
         if (n < size) {
             emb_cli_error(CMD, "%s: the debug descriptor at 0x%" PRIx64 " reads %zu of its %" PRIu64
-                          " bytes", emb_mem_name(d->mem), d->image.addr, n, size);
+                          " bytes", d->name, d->image.addr, n, size);
             rc = -1;
         } else if (count) {
             emb_cli_error(CMD, "%s: the debug descriptor at 0x%" PRIx64 " differs from %s's in %zu "
                           "word%s of its %" PRIu64 " bytes, first at descriptor byte %zu (image "
                           "0x%02x, ELF 0x%02x): a damaged image or another build; refused",
-                          emb_mem_name(d->mem), d->image.addr, emb_elf_path(d->elf), count,
+                          d->name, d->image.addr, emb_elf_path(d->elf), count,
                           count == 1 ? "" : "s", size, first, got[first], want[first]);
             rc = -1;
         }
@@ -645,7 +629,7 @@ static int check_identity(struct desc *d)
     if (!d->elf || !n || !d->model.build_id_len)
         return 0;
     if (n != d->model.build_id_len || memcmp(id, d->model.build_id, n)) {
-        emb_cli_error(CMD, "%s runs another build: its build id is %s, %s has %s", emb_mem_name(d->mem),
+        emb_cli_error(CMD, "%s runs another build: its build id is %s, %s has %s", d->name,
                       hex(d->model.build_id, d->model.build_id_len, a, sizeof a), emb_elf_path(d->elf),
                       hex(id, n, b, sizeof b));
         return -1;
@@ -653,24 +637,32 @@ static int check_identity(struct desc *d)
     return 0;
 }
 
+struct dump_job {
+    struct desc *d;
+    const struct emb_catalog *cat;
+    long packets;
+};
+
+static int write_dump(void *arg, FILE *f)
+{
+    struct dump_job *job = arg;
+    struct desc *d = job->d;
+    job->packets = emb_desc_dump_trace(d->mem, &d->image, &d->model, job->cat, f, &d->issues);
+    return job->packets < 0 ? -1 : 0;
+}
+
 /* --dump-trace: the rings as a trace stream file. Returns the packets written, or -1. */
 static long dump_trace(struct desc *d, const struct args *a)
 {
     struct emb_catalog *own;
-    const struct emb_catalog *cat = emb_catalog_choose(CMD, a->catalog, EMB_CATALOG_BUILTIN, NULL, &own);
-    if (cat == NULL)
+    struct dump_job job = {.d = d, .packets = -1};
+    if ((job.cat = emb_catalog_choose(CMD, a->catalog, NULL, 0, &own)) == NULL)
         return -1;
-    FILE *f = fopen(a->dump_trace, "wb");
-    long n = -1;
-    if (!f)
-        emb_cli_error_at(CMD, a->dump_trace, -1, "cannot create: %s", strerror(errno));
-    else
-        n = emb_desc_dump_trace(d->mem, &d->image, &d->model, cat, f, &d->issues);
-    if (f && emb_cli_close_output(CMD, f, a->dump_trace) != 0)
-        n = -1;
+    if (emb_cli_write_output(CMD, a->dump_trace, write_dump, &job) != 0)
+        job.packets = -1;
     if (own)
         emb_catalog_free(own);
-    return n;
+    return job.packets;
 }
 
 /* A probe's target runs on: how long it was held, on stderr (stdout may be JSON). */
@@ -701,6 +693,7 @@ int emb_cmd_desc(int argc, char **argv)
     rc = EMB_EXIT_BAD;
     if (open_source(d, &a, source, sizeof source) != 0)
         goto out;
+    snprintf(d->name, sizeof d->name, "%s", source);
     emb_problems_init(&d->issues, source);
     d->issues.max_kept = 32;
     if (find_descriptor(d) != 0 || check_descriptor(d) != 0)
@@ -732,6 +725,7 @@ out:
     else
         emb_mem_close(d->mem);
     emb_elf_close(d->elf);
+    emb_command_input_free(&d->dump);
     free(d);
     return rc;
 }

@@ -13,40 +13,6 @@
 
 static const char *const CMD = "emb diff";
 
-static const char HELP[] =
-    "Usage: emb diff [options] GOOD.emb BAD.emb\n"
-    "\n"
-    "Aligns two captures of the same workload structurally (on the epoch marker of the\n"
-    "frame both windows armed on, never on timestamps), matches each context's events\n"
-    "inside each epoch, keeps the differences that pass a significance rule, and\n"
-    "reports the earliest one with both runs' neighbourhoods, then a ranked summary.\n"
-    "The rules are in docs/diff.md.\n"
-    "\n"
-    "Options:\n"
-    "      --json              the report as one JSON document\n"
-    "      --html FILE         also write a self-contained HTML report with both runs'\n"
-    "                          timelines around the first difference\n"
-    "      --anchor EVENT[.FIELD]  epoch marker to align on (default frame_start.frame,\n"
-    "                          from the armed frame); without FIELD, epochs by count\n"
-    "      --same-build        the captures are two runs of one configuration: compare\n"
-    "                          them anyway\n"
-    "      --rules FILE        significance rules and field policies (docs/diff.md)\n"
-    "      --rule NAME=on|off  switch one rule: missing extra reorder argument\n"
-    "                          epoch-duration interval drops\n"
-    "      --compare SPEC      a field policy: 'EVENT.FIELD POLICY [when FIELD=VALUE]'\n"
-    "      --quantile Q        timing band: the good run's Q% and (100-Q)% quantiles (5)\n"
-    "      --margin-pct N      ... widened by N% of the good run's median (25)\n"
-    "      --margin-us N       ... but at least N microseconds (20)\n"
-    "      --repeat N          epochs in a row a class must stay on one side of its\n"
-    "                          band to be significant (10)\n"
-    "      --context-lines N   events shown either side of the first difference (3)\n"
-    "      --catalog FILE      decode with this catalogue (YAML)\n"
-    "      --color[=WHEN]      colour: auto (default), always, never\n"
-    "  -h, --help              show this help\n"
-    "\n"
-    "Exit status: 0 no significant difference, 1 significant differences, 2 bad input\n"
-    "or usage (a damaged capture, different catalogues or windows, no anchor, or two\n"
-    "captures claiming one configuration without --same-build).\n";
 
 struct args {
     const char *files[2];
@@ -75,7 +41,7 @@ static const struct option OPTIONS[] = {
     {NULL, 0, NULL, 0},
 };
 static const struct emb_cli_command COMMAND = {
-    .name = CMD, .help = HELP, .options = OPTIONS, .usage = "emb diff [options] GOOD.emb BAD.emb"};
+    .name = CMD, .help = emb_help_diff, .options = OPTIONS, .usage = "emb diff [options] GOOD.emb BAD.emb"};
 
 /* What the options fill in: the first pass's output and input, the second's rules. */
 struct parse {
@@ -170,7 +136,8 @@ static int rules_option(void *arg, int opt, char *value)
 /* Options are applied in order, after the catalogue is known: a second pass. Returns
  * EMB_EXIT_OK, -1 after --help, or EMB_EXIT_BAD. */
 static int parse_args(int argc, char **argv, struct args *a, struct emb_diff_rules *r,
-                      const struct emb_catalog **cat, struct emb_catalog **own)
+                      const struct emb_catalog **cat, struct emb_catalog **own,
+                      struct emb_command_input in[2])
 {
     struct parse p = {a, r, NULL};
     int rc = emb_cli_parse_options(&COMMAND, argc, argv, output_option, &p);
@@ -181,10 +148,18 @@ static int parse_args(int argc, char **argv, struct args *a, struct emb_diff_rul
         return EMB_EXIT_BAD;
     a->files[0] = argv[optind];
     a->files[1] = argv[optind + 1];
-    if (!(*cat = emb_catalog_choose(CMD, a->catalog, EMB_CATALOG_OF_CAPTURE, a->files[0], own)))
+    for (int s = 0; s < 2; s++)
+        if (emb_command_input_read(CMD, a->files[s], 0, 0, &in[s]) != 0)
+            return EMB_EXIT_BAD;
+    if (!(*cat = emb_catalog_choose(CMD, a->catalog, in[0].bytes, in[0].size, own)))
         return EMB_EXIT_BAD;
     p.catalog = *cat;
     return emb_cli_parse_options(&COMMAND, argc, argv, rules_option, &p);
+}
+
+static int write_html(void *arg, FILE *f)
+{
+    return emb_diff_write_html(arg, f);
 }
 
 int emb_cmd_diff(int argc, char **argv)
@@ -196,7 +171,8 @@ int emb_cmd_diff(int argc, char **argv)
     struct emb_catalog *own = NULL;
     struct emb_capture *cap[2] = {NULL, NULL};
     struct emb_diff *d = NULL;
-    int rc = parse_args(argc, argv, &a, &rules, &cat, &own);
+    struct emb_command_input in[2] = {{0}, {0}};
+    int rc = parse_args(argc, argv, &a, &rules, &cat, &own, in);
     if (rc != EMB_EXIT_OK) {
         rc = rc < 0 ? EMB_EXIT_OK : rc;
         goto out;
@@ -204,9 +180,9 @@ int emb_cmd_diff(int argc, char **argv)
     rc = EMB_EXIT_BAD;
     for (int s = 0; s < 2; s++) {
         struct emb_progress *progress = NULL;
-        struct emb_capture_options opt = {.catalog = cat, .no_merge = true,
+        struct emb_capture_options opt = {.catalog = cat, .name = a.files[s], .no_merge = true,
                                           .progress = emb_progress_decoding, .progress_arg = &progress};
-        cap[s] = emb_capture_decode_file(a.files[s], &opt);
+        cap[s] = emb_capture_decode(in[s].bytes, in[s].size, &opt);
         emb_progress_finish(progress);
         long long off;
         const char *msg;
@@ -228,23 +204,15 @@ int emb_cmd_diff(int argc, char **argv)
         emb_cli_error_at(CMD, "stdout", -1, "write error: %s", strerror(errno));
         goto out;
     }
-    if (a.html) {
-        FILE *f = fopen(a.html, "w");
-        if (!f) {
-            emb_cli_error_at(CMD, a.html, -1, "cannot create: %s", strerror(errno));
-            goto out;
-        }
-        int hrc = emb_diff_write_html(d, f);
-        if (fclose(f) != 0 || hrc != 0) {
-            emb_cli_error_at(CMD, a.html, -1, "write error: %s", strerror(errno));
-            goto out;
-        }
-    }
+    if (a.html && emb_cli_write_output(CMD, a.html, write_html, d) != 0)
+        goto out;
     rc = emb_diff_significant(d) ? EMB_EXIT_FINDINGS : EMB_EXIT_OK;
 out:
     emb_diff_free(d);
     emb_capture_free(cap[0]);
     emb_capture_free(cap[1]);
+    emb_command_input_free(&in[0]);
+    emb_command_input_free(&in[1]);
     emb_diff_rules_free(&rules);
     if (own)
         emb_catalog_free(own);

@@ -17,42 +17,6 @@ static const char *const CMD = "emb events";
 
 #define QUERY_TIMEOUT_MS 3000
 
-static const char HELP[] =
-    "Usage: emb events serve [options] [-- COMMAND...]\n"
-    "       emb events status [options]\n"
-    "       emb events dump [N] [options]\n"
-    "       emb events logs [--since C] [--follow] [options]\n"
-    "       emb events metrics [options]\n"
-    "       emb events export --format perfetto|ctf [-o OUT] [options]\n"
-    "\n"
-    "Service IPC tracing. Services granted the sink's capability record each call they\n"
-    "make (request, reply, timeout, peer_lost, queue_full, aborted), metric samples and\n"
-    "copies of their log lines into the `events` sink. These commands ask it:\n"
-    "\n"
-    "  serve     run the sink (see `emb events serve --help`)\n"
-    "  status    ring capacity, events held, accepted, dropped, malformed, faults\n"
-    "  dump [N]  the N most recent events (1 to 255, default 255), with the chain of\n"
-    "            calls each belongs to, e.g. client -> fs.read -> block-driver.read_block\n"
-    "  logs      log lines after cursor C (default: all held); --follow keeps asking\n"
-    "  metrics   the latest value of every metric\n"
-    "  export    the dump as a trace: one slice per call (request to its reply, timeout\n"
-    "            or other outcome), flows along chains; perfetto (Chrome JSON) or ctf\n"
-    "            (a CTF 1.8 directory for babeltrace2 and Trace Compass)\n"
-    "\n"
-    "Options:\n"
-    "  -s, --socket PATH   the sink's query socket (default: $EMB_EVENTS_SOCKET, else\n"
-    "                      $XDG_RUNTIME_DIR/emb-events.sock, else /tmp/emb-UID/events.sock);\n"
-    "                      a sink of another uid is refused\n"
-    "      --ops FILE      opcode names: lines of `PEER OPCODE NAME`\n"
-    "      --json          one JSON document (logs: one JSON object per line)\n"
-    "  -f, --format FMT    export: perfetto or ctf\n"
-    "  -o, --output OUT    export: file (perfetto, default stdout) or directory (ctf)\n"
-    "      --since C       logs: the last line number already seen (0: everything)\n"
-    "      --follow        logs: keep printing new lines until interrupted\n"
-    "      --color[=WHEN]  auto (default), always, never; NO_COLOR is honoured\n"
-    "  -h, --help          show this help\n"
-    "\n"
-    "Exit status: 0 ok, 2 on bad usage or when the sink cannot be reached.\n";
 
 enum sub { SUB_STATUS, SUB_DUMP, SUB_LOGS, SUB_METRICS, SUB_EXPORT };
 
@@ -418,19 +382,25 @@ static int cmd_dump(const struct args *a)
     return status;
 }
 
+static int write_perfetto(void *arg, FILE *f)
+{
+    return emb_events_write_perfetto(arg, f);
+}
+
 static int export_perfetto(const struct emb_events_view *v, const char *output)
 {
-    FILE *out = output ? fopen(output, "w") : stdout;
-    if (out == NULL) {
-        emb_cli_error(CMD, "%s: %s", output, strerror(errno));
-        return EMB_EXIT_BAD;
-    }
-    int w = emb_events_write_perfetto(v, out);
-    if ((out != stdout ? fclose(out) : fflush(out)) != 0 || w != 0) {
-        emb_cli_error(CMD, "%s: %s", output ? output : "stdout", strerror(errno));
-        return EMB_EXIT_BAD;
-    }
-    return EMB_EXIT_OK;
+    return emb_cli_write_output(CMD, output, write_perfetto, (void *)v);
+}
+
+/* The files emb_events_write_ctf() makes (events_export.c). */
+static bool events_ctf_owns(const char *name)
+{
+    return !strcmp(name, "metadata") || !strcmp(name, "services_0");
+}
+
+static int write_ctf(void *arg, const char *dir, char *err, size_t errlen)
+{
+    return emb_events_write_ctf(arg, dir, err, errlen);
 }
 
 static int cmd_export(const struct args *a)
@@ -449,13 +419,10 @@ static int cmd_export(const struct args *a)
     if (session_open(a, &s) == 0) {
         struct emb_events_view v = {.ev = s.ev, .n = s.n, .calls = &s.calls, .ops = s.ops,
                                     .dropped = s.st.dropped};
-        char err[512];
         if (!ctf)
             status = export_perfetto(&v, a->output);
-        else if (emb_events_write_ctf(&v, a->output, err, sizeof err) == 0)
-            status = EMB_EXIT_OK;
         else
-            emb_cli_error(CMD, "%s", err);
+            status = emb_cli_write_dir(CMD, a->output, events_ctf_owns, write_ctf, &v);
     }
     session_close(&s);
     return status;
@@ -624,7 +591,7 @@ static int parse_subcommand(const char *sub, struct args *a)
         }
     }
     emb_cli_error(CMD, "unknown subcommand '%s'", sub);
-    fputs(HELP, stderr);
+    fputs(emb_help_events, stderr);
     return -1;
 }
 
@@ -669,7 +636,7 @@ static const struct option OPTIONS[] = {
     {NULL, 0, NULL, 0},
 };
 static const struct emb_cli_command COMMAND = {
-    .name = CMD, .help = HELP, .shortopts = ":s:f:o:h", .options = OPTIONS};
+    .name = CMD, .help = emb_help_events, .shortopts = ":s:f:o:h", .options = OPTIONS};
 
 static int on_option(void *arg, int opt, char *value)
 {
@@ -702,7 +669,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 int emb_cmd_events(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        fputs(HELP, argc < 2 ? stderr : stdout);
+        fputs(emb_help_events, argc < 2 ? stderr : stdout);
         return argc < 2 ? EMB_EXIT_BAD : EMB_EXIT_OK;
     }
     if (!strcmp(argv[1], "serve"))

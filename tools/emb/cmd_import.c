@@ -16,34 +16,6 @@
 
 static const char *const CMD = "emb import";
 
-static const char HELP[] =
-    "Usage: emb import rtems-record [options] SOURCE -o OUT\n"
-    "\n"
-    "Reads an RTEMS record item stream (what that system's record server sends and\n"
-    "its fatal dumps write: 32 or 64-bit items, either byte order, record versions\n"
-    "1 to 10) and writes it as a trace stream file, one context per processor. Item\n"
-    "times are rebuilt from the 22-bit time fields and the uptime events as that\n"
-    "system's own client does; overflows become events and lost-event counts.\n"
-    "\n"
-    "SOURCE is a FILE, - for standard input, or tcp://HOST:PORT (the record server;\n"
-    "read until it closes, Ctrl-C, --duration or --count).\n"
-    "\n"
-    "Options:\n"
-    "  -o, --output OUT      trace stream file to write (required)\n"
-    "      --capture F.emb   also seal it into a capture file (emb inspect, emb diff)\n"
-    "  -l, --label TEXT      the capture's label (good, bad, ...)\n"
-    "      --events FILE     event names as NUMBER NAME lines, for a target whose list\n"
-    "                        differs from the built-in one of its version\n"
-    "      --catalog-out F   also write the catalogue the output decodes with (YAML)\n"
-    "      --all             keep the stream's PROCESSOR, TAIL and HEAD items\n"
-    "      --count N         stop after N items\n"
-    "      --duration SEC    tcp: stop after SEC seconds\n"
-    "      --json            summary as JSON on standard output\n"
-    "      --color[=WHEN]    auto (default), always, never\n"
-    "  -h, --help            show this help\n"
-    "\n"
-    "Exit status: 0 imported, 2 bad input or usage (what was decoded before the\n"
-    "error is still written).\n";
 
 struct args {
     const char *source, *output, *events, *catalog_out, *capture, *label;
@@ -68,7 +40,7 @@ static const struct option OPTIONS[] = {
     {NULL, 0, NULL, 0},
 };
 static const struct emb_cli_command COMMAND = {
-    .name = CMD, .help = HELP, .shortopts = ":o:l:h", .options = OPTIONS};
+    .name = CMD, .help = emb_help_import, .shortopts = ":o:l:h", .options = OPTIONS};
 
 static int on_option(void *arg, int opt, char *value)
 {
@@ -248,33 +220,25 @@ static void summary_json(const struct emb_rtems_import *imp, const struct args *
     emb_json_end(&j);
 }
 
+static int write_import(void *arg, FILE *f)
+{
+    return emb_rtems_import_write(arg, f);
+}
+
 static int write_outputs(struct emb_rtems_import *imp, const struct args *a)
 {
-    FILE *out = fopen(a->output, "wb");
-    if (out == NULL) {
-        emb_cli_error_at(CMD, a->output, -1, "cannot create: %s", strerror(errno));
+    if (emb_cli_write_output(CMD, a->output, write_import, imp) != 0)
         return -1;
-    }
-    int rc = emb_rtems_import_write(imp, out);
-    if (fclose(out) != 0)
-        rc = -1;
-    if (rc != 0) {
-        emb_cli_error_at(CMD, a->output, -1, "write error: %s", strerror(errno));
-        return -1;
-    }
     if (a->catalog_out != NULL) {
         const struct emb_rtems_record_info *in = emb_rtems_import_info(imp);
         size_t len;
         char *yaml = emb_rtems_record_catalog_yaml(in->table, &len);
-        FILE *f = yaml != NULL ? fopen(a->catalog_out, "w") : NULL;
-        int bad = f == NULL || fwrite(yaml, 1, len, f) != len;
-        if (f != NULL && fclose(f) != 0)
-            bad = 1;
+        int rc = yaml != NULL ? emb_cli_write_bytes(CMD, a->catalog_out, yaml, len) : -1;
+        if (yaml == NULL)
+            emb_cli_error_at(CMD, a->catalog_out, -1, "out of memory");
         free(yaml);
-        if (bad) {
-            emb_cli_error_at(CMD, a->catalog_out, -1, "cannot write: %s", strerror(errno));
+        if (rc != 0)
             return -1;
-        }
     }
     return 0;
 }

@@ -4,25 +4,11 @@
 #include "command.h"
 
 #include "capture.h"
+#include "capture_json.h"
 #include "trace_decode.h"
 
 static const char *const CMD = "emb inspect";
 
-static const char HELP[] =
-    "Usage: emb inspect [options] FILE.emb\n"
-    "\n"
-    "Checks a capture file (magic, version, length, CRC, sections, catalogue) and shows\n"
-    "what it holds: label and source revision, the device's build, firmware version,\n"
-    "configuration flags and clock, the window (armed frame, capacity, writes, drops),\n"
-    "events by type, the frame range and the time span.\n"
-    "\n"
-    "Options:\n"
-    "      --json          the same as one JSON document\n"
-    "      --catalog FILE  check with this catalogue (YAML) instead of the built-in one\n"
-    "      --color[=WHEN]  colour: auto (default), always, never\n"
-    "  -h, --help          show this help\n"
-    "\n"
-    "Exit status: 0 the capture is sound, 2 bad input or usage.\n";
 
 struct stats {
     uint64_t *by_id;        /* 65536 counters */
@@ -121,53 +107,6 @@ static void print_text(const struct emb_capture *c, const struct stats *s, FILE 
     fputc('\n', out);
 }
 
-static void json_identity(struct emb_json *j, const struct emb_capture_identity *id)
-{
-    char hex[65];
-    emb_json_begin_object(j, "identity");
-    emb_json_string(j, "label", id->label);
-    emb_json_string(j, "revision", id->revision);
-    snprintf(hex, sizeof hex, "0x%08" PRIx32, id->catalog_checksum);
-    emb_json_string(j, "catalogue", hex);
-    emb_json_string(j, "build_id", emb_capture_hex(id->build_id, id->build_id_len, hex));
-    emb_json_string(j, "firmware", id->firmware);
-    emb_json_string(j, "flags", id->config);
-    emb_json_string(j, "port", id->port);
-    emb_json_uint(j, "clock_hz", id->clock_hz);
-    emb_json_int(j, "clock_offset_ns", id->clock_offset_ns);
-    snprintf(hex, sizeof hex, "0x%016" PRIx64, id->session_id);
-    emb_json_string(j, "session", hex);
-    emb_json_string(j, "uuid", emb_capture_hex(id->uuid, 16, hex));
-    emb_json_end_object(j);
-}
-
-static void json_window(struct emb_json *j, const struct emb_capture_window *w)
-{
-    emb_json_begin_object(j, "window");
-    if (w->armed_frame != EMB_CAP_NO_FRAME)
-        emb_json_uint(j, "armed_frame", w->armed_frame);
-    else
-        emb_json_null(j, "armed_frame");
-    emb_json_uint(j, "capacity", w->capacity);
-    emb_json_uint(j, "writes", w->writes);
-    emb_json_uint(j, "stored", w->stored);
-    emb_json_uint(j, "drops", w->drops);
-    emb_json_uint(j, "lost_packets", w->lost_packets);
-    emb_json_begin_array(j, "contexts");
-    for (size_t i = 0; i < w->nrows; i++) {
-        emb_json_begin_object(j, NULL);
-        emb_json_string(j, "name", w->rows[i].name);
-        emb_json_uint(j, "id", w->rows[i].id);
-        emb_json_uint(j, "events", w->rows[i].events);
-        emb_json_uint(j, "discarded", w->rows[i].discarded);
-        emb_json_uint(j, "lost_packets", w->rows[i].lost_packets);
-        emb_json_uint(j, "earlier_packets", w->rows[i].earlier);
-        emb_json_end_object(j);
-    }
-    emb_json_end_array(j);
-    emb_json_end_object(j);
-}
-
 /* Events by type, the frame range and the time span. */
 static void json_stats(struct emb_json *j, const struct emb_catalog *cat, const struct stats *s)
 {
@@ -224,8 +163,8 @@ static void print_json(const struct emb_capture *c, const struct stats *s, FILE 
     emb_json_bool(&j, "sealed", ti->sealed);
     emb_json_uint(&j, "packets_checked", ti->packets_checked);
     emb_json_end_object(&j);
-    json_identity(&j, emb_capture_identity(c));
-    json_window(&j, emb_capture_window(c));
+    emb_capture_json_identity(&j, emb_capture_identity(c));
+    emb_capture_json_window(&j, emb_capture_window(c));
     json_stats(&j, emb_trace_catalog(emb_capture_trace(c)), s);
     json_sections(&j, c);
     emb_json_end_object(&j);
@@ -239,8 +178,10 @@ static const struct option OPTIONS[] = {
     EMB_CLI_OPTIONS_COMMON,
     {NULL, 0, NULL, 0},
 };
-static const struct emb_cli_command COMMAND = {.name = CMD, .help = HELP, .options = OPTIONS,
-                                               .usage = "emb inspect [options] FILE.emb"};
+static const struct emb_cli_command COMMAND = {
+    .name = CMD, .help = emb_help_inspect, .options = OPTIONS,
+    .usage = "emb inspect [options] FILE.emb", .operands = 1,
+    .no_operands = "no capture file given", .too_many = "one capture file, please"};
 
 struct args {
     const char *catalog;
@@ -261,18 +202,20 @@ int emb_cmd_inspect(int argc, char **argv)
 {
     struct args a = {0};
     int rc = emb_cli_parse_options(&COMMAND, argc, argv, on_option, &a);
-    if (rc == 0)
-        rc = emb_cli_operands(&COMMAND, argc, 1, "no capture file given", "one capture file, please");
     if (rc != 0)
         return rc < 0 ? EMB_EXIT_OK : rc;
-    struct emb_catalog *own = NULL;
-    const struct emb_catalog *cat =
-        emb_catalog_choose(CMD, a.catalog, EMB_CATALOG_OF_CAPTURE, argv[optind], &own);
-    if (!cat)
-        return EMB_EXIT_BAD;
     const char *path = argv[optind];
-    struct emb_capture_options opt = {.catalog = cat, .no_merge = true};
-    struct emb_capture *cap = emb_capture_decode_file(path, &opt);
+    struct emb_command_input in;
+    if (emb_command_input_read(CMD, path, 0, 0, &in) != 0)
+        return EMB_EXIT_BAD;
+    struct emb_catalog *own = NULL;
+    const struct emb_catalog *cat = emb_catalog_choose(CMD, a.catalog, in.bytes, in.size, &own);
+    if (!cat) {
+        emb_command_input_free(&in);
+        return EMB_EXIT_BAD;
+    }
+    struct emb_capture_options opt = {.catalog = cat, .name = path, .no_merge = true};
+    struct emb_capture *cap = emb_capture_decode(in.bytes, in.size, &opt);
     rc = EMB_EXIT_BAD;
     struct stats s = {.by_id = calloc(65536, sizeof(uint64_t))};
     if (!cap || !s.by_id) {
@@ -289,6 +232,7 @@ int emb_cmd_inspect(int argc, char **argv)
     }
     free(s.by_id);
     emb_capture_free(cap);
+    emb_command_input_free(&in);
     if (own)
         emb_catalog_free(own);
     return rc;

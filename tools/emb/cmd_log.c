@@ -3,16 +3,14 @@
 
 #include "command.h"
 
-#include <fcntl.h>
-#include <netdb.h>
-#include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <emb/log_format.h>
 
 #include "buffer.h"
 #include "capture.h"
+#include "input_file.h"
+#include "output_file.h"
 #include "log_decode.h"
 #include "out_buf.h"
 #include "stream_kind.h"
@@ -20,38 +18,6 @@
 
 static const char *const CMD = "emb log";
 
-static const char HELP[] =
-    "Usage: emb log --elf PROGRAM [options] STREAM\n"
-    "\n"
-    "Decodes a deferred log stream (log frames: what emb_native_log_start() or\n"
-    "emb_log_drain() write) against the ELF that produced it, and prints each record:\n"
-    "time, context, level, module, file:line and the message, formatted as printf\n"
-    "formats it. Drops, resynchronisations and unknown ids appear where they\n"
-    "happened. STREAM is a file, - for standard input, or tcp:HOST:PORT; a sealed\n"
-    "capture (emb capture) gives its log section.\n"
-    "\n"
-    "Options:\n"
-    "  -e, --elf PROGRAM   the ELF whose call sites the stream's ids name (required);\n"
-    "                      a stream from another build (GNU build id) is refused,\n"
-    "                      and so is an ELF or a stream without a build id\n"
-    "      --no-build-id-check  decode even without a build id to compare (the\n"
-    "                      stream may be another build's: its text may be garbage)\n"
-    "  -f, --follow        print each record as it arrives (a pipe, a TCP stream),\n"
-    "                      in arrival order, until the stream ends\n"
-    "      --json          one JSON object per record per line\n"
-    "      --absolute      wall-clock time (UTC) from the stream's clock offset\n"
-    "      --trace FILE    times relative to that trace stream's start: the log and\n"
-    "                      the trace share the clock, so the two line up\n"
-    "      --raw           STREAM holds bare records of one context (no frames)\n"
-    "      --clock-hz HZ   with --raw: the clock frequency, for times in seconds\n"
-    "  -o, --output OUT    write to file OUT instead of standard output\n"
-    "      --color[=WHEN]  colour: auto (default), always, never; NO_COLOR is honoured\n"
-    "  -h, --help          show this help\n"
-    "\n"
-    "Exit status: 0 when the stream decoded cleanly (drops the target counted are not\n"
-    "errors), 1 when a record's format has a conversion the log cannot reproduce\n"
-    "(positional arguments, %m, wide characters, an argument of the wrong kind: marked\n"
-    "<...> in the text), 2 on bad input or usage, after decoding what could be decoded.\n";
 
 struct args {
     const char *elf, *stream, *output, *trace;
@@ -73,9 +39,10 @@ static const struct option OPTIONS[] = {
     EMB_CLI_OPTIONS_COMMON,
     {NULL, 0, NULL, 0},
 };
-static const struct emb_cli_command COMMAND = {.name = CMD, .help = HELP, .shortopts = ":e:fo:h",
-                                               .options = OPTIONS,
-                                               .usage = "emb log --elf PROGRAM [options] STREAM"};
+static const struct emb_cli_command COMMAND = {
+    .name = CMD, .help = emb_help_log, .shortopts = ":e:fo:h", .options = OPTIONS,
+    .usage = "emb log --elf PROGRAM [options] STREAM", .operands = 1,
+    .no_operands = "no log stream given", .too_many = "one log stream, please"};
 
 static int on_option(void *arg, int opt, char *value)
 {
@@ -99,8 +66,6 @@ static int on_option(void *arg, int opt, char *value)
 static int parse_args(int argc, char **argv, struct args *a)
 {
     int rc = emb_cli_parse_options(&COMMAND, argc, argv, on_option, a);
-    if (rc == 0)
-        rc = emb_cli_operands(&COMMAND, argc, 1, "no log stream given", "one log stream, please");
     if (rc != 0)
         return rc;
     a->stream = argv[optind];
@@ -200,6 +165,20 @@ static void print_hexdump_lines(struct emb_out *o, const uint8_t *p, size_t len)
     }
 }
 
+/* A record's text holds the target's bytes (a %s argument): escaped for a terminal. */
+static void put_escaped(struct emb_out *o, const char *text, size_t len)
+{
+    char safe[4 * 256 + 1];
+    for (size_t at = 0; at < len;) {
+        size_t n = len - at < 256u ? len - at : 256u;
+        while (n < len - at && n > 1u && ((unsigned char)text[at + n] & 0xC0u) == 0x80u)
+            n--; /* a piece never ends inside a UTF-8 sequence */
+        emb_text_escape(safe, sizeof safe, text + at, n);
+        emb_out_str(o, safe);
+        at += n;
+    }
+}
+
 /* A log or hexdump record's level, module, call site and text. */
 static void print_message(struct state *s, const struct emb_logrec *r)
 {
@@ -232,7 +211,7 @@ static void print_message(struct state *s, const struct emb_logrec *r)
     emb_out_str(o, reset);
     emb_out_str(o, "  ");
     emb_out_str(o, bold);
-    emb_out_bytes(o, r->text, r->text_len);
+    put_escaped(o, r->text, r->text_len);
     if (r->type == EMB_LREC_HEXDUMP) {
         emb_out_str(o, " (");
         emb_out_u64(o, r->data_len);
@@ -300,18 +279,6 @@ static void print_text(struct state *s, const struct emb_logrec *r)
         print_marker(s, r);
 }
 
-static void json_hex(struct emb_json *j, const char *key, const uint8_t *p, size_t len)
-{
-    char *hex = malloc(len * 2u + 1u);
-    if (hex == NULL)
-        return;
-    for (size_t i = 0; i < len; i++)
-        sprintf(hex + 2 * i, "%02x", p[i]);
-    hex[len * 2u] = '\0';
-    emb_json_string(j, key, hex);
-    free(hex);
-}
-
 static void print_json(struct state *s, const struct emb_logrec *r)
 {
     static const char *const types[] = {"log", "hexdump", "dropped", "dropped", "unknown",
@@ -343,7 +310,7 @@ static void print_json(struct state *s, const struct emb_logrec *r)
         emb_json_uint(&j, "line", r->site->line);
         emb_json_string_n(&j, r->type == EMB_LREC_LOG ? "text" : "title", r->text, r->text_len);
         if (r->type == EMB_LREC_HEXDUMP)
-            json_hex(&j, "data", r->data, r->data_len);
+            emb_json_hex_bytes(&j, "data", r->data, r->data_len);
         emb_json_bool(&j, "clipped", r->clipped);
         if (r->marked)
             emb_json_bool(&j, "marked", true);
@@ -358,7 +325,7 @@ static void print_json(struct state *s, const struct emb_logrec *r)
     case EMB_LREC_LOST: emb_json_uint(&j, "bytes", r->count); break;
     case EMB_LREC_UNKNOWN:
         emb_json_uint(&j, "id", r->id);
-        json_hex(&j, "raw", r->data, r->data_len);
+        emb_json_hex_bytes(&j, "raw", r->data, r->data_len);
         break;
     }
     emb_json_uint(&j, "offset", r->offset);
@@ -470,124 +437,69 @@ static void print_held(struct state *s)
 
 /* ---- Input ---- */
 
-static int open_stream(const char *spec)
+/* A sealed capture ("EMBS"): its log section is the stream, fed whole. False when the
+ * capture is refused or holds no log (said). */
+static bool feed_capture(struct state *s, struct emb_input *in, uint64_t *total)
 {
-    if (!strcmp(spec, "-"))
-        return STDIN_FILENO;
-    if (!strncmp(spec, "tcp:", 4)) {
-        char host[256];
-        snprintf(host, sizeof host, "%s", spec + 4);
-        char *colon = strrchr(host, ':');
-        if (colon == NULL || colon[1] == '\0') {
-            emb_cli_error(CMD, "'%s': give tcp:HOST:PORT", spec);
-            return -1;
-        }
-        *colon = '\0';
-        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
-        int rc = getaddrinfo(host, colon + 1, &hints, &res);
-        if (rc != 0) {
-            emb_cli_error(CMD, "'%s': %s", spec, gai_strerror(rc));
-            return -1;
-        }
-        int fd = -1;
-        for (struct addrinfo *ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
-            fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-            if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
-                close(fd);
-                fd = -1;
-            }
-        }
-        freeaddrinfo(res);
-        if (fd < 0)
-            emb_cli_error(CMD, "'%s': cannot connect: %s", spec, strerror(errno));
-        return fd;
-    }
-    int fd = open(spec, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        emb_cli_error_at(CMD, spec, -1, "cannot open: %s", strerror(errno));
-    return fd;
-}
-
-/* A sealed capture ("EMBS"): its log section is the stream. Returns the bytes fed, or -1
- * (said) when the capture is refused or holds no log. */
-static long long feed_capture(struct state *s, const char *path)
-{
-    struct emb_catalog *own; /* stays NULL: no --catalog */
-    const struct emb_catalog *cat = emb_catalog_choose(CMD, NULL, EMB_CATALOG_OF_CAPTURE, path, &own);
-    if (cat == NULL)
-        return -1;
-    struct emb_capture_options opt = {.catalog = cat, .ignore_checksum = true, .skip_trace = true};
-    struct emb_capture *cap = emb_capture_decode_file(path, &opt);
-    long long rc = -1;
-    const struct emb_capture_section *sec;
-    if (cap == NULL)
-        emb_cli_error_at(CMD, path, -1, "out of memory");
-    else if (emb_capture_failed(cap, NULL, NULL))
-        emb_cli_problems(CMD, emb_capture_problems(cap));
-    else if ((sec = emb_capture_section(cap, EMB_CAP_SEC_LOG)) == NULL || sec->length == 0u)
-        emb_cli_error_at(CMD, path, -1, "the capture holds no log section");
-    else {
-        s->base = sec->offset;
-        emb_log_decoder_feed(s->dec, sec->data, (size_t)sec->length);
-        rc = (long long)sec->length;
-    }
-    emb_capture_free(cap);
-    return rc;
-}
-
-static bool is_capture(const char *spec)
-{
-    if (!strcmp(spec, "-") || !strncmp(spec, "tcp:", 4))
+    char err[512];
+    size_t size;
+    uint8_t *bytes = emb_input_read_rest(in, 0, &size, err, sizeof err);
+    if (bytes == NULL) {
+        emb_cli_error_at(CMD, s->a->stream, -1, "%s", err);
         return false;
-    uint8_t head[4];
-    FILE *f = fopen(spec, "rb");
-    size_t n = f != NULL ? fread(head, 1, sizeof head, f) : 0u;
-    if (f != NULL)
-        fclose(f);
-    return emb_stream_kind(head, n) == EMB_STREAM_CAPTURE;
+    }
+    struct emb_problems ps;
+    emb_problems_init_callback(&ps, s->a->stream, emb_cli_problem, (void *)CMD);
+    struct emb_capture_section sec;
+    bool ok = emb_capture_unwrap(bytes, size, EMB_CAP_SEC_LOG, emb_catalog_builtin(), &sec, &ps) == 0;
+    if (ok) {
+        s->base = sec.offset;
+        emb_log_decoder_feed(s->dec, sec.data, (size_t)sec.length);
+        *total = sec.length;
+    }
+    free(bytes);
+    return ok;
 }
 
 static bool trace_origin(struct state *s)
 {
-    const struct emb_catalog *cat = emb_catalog_builtin();
-    struct emb_trace_options topt = {.catalog = cat, .name = s->a->trace};
-    struct emb_trace *t = cat != NULL ? emb_trace_decode_file(s->a->trace, &topt) : NULL;
-    if (t == NULL || emb_trace_summary(t)->fatal || emb_trace_summary(t)->packets == 0u) {
-        emb_cli_error_at(CMD, s->a->trace, -1, "cannot take the time origin: not a decodable trace");
-        emb_trace_free(t);
+    struct emb_command_input in;
+    if (emb_command_input_read(CMD, s->a->trace, EMB_CAP_SEC_TRACE, 0, &in) != 0)
         return false;
+    const struct emb_catalog *cat = emb_catalog_builtin();
+    struct emb_trace_options topt = {.catalog = cat, .name = s->a->trace,
+                                     .base_offset = in.part.offset};
+    struct emb_trace *t = cat != NULL ? emb_trace_decode(in.part.data, (size_t)in.part.length, &topt)
+                                      : NULL;
+    bool ok = t != NULL && !emb_trace_summary(t)->fatal && emb_trace_summary(t)->packets != 0u;
+    if (ok) {
+        s->origin = emb_trace_info(t)->start_ts;
+        s->origin_set = true;
+    } else {
+        emb_cli_error_at(CMD, s->a->trace, -1, "cannot take the time origin: not a decodable trace");
     }
-    s->origin = emb_trace_info(t)->start_ts;
-    s->origin_set = true;
     emb_trace_free(t);
-    return true;
+    emb_command_input_free(&in);
+    return ok;
 }
 
-/* Opens what the stream is read from: *fd a descriptor, or -2 for a capture (fed from
- * its log section). False when it cannot be opened (said). */
-static bool open_input(const struct args *a, bool *capture, int *fd)
-{
-    *capture = !a->raw && is_capture(a->stream);
-    *fd = *capture ? -2 : open_stream(a->stream);
-    return *fd != -1;
-}
-
-/* Feeds the decoder everything the input holds: *total gets the bytes fed. False when a
- * capture was refused. */
-static bool feed(struct state *s, bool capture, int fd, uint64_t *total)
+/* Feeds the decoder everything the input holds, read as it arrives from the one
+ * descriptor the input was opened on (the first bytes looked at for a capture's magic
+ * are fed, not lost): *total gets the bytes fed. False when a capture was refused. */
+static bool feed(struct state *s, struct emb_input *in, uint64_t *total)
 {
     static uint8_t buf[65536];
+    char err[512];
     *total = 0;
-    if (capture) {
-        long long n = feed_capture(s, s->a->stream);
-        if (n < 0)
-            return false;
-        *total = (uint64_t)n;
+    long held = s->a->raw ? 0 : emb_input_peek(in, 4, err, sizeof err);
+    if (held < 0) {
+        emb_cli_error_at(CMD, s->a->stream, 0, "%s", err);
+        return true;
     }
-    for (; fd >= 0;) {
-        ssize_t n = read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
+    if (held > 0 && emb_stream_kind(in->head, (size_t)held) == EMB_STREAM_CAPTURE)
+        return feed_capture(s, in, total);
+    for (;;) {
+        long n = emb_input_next(in, buf, sizeof buf);
         if (n < 0) {
             emb_cli_error_at(CMD, s->a->stream, (long long)*total, "read error: %s",
                              strerror(errno));
@@ -630,7 +542,7 @@ static int conclude(struct state *s, uint64_t total, bool refused, bool write_fa
 }
 
 /* Decodes the stream into s->out; returns the exit status. */
-static int decode(struct state *s, bool capture, int fd)
+static int decode(struct state *s, struct emb_input *in, struct emb_output *o)
 {
     const struct args *a = s->a;
     struct emb_problems problems;
@@ -641,25 +553,35 @@ static int decode(struct state *s, bool capture, int fd)
     s->dec = emb_log_decoder_new(&opt);
     if (s->dec == NULL) {
         emb_cli_error(CMD, "out of memory");
+        emb_output_end(o, false, NULL, 0);
         return EMB_EXIT_BAD;
     }
     if (!emb_out_init(&s->text, s->out)) {
         emb_cli_error(CMD, "out of memory");
         emb_log_decoder_free(s->dec);
+        emb_output_end(o, false, NULL, 0);
         return EMB_EXIT_BAD;
     }
     uint64_t total;
-    bool refused = !feed(s, capture, fd, &total);
+    bool refused = !feed(s, in, &total);
     emb_log_decoder_finish(s->dec);
     if (!a->follow)
         print_held(s);
     bool write_failed = emb_out_finish(&s->text) != 0;
     write_failed = fflush(s->out) != 0 || ferror(s->out) || write_failed;
-    if (s->out != stdout && fclose(s->out) != 0)
-        write_failed = true;
     if (write_failed)
         emb_cli_error_at(CMD, a->output ? a->output : "stdout", -1, "write error");
     int rc = conclude(s, total, refused, write_failed);
+    /* -o is renamed into place only when the stream decoded (losses and damage are
+     * reported in it); a stream refused, empty or not a log keeps the earlier output. */
+    const struct emb_log_decoder_summary *sum = emb_log_decoder_summary(s->dec);
+    bool decoded = !refused && !sum->fatal && total > 0u &&
+                   (a->raw || emb_log_decoder_hello(s->dec)->seen);
+    char err[512];
+    if (emb_output_end(o, decoded && !write_failed, err, sizeof err) != 0) {
+        emb_cli_error_at(CMD, a->output, -1, "write error: %s", err);
+        rc = EMB_EXIT_BAD;
+    }
     emb_log_decoder_free(s->dec);
     return rc;
 }
@@ -683,20 +605,25 @@ int emb_cmd_log(int argc, char **argv)
         return EMB_EXIT_BAD;
     }
     struct state s = {.a = &a, .db = db, .out = stdout, .ctx_width = 6};
-    bool capture;
-    int fd = -1;
-    if ((a.trace != NULL && !trace_origin(&s)) || !open_input(&a, &capture, &fd)) {
+    struct emb_input in;
+    char err[512];
+    if (a.trace != NULL && !trace_origin(&s)) {
         emb_logdb_free(db);
         return EMB_EXIT_BAD;
     }
-    if (a.output != NULL && strcmp(a.output, "-") && !(s.out = fopen(a.output, "w"))) {
-        emb_cli_error_at(CMD, a.output, -1, "cannot create: %s", strerror(errno));
+    if (emb_input_open(&in, a.stream, err, sizeof err) != 0) {
+        emb_cli_error_at(CMD, a.stream, -1, "%s", err);
+        emb_logdb_free(db);
+        return EMB_EXIT_BAD;
+    }
+    struct emb_output o;
+    if (!(s.out = emb_output_open(&o, a.output, err, sizeof err))) {
+        emb_cli_error_at(CMD, a.output, -1, "%s", err);
         rc = EMB_EXIT_BAD;
     } else {
-        rc = decode(&s, capture, fd);
+        rc = decode(&s, &in, &o);
     }
-    if (fd >= 0 && fd != STDIN_FILENO)
-        close(fd);
+    emb_input_close(&in);
     emb_logdb_free(db);
     return rc;
 }

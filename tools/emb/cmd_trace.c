@@ -3,37 +3,13 @@
 
 #include "command.h"
 
+#include "command_input.h"
 #include "trace_decode.h"
 #include "trace_perfetto.h"
 #include "trace_write.h"
 
 static const char *const CMD = "emb trace";
 
-static const char HELP[] =
-    "Usage: emb trace [options] FILE\n"
-    "\n"
-    "Decodes a trace stream file (\"EMBT\": what the native port dumps or streams) and\n"
-    "prints its events, one line each, merged by time across contexts. Losses appear\n"
-    "where they happened and in a summary on stderr.\n"
-    "\n"
-    "Options:\n"
-    "  -f, --format FMT    text (default), ndjson, perfetto (Trace Event Format JSON for\n"
-    "                      ui.perfetto.dev, chrome://tracing), perfetto-proto (Perfetto's\n"
-    "                      protobuf trace), or ctf (a CTF 1.8 directory; needs -o)\n"
-    "      --log FILE      perfetto formats: show this log stream's (or capture's) lines\n"
-    "                      on the trace\n"
-    "      --elf ELF       the firmware ELF whose call sites --log's stream records\n"
-    "  -o, --output OUT    write to file OUT (a directory for ctf) instead of stdout\n"
-    "      --json          one JSON document: header, contexts, events, summary\n"
-    "      --summary       print only the per-context summary\n"
-    "      --absolute      text: wall-clock time (UTC) instead of seconds since start\n"
-    "      --catalog FILE  decode with this catalogue (YAML) instead of the one the file\n"
-    "                      names (the built-in one, or an imported format's)\n"
-    "      --color[=WHEN]  colour: auto (default), always, never; NO_COLOR is honoured\n"
-    "  -h, --help          show this help\n"
-    "\n"
-    "Exit status: 0 when the file decoded cleanly (losses the target recorded are not\n"
-    "errors), 2 on bad input or usage, after decoding what could be decoded.\n";
 
 enum format { FMT_TEXT, FMT_NDJSON, FMT_PERFETTO, FMT_CTF, FMT_JSON, FMT_PERFETTO_PROTO };
 
@@ -61,7 +37,7 @@ static const struct option OPTIONS[] = {
     EMB_CLI_OPTIONS_COMMON,
     {NULL, 0, NULL, 0},
 };
-static const struct emb_cli_command COMMAND = {.name = CMD, .help = HELP, .shortopts = ":f:o:h",
+static const struct emb_cli_command COMMAND = {.name = CMD, .help = emb_help_trace, .shortopts = ":f:o:h",
                                                .options = OPTIONS,
                                                .usage = "emb trace [options] FILE"};
 
@@ -185,45 +161,43 @@ static int read_logs(const struct args *a, struct emb_perfetto_logs *logs)
     return rc == 0 ? EMB_EXIT_OK : EMB_EXIT_BAD;
 }
 
+static int write_ctf(void *arg, const char *dir, char *err, size_t errlen)
+{
+    return emb_trace_write_ctf(arg, dir, err, errlen);
+}
+
+struct job {
+    const struct emb_trace *t;
+    const struct args *a;
+    const struct emb_perfetto_options *po;
+};
+
+static int write_format(void *arg, FILE *out)
+{
+    const struct job *job = arg;
+    const struct emb_trace *t = job->t;
+    const struct args *a = job->a;
+    if (a->summary && a->format == FMT_JSON)
+        return emb_trace_write_json_summary(t, out);
+    if (a->summary)
+        return emb_trace_write_summary(t, out);
+    struct emb_trace_text_options to = {.absolute = a->absolute};
+    switch (a->format) {
+    case FMT_NDJSON: return emb_trace_write_ndjson(t, out);
+    case FMT_PERFETTO: return emb_trace_write_perfetto_json(t, job->po, out);
+    case FMT_PERFETTO_PROTO: return emb_trace_write_perfetto_proto(t, job->po, out);
+    case FMT_JSON: return emb_trace_write_json(t, out);
+    default: return emb_trace_write_text(t, out, &to);
+    }
+}
+
 static int write_output(const struct emb_trace *t, const struct args *a,
                         const struct emb_perfetto_options *po)
 {
-    if (a->format == FMT_CTF) {
-        char err[512];
-        if (emb_trace_write_ctf(t, a->output, err, sizeof err) != 0) {
-            emb_cli_error(CMD, "%s", err);
-            return -1;
-        }
-        return 0;
-    }
-    FILE *out = stdout;
-    if (a->output && strcmp(a->output, "-") && !(out = fopen(a->output, "w"))) {
-        emb_cli_error_at(CMD, a->output, -1, "cannot create: %s", strerror(errno));
-        return -1;
-    }
-    int rc;
-    if (a->summary && a->format == FMT_JSON) {
-        rc = emb_trace_write_json_summary(t, out);
-    } else if (a->summary) {
-        rc = emb_trace_write_summary(t, out);
-    } else {
-        struct emb_trace_text_options to = {.absolute = a->absolute};
-        switch (a->format) {
-        case FMT_NDJSON: rc = emb_trace_write_ndjson(t, out); break;
-        case FMT_PERFETTO: rc = emb_trace_write_perfetto_json(t, po, out); break;
-        case FMT_PERFETTO_PROTO: rc = emb_trace_write_perfetto_proto(t, po, out); break;
-        case FMT_JSON: rc = emb_trace_write_json(t, out); break;
-        default: rc = emb_trace_write_text(t, out, &to); break;
-        }
-    }
-    if (fflush(out) != 0)
-        rc = -1;
-    if (out != stdout && fclose(out) != 0)
-        rc = -1;
-    if (rc != 0)
-        emb_cli_error_at(CMD, a->output ? a->output : "stdout", -1, "write error: %s",
-                         strerror(errno));
-    return rc;
+    if (a->format == FMT_CTF)
+        return emb_cli_write_dir(CMD, a->output, emb_trace_ctf_owns, write_ctf, (void *)t) == 0 ? 0 : -1;
+    struct job job = {t, a, po};
+    return emb_cli_write_output(CMD, a->output, write_format, &job) == 0 ? 0 : -1;
 }
 
 int emb_cmd_trace(int argc, char **argv)
@@ -233,11 +207,16 @@ int emb_cmd_trace(int argc, char **argv)
     if (rc != EMB_EXIT_OK)
         return rc < 0 ? EMB_EXIT_OK : rc;
 
+    struct emb_command_input in;
+    if (emb_command_input_read(CMD, a.file, EMB_CAP_SEC_TRACE, 0, &in) != 0)
+        return EMB_EXIT_BAD;
     struct emb_catalog *own = NULL;
     const struct emb_catalog *cat =
-        emb_catalog_choose(CMD, a.catalog, EMB_CATALOG_OF_STREAM, a.file, &own);
-    if (!cat)
+        emb_catalog_choose(CMD, a.catalog, in.part.data, (size_t)in.part.length, &own);
+    if (!cat) {
+        emb_command_input_free(&in);
         return EMB_EXIT_BAD;
+    }
 
     struct emb_progress *progress = NULL;
     struct emb_trace_options opt = {
@@ -246,20 +225,24 @@ int emb_cmd_trace(int argc, char **argv)
          * memory. */
         .stream = a.format != FMT_PERFETTO && a.format != FMT_PERFETTO_PROTO &&
                   (a.format != FMT_JSON || a.summary),
+        .name = a.file,
+        .base_offset = in.part.offset,
         .progress = emb_progress_decoding,
         .progress_arg = &progress,
     };
-    struct emb_trace *t = emb_trace_decode_file(a.file, &opt);
+    struct emb_trace *t = emb_trace_decode(in.part.data, (size_t)in.part.length, &opt);
     emb_progress_finish(progress);
     if (!t) {
         emb_cli_error_at(CMD, a.file, -1, "out of memory");
         emb_catalog_free(own);
+        emb_command_input_free(&in);
         return EMB_EXIT_BAD;
     }
     const struct emb_trace_summary *s = emb_trace_summary(t);
     struct emb_perfetto_logs logs = {0};
     struct emb_perfetto_options po = {.logs = a.log ? &logs : NULL};
     rc = a.log ? read_logs(&a, &logs) : EMB_EXIT_OK;
+    /* A trace refused whole writes nothing, so -o keeps what it held. */
     if (rc == EMB_EXIT_OK && !s->fatal && write_output(t, &a, &po) != 0)
         rc = EMB_EXIT_BAD;
     report(t);
@@ -268,5 +251,6 @@ int emb_cmd_trace(int argc, char **argv)
     emb_perfetto_logs_free(&logs);
     emb_trace_free(t);
     emb_catalog_free(own);
+    emb_command_input_free(&in);
     return rc;
 }

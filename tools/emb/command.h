@@ -16,6 +16,8 @@
 
 #include "catalog_choice.h"
 #include "cli.h"
+#include "command_input.h"
 #include "emb_cmds.h"
+#include "help_texts.h"
 
 #endif /* EMB_COMMAND_H */

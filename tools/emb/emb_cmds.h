@@ -19,4 +19,7 @@
 EMB_CMD_LIST(EMB_CMD_DECLARE)
 #undef EMB_CMD_DECLARE
 
+/* `emb capture extract`, which `emb capture` hands its arguments to. */
+int emb_cmd_capture_extract(int argc, char **argv);
+
 #endif /* EMB_CMDS_H */

@@ -58,31 +58,6 @@ static void on_stop(int sig)
     serve_stop = 1;
 }
 
-static const char HELP[] =
-    "Usage: emb events serve [options] [-- COMMAND [ARG...]]\n"
-    "\n"
-    "Runs the events sink: keeps a ring of IPC events, the latest value of each metric\n"
-    "and a window of log lines, and answers `emb events status|dump|logs|metrics`.\n"
-    "Only holders of the intake descriptor can emit. Either a spawner passes it with\n"
-    "--intake-fd, or the sink runs COMMAND with it (EMB_EVENTS_FD names it): COMMAND\n"
-    "then decides which of its children are granted tracing. Runs until SIGTERM or\n"
-    "SIGINT, and keeps serving after COMMAND exits.\n"
-    "\n"
-    "Options:\n"
-    "  -s, --socket PATH     query socket (default: $EMB_EVENTS_SOCKET, else\n"
-    "                        $XDG_RUNTIME_DIR/emb-events.sock, else /tmp/emb-UID/events.sock);\n"
-    "                        its directory must be yours (or root's) and writable by\n"
-    "                        its owner alone, and only your own uid is answered\n"
-    "      --intake-fd [NAME=]FD  an inherited datagram socket events arrive on; with\n"
-    "                        NAME, granted to that service alone: whatever names\n"
-    "                        another is refused and counted as a fault (repeatable,\n"
-    "                        up to 64; the intakes are merged in the order sent)\n"
-    "  -c, --capacity N      events the ring holds (default 4096)\n"
-    "      --log-lines N     log lines the window holds (default 1024)\n"
-    "      --metrics N       metric names the table holds (default 256, at most 1638)\n"
-    "  -h, --help            show this help\n"
-    "\n"
-    "Exit status: 0 after a signal, 2 on bad usage or when the sockets cannot be set up.\n";
 
 static bool is_dgram_unix(int fd)
 {
@@ -458,7 +433,7 @@ static const struct option OPTIONS[] = {
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
-static const struct emb_cli_command COMMAND = {.name = CMD, .help = HELP, .shortopts = "+s:c:h",
+static const struct emb_cli_command COMMAND = {.name = CMD, .help = emb_help_events_serve, .shortopts = "+s:c:h",
                                                .options = OPTIONS, .help_on_bad_option = true};
 
 static int on_option(void *arg, int opt, char *value)

@@ -17,6 +17,7 @@
 
 #include "frame_decode.h"
 #include "hostio.h"
+#include "posix_serial.h"
 #include "input_file.h"
 #include "retained_host.h"
 #include "swo.h"
@@ -203,7 +204,7 @@ int emb_source_unix(struct emb_source_run *c)
 int emb_source_serial(struct emb_source_run *c)
 {
     uint32_t baud = c->o->baud ? c->o->baud : 115200u;
-    int fd = emb_hostio_serial_open(c->o->target, baud);
+    int fd = emb_posix_serial_open(c->o->target, baud);
     if (fd < 0) {
         emb_source_error(c, "cannot open at %u baud: %s", baud, strerror(errno));
         return -1;

@@ -317,6 +317,8 @@ static void desc_follow_loop(struct emb_source_run *c, struct desc_source *d, st
     bool once = o->duration_s <= 0 && o->max_packets == 0 && !o->until_window_closed;
     struct mask_watch watch = {0};
     for (;;) {
+        /* What the progress line counts: the bytes the probe has read so far. */
+        c->st->bytes = emb_probe_stats(d->probe)->bytes_read;
         const char *why = emb_source_should_stop(c);
         uint32_t mask = 0;
         bool have_mask = class_mask(d, &mask);

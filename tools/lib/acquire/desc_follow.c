@@ -544,12 +544,14 @@ uint8_t *emb_desc_follow_trace(struct emb_desc_follow *f, size_t *len)
         .port = md->port,
         .ring_packets = md->ring_packets,
     };
-    /* The profile the descriptor names, as the identity's flags: the capture says it too. */
-    char flags[32] = "";
-    if (md->profile[0])
-        snprintf(flags, sizeof flags, "profile=%s", md->profile);
-    const struct emb_tsf_identity identity = {.config = flags};
-    if (flags[0])
+    /* What the firmware says it is (its name and version, its flags, this run), and the
+     * profile the descriptor names added to the flags: the capture says them all. */
+    char flags[sizeof md->config + sizeof " profile=" + sizeof md->profile]; /* the encoder keeps 160 */
+    snprintf(flags, sizeof flags, "%s%s%s%s", md->config, md->config[0] && md->profile[0] ? " " : "",
+             md->profile[0] ? "profile=" : "", md->profile);
+    const struct emb_tsf_identity identity = {
+        .session_id = md->session_id, .firmware_version = md->firmware, .config = flags};
+    if (md->firmware[0] || flags[0] || md->session_id)
         info.identity = &identity;
     memcpy(info.uuid, md->uuid, 16);
     size_t hlen = emb_tsf_encode_header(header, sizeof header, &info, table, n);

@@ -28,15 +28,16 @@ static int parse(const uint8_t *b, size_t len, uint64_t addr, struct emb_desc_im
     }
     d->little = b[4] == EMB_DESC_LITTLE_ENDIAN;
     d->ptr_size = b[5];
-    if (d->ptr_size != 4 && d->ptr_size != 8) {
-        snprintf(err, errlen, "0x%" PRIx64 ": descriptor pointer size %u (4 or 8)", addr, b[5]);
+    if (d->ptr_size != 2 && d->ptr_size != 4 && d->ptr_size != 8) {
+        snprintf(err, errlen, "0x%" PRIx64 ": descriptor pointer size %u (2, 4 or 8)", addr, b[5]);
         return -1;
     }
     d->version = (unsigned)get_uint(b + 6, 2, d->little);
     d->length = (uint32_t)get_uint(b + 8, 4, d->little);
     d->section_count = (uint32_t)get_uint(b + 12, 4, d->little);
     d->addr = addr;
-    unsigned w = d->ptr_size;
+    /* The reduced descriptor of a 16-bit target (pointer size 2) has 32-bit words. */
+    unsigned w = d->ptr_size == 2 ? 4u : d->ptr_size;
     size_t first = HEADER_FIXED + w; /* the self word, then sections */
     if (d->version == 0 || d->length < first || d->length > len) {
         snprintf(err, errlen, "0x%" PRIx64 ": descriptor version %u, length %u: %s", addr, d->version,

@@ -164,6 +164,16 @@ static size_t read_named_fields(struct rd *r, uint64_t table, uint64_t count, co
     return n;
 }
 
+/* Identity version 2's words; an older image has none, and the model keeps "" and 0. */
+static void read_firmware(struct rd *r, struct emb_desc_model *md)
+{
+    uint64_t v;
+    read_string(r, word_or(r->d, EMB_DESC_IDENTITY, ID_FIRMWARE, 0), md->firmware, sizeof md->firmware);
+    read_string(r, word_or(r->d, EMB_DESC_IDENTITY, ID_CONFIG, 0), md->config, sizeof md->config);
+    if (deref(r, EMB_DESC_IDENTITY, ID_SESSION, 8, &v))
+        md->session_id = v;
+}
+
 static void read_identity(struct rd *r, struct emb_desc_model *md)
 {
     uint64_t v;
@@ -679,6 +689,7 @@ int emb_desc_read(struct emb_mem *m, const struct emb_desc_image *d, struct emb_
     memset(md, 0, sizeof *md);
     struct rd r = {m, d, issues};
     read_identity(&r, md);
+    read_firmware(&r, md);
     if (!md->ready)
         emb_desc_report(issues, "the registry is not filled in: the library has not started (or the image is not live)");
     read_contexts(&r, md);

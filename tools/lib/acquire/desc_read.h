@@ -43,7 +43,7 @@ struct emb_desc_image_section {
 struct emb_desc_image {
     uint64_t addr;             /* runtime address of the descriptor */
     unsigned version;
-    unsigned ptr_size;         /* 4 or 8 */
+    unsigned ptr_size;         /* 2 (the reduced descriptor: 32-bit words), 4 or 8 */
     bool little;
     uint32_t length;
     uint32_t section_count;
@@ -118,6 +118,9 @@ struct emb_desc_model {
     bool ready;
     uint64_t clock_hz;
     int64_t clock_offset_ns;
+    /* what the firmware says it is (identity version 2; empty and 0 before) */
+    char firmware[33], config[161];
+    uint64_t session_id;
     /* rings */
     uint32_t packet_size, ring_packets, class_mask, trace_mode;
     uint8_t uuid[16];

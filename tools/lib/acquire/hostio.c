@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -149,41 +148,4 @@ int emb_hostio_write_all(int fd, const void *buf, size_t n)
         n -= (size_t)w;
     }
     return 0;
-}
-
-int emb_hostio_serial_open(const char *path, uint32_t baud)
-{
-    static const struct {
-        uint32_t rate;
-        speed_t code;
-    } rates[] = {{9600, B9600}, {19200, B19200}, {38400, B38400}, {57600, B57600},
-                 {115200, B115200}, {230400, B230400}, {460800, B460800}, {921600, B921600},
-                 {1000000, B1000000}, {2000000, B2000000}, {3000000, B3000000}, {4000000, B4000000}};
-    speed_t code = 0;
-    for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++)
-        if (rates[i].rate == baud)
-            code = rates[i].code;
-    if (code == 0) {
-        errno = EINVAL;
-        return -1;
-    }
-    int fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    struct termios t;
-    if (tcgetattr(fd, &t) == 0) {
-        cfmakeraw(&t);
-        t.c_cflag |= CLOCAL | CREAD;
-        t.c_cflag &= ~(tcflag_t)(CSTOPB | PARENB | CRTSCTS);
-        t.c_cc[VMIN] = 1;
-        t.c_cc[VTIME] = 0;
-        cfsetispeed(&t, code);
-        cfsetospeed(&t, code);
-        if (tcsetattr(fd, TCSANOW, &t) == 0)
-            return fd;
-    }
-    int e = errno;
-    close(fd);
-    errno = e;
-    return -1;
 }

@@ -25,10 +25,6 @@ ssize_t emb_hostio_read(int fd, void *buf, size_t n, int timeout_ms);
 /* Writes all n bytes (retrying short writes and EINTR). 0, or -1 with errno. */
 int emb_hostio_write_all(int fd, const void *buf, size_t n);
 
-/* Opens a serial line raw, 8N1, no flow control, at a standard `baud` rate, with termios
- * on this side of the line. Returns the descriptor or -1 with errno (EINVAL: the rate). */
-int emb_hostio_serial_open(const char *path, uint32_t baud);
-
 /* Monotonic milliseconds. */
 uint64_t emb_hostio_now_ms(void);
 

@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <sys/socket.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -30,12 +32,13 @@ static void too_large(char *err, size_t errlen, uint64_t limit, bool env, const 
              env ? " (set " EMB_INPUT_LIMIT_ENV " to read more)" : "");
 }
 
-/* Reads fd to its end, at most limit bytes. */
-static uint8_t *read_fd(int fd, uint64_t limit, bool env, size_t *len, char *err, size_t errlen)
+/* Reads the rest of `in` to its end, at most limit bytes. */
+static uint8_t *read_rest(struct emb_input *in, uint64_t limit, bool env, size_t *len, char *err,
+                          size_t errlen)
 {
     struct stat st;
     memset(&st, 0, sizeof st);
-    if (fstat(fd, &st) == 0) {
+    if (fstat(in->fd, &st) == 0) {
         if (S_ISDIR(st.st_mode)) {
             snprintf(err, errlen, "is a directory");
             return NULL;
@@ -51,6 +54,8 @@ static uint8_t *read_fd(int fd, uint64_t limit, bool env, size_t *len, char *err
         limit = SIZE_MAX - 2;
     /* A regular file is read into a buffer of its size; anything else grows by doubling. */
     size_t cap = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : (size_t)1 << 16;
+    if (cap < EMB_INPUT_HEAD)
+        cap = EMB_INPUT_HEAD;
     size_t n = 0;
     uint8_t *buf = malloc(cap + 1);
     for (;;) {
@@ -74,9 +79,7 @@ static uint8_t *read_fd(int fd, uint64_t limit, bool env, size_t *len, char *err
             buf = q;
             cap = next;
         }
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r < 0 && errno == EINTR)
-            continue;
+        long r = emb_input_next(in, buf + n, cap - n);
         if (r < 0) {
             snprintf(err, errlen, "read error: %s", strerror(errno));
             free(buf);
@@ -96,18 +99,114 @@ static uint8_t *read_fd(int fd, uint64_t limit, bool env, size_t *len, char *err
     return buf;
 }
 
+/* tcp:HOST:PORT, connected. */
+static int open_tcp(const char *spec, char *err, size_t errlen)
+{
+    char host[256];
+    snprintf(host, sizeof host, "%s", spec + 4);
+    char *colon = strrchr(host, ':');
+    if (colon == NULL || colon[1] == '\0') {
+        snprintf(err, errlen, "give tcp:HOST:PORT");
+        return -1;
+    }
+    *colon = '\0';
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
+    int rc = getaddrinfo(host, colon + 1, &hints, &res);
+    if (rc != 0) {
+        snprintf(err, errlen, "%s", gai_strerror(rc));
+        return -1;
+    }
+    int fd = -1;
+    for (struct addrinfo *ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+        if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(res);
+    if (fd < 0)
+        snprintf(err, errlen, "cannot connect: %s", strerror(errno));
+    return fd;
+}
+
+int emb_input_open(struct emb_input *in, const char *spec, char *err, size_t errlen)
+{
+    memset(in, 0, sizeof *in);
+    in->name = spec;
+    if (strcmp(spec, "-") == 0) {
+        in->fd = STDIN_FILENO;
+        return 0;
+    }
+    in->fd = strncmp(spec, "tcp:", 4) == 0 ? open_tcp(spec, err, errlen)
+                                           : open(spec, O_RDONLY | O_CLOEXEC);
+    if (in->fd < 0 && strncmp(spec, "tcp:", 4) != 0)
+        snprintf(err, errlen, "cannot open: %s", strerror(errno));
+    in->close_fd = in->fd >= 0;
+    return in->fd >= 0 ? 0 : -1;
+}
+
+static long read_fd(int fd, uint8_t *buf, size_t cap)
+{
+    for (;;) {
+        ssize_t r = read(fd, buf, cap);
+        if (r >= 0 || errno != EINTR)
+            return (long)r;
+    }
+}
+
+long emb_input_peek(struct emb_input *in, size_t want, char *err, size_t errlen)
+{
+    if (want > sizeof in->head)
+        want = sizeof in->head;
+    while (in->head_len < want) {
+        long r = read_fd(in->fd, in->head + in->head_len, sizeof in->head - in->head_len);
+        if (r < 0) {
+            snprintf(err, errlen, "read error: %s", strerror(errno));
+            return -1;
+        }
+        if (r == 0)
+            break;
+        in->head_len += (size_t)r;
+    }
+    return (long)(in->head_len - in->head_pos);
+}
+
+long emb_input_next(struct emb_input *in, uint8_t *buf, size_t cap)
+{
+    if (in->head_pos < in->head_len) {
+        size_t n = in->head_len - in->head_pos;
+        if (n > cap)
+            n = cap;
+        memcpy(buf, in->head + in->head_pos, n);
+        in->head_pos += n;
+        return (long)n;
+    }
+    return read_fd(in->fd, buf, cap);
+}
+
+uint8_t *emb_input_read_rest(struct emb_input *in, uint64_t limit, size_t *len, char *err,
+                             size_t errlen)
+{
+    return read_rest(in, limit != 0 ? limit : emb_input_limit(), limit == 0, len, err, errlen);
+}
+
+void emb_input_close(struct emb_input *in)
+{
+    if (in->close_fd && in->fd >= 0)
+        close(in->fd);
+    in->fd = -1;
+    in->close_fd = false;
+}
+
 static uint8_t *read_path(const char *path, uint64_t limit, bool env, size_t *len, char *err,
                           size_t errlen)
 {
-    bool is_stdin = strcmp(path, "-") == 0;
-    int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot open: %s", strerror(errno));
+    struct emb_input in;
+    if (emb_input_open(&in, path, err, errlen) != 0)
         return NULL;
-    }
-    uint8_t *buf = read_fd(fd, limit, env, len, err, errlen);
-    if (!is_stdin)
-        close(fd);
+    uint8_t *buf = read_rest(&in, limit, env, len, err, errlen);
+    emb_input_close(&in);
     return buf;
 }
 

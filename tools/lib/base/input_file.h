@@ -4,6 +4,7 @@
 #ifndef EMB_HOST_INPUT_FILE_H
 #define EMB_HOST_INPUT_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,5 +30,34 @@ uint8_t *emb_input_read(const char *path, size_t *len, char *err, size_t errlen)
 /* The same with a limit of the caller's (a small text file: a rules file). */
 uint8_t *emb_input_read_max(const char *path, uint64_t limit, size_t *len, char *err,
                             size_t errlen);
+
+/* An input opened once, the one way every command opens what it reads: a path, "-" for
+ * standard input, or tcp:HOST:PORT (a stream a server sends). A FIFO or a socket cannot
+ * be opened twice without losing what the first opening read, so whatever looks at the
+ * first bytes (emb_input_peek) keeps them, and the reads after it return them first. */
+#define EMB_INPUT_HEAD 256u
+struct emb_input {
+    int fd;
+    bool close_fd;              /* the descriptor is ours (not standard input) */
+    const char *name;           /* the path or spec, for messages */
+    uint8_t head[EMB_INPUT_HEAD]; /* bytes read ahead by emb_input_peek */
+    size_t head_len, head_pos;
+};
+
+/* Opens `spec`. 0, or -1 with a message in err ("cannot open: ...", "cannot connect: ...",
+ * "give tcp:HOST:PORT"). */
+int emb_input_open(struct emb_input *in, const char *spec, char *err, size_t errlen);
+/* Reads ahead until at least `want` bytes (at most EMB_INPUT_HEAD) are held or the input
+ * ends, taking what each read brings and waiting for no more. Returns the bytes held at
+ * in->head (fewer than want only at the end), or -1 with "read error: ..." in err. */
+long emb_input_peek(struct emb_input *in, size_t want, char *err, size_t errlen);
+/* The next bytes: what peek held first, then the descriptor. Returns the count, 0 at the
+ * end, -1 with errno set on a read error. */
+long emb_input_next(struct emb_input *in, uint8_t *buf, size_t cap);
+/* The rest of the input into a malloc'd buffer (one spare NUL byte after it), bounded as
+ * emb_input_read() is; limit 0 means emb_input_limit(). NULL with a message in err. */
+uint8_t *emb_input_read_rest(struct emb_input *in, uint64_t limit, size_t *len, char *err,
+                             size_t errlen);
+void emb_input_close(struct emb_input *in);
 
 #endif /* EMB_HOST_INPUT_FILE_H */

@@ -79,7 +79,12 @@ void emb_json_write_string(FILE *out, const char *s, size_t len)
             continue;
         }
         size_t n = emb_json_utf8_sequence(p + i, len - i);
-        if (n) {
+        if (n == 2 && p[i] == 0xC2 && p[i + 1] < 0xA0) {
+            /* U+0080..U+009F, the C1 controls (U+009B is CSI): escaped like C0, so no
+             * document piped to a terminal can drive it. */
+            fprintf(out, "\\u%04x", p[i + 1]);
+            i += n;
+        } else if (n) {
             fwrite(p + i, 1, n, out);
             i += n;
         } else {
@@ -199,4 +204,23 @@ void emb_json_end(struct emb_json *j)
     fputc('\n', j->out);
     j->depth = 0;
     memset(j->need_comma, 0, sizeof j->need_comma);
+}
+
+void emb_json_hex(struct emb_json *j, const char *key, unsigned long long value)
+{
+    char buf[24];
+    snprintf(buf, sizeof buf, "0x%llx", value);
+    emb_json_string(j, key, buf);
+}
+
+void emb_json_hex_bytes(struct emb_json *j, const char *key, const unsigned char *p, size_t len)
+{
+    static const char digits[] = "0123456789abcdef";
+    json_next(j, key);
+    fputc('"', j->out);
+    for (size_t i = 0; i < len; i++) {
+        fputc(digits[p[i] >> 4], j->out);
+        fputc(digits[p[i] & 15u], j->out);
+    }
+    fputc('"', j->out);
 }

@@ -26,6 +26,11 @@ void emb_json_uint(struct emb_json *j, const char *key, unsigned long long value
 void emb_json_double(struct emb_json *j, const char *key, double value);
 void emb_json_bool(struct emb_json *j, const char *key, bool value);
 void emb_json_null(struct emb_json *j, const char *key);
+/* An address or a register as a string, "0x1a2b" (JSON numbers lose 64-bit precision in
+ * most readers). */
+void emb_json_hex(struct emb_json *j, const char *key, unsigned long long value);
+/* Bytes as a string of two lowercase hex digits each, "00ff1a". */
+void emb_json_hex_bytes(struct emb_json *j, const char *key, const unsigned char *p, size_t len);
 /* A value the caller has already formatted as JSON (a number with a fixed precision). */
 void emb_json_raw(struct emb_json *j, const char *key, const char *text);
 /* Writes `len` bytes as a JSON string: control characters escaped, valid UTF-8 passed

@@ -197,7 +197,12 @@ void emb_out_json_string(struct emb_out *o, const char *s, size_t n)
             else
                 emb_out_char(o, (char)p[i]);
             i++;
-        } else if ((len = emb_json_utf8_sequence(p + i, n - i)) != 0) {
+        } else if ((len = emb_json_utf8_sequence(p + i, n - i)) == 2 && p[i] == 0xC2 &&
+                   p[i + 1] < 0xA0) {
+            emb_out_str(o, "\\u00"); /* a C1 control, escaped as emb_json_write_string does */
+            emb_out_hex(o, p[i + 1], 2);
+            i += len;
+        } else if (len != 0) {
             emb_out_bytes(o, p + i, len);
             i += len;
         } else {

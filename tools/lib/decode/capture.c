@@ -610,6 +610,37 @@ const struct emb_capture_section *emb_capture_sections(const struct emb_capture 
     return c->sec;
 }
 
+int emb_capture_unwrap(const uint8_t *data, size_t size, uint16_t type,
+                       const struct emb_catalog *catalog, struct emb_capture_section *out,
+                       struct emb_problems *ps)
+{
+    *out = (struct emb_capture_section){.type = type, .length = size, .data = data};
+    if (size < 4u || emb_get_le32(data) != EMB_CAP_MAGIC)
+        return 0;
+    struct emb_capture_options opt = {.catalog = catalog, .name = ps->file,
+                                      .ignore_checksum = true, .skip_trace = true};
+    struct emb_capture *c = emb_capture_decode(data, size, &opt);
+    if (c == NULL) {
+        emb_report(ps, EMB_ERROR, -1, "out of memory");
+        return -1;
+    }
+    const struct emb_capture_section *s = emb_capture_section(c, type);
+    int rc = -1;
+    if (c->failed) {
+        for (size_t i = 0; i < c->problems.n; i++)
+            emb_report(ps, c->problems.items[i].severity, c->problems.items[i].offset, "%s",
+                       c->problems.items[i].message);
+    } else if (s == NULL || s->length == 0u) {
+        emb_report(ps, EMB_ERROR, -1, "the capture holds no %s section",
+                   emb_capture_section_name(type));
+    } else {
+        *out = *s;
+        rc = 0;
+    }
+    emb_capture_free(c);
+    return rc;
+}
+
 const struct emb_capture_section *emb_capture_section(const struct emb_capture *c, uint16_t type)
 {
     for (size_t i = 0; i < c->nsec; i++)

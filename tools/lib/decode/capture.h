@@ -195,6 +195,16 @@ const struct emb_trace *emb_capture_trace(const struct emb_capture *c);
 /* Name of a section type ("identity", ..., "unknown"). */
 const char *emb_capture_section_name(uint16_t type);
 
+/* The bytes a command decodes, from an input it read whole: when `data` is a sealed
+ * capture, the body of its section of `type` (its offset in the file kept, so messages
+ * name the capture's bytes); otherwise `data` itself at offset 0. `catalog` checks the
+ * identity (a differing checksum is no refusal here: the decoder of the section says).
+ * 0 with *out filled, or -1 after reporting to ps why not: the capture is refused, or it
+ * holds no such section ("the capture holds no log section"). */
+int emb_capture_unwrap(const uint8_t *data, size_t size, uint16_t type,
+                       const struct emb_catalog *catalog, struct emb_capture_section *out,
+                       struct emb_problems *ps);
+
 /* Hex of a build id into buf (at least 2 * len + 1 bytes). */
 char *emb_capture_hex(const uint8_t *bytes, size_t len, char *buf);
 

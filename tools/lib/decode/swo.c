@@ -54,74 +54,75 @@ static void begin(struct emb_swo *s, uint8_t type, uint64_t offset)
     s->shift = 0;
 }
 
+/* The protocol packets a header byte selects (ARMv7-M ARM D4.2), first match wins: the
+ * header under `mask` equals `value`; `need` continuation bytes may follow (0: the header
+ * is the whole packet). */
+static const struct {
+    uint8_t mask, value, type, need;
+} PROTOCOL[] = {
+    {0xFFu, 0x00u, EMB_SWO_SYNC, 0},       /* then zeros up to the final 0x80 */
+    {0xFFu, 0x70u, EMB_SWO_OVERFLOW, 0},
+    {0x8Fu, 0x00u, EMB_SWO_LOCAL_TS, 0},   /* format 2: the delta (1..6) in bits[6:4] */
+    {0xCFu, 0xC0u, EMB_SWO_LOCAL_TS, 4},   /* format 1: control in bits[5:4], 7-bit groups */
+    {0xFFu, 0x94u, EMB_SWO_GLOBAL_TS1, 4},
+    {0xFFu, 0xB4u, EMB_SWO_GLOBAL_TS2, 6}, /* 4 bytes for a 48-bit timer, 6 for 64 bits */
+    {0x0Bu, 0x08u, EMB_SWO_EXTENSION, 4},  /* EX[2:0] in bits[6:4], SH in bit 2; more: bit 7 */
+};
+
+/* A protocol packet's header byte: the fields it carries itself, then its continuation
+ * bytes or its end. */
+static void read_protocol_header(struct emb_swo *s, uint8_t b, uint64_t offset)
+{
+    size_t k = 0;
+    while (k < sizeof PROTOCOL / sizeof PROTOCOL[0] && (b & PROTOCOL[k].mask) != PROTOCOL[k].value)
+        k++;
+    if (k == sizeof PROTOCOL / sizeof PROTOCOL[0]) {
+        begin(s, EMB_SWO_RESERVED, offset);
+        s->cur.value = b;
+        emit(s);
+        return;
+    }
+    begin(s, PROTOCOL[k].type, offset);
+    s->need = PROTOCOL[k].need;
+    switch (PROTOCOL[k].type) {
+    case EMB_SWO_SYNC:
+        s->zeros = 1;
+        s->state = STATE_ZEROS;
+        return;
+    case EMB_SWO_LOCAL_TS:
+        if (s->need == 0)
+            s->cur.value = (b >> 4) & 0x07u;
+        else
+            s->cur.tc = (uint8_t)((b >> 4) & 0x03u);
+        break;
+    case EMB_SWO_EXTENSION:
+        s->cur.port = (uint8_t)((b >> 2) & 1u);
+        s->cur.value = (b >> 4) & 0x07u;
+        s->shift = 3;
+        s->need = (b & 0x80u) ? 4u : 0u;
+        break;
+    default: break;
+    }
+    if (s->need > 0)
+        s->state = STATE_CONTINUATION;
+    else
+        emit(s);
+}
+
 /* Header byte (ARMv7-M ARM D4.2): bits[1:0] non-zero is a source packet of 1, 2 or 4
  * bytes (bit 2: hardware); otherwise the byte selects a protocol packet. */
 static void read_header_byte(struct emb_swo *s, uint8_t b, uint64_t offset)
 {
     static const uint8_t sizes[4] = {0, 1, 2, 4};
-    if ((b & 0x03u) != 0u) {
-        begin(s, (b & 0x04u) ? EMB_SWO_HARDWARE : EMB_SWO_STIMULUS, offset);
-        s->cur.port = (uint8_t)(b >> 3);
-        s->cur.size = sizes[b & 0x03u];
-        s->need = s->cur.size;
-        s->state = STATE_PAYLOAD;
+    if ((b & 0x03u) == 0u) {
+        read_protocol_header(s, b, offset);
         return;
     }
-    if (b == 0x00u) {
-        begin(s, EMB_SWO_SYNC, offset);
-        s->zeros = 1;
-        s->state = STATE_ZEROS;
-        return;
-    }
-    if (b == 0x70u) {
-        begin(s, EMB_SWO_OVERFLOW, offset);
-        emit(s);
-        return;
-    }
-    if ((b & 0x8Fu) == 0x00u) {
-        /* Local timestamp, format 2: the delta (1..6) is in the header. */
-        begin(s, EMB_SWO_LOCAL_TS, offset);
-        s->cur.value = (b >> 4) & 0x07u;
-        emit(s);
-        return;
-    }
-    if ((b & 0xCFu) == 0xC0u) {
-        /* Local timestamp, format 1: control in bits[5:4], up to four 7-bit groups. */
-        begin(s, EMB_SWO_LOCAL_TS, offset);
-        s->cur.tc = (uint8_t)((b >> 4) & 0x03u);
-        s->need = 4;
-        s->state = STATE_CONTINUATION;
-        return;
-    }
-    if (b == 0x94u) {
-        begin(s, EMB_SWO_GLOBAL_TS1, offset);
-        s->need = 4;
-        s->state = STATE_CONTINUATION;
-        return;
-    }
-    if (b == 0xB4u) {
-        begin(s, EMB_SWO_GLOBAL_TS2, offset);
-        s->need = 6; /* 4 bytes for a 48-bit timer, 6 for 64 bits */
-        s->state = STATE_CONTINUATION;
-        return;
-    }
-    if ((b & 0x0Bu) == 0x08u) {
-        /* Extension: EX[2:0] in bits[6:4], SH in bit 2, more bytes when bit 7 is set. */
-        begin(s, EMB_SWO_EXTENSION, offset);
-        s->cur.port = (uint8_t)((b >> 2) & 1u);
-        s->cur.value = (b >> 4) & 0x07u;
-        s->shift = 3;
-        if (b & 0x80u) {
-            s->need = 4;
-            s->state = STATE_CONTINUATION;
-        } else {
-            emit(s);
-        }
-        return;
-    }
-    begin(s, EMB_SWO_RESERVED, offset);
-    s->cur.value = b;
-    emit(s);
+    begin(s, (b & 0x04u) ? EMB_SWO_HARDWARE : EMB_SWO_STIMULUS, offset);
+    s->cur.port = (uint8_t)(b >> 3);
+    s->cur.size = sizes[b & 0x03u];
+    s->need = s->cur.size;
+    s->state = STATE_PAYLOAD;
 }
 
 static void read_continuation(struct emb_swo *s, uint8_t b)

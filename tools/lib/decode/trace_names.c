@@ -1,6 +1,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "trace_names.h"
 
+#include "text.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,34 +123,26 @@ char *emb_trace_field_display(const struct emb_trace_names *n, uint64_t clock_hz
     if (f->type == EMB_CAT_CHARS || f->nvalues > 0 || f->type == EMB_CAT_BOOL)
         return emb_trace_field_text(f, payload, buf, len);
     uint64_t v = emb_catalog_field_get_uint(f, payload);
-    const char *name = NULL;
-    switch (f->meaning) {
-    case EMB_CAT_MEANING_THREAD:
-        if (f->size == 2 && v == 0xFFFFu) {
-            snprintf(buf, len, "none");
-            return buf;
-        }
-        name = emb_trace_names_thread(n, (uint32_t)v);
-        if (name != NULL) {
-            snprintf(buf, len, "%s(%" PRIu64 ")", name, v);
-            return buf;
-        }
-        break;
-    case EMB_CAT_MEANING_HANDLE:
-        name = emb_trace_names_handle(n, (uint32_t)v);
-        if (name != NULL) {
-            snprintf(buf, len, "%s(0x%" PRIx64 ")", name, v);
-            return buf;
-        }
-        break;
-    case EMB_CAT_MEANING_CYCLES:
-        if (clock_hz != 0) {
-            format_duration(buf, len, v, clock_hz);
-            return buf;
-        }
-        break;
-    default:
-        break;
+    bool thread = f->meaning == EMB_CAT_MEANING_THREAD;
+    if (thread && f->size == 2 && v == 0xFFFFu) {
+        snprintf(buf, len, "none");
+        return buf;
+    }
+    const char *name = thread ? emb_trace_names_thread(n, (uint32_t)v)
+                       : f->meaning == EMB_CAT_MEANING_HANDLE ? emb_trace_names_handle(n, (uint32_t)v)
+                                                              : NULL;
+    if (name != NULL) {
+        char safe[4 * 64 + 1]; /* a name the target gave, escaped as the name= field is */
+        emb_text_escape_str(safe, sizeof safe, name);
+        if (thread)
+            snprintf(buf, len, "%s(%" PRIu64 ")", safe, v);
+        else
+            snprintf(buf, len, "%s(0x%" PRIx64 ")", safe, v);
+        return buf;
+    }
+    if (f->meaning == EMB_CAT_MEANING_CYCLES && clock_hz != 0) {
+        format_duration(buf, len, v, clock_hz);
+        return buf;
     }
     return emb_trace_field_text(f, payload, buf, len);
 }

@@ -16,8 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Whether `name` is a file this writer makes: metadata or stream_<digits>. */
-static bool ours(const char *name)
+bool emb_trace_ctf_owns(const char *name)
 {
     if (!strcmp(name, "metadata"))
         return true;
@@ -46,7 +45,7 @@ static int prepare_dir(const char *dir, char *err, size_t errlen)
     while ((de = readdir(d)) != NULL) {
         if (de->d_name[0] == '.')
             continue;
-        if (!ours(de->d_name)) {
+        if (!emb_trace_ctf_owns(de->d_name)) {
             snprintf(err, errlen,
                      "%s holds '%s', which is not part of a trace; a CTF reader would read it: "
                      "give an empty or new directory", dir, de->d_name);
@@ -57,7 +56,7 @@ static int prepare_dir(const char *dir, char *err, size_t errlen)
     if (rc == 0) {
         rewinddir(d);
         while ((de = readdir(d)) != NULL) {
-            if (de->d_name[0] == '.' || !ours(de->d_name))
+            if (de->d_name[0] == '.' || !emb_trace_ctf_owns(de->d_name))
                 continue;
             char path[4096];
             snprintf(path, sizeof path, "%s/%s", dir, de->d_name);

@@ -54,6 +54,8 @@ int emb_trace_write_perfetto(const struct emb_trace *t, FILE *out);
  * verbatim, in order. Creates DIR; refuses a DIR that holds anything else (a CTF reader
  * reads every file in it). On error returns -1 with a message in err. */
 int emb_trace_write_ctf(const struct emb_trace *t, const char *dir, char *err, size_t errlen);
+/* Whether `name` is a file emb_trace_write_ctf() makes: metadata or stream_<digits>. */
+bool emb_trace_ctf_owns(const char *name);
 
 /* "cpu" or "thread"; "thread", "isr", "fault". */
 const char *emb_trace_context_kind_name(unsigned kind);

@@ -1,0 +1,32 @@
+# cmake -DMANIFEST=<build>/install_manifest.txt -P this: removes every file the last
+# install wrote (each line of the manifest, DESTDIR prepended when set), then the folders
+# of the package left empty.
+if(NOT EXISTS ${MANIFEST})
+  message(FATAL_ERROR "uninstall: ${MANIFEST} does not exist: nothing was installed from this build")
+endif()
+file(STRINGS ${MANIFEST} files)
+set(dirs)
+foreach(f ${files})
+  set(f "$ENV{DESTDIR}${f}")
+  if(EXISTS "${f}" OR IS_SYMLINK "${f}")
+    file(REMOVE "${f}")
+  endif()
+  get_filename_component(d "${f}" DIRECTORY)
+  list(APPEND dirs "${d}")
+endforeach()
+# Folders deepest first: only the package's own (share/emb, share/doc/emb, include/emb,
+# include/emb-native, lib/cmake/emb and below), and only when empty.
+list(REMOVE_DUPLICATES dirs)
+list(SORT dirs ORDER DESCENDING)
+foreach(d ${dirs})
+  while(IS_DIRECTORY "${d}")
+    file(GLOB left "${d}/*")
+    if(left OR NOT d MATCHES "/(share/emb|share/doc/emb|include/emb|include/emb-native|lib/cmake/emb)(/|$)")
+      break()
+    endif()
+    file(REMOVE_RECURSE "${d}")
+    get_filename_component(d "${d}" DIRECTORY)
+  endwhile()
+endforeach()
+list(LENGTH files n)
+message(STATUS "uninstall: removed the ${n} files ${MANIFEST} lists")

@@ -1,0 +1,65 @@
+/* `emb capture extract`: one section of a sealed capture given back as its own file. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "command.h"
+
+static const char *const CMD = "emb capture extract";
+
+
+static const struct option OPTIONS[] = {
+    {"trace", no_argument, NULL, EMB_CAP_SEC_TRACE},
+    {"log", no_argument, NULL, EMB_CAP_SEC_LOG},
+    {"crash", no_argument, NULL, EMB_CAP_SEC_CRASH},
+    {"descriptor", no_argument, NULL, EMB_CAP_SEC_DESCRIPTOR},
+    {"output", required_argument, NULL, 'o'},
+    EMB_CLI_OPTIONS_COMMON,
+    {NULL, 0, NULL, 0},
+};
+static const struct emb_cli_command COMMAND = {
+    .name = CMD, .help = emb_help_capture_extract, .shortopts = ":o:h", .options = OPTIONS,
+    .usage = "emb capture extract CAPTURE --trace|--log|--crash|--descriptor -o OUT", .operands = 1,
+    .no_operands = "no capture file given", .too_many = "one capture file, please"};
+
+struct args {
+    const char *output;
+    int section;
+};
+
+static int on_option(void *arg, int opt, char *value)
+{
+    struct args *a = arg;
+    if (opt == 'o') {
+        a->output = value;
+        return EMB_EXIT_OK;
+    }
+    if (a->section != 0 && a->section != opt) {
+        emb_cli_error(CMD, "one section, please");
+        return EMB_EXIT_BAD;
+    }
+    a->section = opt;
+    return EMB_EXIT_OK;
+}
+
+int emb_cmd_capture_extract(int argc, char **argv)
+{
+    struct args a = {0};
+    int rc = emb_cli_parse_options(&COMMAND, argc, argv, on_option, &a);
+    if (rc != 0)
+        return rc < 0 ? EMB_EXIT_OK : rc;
+    if (a.section == 0 || a.output == NULL) {
+        emb_cli_error(CMD, a.section == 0 ? "which section: --trace, --log, --crash or --descriptor"
+                                          : "give the file to write with -o OUT");
+        return EMB_EXIT_BAD;
+    }
+    struct emb_command_input in;
+    if (emb_command_input_read(CMD, argv[optind], (uint16_t)a.section, 0, &in) != 0)
+        return EMB_EXIT_BAD;
+    if (!in.capture) {
+        emb_cli_error_at(CMD, argv[optind], 0, "not a sealed capture (its magic is not \"EMBS\")");
+        rc = EMB_EXIT_BAD;
+    } else {
+        rc = emb_cli_write_bytes(CMD, a.output, in.part.data, (size_t)in.part.length);
+    }
+    emb_command_input_free(&in);
+    return rc;
+}
