@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages the project needs, and only those missing.
+# Installs the Debian 12 packages the project needs, and only those missing, then (for
+# check) the npm packages its tests use (scripts/install-node-deps.sh, pinned by a lock file).
 #
 #   install-deps.sh demo    what `make build` and `make demo` need (make demo runs this)
 #   install-deps.sh check   that and every test-only tool (make check runs this; the default)
@@ -11,6 +12,7 @@ set -euo pipefail
 set_name=${1:-check}
 
 demo_packages=(
+  protobuf-c-compiler libprotobuf-c-dev     # emb trace --format perfetto-proto (protoc-c)
   build-essential cmake pkg-config
   libelf-dev libdw-dev libyaml-dev          # ELF/DWARF reading, catalogue parsing
   zlib1g-dev                                # CRC-32 of capture files on the host
@@ -33,6 +35,8 @@ check_packages=(
   bash-completion man-db dpkg-dev           # completion, man -l and .deb tests (make package)
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc # RISC-V multicore target
   gcc-avr avr-libc binutils-avr simavr libsimavr-dev # the AVR port (tiny) under libsimavr
+  protobuf-compiler                         # protoc --decode: the protobuf export's test
+  nodejs                                    # Trace Event Format readers in tests (below)
 )
 
 case $set_name in
@@ -46,16 +50,19 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -ne 0 ]; then
+  echo "install-deps ($set_name): installing ${missing[*]}" >&2
+  if [ "$(id -u)" -ne 0 ]; then
+    SUDO=sudo
+  else
+    SUDO=
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-echo "install-deps ($set_name): installing ${missing[*]}" >&2
-if [ "$(id -u)" -ne 0 ]; then
-  SUDO=sudo
-else
-  SUDO=
+# npm packages the tests read our output with, pinned by tests/support/node's lock file.
+if [ "$set_name" = check ]; then
+  bash "$(dirname "$0")/install-node-deps.sh"
 fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

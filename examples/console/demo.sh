@@ -17,7 +17,9 @@ say "1. Recording the console workload (frame loop, audio, video link, render qu
 say "2. Decoding with emb trace"
 "$emb" trace --color=never "$out/console.embt" > "$out/trace.txt"
 "$emb" trace --format ndjson -o "$out/trace.ndjson" "$out/console.embt"
-"$emb" trace --format perfetto -o "$out/trace.json" "$out/console.embt"
+"$emb" trace --format perfetto --log "$out/console.embl" --elf "$build/bin/console" \
+  -o "$out/trace.json" "$out/console.embt"
+bash "$(dirname "$0")/../../tests/support/node/check_trace_event.sh" "$out/trace.json"
 "$emb" trace --format ctf -o "$out/trace" "$out/console.embt"
 "$emb" trace --summary "$out/console.embt" >/dev/null
 
@@ -87,7 +89,7 @@ printf '  %-16s %s\n' \
   console.embt "the raw trace stream the native port wrote" \
   trace.txt "emb trace: aligned text, $(wc -l < "$out/trace.txt") lines" \
   trace.ndjson "one JSON event per line" \
-  trace.json "Perfetto / chrome://tracing (open in https://ui.perfetto.dev)" \
+  trace.json "Perfetto / chrome://tracing, trace and log (open in https://ui.perfetto.dev)" \
   trace/ "CTF 1.8 directory for babeltrace2 and Trace Compass" \
   good.emb "sealed capture: window armed at frame 600, as built" \
   bad.emb "sealed capture: the same binary, --stall-frame 612 stamped in its identity" \

@@ -47,5 +47,6 @@ echo "== services example: client -> fs -> block-driver, traced through the even
 echo
 sed -n '/^chains/,$p' "$out/events.txt"
 echo
+bash "$here/../../tests/support/node/check_trace_event.sh" "$out/services.perfetto.json"
 echo "services: wrote $out/events.txt (and events.json, status.txt, metrics.txt, logs.txt,"
 echo "          services.perfetto.json, services-ctf/); the services' own output: services.log"

@@ -127,34 +127,43 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["displayTimeUnit"] == "ns"
 ev = d["traceEvents"]
-names = {(e["pid"], e.get("tid")): e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
-assert names[(1, 0)] == "cpu0" and names[(1, 1)] == "audio" and names[(2, 0)] == "cpu0 running", names
-stacks = {}
+# Every event has the fields the Trace Event Format gives every event.
 for e in ev:
-    if e["ph"] == "M":
-        continue
-    assert isinstance(e["ts"], float), e
-    key = (e["pid"], e["tid"])
-    s = stacks.setdefault(key, [])
-    if e["ph"] == "B":
-        s.append((e["name"], e["ts"]))
-    elif e["ph"] == "E":
-        assert s, "E without B on %s" % (key,)
-        assert s[-1][1] <= e["ts"]
+    assert all(k in e for k in ("name", "cat", "ph", "ts", "pid", "tid", "args")), e
+assert not [e for e in ev if e["ph"] in "BE"], "complete (X) slices only"
+names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+assert names[(1, 1)] == "cpu0" and names[(1, 2)] == "audio" and names[(2, 1)] == "cpu0 running", names
+for e in ev:
+    if e["ph"] != "M":
+        assert isinstance(e["ts"], float), e
+# Slices of a track nest: each ends before the one around it does.
+tracks = {}
+for e in sorted((e for e in ev if e["ph"] == "X"), key=lambda e: (e["ts"], -e["dur"])):
+    s = tracks.setdefault((e["pid"], e["tid"]), [])
+    while s and s[-1] <= e["ts"]:
         s.pop()
-assert all(not s for s in stacks.values()), stacks
-b = [e["name"] for e in ev if e["ph"] == "B"]
-for want in ("irq 11", "irq 3", "frame 1", "wait queue", "work 0x0000cafe", "sched_lock", "idle", "thread 1", "thread 2"):
-    assert want in b, (want, b)
-assert b.count("irq 11") == 2  # split around frame_end, which ended inside it
+    assert not s or e["ts"] + e["dur"] <= s[-1] + 1e-9, e
+    s.append(e["ts"] + e["dur"])
+x = [e["name"] for e in ev if e["ph"] == "X"]
+for want in ("irq 11", "irq 3", "frame 1", "wait queue", "work 0x0000cafe", "sched_lock", "idle"):
+    assert want in x, (want, x)
+# The scheduler track names threads as the text output does: "to=idle(1)", "to=2".
+assert [e["name"] for e in ev if e["ph"] == "X" and e["pid"] == 2] == ["idle(1)", "2"], x
+assert x.count("irq 11") == 2  # split around frame_end, which ended inside it
 c = [(e["name"], e["args"]) for e in ev if e["ph"] == "C"]
-assert ("msgq 0x00030001 used", {"used": 2}) in c and ("events discarded (audio)", {"total": 12}) in c, c
+assert ("msgq 0x00030001 used", {"value": 2}) in c and ("events discarded (audio)", {"value": 12}) in c, c
+assert ("packets lost (audio)", {"value": 2}) in c, c
+# cpu0 runs a thread from its switch at 0.1 us to idle_enter at 1.0 us of a 1.2 us trace.
+assert ("cpu load (cpu0)", {"value": 75}) in c, c
 i = [e for e in ev if e["ph"] == "i"]
 assert all(e["s"] == "t" for e in i)
 assert any(e["name"] == "partition_fault" and e["args"]["pc"] == "0x8000123456789abc" for e in i)
 assert not any(e["name"] in ("work_end", "wait_end") for e in i)  # unmatched ends: dropped
+# msgq_send -> msgq_receive on queue 0x00030001: the first send is served first.
+fl = {e["ph"]: e for e in ev if e["ph"] in "sf"}
+assert fl["s"]["ts"] == 0.270 and fl["f"]["ts"] == 0.910 and fl["s"]["id"] == fl["f"]["id"], fl
 EOF
-ok $? "perfetto: valid JSON, nested B/E on every track, counters, instants"
+ok $? "perfetto: valid JSON, X slices nested on every track, counters, flows, instants"
 
 run 0 "ctf" "$emb" trace -f ctf -o "$tmp/ctf" "$files/good.embt"
 [ "$(ls "$tmp/ctf" | tr '\n' ' ')" = "metadata stream_0 stream_1 stream_2 " ]; ok $? "ctf: metadata and one stream per context, nothing else"

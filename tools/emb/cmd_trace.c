@@ -13,18 +13,20 @@
 #include "catalog_choice.h"
 #include "command_input.h"
 #include "trace_decode.h"
+#include "trace_perfetto.h"
 #include "trace_write.h"
 
 static const char *const CMD = "emb trace";
 
 
-enum format { FMT_TEXT, FMT_NDJSON, FMT_PERFETTO, FMT_CTF, FMT_JSON };
+enum format { FMT_TEXT, FMT_NDJSON, FMT_PERFETTO, FMT_CTF, FMT_JSON, FMT_PERFETTO_PROTO };
 
 struct args {
     enum format format;
     const char *output;
     const char *catalog;
     const char *file;
+    const char *log, *elf; /* --log, --elf */
     bool json; /* --json or --format json, which no other format goes with */
     bool summary;
     bool latency;
@@ -32,7 +34,7 @@ struct args {
     bool follow;
 };
 
-enum { OPT_JSON = 256, OPT_SUMMARY, OPT_ABSOLUTE, OPT_CATALOG, OPT_FOLLOW, OPT_LATENCY };
+enum { OPT_JSON = 256, OPT_SUMMARY, OPT_ABSOLUTE, OPT_CATALOG, OPT_FOLLOW, OPT_LATENCY, OPT_LOG, OPT_ELF };
 static const struct option OPTIONS[] = {
     {"format", required_argument, NULL, 'f'},
     {"output", required_argument, NULL, 'o'},
@@ -42,6 +44,8 @@ static const struct option OPTIONS[] = {
     {"absolute", no_argument, NULL, OPT_ABSOLUTE},
     {"catalog", required_argument, NULL, OPT_CATALOG},
     {"follow", no_argument, NULL, OPT_FOLLOW},
+    {"log", required_argument, NULL, OPT_LOG},
+    {"elf", required_argument, NULL, OPT_ELF},
     EMB_CLI_OPTIONS_COMMON,
     {NULL, 0, NULL, 0},
 };
@@ -57,12 +61,15 @@ static int format_option(struct args *a, const char *value)
         a->format = FMT_NDJSON;
     else if (!strcmp(value, "perfetto") || !strcmp(value, "chrome"))
         a->format = FMT_PERFETTO;
+    else if (!strcmp(value, "perfetto-proto"))
+        a->format = FMT_PERFETTO_PROTO;
     else if (!strcmp(value, "ctf"))
         a->format = FMT_CTF;
     else if (!strcmp(value, "json"))
         a->json = true;
     else {
-        emb_cli_error(CMD, "unknown format '%s' (text, ndjson, perfetto, ctf)", value);
+        emb_cli_error(CMD, "unknown format '%s' (text, ndjson, perfetto, perfetto-proto, ctf)",
+                      value);
         return EMB_EXIT_BAD;
     }
     return EMB_EXIT_OK;
@@ -80,6 +87,8 @@ static int on_option(void *arg, int opt, char *value)
     case OPT_ABSOLUTE: a->absolute = true; break;
     case OPT_CATALOG: a->catalog = value; break;
     case OPT_FOLLOW: a->follow = true; break;
+    case OPT_LOG: a->log = value; break;
+    case OPT_ELF: a->elf = value; break;
     }
     return EMB_EXIT_OK;
 }
@@ -107,6 +116,14 @@ static int parse_args(int argc, char **argv, struct args *a)
     }
     if (a->format == FMT_CTF && !a->output) {
         emb_cli_error(CMD, "--format ctf writes a directory: give it with -o DIR");
+        return EMB_EXIT_BAD;
+    }
+    if ((a->log || a->elf) && a->format != FMT_PERFETTO && a->format != FMT_PERFETTO_PROTO) {
+        emb_cli_error(CMD, "--log and --elf go with --format perfetto or perfetto-proto");
+        return EMB_EXIT_BAD;
+    }
+    if (!a->log != !a->elf) {
+        emb_cli_error(CMD, "--log needs the firmware's ELF (--elf), and --elf a --log");
         return EMB_EXIT_BAD;
     }
     return EMB_EXIT_OK;
@@ -151,6 +168,17 @@ static void report(const struct emb_trace *t)
                 s->errors == 1 ? "error" : "errors", s->bad_packets, plural(s->bad_packets, "packet"));
 }
 
+/* --log: the log stream's lines, shown on the trace by the Perfetto formats. */
+static int read_logs(const struct args *a, struct emb_perfetto_logs *logs)
+{
+    struct emb_problems ps;
+    emb_problems_init(&ps, a->log);
+    int rc = emb_perfetto_logs_read(a->log, a->elf, &ps, logs);
+    emb_cli_problems(CMD, &ps);
+    emb_problems_free(&ps);
+    return rc == 0 ? EMB_EXIT_OK : EMB_EXIT_BAD;
+}
+
 static int write_ctf(void *arg, const char *dir, char *err, size_t errlen)
 {
     return emb_trace_write_ctf(arg, dir, err, errlen);
@@ -159,6 +187,7 @@ static int write_ctf(void *arg, const char *dir, char *err, size_t errlen)
 struct job {
     const struct emb_trace *t;
     const struct args *a;
+    const struct emb_perfetto_options *po;
 };
 
 static int write_format(void *arg, FILE *out)
@@ -175,17 +204,19 @@ static int write_format(void *arg, FILE *out)
     struct emb_trace_text_options to = {.absolute = a->absolute};
     switch (a->format) {
     case FMT_NDJSON: return emb_trace_write_ndjson(t, out);
-    case FMT_PERFETTO: return emb_trace_write_perfetto(t, out);
+    case FMT_PERFETTO: return emb_trace_write_perfetto_json(t, job->po, out);
+    case FMT_PERFETTO_PROTO: return emb_trace_write_perfetto_proto(t, job->po, out);
     case FMT_JSON: return emb_trace_write_json(t, out);
     default: return emb_trace_write_text(t, out, &to);
     }
 }
 
-static int write_output(const struct emb_trace *t, const struct args *a)
+static int write_output(const struct emb_trace *t, const struct args *a,
+                        const struct emb_perfetto_options *po)
 {
     if (a->format == FMT_CTF)
         return emb_cli_write_dir(CMD, a->output, emb_trace_ctf_owns, write_ctf, (void *)t) == 0 ? 0 : -1;
-    struct job job = {t, a};
+    struct job job = {t, a, po};
     return emb_cli_write_output(CMD, a->output, write_format, &job) == 0 ? 0 : -1;
 }
 
@@ -341,9 +372,10 @@ int emb_cmd_trace(int argc, char **argv)
     struct emb_progress *progress = NULL;
     struct emb_trace_options opt = {
         .catalog = cat,
-        /* Only Perfetto, the JSON document, the latency metrics and the summary's
-         * threads (from the switch events) read records kept in memory. */
-        .stream = a.format != FMT_PERFETTO && a.format != FMT_JSON && !a.summary && !a.latency,
+        /* Only Perfetto (JSON and protobuf), the JSON document, the latency metrics and
+         * the summary's threads (from the switch events) read records kept in memory. */
+        .stream = a.format != FMT_PERFETTO && a.format != FMT_PERFETTO_PROTO &&
+                  a.format != FMT_JSON && !a.summary && !a.latency,
         .mapped = in.mapped,
         .name = a.file,
         .base_offset = in.part.offset,
@@ -359,13 +391,16 @@ int emb_cmd_trace(int argc, char **argv)
         return EMB_EXIT_BAD;
     }
     const struct emb_trace_summary *s = emb_trace_summary(t);
-    rc = EMB_EXIT_OK;
+    struct emb_perfetto_logs logs = {0};
+    struct emb_perfetto_options po = {.logs = a.log ? &logs : NULL};
+    rc = a.log ? read_logs(&a, &logs) : EMB_EXIT_OK;
     /* A trace refused whole writes nothing, so -o keeps what it held. */
-    if (!s->fatal && write_output(t, &a) != 0)
+    if (rc == EMB_EXIT_OK && !s->fatal && write_output(t, &a, &po) != 0)
         rc = EMB_EXIT_BAD;
     report(t);
     if (s->fatal || s->errors)
         rc = EMB_EXIT_BAD;
+    emb_perfetto_logs_free(&logs);
     emb_trace_free(t);
     emb_catalog_free(own);
     emb_command_input_free(&in);

@@ -90,10 +90,12 @@ static void write_call(struct emb_perfetto *p, const struct emb_events_view *v, 
     const char *outcome = k->outcome != EMB_EVENTS_NONE ? emb_svc_kind_name(k->kind)
                                                         : "outstanding";
     uint64_t start = call_start(v, c), end = call_end(v, c);
+    /* One category for every call: a flow binds to the events of its own category only
+     * (Chrome DevTools' FlowsHandler); the outcome is an argument. */
     if (k->request == EMB_EVENTS_NONE) /* its REQUEST left the ring: only the end is known */
-        emb_perfetto_instant(p, target, outcome, t, t, start);
+        emb_perfetto_instant(p, target, "call", t, t, start);
     else
-        emb_perfetto_complete(p, target, outcome, t, t, start, end > start ? end - start : 1);
+        emb_perfetto_complete(p, target, "call", t, t, start, end > start ? end - start : 1);
     emb_json_begin_object(&p->j, "args");
     emb_json_string(&p->j, "outcome", outcome);
     emb_json_string(&p->j, "peer", e->peer);
@@ -104,13 +106,13 @@ static void write_call(struct emb_perfetto *p, const struct emb_events_view *v, 
     emb_perfetto_close(p);
     if (k->parent == EMB_EVENTS_NONE || k->request == EMB_EVENTS_NONE)
         return;
-    /* A flow from the call being served to this one, leaving the parent's slice no later
-     * than it ended (a parent that timed out may end before its child starts). */
-    uint64_t pend = call_end(v, k->parent);
+    /* A flow from the call being served to this one, each end at its call's start: readers
+     * bind a flow event to the event of the same ts, pid, tid and category (a parent that
+     * timed out may end before its child starts). */
     unsigned from = track_of(v, call_event(v, k->parent)->caller);
     ++*flow;
-    emb_perfetto_flow(p, false, "chain", "chain", from, from, start < pend ? start : pend, *flow);
-    emb_perfetto_flow(p, true, "chain", "chain", t, t, start, *flow);
+    emb_perfetto_flow(p, false, "chain", "call", from, from, call_start(v, k->parent), *flow);
+    emb_perfetto_flow(p, true, "chain", "call", t, t, start, *flow);
 }
 
 int emb_events_write_perfetto(const struct emb_events_view *v, FILE *out)

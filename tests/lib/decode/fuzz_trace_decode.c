@@ -10,6 +10,7 @@
 #include <emb/wire.h>
 
 #include "trace_decode.h"
+#include "trace_perfetto.h"
 #include "trace_write.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -39,6 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         emb_trace_write_ndjson(t, sink);
         emb_trace_write_json(t, sink);
         emb_trace_write_perfetto(t, sink);
+        emb_trace_write_perfetto_proto(t, NULL, sink);
         emb_trace_free(t);
     }
     free(buf);

@@ -2,6 +2,7 @@
 #include "perfetto_json.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 void emb_perfetto_open_document(struct emb_perfetto *p, FILE *out, enum emb_perfetto_clock clock,
                                 bool one_event_per_line)
@@ -45,10 +46,10 @@ static void head(struct emb_perfetto *p, const char *ph, const char *name, const
 {
     emb_json_begin_object(&p->j, NULL);
     emb_json_string(&p->j, "ph", ph);
-    if (name)
-        emb_json_string(&p->j, "name", name);
-    if (cat)
-        emb_json_string(&p->j, "cat", cat);
+    emb_json_string(&p->j, "name", name);
+    /* Every event gets the fields the format defines for all of them; Chrome DevTools'
+     * trace engine and @tracerbench/trace-model read cat of every event. */
+    emb_json_string(&p->j, "cat", cat ? cat : !strcmp(ph, "M") ? "__metadata" : "emb");
 }
 
 void emb_perfetto_event(struct emb_perfetto *p, const char *ph, const char *name,
@@ -69,8 +70,8 @@ static void metadata_head(struct emb_perfetto *p, const char *what, long long pi
 {
     head(p, "M", what, NULL);
     emb_json_int(&p->j, "pid", pid);
-    if (tid >= 0)
-        emb_json_int(&p->j, "tid", tid);
+    emb_json_int(&p->j, "tid", tid >= 0 ? tid : 0);
+    emb_json_uint(&p->j, "ts", 0);
     emb_json_begin_object(&p->j, "args");
 }
 
@@ -90,17 +91,6 @@ void emb_perfetto_track_sort(struct emb_perfetto *p, const char *what, long long
     emb_json_int(&p->j, "sort_index", index);
     emb_json_end_object(&p->j);
     emb_json_end_object(&p->j);
-}
-
-void emb_perfetto_slice_begin(struct emb_perfetto *p, const char *name, long long pid,
-                              long long tid, uint64_t ts)
-{
-    emb_perfetto_event(p, "B", name, NULL, pid, tid, ts);
-}
-
-void emb_perfetto_slice_end(struct emb_perfetto *p, long long pid, long long tid, uint64_t ts)
-{
-    emb_perfetto_event(p, "E", NULL, NULL, pid, tid, ts);
 }
 
 void emb_perfetto_complete(struct emb_perfetto *p, const char *name, const char *cat,
@@ -134,5 +124,7 @@ void emb_perfetto_flow(struct emb_perfetto *p, bool finish, const char *name, co
     emb_json_uint(&p->j, "id", id);
     if (finish)
         emb_json_string(&p->j, "bp", "e");
+    emb_json_begin_object(&p->j, "args");
+    emb_json_end_object(&p->j);
     emb_json_end_object(&p->j);
 }

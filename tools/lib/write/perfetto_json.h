@@ -1,9 +1,9 @@
 /* The Chrome JSON trace format (the "Trace Event Format"), as Perfetto's UI and
  * chrome://tracing load it: the document, its traceEvents array and the events of it that
- * `emb trace` and `emb events export` write: track names, slices (begin/end pairs or
- * complete slices), instants, counters and flows. What each writer maps onto them is
- * written down in docs/perfetto.md. Every event opens with "ph", "name", then "cat" when
- * given, "pid", "tid", "ts"; the caller may add members ("args", a later "cat") through
+ * `emb trace` and `emb events export` write: track names, complete slices, instants,
+ * counters and flows. What each writer maps onto them is
+ * written down in docs/perfetto.md. Every event opens with "ph", "name", "cat", "pid",
+ * "tid", "ts" (the fields the format gives every event); the caller adds "args" through
  * `j` before closing the event with emb_perfetto_close(). */
 #ifndef EMB_WRITE_PERFETTO_JSON_H
 #define EMB_WRITE_PERFETTO_JSON_H
@@ -35,23 +35,20 @@ void emb_perfetto_end_events(struct emb_perfetto *p);
 /* Closes the document; 0, or -1 when writing failed. */
 int emb_perfetto_close_document(struct emb_perfetto *p);
 
-/* Opens an event of phase `ph`: "ph", "name" (NULL: none, as for an end), "cat" (NULL:
- * none), "pid", "tid", "ts". */
+/* Opens an event of phase `ph`: "ph", "name", "cat" (NULL: "__metadata" for "M", else
+ * "emb"), "pid", "tid", "ts". */
 void emb_perfetto_event(struct emb_perfetto *p, const char *ph, const char *name,
                         const char *cat, long long pid, long long tid, uint64_t ts);
 void emb_perfetto_close(struct emb_perfetto *p);
 
-/* Metadata naming or ordering a process (tid < 0) or a thread: "M" with no time, args
+/* Metadata naming or ordering a process (tid < 0: written as 0) or a thread: "M" at ts 0,
+ * args
  * {"name": name} or {"sort_index": index}. Closed. */
 void emb_perfetto_track_name(struct emb_perfetto *p, const char *what, long long pid,
                              long long tid, const char *name);
 void emb_perfetto_track_sort(struct emb_perfetto *p, const char *what, long long pid,
                              long long tid, long long index);
 
-/* A slice's begin ("B") and end ("E", no name); left open. */
-void emb_perfetto_slice_begin(struct emb_perfetto *p, const char *name, long long pid,
-                              long long tid, uint64_t ts);
-void emb_perfetto_slice_end(struct emb_perfetto *p, long long pid, long long tid, uint64_t ts);
 /* A complete slice ("X") of `dur`; left open. */
 void emb_perfetto_complete(struct emb_perfetto *p, const char *name, const char *cat,
                            long long pid, long long tid, uint64_t ts, uint64_t dur);
