@@ -77,6 +77,11 @@ char *emb_capture_catalog_text(const struct emb_capture_section *s, size_t *len,
                    s->length, EMB_CAP_CAT_OFF_ZLIB);
         return NULL;
     }
+    if (s->length - EMB_CAP_CAT_OFF_ZLIB > compressBound(EMB_CAP_CAT_MAX_TEXT)) {
+        emb_report(ps, EMB_ERROR, at, "catalog section of %" PRIu64 " bytes, more than a "
+                   "catalogue of at most %u bytes compresses to", s->length, EMB_CAP_CAT_MAX_TEXT);
+        return NULL;
+    }
     uint32_t want = emb_get_le32(s->data + EMB_CAP_CAT_OFF_TEXT_LEN);
     if (want > EMB_CAP_CAT_MAX_TEXT) {
         emb_report(ps, EMB_ERROR, at + EMB_CAP_CAT_OFF_TEXT_LEN, "catalog section says %" PRIu32
