@@ -3,7 +3,8 @@
  * the real library on the native port, for test_emb_chain.sh to pass through every command
  * that prints a name.
  *
- *   main: obj_init(queue, 0x51, NAME), obj_init(thread, 7, NAME), then 4 frames of
+ *   main: its context named CTX (a C1 control, CSI as UTF-8, then an OSC sequence),
+ *         obj_init(queue, 0x51, NAME), obj_init(thread, 7, NAME), then 4 frames of
  *         msgq_send(0x51, 32, 1) and ready(7, wake); and one log record "name NAME"
  *
  * usage: hostile_names TRACE_OUT LOG_OUT */
@@ -21,6 +22,7 @@
 EMB_LOG_MODULE_DEFINE(hostile, EMB_LOG_LEVEL_INF);
 
 static const char NAME[] = "\x1b]0;PW\x07q";
+static const char CTX[] = "m\xc2\x9b" "2J\x1b]0;X\x07";
 
 int main(int argc, char **argv)
 {
@@ -35,6 +37,7 @@ int main(int argc, char **argv)
     struct emb_native_log_config lc = {.fd = log_fd};
     if (emb_native_log_start(&lc) != EMB_OK)
         return 1;
+    emb_native_context_name(CTX);
     EMB_TRACE_obj_init(3u, 0x51u, NAME);
     EMB_TRACE_obj_init(0u, 7u, NAME);
     for (unsigned i = 0; i < 4u; i++) { /* frames, so that emb diff has epochs to align */

@@ -132,7 +132,8 @@ ok $? "hostile_names recorded its run"
 ok $? "and it seals"
 clean() {
     local file=$1 what=$2
-    [ -s "$file" ] && ! LC_ALL=C grep -q $'[\033\007]' "$file"; ok $? "$what: no ESC or BEL byte"
+    [ -s "$file" ] && ! LC_ALL=C grep -q $'[\033\007]' "$file" && ! LC_ALL=C grep -q $'\302[\200-\237]' "$file"
+    ok $? "$what: no ESC, BEL or C1 control"
 }
 "$emb" trace --color=never h.embt > h.txt 2>&1
 clean h.txt "emb trace text"

@@ -10,7 +10,7 @@
 /* Length of the valid UTF-8 sequence at s (at most n bytes) that encodes a printable
  * character, or 0: an invalid sequence, an overlong or surrogate form, or a C1 control
  * (U+0080..U+009F, which some terminals obey like ESC). */
-static size_t utf8_printable(const unsigned char *s, size_t n)
+size_t emb_text_utf8_printable(const unsigned char *s, size_t n)
 {
     size_t len = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 0;
     if (len == 0 || s[0] > 0xF4 || len > n)
@@ -32,7 +32,7 @@ size_t emb_text_escape(char *out, size_t cap, const char *text, size_t len)
     const unsigned char *s = (const unsigned char *)text;
     size_t o = 0;
     for (size_t i = 0; i < len && cap > 0;) {
-        size_t u = s[i] >= 0x80 ? utf8_printable(s + i, len - i) : (s[i] >= 0x20 && s[i] != 0x7F);
+        size_t u = s[i] >= 0x80 ? emb_text_utf8_printable(s + i, len - i) : (s[i] >= 0x20 && s[i] != 0x7F);
         char piece[5];
         size_t plen;
         if (u > 0) {

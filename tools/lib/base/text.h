@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* The length of the printable UTF-8 sequence at s (at most n bytes): 2 to 4, or 0 for a
+ * byte that starts none (invalid, overlong, a surrogate, a C1 control such as CSI). */
+size_t emb_text_utf8_printable(const unsigned char *s, size_t n);
+
 /* Escapes len bytes of target- or file-derived text for a terminal into out (cap bytes,
  * NUL-terminated, cut short rather than overflow): control bytes (C0, DEL), C1 controls
  * and bytes of invalid UTF-8 become \xNN; printable ASCII and valid UTF-8 pass through.

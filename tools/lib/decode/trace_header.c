@@ -10,17 +10,29 @@
 #include <emb/wire.h>
 
 #include "stream_kind.h"
+#include "text.h"
 #include "trace_decoder.h"
 
-/* Copies a NUL-padded name, replacing control bytes so a name never drives a terminal. */
+/* Copies a NUL-padded name, replacing control bytes (C0, DEL, and C1 or malformed UTF-8)
+ * with '?' so a name never drives a terminal, whatever prints it. */
 static void copy_name(char *dst, size_t dstlen, const uint8_t *src, size_t srclen)
 {
-    size_t n = 0;
-    while (n < srclen && n + 1 < dstlen && src[n]) {
-        dst[n] = (src[n] < 0x20 || src[n] == 0x7F) ? '?' : (char)src[n];
-        n++;
+    size_t n = 0, o = 0;
+    while (n < srclen && o + 1 < dstlen && src[n]) {
+        size_t u = src[n] >= 0x80 ? emb_text_utf8_printable(src + n, srclen - n)
+                                  : (size_t)(src[n] >= 0x20 && src[n] != 0x7F);
+        if (u == 0) {
+            dst[o++] = '?';
+            n++;
+            continue;
+        }
+        if (o + u >= dstlen)
+            break;
+        memcpy(dst + o, src + n, u);
+        o += u;
+        n += u;
     }
-    dst[n] = 0;
+    dst[o] = 0;
 }
 
 static bool is_pow2(uint32_t v) { return v && !(v & (v - 1)); }
