@@ -623,17 +623,16 @@ static int check_rest(struct args *a, const char *sub, int rest, char **pos)
     return 0;
 }
 
-enum { OPT_JSON = 256, OPT_OPS, OPT_SINCE, OPT_FOLLOW };
-static const struct option OPTIONS[] = {
-    {"socket", required_argument, NULL, 's'},
-    {"ops", required_argument, NULL, OPT_OPS},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"format", required_argument, NULL, 'f'},
-    {"output", required_argument, NULL, 'o'},
-    {"since", required_argument, NULL, OPT_SINCE},
-    {"follow", no_argument, NULL, OPT_FOLLOW},
-    EMB_CLI_OPTIONS_COMMON,
-    {NULL, 0, NULL, 0},
+enum { OPT_OPS = 256, OPT_SINCE, OPT_FOLLOW };
+static const struct emb_cli_option OPTIONS[] = {
+    EMB_CLI_STRING("socket", 's', struct args, socket),
+    EMB_CLI_STRING("ops", OPT_OPS, struct args, ops),
+    EMB_CLI_OPTION_JSON(struct args),
+    EMB_CLI_STRING("format", 'f', struct args, format),
+    EMB_CLI_OPTION_OUTPUT(struct args),
+    EMB_CLI_CALL("since", required_argument, OPT_SINCE),
+    EMB_CLI_FLAG("follow", OPT_FOLLOW, struct args, follow),
+    EMB_CLI_OPTIONS_END,
 };
 static const struct emb_cli_command COMMAND = {
     .name = CMD, .help = emb_help_events, .shortopts = ":s:f:o:h", .options = OPTIONS};
@@ -642,12 +641,6 @@ static int on_option(void *arg, int opt, char *value)
 {
     struct args *a = arg;
     switch (opt) {
-    case 's': a->socket = value; break;
-    case OPT_OPS: a->ops = value; break;
-    case OPT_JSON: a->json = true; break;
-    case 'f': a->format = value; break;
-    case 'o': a->output = value; break;
-    case OPT_FOLLOW: a->follow = true; break;
     case OPT_SINCE:
         return emb_cli_option_u64(CMD, "since", value, 0, UINT64_MAX, "a line number", &a->since);
     }
