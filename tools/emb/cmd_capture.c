@@ -369,8 +369,7 @@ static int acquire(const struct args *a, struct emb_capture_session_options *so,
 static void print_json(const struct args *a, const struct emb_capture_session *s)
 {
     struct emb_json j;
-    emb_json_init(&j, stdout, true);
-    emb_json_begin_object(&j, NULL);
+    emb_json_begin_document(&j, stdout);
     emb_json_string(&j, "file", a->output);
     emb_json_string(&j, "source", a->source);
     emb_json_uint(&j, "bytes", s->file_len);

@@ -166,8 +166,7 @@ static int cmd_status(const struct args *a)
         return EMB_EXIT_BAD;
     if (a->json) {
         struct emb_json j;
-        emb_json_init(&j, stdout, true);
-        emb_json_begin_object(&j, NULL);
+        emb_json_begin_document(&j, stdout);
         emb_json_string(&j, "socket", c.path);
         emb_json_uint(&j, "capacity", st.capacity);
         emb_json_uint(&j, "held", st.held);
@@ -243,8 +242,7 @@ static void dump_json(const struct emb_svc_event *ev, size_t n, const struct emb
                       struct chain_row *rows, size_t nrows)
 {
     struct emb_json j;
-    emb_json_init(&j, stdout, true);
-    emb_json_begin_object(&j, NULL);
+    emb_json_begin_document(&j, stdout);
     emb_json_uint(&j, "capacity", st->capacity);
     emb_json_uint(&j, "accepted", st->accepted);
     emb_json_uint(&j, "dropped", st->dropped);
@@ -454,8 +452,7 @@ static int cmd_metrics(const struct args *a)
         }
         if (status == EMB_EXIT_OK && a->json) {
             struct emb_json j;
-            emb_json_init(&j, stdout, true);
-            emb_json_begin_object(&j, NULL);
+            emb_json_begin_document(&j, stdout);
             emb_json_begin_array(&j, "metrics");
             for (size_t i = 0; i < count; i++) {
                 emb_json_begin_object(&j, NULL);

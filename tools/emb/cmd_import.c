@@ -177,8 +177,7 @@ static void summary_json(const struct emb_rtems_import *imp, const struct args *
     const struct emb_rtems_record_info *in = emb_rtems_import_info(imp);
     const struct emb_rtems_import_stats *s = emb_rtems_import_stats(imp);
     struct emb_json j;
-    emb_json_init(&j, stdout, true);
-    emb_json_begin_object(&j, NULL);
+    emb_json_begin_document(&j, stdout);
     emb_json_string(&j, "source", a->source);
     emb_json_string(&j, "output", a->output);
     emb_json_uint(&j, "version", in->version);

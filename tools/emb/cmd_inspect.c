@@ -152,8 +152,7 @@ static void json_sections(struct emb_json *j, const struct emb_capture *c)
 static void print_json(const struct emb_capture *c, const struct stats *s, FILE *out)
 {
     struct emb_json j;
-    emb_json_init(&j, out, true);
-    emb_json_begin_object(&j, NULL);
+    emb_json_begin_document(&j, out);
     emb_json_string(&j, "file", emb_capture_name(c));
     emb_json_uint(&j, "version", emb_capture_version(c));
     emb_json_uint(&j, "bytes", emb_capture_size(c));
