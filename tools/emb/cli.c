@@ -210,14 +210,50 @@ int emb_cli_bad_option(const char *cmd, int opt, char *const argv[])
     return EMB_EXIT_BAD;
 }
 
+enum { MAX_OPTIONS = 64 }; /* the most options one command has, and room to spare */
+
+/* getopt_long()'s table from a command's descriptions. false when it does not fit. */
+static bool long_options(const struct emb_cli_option *in, struct option *out)
+{
+    size_t n = 0;
+    for (; in[n].name != NULL; n++) {
+        if (n + 1 >= MAX_OPTIONS)
+            return false;
+        out[n] = (struct option){in[n].name, in[n].has_arg, NULL, in[n].val};
+    }
+    out[n] = (struct option){NULL, 0, NULL, 0};
+    return true;
+}
+
+/* One option the parser does not handle itself: stored as its description says, or
+ * passed to on_option(). */
+static int take_option(const struct emb_cli_option *options, int opt, char *value,
+                       int (*on_option)(void *arg, int opt, char *optarg), void *arg)
+{
+    for (const struct emb_cli_option *o = options; o->name != NULL; o++) {
+        if (o->val != opt || o->store == EMB_CLI_CALL)
+            continue;
+        if (o->store == EMB_CLI_STRING)
+            *(const char **)(void *)((char *)arg + o->offset) = value;
+        else
+            *(bool *)(void *)((char *)arg + o->offset) = true;
+        return 0;
+    }
+    return on_option ? on_option(arg, opt, value) : 0;
+}
+
 int emb_cli_parse_options(const struct emb_cli_command *c, int argc, char **argv,
                           int (*on_option)(void *arg, int opt, char *optarg), void *arg)
 {
+    struct option table[MAX_OPTIONS];
+    if (!long_options(c->options, table)) {
+        emb_cli_error(c->name, "more than %d options", MAX_OPTIONS - 1);
+        return EMB_EXIT_BAD;
+    }
     optind = 0; /* 0, not 1: getopt_long also forgets what it read of the last argv */
     opterr = 0;
     int opt;
-    while ((opt = getopt_long(argc, argv, c->shortopts ? c->shortopts : ":h", c->options, NULL)) !=
-           -1) {
+    while ((opt = getopt_long(argc, argv, c->shortopts ? c->shortopts : ":h", table, NULL)) != -1) {
         int rc;
         if (opt == 'h') {
             fputs(c->help, stdout);
@@ -230,7 +266,8 @@ int emb_cli_parse_options(const struct emb_cli_command *c, int argc, char **argv
         }
         if (opt == '?' || opt == ':')
             return emb_cli_bad_option(c->name, opt, argv);
-        rc = opt == EMB_OPT_COLOR ? emb_cli_color_option(c->name, optarg) : on_option(arg, opt, optarg);
+        rc = opt == EMB_OPT_COLOR ? emb_cli_color_option(c->name, optarg)
+                                  : take_option(c->options, opt, optarg, on_option, arg);
         if (rc != 0)
             return rc;
     }

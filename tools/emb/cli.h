@@ -73,15 +73,52 @@ void emb_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(
 int emb_cli_color_option(const char *cmd, const char *arg);
 int emb_cli_bad_option(const char *cmd, int opt, char *const argv[]);
 
-/* The options every subcommand spells alike, for the end of its `struct option` table:
- * --color[=WHEN] (and --colour) as EMB_OPT_COLOR, and --help as 'h'. */
+/* One option of a command, described once: getopt_long()'s long-option table is built
+ * from these, and an option that only stores what it says is stored by the parser into
+ * the command's argument struct (`arg` of emb_cli_parse_options): EMB_CLI_STRING its
+ * value at `offset` (a const char *), EMB_CLI_FLAG true at `offset` (a bool). Every
+ * other option (EMB_CLI_CALL) goes to the command's on_option() (NULL: there is none). */
+enum emb_cli_store { EMB_CLI_CALL, EMB_CLI_STRING, EMB_CLI_FLAG };
+struct emb_cli_option {
+    const char *name; /* the long name, NULL ending the table */
+    int has_arg;      /* no_argument, required_argument, optional_argument */
+    int val;          /* what getopt_long() returns: the short option, or a value of 256 up */
+    enum emb_cli_store store;
+    size_t offset;
+};
+#define EMB_CLI_CALL(name, has_arg, val) {name, has_arg, val, EMB_CLI_CALL, 0}
+#define EMB_CLI_STRING(name, val, type, member)                                              \
+    {name, required_argument, val, EMB_CLI_STRING, EMB_CLI_OFFSET(type, member, const char *)}
+#define EMB_CLI_FLAG(name, val, type, member)                                                \
+    {name, no_argument, val, EMB_CLI_FLAG, EMB_CLI_OFFSET(type, member, bool)}
+/* offsetof(type, member), refused by the compiler unless the member is a `what` (the
+ * unevaluated compound literal converts its address to a `what *`). */
+#define EMB_CLI_OFFSET(type, member, what)                                                   \
+    (offsetof(type, member) + 0 * sizeof((what *){&((type *)0)->member}))
+
+/* The options every subcommand spells alike, for the end of its table: --color[=WHEN]
+ * (and --colour) as EMB_OPT_COLOR, and --help as 'h'. */
 #define EMB_OPT_COLOR 0x7000
 #define EMB_CLI_OPTIONS_COMMON                                                              \
-    {"color", optional_argument, NULL, EMB_OPT_COLOR},                                      \
-        {"colour", optional_argument, NULL, EMB_OPT_COLOR}, {"help", no_argument, NULL, 'h'}
+    EMB_CLI_CALL("color", optional_argument, EMB_OPT_COLOR),                                \
+        EMB_CLI_CALL("colour", optional_argument, EMB_OPT_COLOR), EMB_CLI_CALL("help", no_argument, 'h')
+/* The end of every command's option table: the shared options, then the {NULL} entry. */
+#define EMB_CLI_OPTIONS_NULL {NULL, 0, 0, EMB_CLI_CALL, 0}
+#define EMB_CLI_OPTIONS_END EMB_CLI_OPTIONS_COMMON, EMB_CLI_OPTIONS_NULL
 
-/* A command's options, parsed the one way. `options` ends with EMB_CLI_OPTIONS_COMMON and
- * {NULL}; `shortopts` lists the short options after ':' (NULL: ":h"). --color and --help
+/* The options the decoding commands spell alike: --json, --catalog FILE, --elf FILE (long
+ * only), and -o/--output FILE, stored into the members of the command's `type` that bear
+ * their names (the _CALL forms for a command that stores them itself). */
+enum { EMB_OPT_JSON = EMB_OPT_COLOR + 1, EMB_OPT_CATALOG, EMB_OPT_ELF };
+#define EMB_CLI_OPTION_JSON(type) EMB_CLI_FLAG("json", EMB_OPT_JSON, type, json)
+#define EMB_CLI_OPTION_CATALOG(type) EMB_CLI_STRING("catalog", EMB_OPT_CATALOG, type, catalog)
+#define EMB_CLI_OPTION_ELF(type) EMB_CLI_STRING("elf", EMB_OPT_ELF, type, elf)
+#define EMB_CLI_OPTION_OUTPUT(type) EMB_CLI_STRING("output", 'o', type, output)
+#define EMB_CLI_OPTION_JSON_CALL EMB_CLI_CALL("json", no_argument, EMB_OPT_JSON)
+#define EMB_CLI_OPTION_CATALOG_CALL EMB_CLI_CALL("catalog", required_argument, EMB_OPT_CATALOG)
+
+/* A command's options, parsed the one way. `options` ends with EMB_CLI_OPTIONS_END;
+ * `shortopts` lists the short options after ':' (NULL: ":h"). --color and --help
  * are handled here (the help text printed to stdout); every other option goes to
  * on_option(arg, opt, optarg), which returns 0, or EMB_EXIT_BAD after saying why; an
  * unknown option or a missing value is reported here. Returns 0 with optind at the first
@@ -90,7 +127,7 @@ struct emb_cli_command {
     const char *name; /* "emb crash" */
     const char *help; /* the --help text */
     const char *shortopts;
-    const struct option *options;
+    const struct emb_cli_option *options;
     const char *usage; /* the synopsis an operand error shows: "emb crash --elf FW [options] RECORD" */
     bool help_on_bad_option; /* a bad option is followed by the whole help on stderr, not a
                               * pointer to --help (emb events serve, whose COMMAND follows) */

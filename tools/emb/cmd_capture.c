@@ -28,34 +28,45 @@ struct args {
     bool arm, until_closed, resume, json;
 };
 
-enum { OPT_REV = 256, OPT_LOG, OPT_CRASH, OPT_DESC, OPT_PID, OPT_CATALOG, OPT_FILE, OPT_TCP,
-       OPT_SERIAL, OPT_BAUD, OPT_SWO, OPT_GDB, OPT_ELF, OPT_RAM, OPT_COUNT, OPT_DURATION, OPT_ARM,
-       OPT_UNTIL, OPT_SAVE, OPT_RETAINED, OPT_SAVE_LOG, OPT_SAVE_CRASH, OPT_VIA, OPT_POLL, OPT_UNIX,
-       OPT_TOKEN_FILE, OPT_QMP, OPT_QTEST, OPT_RESUME, OPT_JSON };
+enum { OPT_REV = 256, OPT_LOG, OPT_CRASH, OPT_DESC, OPT_PID, OPT_FILE, OPT_TCP, OPT_SERIAL,
+       OPT_BAUD, OPT_SWO, OPT_GDB, OPT_RAM, OPT_COUNT, OPT_DURATION, OPT_ARM, OPT_UNTIL, OPT_SAVE,
+       OPT_RETAINED, OPT_SAVE_LOG, OPT_SAVE_CRASH, OPT_VIA, OPT_POLL, OPT_UNIX, OPT_TOKEN_FILE,
+       OPT_QMP, OPT_QTEST, OPT_RESUME };
 
-static const struct option OPTIONS[] = {
-    {"output", required_argument, NULL, 'o'},   {"label", required_argument, NULL, 'l'},
-    {"revision", required_argument, NULL, OPT_REV}, {"log", required_argument, NULL, OPT_LOG},
-    {"crash", required_argument, NULL, OPT_CRASH},
-    {"descriptor", required_argument, NULL, OPT_DESC},
-    {"pid", required_argument, NULL, OPT_PID}, {"catalog", required_argument, NULL, OPT_CATALOG},
-    {"file", required_argument, NULL, OPT_FILE}, {"tcp", required_argument, NULL, OPT_TCP},
-    {"unix", required_argument, NULL, OPT_UNIX},
-    {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
-    {"serial", required_argument, NULL, OPT_SERIAL}, {"baud", required_argument, NULL, OPT_BAUD},
-    {"swo", required_argument, NULL, OPT_SWO}, {"gdb", required_argument, NULL, OPT_GDB},
-    {"elf", required_argument, NULL, OPT_ELF}, {"ram", required_argument, NULL, OPT_RAM},
-    {"count", required_argument, NULL, OPT_COUNT},
-    {"duration", required_argument, NULL, OPT_DURATION}, {"arm", no_argument, NULL, OPT_ARM},
-    {"until-closed", no_argument, NULL, OPT_UNTIL},
-    {"save-trace", required_argument, NULL, OPT_SAVE},
-    {"save-log", required_argument, NULL, OPT_SAVE_LOG},
-    {"retained", required_argument, NULL, OPT_RETAINED},
-    {"save-crash", required_argument, NULL, OPT_SAVE_CRASH},
-    {"via", required_argument, NULL, OPT_VIA}, {"poll-ms", required_argument, NULL, OPT_POLL},
-    {"qemu-qmp", required_argument, NULL, OPT_QMP}, {"qtest", required_argument, NULL, OPT_QTEST},
-    {"resume", no_argument, NULL, OPT_RESUME}, {"json", no_argument, NULL, OPT_JSON},
-    EMB_CLI_OPTIONS_COMMON, {NULL, 0, NULL, 0},
+static const struct emb_cli_option OPTIONS[] = {
+    EMB_CLI_OPTION_OUTPUT(struct args),
+    EMB_CLI_STRING("label", 'l', struct args, label),
+    EMB_CLI_STRING("revision", OPT_REV, struct args, revision),
+    EMB_CLI_STRING("log", OPT_LOG, struct args, log),
+    EMB_CLI_STRING("crash", OPT_CRASH, struct args, crash),
+    EMB_CLI_STRING("descriptor", OPT_DESC, struct args, descriptor),
+    EMB_CLI_CALL("pid", required_argument, OPT_PID),
+    EMB_CLI_OPTION_CATALOG(struct args),
+    EMB_CLI_CALL("file", required_argument, OPT_FILE),
+    EMB_CLI_CALL("tcp", required_argument, OPT_TCP),
+    EMB_CLI_CALL("unix", required_argument, OPT_UNIX),
+    EMB_CLI_STRING("token-file", OPT_TOKEN_FILE, struct args, token_file),
+    EMB_CLI_CALL("serial", required_argument, OPT_SERIAL),
+    EMB_CLI_CALL("baud", required_argument, OPT_BAUD),
+    EMB_CLI_CALL("swo", required_argument, OPT_SWO),
+    EMB_CLI_CALL("gdb", required_argument, OPT_GDB),
+    EMB_CLI_OPTION_ELF(struct args),
+    EMB_CLI_CALL("ram", required_argument, OPT_RAM),
+    EMB_CLI_CALL("count", required_argument, OPT_COUNT),
+    EMB_CLI_CALL("duration", required_argument, OPT_DURATION),
+    EMB_CLI_FLAG("arm", OPT_ARM, struct args, arm),
+    EMB_CLI_FLAG("until-closed", OPT_UNTIL, struct args, until_closed),
+    EMB_CLI_STRING("save-trace", OPT_SAVE, struct args, save_trace),
+    EMB_CLI_STRING("save-log", OPT_SAVE_LOG, struct args, save_log),
+    EMB_CLI_CALL("retained", required_argument, OPT_RETAINED),
+    EMB_CLI_STRING("save-crash", OPT_SAVE_CRASH, struct args, save_crash),
+    EMB_CLI_CALL("via", required_argument, OPT_VIA),
+    EMB_CLI_CALL("poll-ms", required_argument, OPT_POLL),
+    EMB_CLI_CALL("qemu-qmp", required_argument, OPT_QMP),
+    EMB_CLI_STRING("qtest", OPT_QTEST, struct args, qtest),
+    EMB_CLI_FLAG("resume", OPT_RESUME, struct args, resume),
+    EMB_CLI_OPTION_JSON(struct args),
+    EMB_CLI_OPTIONS_END,
 };
 static const struct emb_cli_command COMMAND = {
     .name = CMD, .help = emb_help_capture, .shortopts = ":o:l:h", .options = OPTIONS,
@@ -139,23 +150,6 @@ static int on_option(void *arg, int opt, char *value)
     if (source_kind(opt) >= 0)
         return set_source(a, source_kind(opt), value);
     switch (opt) {
-    case 'o': a->output = value; break;
-    case 'l': a->label = value; break;
-    case OPT_REV: a->revision = value; break;
-    case OPT_LOG: a->log = value; break;
-    case OPT_CRASH: a->crash = value; break;
-    case OPT_DESC: a->descriptor = value; break;
-    case OPT_TOKEN_FILE: a->token_file = value; break;
-    case OPT_ELF: a->elf = value; break;
-    case OPT_QTEST: a->qtest = value; break;
-    case OPT_RESUME: a->resume = true; break;
-    case OPT_SAVE: a->save_trace = value; break;
-    case OPT_SAVE_LOG: a->save_log = value; break;
-    case OPT_SAVE_CRASH: a->save_crash = value; break;
-    case OPT_ARM: a->arm = true; break;
-    case OPT_JSON: a->json = true; break;
-    case OPT_UNTIL: a->until_closed = true; break;
-    case OPT_CATALOG: a->catalog = value; break;
     case OPT_VIA: return via_option(a, value);
     case OPT_POLL: case OPT_BAUD: case OPT_COUNT: case OPT_DURATION: case OPT_RAM:
         return number_option(a, opt, value);
@@ -375,8 +369,7 @@ static int acquire(const struct args *a, struct emb_capture_session_options *so,
 static void print_json(const struct args *a, const struct emb_capture_session *s)
 {
     struct emb_json j;
-    emb_json_init(&j, stdout, true);
-    emb_json_begin_object(&j, NULL);
+    emb_json_begin_document(&j, stdout);
     emb_json_string(&j, "file", a->output);
     emb_json_string(&j, "source", a->source);
     emb_json_uint(&j, "bytes", s->file_len);

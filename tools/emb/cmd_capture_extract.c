@@ -5,33 +5,28 @@
 
 static const char *const CMD = "emb capture extract";
 
+struct args {
+    const char *output;
+    int section;
+};
 
-static const struct option OPTIONS[] = {
-    {"trace", no_argument, NULL, EMB_CAP_SEC_TRACE},
-    {"log", no_argument, NULL, EMB_CAP_SEC_LOG},
-    {"crash", no_argument, NULL, EMB_CAP_SEC_CRASH},
-    {"descriptor", no_argument, NULL, EMB_CAP_SEC_DESCRIPTOR},
-    {"output", required_argument, NULL, 'o'},
-    EMB_CLI_OPTIONS_COMMON,
-    {NULL, 0, NULL, 0},
+static const struct emb_cli_option OPTIONS[] = {
+    EMB_CLI_CALL("trace", no_argument, EMB_CAP_SEC_TRACE),
+    EMB_CLI_CALL("log", no_argument, EMB_CAP_SEC_LOG),
+    EMB_CLI_CALL("crash", no_argument, EMB_CAP_SEC_CRASH),
+    EMB_CLI_CALL("descriptor", no_argument, EMB_CAP_SEC_DESCRIPTOR),
+    EMB_CLI_OPTION_OUTPUT(struct args),
+    EMB_CLI_OPTIONS_END,
 };
 static const struct emb_cli_command COMMAND = {
     .name = CMD, .help = emb_help_capture_extract, .shortopts = ":o:h", .options = OPTIONS,
     .usage = "emb capture extract CAPTURE --trace|--log|--crash|--descriptor -o OUT", .operands = 1,
     .no_operands = "no capture file given", .too_many = "one capture file, please"};
 
-struct args {
-    const char *output;
-    int section;
-};
-
 static int on_option(void *arg, int opt, char *value)
 {
     struct args *a = arg;
-    if (opt == 'o') {
-        a->output = value;
-        return EMB_EXIT_OK;
-    }
+    (void)value; /* every option it sees is a section's, with no value */
     if (a->section != 0 && a->section != opt) {
         emb_cli_error(CMD, "one section, please");
         return EMB_EXIT_BAD;

@@ -28,15 +28,14 @@ struct args {
     bool json;
 };
 
-enum { OPT_ELF = 256, OPT_EVENTS, OPT_JSON, OPT_CATALOG, OPT_DEBUGINFOD };
-static const struct option OPTIONS[] = {
-    {"elf", required_argument, NULL, OPT_ELF},
-    {"events", required_argument, NULL, OPT_EVENTS},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"catalog", required_argument, NULL, OPT_CATALOG},
-    {"debuginfod", no_argument, NULL, OPT_DEBUGINFOD},
-    EMB_CLI_OPTIONS_COMMON,
-    {NULL, 0, NULL, 0},
+enum { OPT_EVENTS = 256, OPT_DEBUGINFOD };
+static const struct emb_cli_option OPTIONS[] = {
+    EMB_CLI_OPTION_ELF(struct args),
+    EMB_CLI_CALL("events", required_argument, OPT_EVENTS),
+    EMB_CLI_OPTION_JSON(struct args),
+    EMB_CLI_OPTION_CATALOG(struct args),
+    EMB_CLI_CALL("debuginfod", no_argument, OPT_DEBUGINFOD),
+    EMB_CLI_OPTIONS_END,
 };
 static const struct emb_cli_command COMMAND = {
     .name = CMD, .help = emb_help_crash, .options = OPTIONS,
@@ -47,10 +46,7 @@ static int on_option(void *arg, int opt, char *value)
 {
     struct args *a = arg;
     switch (opt) {
-    case OPT_ELF: a->elf = value; return 0;
     case OPT_EVENTS: return emb_cli_option_u64(CMD, "events", value, 0, SIZE_MAX, "a count", &a->events);
-    case OPT_JSON: a->json = true; return 0;
-    case OPT_CATALOG: a->catalog = value; return 0;
     case OPT_DEBUGINFOD: emb_elf_allow_debuginfod(true); return 0;
     default: return 0;
     }

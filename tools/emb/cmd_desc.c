@@ -22,15 +22,19 @@ struct args {
     bool has_base, json;
 };
 
-enum { OPT_ELF = 256, OPT_PID, OPT_CORE, OPT_DUMP, OPT_BASE, OPT_TRACE, OPT_JSON, OPT_CATALOG, OPT_GDB };
+enum { OPT_PID = 256, OPT_CORE, OPT_DUMP, OPT_BASE, OPT_TRACE, OPT_GDB };
 
-static const struct option OPTIONS[] = {
-    {"elf", required_argument, NULL, OPT_ELF},     {"pid", required_argument, NULL, OPT_PID},
-    {"core", required_argument, NULL, OPT_CORE},   {"dump", required_argument, NULL, OPT_DUMP},
-    {"base", required_argument, NULL, OPT_BASE},   {"dump-trace", required_argument, NULL, OPT_TRACE},
-    {"json", no_argument, NULL, OPT_JSON},         {"catalog", required_argument, NULL, OPT_CATALOG},
-    {"gdb", required_argument, NULL, OPT_GDB},     EMB_CLI_OPTIONS_COMMON,
-    {NULL, 0, NULL, 0},
+static const struct emb_cli_option OPTIONS[] = {
+    EMB_CLI_OPTION_ELF(struct args),
+    EMB_CLI_CALL("pid", required_argument, OPT_PID),
+    EMB_CLI_STRING("core", OPT_CORE, struct args, core),
+    EMB_CLI_STRING("dump", OPT_DUMP, struct args, dump),
+    EMB_CLI_CALL("base", required_argument, OPT_BASE),
+    EMB_CLI_STRING("dump-trace", OPT_TRACE, struct args, dump_trace),
+    EMB_CLI_OPTION_JSON(struct args),
+    EMB_CLI_OPTION_CATALOG(struct args),
+    EMB_CLI_STRING("gdb", OPT_GDB, struct args, gdb),
+    EMB_CLI_OPTIONS_END,
 };
 
 static const struct emb_cli_command COMMAND = {.name = CMD, .help = emb_help_desc, .options = OPTIONS};
@@ -40,13 +44,6 @@ static int on_option(void *arg, int opt, char *value)
     struct args *a = arg;
     uint64_t pid;
     switch (opt) {
-    case OPT_ELF: a->elf = value; return EMB_EXIT_OK;
-    case OPT_CORE: a->core = value; return EMB_EXIT_OK;
-    case OPT_GDB: a->gdb = value; return EMB_EXIT_OK;
-    case OPT_DUMP: a->dump = value; return EMB_EXIT_OK;
-    case OPT_TRACE: a->dump_trace = value; return EMB_EXIT_OK;
-    case OPT_JSON: a->json = true; return EMB_EXIT_OK;
-    case OPT_CATALOG: a->catalog = value; return EMB_EXIT_OK;
     case OPT_PID:
         if (emb_cli_option_u64(CMD, "pid", value, 1, INT32_MAX, "a process id", &pid) != 0)
             return EMB_EXIT_BAD;

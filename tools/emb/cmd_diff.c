@@ -20,25 +20,24 @@ struct args {
     bool json;
 };
 
-enum { OPT_JSON = 256, OPT_HTML, OPT_ANCHOR, OPT_SAME, OPT_RULES, OPT_RULE, OPT_COMPARE,
-       OPT_MARGIN_PCT, OPT_MARGIN_US, OPT_QUANTILE, OPT_REPEAT, OPT_LINES, OPT_CATALOG };
+enum { OPT_HTML = 256, OPT_ANCHOR, OPT_SAME, OPT_RULES, OPT_RULE, OPT_COMPARE, OPT_MARGIN_PCT,
+       OPT_MARGIN_US, OPT_QUANTILE, OPT_REPEAT, OPT_LINES };
 
-static const struct option OPTIONS[] = {
-    {"json", no_argument, NULL, OPT_JSON},
-    {"html", required_argument, NULL, OPT_HTML},
-    {"anchor", required_argument, NULL, OPT_ANCHOR},
-    {"same-build", no_argument, NULL, OPT_SAME},
-    {"rules", required_argument, NULL, OPT_RULES},
-    {"rule", required_argument, NULL, OPT_RULE},
-    {"compare", required_argument, NULL, OPT_COMPARE},
-    {"margin-pct", required_argument, NULL, OPT_MARGIN_PCT},
-    {"quantile", required_argument, NULL, OPT_QUANTILE},
-    {"margin-us", required_argument, NULL, OPT_MARGIN_US},
-    {"repeat", required_argument, NULL, OPT_REPEAT},
-    {"context-lines", required_argument, NULL, OPT_LINES},
-    {"catalog", required_argument, NULL, OPT_CATALOG},
-    EMB_CLI_OPTIONS_COMMON,
-    {NULL, 0, NULL, 0},
+static const struct emb_cli_option OPTIONS[] = {
+    EMB_CLI_OPTION_JSON_CALL,
+    EMB_CLI_CALL("html", required_argument, OPT_HTML),
+    EMB_CLI_CALL("anchor", required_argument, OPT_ANCHOR),
+    EMB_CLI_CALL("same-build", no_argument, OPT_SAME),
+    EMB_CLI_CALL("rules", required_argument, OPT_RULES),
+    EMB_CLI_CALL("rule", required_argument, OPT_RULE),
+    EMB_CLI_CALL("compare", required_argument, OPT_COMPARE),
+    EMB_CLI_CALL("margin-pct", required_argument, OPT_MARGIN_PCT),
+    EMB_CLI_CALL("quantile", required_argument, OPT_QUANTILE),
+    EMB_CLI_CALL("margin-us", required_argument, OPT_MARGIN_US),
+    EMB_CLI_CALL("repeat", required_argument, OPT_REPEAT),
+    EMB_CLI_CALL("context-lines", required_argument, OPT_LINES),
+    EMB_CLI_OPTION_CATALOG_CALL,
+    EMB_CLI_OPTIONS_END,
 };
 static const struct emb_cli_command COMMAND = {
     .name = CMD, .help = emb_help_diff, .options = OPTIONS, .usage = "emb diff [options] GOOD.emb BAD.emb"};
@@ -85,8 +84,8 @@ static int output_option(void *arg, int opt, char *value)
 {
     struct parse *p = arg;
     switch (opt) {
-    case OPT_CATALOG: p->args->catalog = value; break;
-    case OPT_JSON: p->args->json = true; break;
+    case EMB_OPT_CATALOG: p->args->catalog = value; break;
+    case EMB_OPT_JSON: p->args->json = true; break;
     case OPT_HTML: p->args->html = value; break;
     case OPT_SAME: p->rules->same_build = true; break;
     default: break;

@@ -166,8 +166,7 @@ static int cmd_status(const struct args *a)
         return EMB_EXIT_BAD;
     if (a->json) {
         struct emb_json j;
-        emb_json_init(&j, stdout, true);
-        emb_json_begin_object(&j, NULL);
+        emb_json_begin_document(&j, stdout);
         emb_json_string(&j, "socket", c.path);
         emb_json_uint(&j, "capacity", st.capacity);
         emb_json_uint(&j, "held", st.held);
@@ -243,8 +242,7 @@ static void dump_json(const struct emb_svc_event *ev, size_t n, const struct emb
                       struct chain_row *rows, size_t nrows)
 {
     struct emb_json j;
-    emb_json_init(&j, stdout, true);
-    emb_json_begin_object(&j, NULL);
+    emb_json_begin_document(&j, stdout);
     emb_json_uint(&j, "capacity", st->capacity);
     emb_json_uint(&j, "accepted", st->accepted);
     emb_json_uint(&j, "dropped", st->dropped);
@@ -454,8 +452,7 @@ static int cmd_metrics(const struct args *a)
         }
         if (status == EMB_EXIT_OK && a->json) {
             struct emb_json j;
-            emb_json_init(&j, stdout, true);
-            emb_json_begin_object(&j, NULL);
+            emb_json_begin_document(&j, stdout);
             emb_json_begin_array(&j, "metrics");
             for (size_t i = 0; i < count; i++) {
                 emb_json_begin_object(&j, NULL);
@@ -623,17 +620,16 @@ static int check_rest(struct args *a, const char *sub, int rest, char **pos)
     return 0;
 }
 
-enum { OPT_JSON = 256, OPT_OPS, OPT_SINCE, OPT_FOLLOW };
-static const struct option OPTIONS[] = {
-    {"socket", required_argument, NULL, 's'},
-    {"ops", required_argument, NULL, OPT_OPS},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"format", required_argument, NULL, 'f'},
-    {"output", required_argument, NULL, 'o'},
-    {"since", required_argument, NULL, OPT_SINCE},
-    {"follow", no_argument, NULL, OPT_FOLLOW},
-    EMB_CLI_OPTIONS_COMMON,
-    {NULL, 0, NULL, 0},
+enum { OPT_OPS = 256, OPT_SINCE, OPT_FOLLOW };
+static const struct emb_cli_option OPTIONS[] = {
+    EMB_CLI_STRING("socket", 's', struct args, socket),
+    EMB_CLI_STRING("ops", OPT_OPS, struct args, ops),
+    EMB_CLI_OPTION_JSON(struct args),
+    EMB_CLI_STRING("format", 'f', struct args, format),
+    EMB_CLI_OPTION_OUTPUT(struct args),
+    EMB_CLI_CALL("since", required_argument, OPT_SINCE),
+    EMB_CLI_FLAG("follow", OPT_FOLLOW, struct args, follow),
+    EMB_CLI_OPTIONS_END,
 };
 static const struct emb_cli_command COMMAND = {
     .name = CMD, .help = emb_help_events, .shortopts = ":s:f:o:h", .options = OPTIONS};
@@ -642,12 +638,6 @@ static int on_option(void *arg, int opt, char *value)
 {
     struct args *a = arg;
     switch (opt) {
-    case 's': a->socket = value; break;
-    case OPT_OPS: a->ops = value; break;
-    case OPT_JSON: a->json = true; break;
-    case 'f': a->format = value; break;
-    case 'o': a->output = value; break;
-    case OPT_FOLLOW: a->follow = true; break;
     case OPT_SINCE:
         return emb_cli_option_u64(CMD, "since", value, 0, UINT64_MAX, "a line number", &a->since);
     }

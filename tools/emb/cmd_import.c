@@ -24,20 +24,18 @@ struct args {
     double duration;
 };
 
-enum { OPT_EVENTS = 256, OPT_CATALOG_OUT, OPT_ALL, OPT_COUNT, OPT_DURATION, OPT_JSON,
-       OPT_CAPTURE };
-static const struct option OPTIONS[] = {
-    {"output", required_argument, NULL, 'o'},
-    {"capture", required_argument, NULL, OPT_CAPTURE},
-    {"label", required_argument, NULL, 'l'},
-    {"events", required_argument, NULL, OPT_EVENTS},
-    {"catalog-out", required_argument, NULL, OPT_CATALOG_OUT},
-    {"all", no_argument, NULL, OPT_ALL},
-    {"count", required_argument, NULL, OPT_COUNT},
-    {"duration", required_argument, NULL, OPT_DURATION},
-    {"json", no_argument, NULL, OPT_JSON},
-    EMB_CLI_OPTIONS_COMMON,
-    {NULL, 0, NULL, 0},
+enum { OPT_EVENTS = 256, OPT_CATALOG_OUT, OPT_ALL, OPT_COUNT, OPT_DURATION, OPT_CAPTURE };
+static const struct emb_cli_option OPTIONS[] = {
+    EMB_CLI_OPTION_OUTPUT(struct args),
+    EMB_CLI_STRING("capture", OPT_CAPTURE, struct args, capture),
+    EMB_CLI_STRING("label", 'l', struct args, label),
+    EMB_CLI_STRING("events", OPT_EVENTS, struct args, events),
+    EMB_CLI_STRING("catalog-out", OPT_CATALOG_OUT, struct args, catalog_out),
+    EMB_CLI_FLAG("all", OPT_ALL, struct args, all),
+    EMB_CLI_CALL("count", required_argument, OPT_COUNT),
+    EMB_CLI_CALL("duration", required_argument, OPT_DURATION),
+    EMB_CLI_OPTION_JSON(struct args),
+    EMB_CLI_OPTIONS_END,
 };
 static const struct emb_cli_command COMMAND = {
     .name = CMD, .help = emb_help_import, .shortopts = ":o:l:h", .options = OPTIONS};
@@ -46,13 +44,6 @@ static int on_option(void *arg, int opt, char *value)
 {
     struct args *a = arg;
     switch (opt) {
-    case 'o': a->output = value; break;
-    case 'l': a->label = value; break;
-    case OPT_CAPTURE: a->capture = value; break;
-    case OPT_EVENTS: a->events = value; break;
-    case OPT_CATALOG_OUT: a->catalog_out = value; break;
-    case OPT_ALL: a->all = true; break;
-    case OPT_JSON: a->json = true; break;
     case OPT_COUNT:
         return emb_cli_option_u64(CMD, "count", value, 1, UINT64_MAX, "a positive number", &a->count);
     case OPT_DURATION:
@@ -186,8 +177,7 @@ static void summary_json(const struct emb_rtems_import *imp, const struct args *
     const struct emb_rtems_record_info *in = emb_rtems_import_info(imp);
     const struct emb_rtems_import_stats *s = emb_rtems_import_stats(imp);
     struct emb_json j;
-    emb_json_init(&j, stdout, true);
-    emb_json_begin_object(&j, NULL);
+    emb_json_begin_document(&j, stdout);
     emb_json_string(&j, "source", a->source);
     emb_json_string(&j, "output", a->output);
     emb_json_uint(&j, "version", in->version);

@@ -152,8 +152,7 @@ static void json_sections(struct emb_json *j, const struct emb_capture *c)
 static void print_json(const struct emb_capture *c, const struct stats *s, FILE *out)
 {
     struct emb_json j;
-    emb_json_init(&j, out, true);
-    emb_json_begin_object(&j, NULL);
+    emb_json_begin_document(&j, out);
     emb_json_string(&j, "file", emb_capture_name(c));
     emb_json_uint(&j, "version", emb_capture_version(c));
     emb_json_uint(&j, "bytes", emb_capture_size(c));
@@ -171,37 +170,25 @@ static void print_json(const struct emb_capture *c, const struct stats *s, FILE 
     emb_json_end(&j);
 }
 
-enum { OPT_JSON = 256, OPT_CATALOG };
-static const struct option OPTIONS[] = {
-    {"json", no_argument, NULL, OPT_JSON},
-    {"catalog", required_argument, NULL, OPT_CATALOG},
-    EMB_CLI_OPTIONS_COMMON,
-    {NULL, 0, NULL, 0},
+struct args {
+    const char *catalog;
+    bool json;
+};
+
+static const struct emb_cli_option OPTIONS[] = {
+    EMB_CLI_OPTION_JSON(struct args),
+    EMB_CLI_OPTION_CATALOG(struct args),
+    EMB_CLI_OPTIONS_END,
 };
 static const struct emb_cli_command COMMAND = {
     .name = CMD, .help = emb_help_inspect, .options = OPTIONS,
     .usage = "emb inspect [options] FILE.emb", .operands = 1,
     .no_operands = "no capture file given", .too_many = "one capture file, please"};
 
-struct args {
-    const char *catalog;
-    bool json;
-};
-
-static int on_option(void *arg, int opt, char *value)
-{
-    struct args *a = arg;
-    switch (opt) {
-    case OPT_JSON: a->json = true; break;
-    case OPT_CATALOG: a->catalog = value; break;
-    }
-    return EMB_EXIT_OK;
-}
-
 int emb_cmd_inspect(int argc, char **argv)
 {
     struct args a = {0};
-    int rc = emb_cli_parse_options(&COMMAND, argc, argv, on_option, &a);
+    int rc = emb_cli_parse_options(&COMMAND, argc, argv, NULL, &a);
     if (rc != 0)
         return rc < 0 ? EMB_EXIT_OK : rc;
     const char *path = argv[optind];

@@ -25,19 +25,18 @@ struct args {
     uint64_t clock_hz;
 };
 
-enum { OPT_JSON = 256, OPT_ABSOLUTE, OPT_TRACE, OPT_RAW, OPT_CLOCK, OPT_NO_BUILD_ID };
-static const struct option OPTIONS[] = {
-    {"elf", required_argument, NULL, 'e'},
-    {"follow", no_argument, NULL, 'f'},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"absolute", no_argument, NULL, OPT_ABSOLUTE},
-    {"trace", required_argument, NULL, OPT_TRACE},
-    {"raw", no_argument, NULL, OPT_RAW},
-    {"clock-hz", required_argument, NULL, OPT_CLOCK},
-    {"no-build-id-check", no_argument, NULL, OPT_NO_BUILD_ID},
-    {"output", required_argument, NULL, 'o'},
-    EMB_CLI_OPTIONS_COMMON,
-    {NULL, 0, NULL, 0},
+enum { OPT_ABSOLUTE = 256, OPT_TRACE, OPT_RAW, OPT_CLOCK, OPT_NO_BUILD_ID };
+static const struct emb_cli_option OPTIONS[] = {
+    EMB_CLI_STRING("elf", 'e', struct args, elf),
+    EMB_CLI_FLAG("follow", 'f', struct args, follow),
+    EMB_CLI_OPTION_JSON(struct args),
+    EMB_CLI_FLAG("absolute", OPT_ABSOLUTE, struct args, absolute),
+    EMB_CLI_STRING("trace", OPT_TRACE, struct args, trace),
+    EMB_CLI_FLAG("raw", OPT_RAW, struct args, raw),
+    EMB_CLI_CALL("clock-hz", required_argument, OPT_CLOCK),
+    EMB_CLI_FLAG("no-build-id-check", OPT_NO_BUILD_ID, struct args, no_build_id_check),
+    EMB_CLI_OPTION_OUTPUT(struct args),
+    EMB_CLI_OPTIONS_END,
 };
 static const struct emb_cli_command COMMAND = {
     .name = CMD, .help = emb_help_log, .shortopts = ":e:fo:h", .options = OPTIONS,
@@ -48,14 +47,6 @@ static int on_option(void *arg, int opt, char *value)
 {
     struct args *a = arg;
     switch (opt) {
-    case 'e': a->elf = value; break;
-    case 'f': a->follow = true; break;
-    case 'o': a->output = value; break;
-    case OPT_JSON: a->json = true; break;
-    case OPT_ABSOLUTE: a->absolute = true; break;
-    case OPT_TRACE: a->trace = value; break;
-    case OPT_RAW: a->raw = true; break;
-    case OPT_NO_BUILD_ID: a->no_build_id_check = true; break;
     case OPT_CLOCK:
         return emb_cli_option_u64(CMD, "clock-hz", value, 1, UINT64_MAX, "a frequency in Hz",
                                   &a->clock_hz);

@@ -34,20 +34,19 @@ struct args {
     bool follow;
 };
 
-enum { OPT_JSON = 256, OPT_SUMMARY, OPT_ABSOLUTE, OPT_CATALOG, OPT_FOLLOW, OPT_LATENCY, OPT_LOG, OPT_ELF };
-static const struct option OPTIONS[] = {
-    {"format", required_argument, NULL, 'f'},
-    {"output", required_argument, NULL, 'o'},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"summary", no_argument, NULL, OPT_SUMMARY},
-    {"latency", no_argument, NULL, OPT_LATENCY},
-    {"absolute", no_argument, NULL, OPT_ABSOLUTE},
-    {"catalog", required_argument, NULL, OPT_CATALOG},
-    {"follow", no_argument, NULL, OPT_FOLLOW},
-    {"log", required_argument, NULL, OPT_LOG},
-    {"elf", required_argument, NULL, OPT_ELF},
-    EMB_CLI_OPTIONS_COMMON,
-    {NULL, 0, NULL, 0},
+enum { OPT_SUMMARY = 256, OPT_ABSOLUTE, OPT_FOLLOW, OPT_LATENCY, OPT_LOG };
+static const struct emb_cli_option OPTIONS[] = {
+    EMB_CLI_CALL("format", required_argument, 'f'),
+    EMB_CLI_OPTION_OUTPUT(struct args),
+    EMB_CLI_OPTION_JSON(struct args),
+    EMB_CLI_FLAG("summary", OPT_SUMMARY, struct args, summary),
+    EMB_CLI_FLAG("latency", OPT_LATENCY, struct args, latency),
+    EMB_CLI_FLAG("absolute", OPT_ABSOLUTE, struct args, absolute),
+    EMB_CLI_OPTION_CATALOG(struct args),
+    EMB_CLI_FLAG("follow", OPT_FOLLOW, struct args, follow),
+    EMB_CLI_STRING("log", OPT_LOG, struct args, log),
+    EMB_CLI_OPTION_ELF(struct args),
+    EMB_CLI_OPTIONS_END,
 };
 static const struct emb_cli_command COMMAND = {.name = CMD, .help = emb_help_trace, .shortopts = ":f:o:h",
                                                .options = OPTIONS,
@@ -77,20 +76,7 @@ static int format_option(struct args *a, const char *value)
 
 static int on_option(void *arg, int opt, char *value)
 {
-    struct args *a = arg;
-    switch (opt) {
-    case 'f': return format_option(a, value);
-    case 'o': a->output = value; break;
-    case OPT_JSON: a->json = true; break;
-    case OPT_SUMMARY: a->summary = true; break;
-    case OPT_LATENCY: a->latency = true; break;
-    case OPT_ABSOLUTE: a->absolute = true; break;
-    case OPT_CATALOG: a->catalog = value; break;
-    case OPT_FOLLOW: a->follow = true; break;
-    case OPT_LOG: a->log = value; break;
-    case OPT_ELF: a->elf = value; break;
-    }
-    return EMB_EXIT_OK;
+    return opt == 'f' ? format_option(arg, value) : EMB_EXIT_OK;
 }
 
 static int parse_args(int argc, char **argv, struct args *a)

@@ -424,14 +424,14 @@ static int parse_intake(const char *arg, struct serve_args *a)
 
 enum { OPT_INTAKE = 256, OPT_LOG_LINES, OPT_METRICS };
 /* No --color: the sink writes no colour. "+": the options end at COMMAND. */
-static const struct option OPTIONS[] = {
-    {"socket", required_argument, NULL, 's'},
-    {"intake-fd", required_argument, NULL, OPT_INTAKE},
-    {"capacity", required_argument, NULL, 'c'},
-    {"log-lines", required_argument, NULL, OPT_LOG_LINES},
-    {"metrics", required_argument, NULL, OPT_METRICS},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+static const struct emb_cli_option OPTIONS[] = {
+    EMB_CLI_CALL("socket", required_argument, 's'),
+    EMB_CLI_CALL("intake-fd", required_argument, OPT_INTAKE),
+    EMB_CLI_CALL("capacity", required_argument, 'c'),
+    EMB_CLI_CALL("log-lines", required_argument, OPT_LOG_LINES),
+    EMB_CLI_CALL("metrics", required_argument, OPT_METRICS),
+    EMB_CLI_CALL("help", no_argument, 'h'),
+    EMB_CLI_OPTIONS_NULL,
 };
 static const struct emb_cli_command COMMAND = {.name = CMD, .help = emb_help_events_serve, .shortopts = "+s:c:h",
                                                .options = OPTIONS, .help_on_bad_option = true};

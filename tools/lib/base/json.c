@@ -13,6 +13,12 @@ void emb_json_init(struct emb_json *j, FILE *out, bool pretty)
     j->pretty = pretty;
 }
 
+void emb_json_begin_document(struct emb_json *j, FILE *out)
+{
+    emb_json_init(j, out, true);
+    emb_json_begin_object(j, NULL);
+}
+
 static void json_indent(struct emb_json *j)
 {
     if (!j->pretty || (j->flat_depth > 0 && j->depth > j->flat_depth))

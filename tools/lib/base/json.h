@@ -15,6 +15,8 @@ struct emb_json {
     int flat_depth; /* when pretty: values nested deeper than this stay on one line (0: none) */
 };
 void emb_json_init(struct emb_json *j, FILE *out, bool pretty);
+/* A --json document: the writer set up to indent for reading, and its outer object begun. */
+void emb_json_begin_document(struct emb_json *j, FILE *out);
 void emb_json_begin_object(struct emb_json *j, const char *key); /* key NULL inside arrays */
 void emb_json_end_object(struct emb_json *j);
 void emb_json_begin_array(struct emb_json *j, const char *key);

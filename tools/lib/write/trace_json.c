@@ -310,8 +310,7 @@ void emb_trace_json_summary(struct emb_json *j, const struct emb_trace *t)
 /* The document's opening: the file, its header and contexts. */
 static void document_begin(struct emb_json *j, const struct emb_trace *t, FILE *out)
 {
-    emb_json_init(j, out, true);
-    emb_json_begin_object(j, NULL);
+    emb_json_begin_document(j, out);
     emb_json_string(j, "file", emb_trace_name(t));
     emb_trace_json_header(j, t);
     emb_trace_json_contexts(j, t);

@@ -46,8 +46,7 @@ int emb_trace_write_json_latency(const struct emb_trace *t, FILE *out)
         return -1;
     const struct emb_trace_info *h = emb_trace_info(t);
     struct emb_json j;
-    emb_json_init(&j, out, true);
-    emb_json_begin_object(&j, NULL);
+    emb_json_begin_document(&j, out);
     emb_json_string(&j, "file", emb_trace_name(t));
     emb_json_begin_object(&j, "identity");
     emb_json_string(&j, "port", h->port);
