@@ -7,7 +7,8 @@
 #   - the capture names the firmware as emb_add_library() stamped it ("template-cortex-m
 #     VERSION", flags "cpu=CPU ..."), a session id that is not 0, and the build id of the ELF;
 #   - `emb trace --catalog <build>/emb-gen/catalog.yaml` shows its own event, pump_speed,
-#     24 times with the fields main.c recorded (step=23 rpm=3875 last);
+#     24 times with the fields main.c recorded (step=23 rpm=3875 last), and so does
+#     `emb trace` on the capture with no --catalog (it carries its catalogue);
 #   - `emb log --elf` shows its log line for every step.
 # With a fifth argument CHECKOUT the template uses that checkout of emb (add_subdirectory,
 # -DEMB_SOURCE_DIR), which builds embgen for the host on its own, and PREFIX only for emb.
@@ -78,6 +79,11 @@ ok $? "the capture carries a session id: $(grep -o 'session=[0-9a-fx]*' "$work/i
 "$emb" trace --catalog "$catalog" --color=never "$work/run.embt" > "$work/trace.txt" 2>&1
 [ "$(grep -c ' pump_speed  step=' "$work/trace.txt")" = 24 ]; ok $? "emb trace shows its own event pump_speed 24 times"
 grep -q "pump_speed  step=23  rpm=3875" "$work/trace.txt"; ok $? "with the fields main.c recorded"
+# The capture carries the merged catalogue: no --catalog needed to decode it.
+"$emb" trace --color=never "$work/run.emb" > "$work/trace-capture.txt" 2>&1
+[ "$(grep -c ' pump_speed  step=' "$work/trace-capture.txt")" = 24 ]
+ok $? "emb trace on the capture, with no --catalog, shows pump_speed 24 times"
+"$emb" inspect "$work/run.emb" > /dev/null 2>&1; ok $? "emb inspect reads the capture with no --catalog"
 
 "$emb" log --elf "$fw" --color=never "$work/run.log" > "$work/log.txt" 2>&1
 [ "$(grep -c 'INF  pump  main.c:[0-9]*  step [0-9]*: [0-9]* rpm' "$work/log.txt")" = 24 ]

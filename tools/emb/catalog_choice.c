@@ -1,12 +1,19 @@
 /* The catalogue a command decodes with (catalog_choice.h). */
+#define _POSIX_C_SOURCE 200809L
 #include "catalog_choice.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include <emb/trace_format.h>
 #include <emb/wire.h>
 
 #include "capture.h"
+#include "capture_catalog.h"
 #include "catalog_known.h"
 #include "cli.h"
+#include "input_file.h"
 #include "stream_kind.h"
 
 /* The catalogue checksum the input names: 0 with *checksum, or -1 when it names none. */
@@ -33,9 +40,41 @@ static int named_checksum(const uint8_t *input, size_t len, uint32_t *checksum)
     }
 }
 
-const struct emb_catalog *emb_catalog_choose(const char *cmd, const char *path,
-                                             const uint8_t *input, size_t len,
-                                             struct emb_catalog **own)
+/* The catalogue a capture carries in its catalog section, checked against the checksum
+ * its identity names. 0 with *own (NULL: the capture carries none, or is refused and
+ * its decoder says why), or -1 after saying why the section is not to be trusted. */
+static int carried_catalog(const char *cmd, const char *name, const uint8_t *input, size_t len,
+                           uint32_t checksum, struct emb_catalog **own)
+{
+    struct emb_problems ps = {0};
+    emb_problems_init(&ps, name);
+    struct emb_capture_section sec;
+    if (emb_capture_unwrap(input, len, EMB_CAP_SEC_CATALOG, emb_catalog_builtin(), &sec, &ps) != 0) {
+        emb_problems_free(&ps); /* no section, or a refused capture its decoder reports */
+        return 0;
+    }
+    size_t text_len = 0;
+    char *text = emb_capture_catalog_text(&sec, &text_len, &ps);
+    char err[512] = "";
+    if (text && !(*own = emb_catalog_parse(text, text_len, "catalog section", err, sizeof err)))
+        emb_cli_error_at(cmd, name, (long long)sec.offset, "the capture's catalogue does not parse: %s",
+                         err);
+    else if (text && (*own)->checksum != checksum) {
+        emb_cli_error_at(cmd, name, (long long)sec.offset,
+                         "the capture's catalogue has checksum 0x%08" PRIx32 ", its trace names 0x%08"
+                         PRIx32 ": the catalog section was altered", (*own)->checksum, checksum);
+        emb_catalog_free(*own);
+        *own = NULL;
+    } else if (!text)
+        emb_cli_problems(cmd, &ps);
+    free(text);
+    emb_problems_free(&ps);
+    return *own ? 0 : -1;
+}
+
+const struct emb_catalog *emb_catalog_choose_named(const char *cmd, const char *path,
+                                                   const char *name, const uint8_t *input,
+                                                   size_t len, struct emb_catalog **own)
 {
     *own = NULL;
     if (path != NULL) {
@@ -46,9 +85,41 @@ const struct emb_catalog *emb_catalog_choose(const char *cmd, const char *path,
     }
     uint32_t checksum;
     const struct emb_catalog *cat = NULL;
-    if (input != NULL && named_checksum(input, len, &checksum) == 0)
+    if (input != NULL && named_checksum(input, len, &checksum) == 0) {
         cat = emb_catalog_known(checksum);
+        if (cat == NULL && emb_stream_kind(input, len) == EMB_STREAM_CAPTURE) {
+            if (carried_catalog(cmd, name ? name : "capture", input, len, checksum, own) != 0)
+                return NULL;
+            cat = *own;
+        }
+    }
     if (cat == NULL && (cat = emb_catalog_builtin()) == NULL)
         emb_cli_error(cmd, "the built-in catalogue does not parse");
+    return cat;
+}
+
+const struct emb_catalog *emb_catalog_choose(const char *cmd, const char *path,
+                                             const uint8_t *input, size_t len,
+                                             struct emb_catalog **own)
+{
+    return emb_catalog_choose_named(cmd, path, NULL, input, len, own);
+}
+
+struct emb_catalog *emb_catalog_load_kept(const char *cmd, const char *path, char **text,
+                                          size_t *text_len)
+{
+    char err[512];
+    uint8_t *bytes = emb_input_read_max(path, EMB_CAP_CAT_MAX_TEXT, text_len, err, sizeof err);
+    if (bytes == NULL) {
+        emb_cli_error(cmd, "%s: %s", path, err);
+        return NULL;
+    }
+    struct emb_catalog *cat = emb_catalog_parse((const char *)bytes, *text_len, path, err, sizeof err);
+    if (cat == NULL) {
+        emb_cli_error(cmd, "%s", err);
+        free(bytes);
+        return NULL;
+    }
+    *text = (char *)bytes;
     return cat;
 }

@@ -404,13 +404,15 @@ static int write_capture(const struct args *a, const struct emb_capture_session 
     return EMB_EXIT_OK;
 }
 
-static int seal(const struct args *a, const struct emb_catalog *cat)
+static int seal(const struct args *a, const struct emb_catalog *cat, const char *cat_text,
+                size_t cat_text_len)
 {
     struct emb_progress *progress = NULL;
     struct emb_capture_session_options so = {
         .source = a->source, .label = a->label, .revision = a->revision, .log = a->log,
         .crash = a->crash, .descriptor = a->descriptor, .catalog = cat,
         .catalog_for = emb_catalog_known, .progress = emb_progress_decoding, .progress_arg = &progress,
+        .catalog_text = cat_text, .catalog_text_len = cat_text_len,
     };
     struct emb_problems ps;
     emb_problems_init_callback(&ps, a->source, emb_cli_problem, (void *)CMD);
@@ -435,10 +437,17 @@ int emb_cmd_capture(int argc, char **argv)
     if (rc != EMB_EXIT_OK)
         return rc < 0 ? EMB_EXIT_OK : rc;
     struct emb_catalog *own = NULL;
-    if (a.catalog && !emb_catalog_choose(CMD, a.catalog, NULL, 0, &own))
+    char *text = NULL; /* the catalogue given, kept in the capture */
+    size_t text_len = 0;
+    if (a.catalog && !(own = emb_catalog_load_kept(CMD, a.catalog, &text, &text_len)))
         return EMB_EXIT_BAD;
-    rc = seal(&a, own); /* no catalogue given: the one the trace names */
+    if (own && emb_catalog_known(own->checksum)) {
+        free(text); /* a catalogue every reader knows needs no copy */
+        text = NULL;
+    }
+    rc = seal(&a, own, text, text_len); /* no catalogue given: the one the trace names */
     if (own)
         emb_catalog_free(own);
+    free(text);
     return save_failed ? EMB_EXIT_BAD : rc;
 }

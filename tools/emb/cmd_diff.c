@@ -151,7 +151,8 @@ static int parse_args(int argc, char **argv, struct args *a, struct emb_diff_rul
     for (int s = 0; s < 2; s++)
         if (emb_command_input_read(CMD, a->files[s], 0, 0, &in[s]) != 0)
             return EMB_EXIT_BAD;
-    if (!(*cat = emb_catalog_choose(CMD, a->catalog, in[0].bytes, in[0].size, own)))
+    if (!(*cat = emb_catalog_choose_named(CMD, a->catalog, a->files[0], in[0].bytes, in[0].size,
+                                         own)))
         return EMB_EXIT_BAD;
     p.catalog = *cat;
     return emb_cli_parse_options(&COMMAND, argc, argv, rules_option, &p);

@@ -209,7 +209,8 @@ int emb_cmd_inspect(int argc, char **argv)
     if (emb_command_input_read(CMD, path, 0, 0, &in) != 0)
         return EMB_EXIT_BAD;
     struct emb_catalog *own = NULL;
-    const struct emb_catalog *cat = emb_catalog_choose(CMD, a.catalog, in.bytes, in.size, &own);
+    const struct emb_catalog *cat = emb_catalog_choose_named(CMD, a.catalog, path, in.bytes, in.size,
+                                                              &own);
     if (!cat) {
         emb_command_input_free(&in);
         return EMB_EXIT_BAD;

@@ -363,7 +363,7 @@ int emb_cmd_trace(int argc, char **argv)
         return EMB_EXIT_BAD;
     struct emb_catalog *own = NULL;
     const struct emb_catalog *cat =
-        emb_catalog_choose(CMD, a.catalog, in.part.data, (size_t)in.part.length, &own);
+        emb_catalog_choose_named(CMD, a.catalog, a.file, in.bytes, in.size, &own);
     if (!cat) {
         emb_command_input_free(&in);
         return EMB_EXIT_BAD;

@@ -9,6 +9,7 @@
 #include <emb/trace_format.h>
 #include <emb/wire.h>
 
+#include "capture_catalog.h"
 #include "input_file.h"
 #include "trace_decode.h"
 
@@ -112,7 +113,7 @@ static int seal_parts(const struct emb_capture_session_options *o, struct emb_ca
                       struct emb_problems *ps)
 {
     char *metadata = NULL;
-    uint8_t *owned[3] = {NULL, NULL, NULL};
+    uint8_t *owned[4] = {NULL, NULL, NULL, NULL}; /* log, crash, descriptor, catalogue */
     int rc = -1;
     if (emb_capture_describe(t, o->label, o->revision, &parts->identity, &parts->window) != 0 ||
         !(metadata = emb_capture_metadata(t, &parts->metadata_len))) {
@@ -125,13 +126,23 @@ static int seal_parts(const struct emb_capture_session_options *o, struct emb_ca
     if (add_sections(o, s, parts, owned, ps) != 0)
         goto out;
     char err[256];
+    if (o->catalog_text) {
+        size_t len = 0;
+        if (!(owned[3] = emb_capture_catalog_encode(o->catalog_text, o->catalog_text_len, &len,
+                                                    err, sizeof err))) {
+            report_on(ps, NULL, "%s", err);
+            goto out;
+        }
+        parts->opaque[parts->nopaque++] = (struct emb_capture_section){
+            .type = EMB_CAP_SEC_CATALOG, .version = 1, .data = owned[3], .length = len};
+    }
     if (!(s->file = emb_capture_encode(parts, &s->file_len, err, sizeof err))) {
         report_on(ps, NULL, "%s", err);
         goto out;
     }
     rc = 0;
 out:
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         free(owned[i]);
     free(metadata);
     return rc;

@@ -30,6 +30,10 @@ struct emb_capture_session_options {
      * names) when given and it knows one, else the built-in catalogue. */
     const struct emb_catalog *catalog;
     const struct emb_catalog *(*catalog_for)(uint32_t checksum);
+    /* The YAML text of `catalog` when it is not the built-in one, or NULL: kept in the
+     * capture's catalog section so decoding it needs no --catalog. */
+    const char *catalog_text;
+    size_t catalog_text_len;
     /* Decoding progress (bytes done of total), or NULL. */
     void (*progress)(void *arg, uint64_t done, uint64_t total);
     void *progress_arg;

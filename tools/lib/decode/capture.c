@@ -82,6 +82,7 @@ const char *emb_capture_section_name(uint16_t type)
     case EMB_CAP_SEC_LOG: return "log";
     case EMB_CAP_SEC_CRASH: return "crash";
     case EMB_CAP_SEC_DESCRIPTOR: return "descriptor";
+    case EMB_CAP_SEC_CATALOG: return "catalog";
     default: return "unknown";
     }
 }
@@ -363,7 +364,7 @@ static bool read_sections(struct emb_capture *c)
                         "%s section: length %" PRIu64 " runs past the end (%zu bytes left)",
                         emb_capture_section_name(s->type), s->length, end - (size_t)s->offset);
         s->data = d + s->offset;
-        if (s->type >= EMB_CAP_SEC_IDENTITY && s->type <= EMB_CAP_SEC_DESCRIPTOR) {
+        if (s->type >= EMB_CAP_SEC_IDENTITY && s->type <= EMB_CAP_SEC_CATALOG) {
             if (s->version != 1)
                 return fail(c, (long long)at + EMB_CAP_SEC_OFF_VERSION,
                             "%s section version %u is not supported (this tool reads 1)",

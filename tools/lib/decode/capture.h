@@ -47,6 +47,7 @@ enum emb_capture_section_type {
     EMB_CAP_SEC_LOG = 5,        /* opaque bytes: the log stream (docs/formats/log.md) */
     EMB_CAP_SEC_CRASH = 6,      /* opaque bytes: a crash record */
     EMB_CAP_SEC_DESCRIPTOR = 7, /* opaque bytes: a debug descriptor snapshot */
+    EMB_CAP_SEC_CATALOG = 8,    /* the catalogue's YAML, zlib (capture_catalog.h); optional */
 };
 
 /* Identity body, version 1. */
