@@ -83,11 +83,16 @@ int emb_trace_latency_compute(const struct emb_trace *t, struct emb_trace_latenc
     struct follow *f = calloc(1, sizeof *f);
     if (f == NULL)
         return -1;
-    size_t n;
-    const struct emb_trace_event *const *ev = emb_trace_events(t, &n);
-    for (size_t i = 0; i < n; i++)
-        if (ev[i]->type == EMB_TREC_EVENT)
-            on_event(f, out, ev[i]);
+    /* One pass in time order: a streaming decode keeps no records. */
+    struct emb_trace_cursor *cur = emb_trace_cursor_open(t);
+    if (cur == NULL) {
+        free(f);
+        return -1;
+    }
+    for (const struct emb_trace_event *e; (e = emb_trace_cursor_next(cur)) != NULL;)
+        if (e->type == EMB_TREC_EVENT)
+            on_event(f, out, e);
+    emb_trace_cursor_close(cur);
     free(f);
     return 0;
 }

@@ -150,13 +150,13 @@ static void on_other(struct follow *f, const struct emb_trace_event *e, int *oom
     } else if (strcmp(name, "wake") == 0) {
         long i = item_of(f, field_of(e, "thread"), oom);
         if (i >= 0) {
-            f->th->items[i].woken_by = e;
+            f->th->items[i].woken_rec = *e;
             f->th->items[i].woken_in_irq = f->nirq > 0 && f->nirq <= IRQ_NEST ? f->irqs[f->nirq - 1] : -1;
         }
     } else if (strcmp(name, "notify_set") == 0 && field_of(e, "woke") == 1) {
         long i = item_of(f, field_of(e, "target"), oom);
         if (i >= 0)
-            f->th->items[i].notified_by = e;
+            f->th->items[i].notified_rec = *e;
     } else if (strcmp(name, "mutex_lock") == 0 && f->current >= 0) {
         struct emb_trace_thread *t = &f->th->items[f->current];
         if (t->nheld < EMB_TRACE_THREAD_HELD) {
@@ -181,12 +181,11 @@ int emb_trace_threads_compute(const struct emb_trace *t, struct emb_trace_thread
     memset(out, 0, sizeof *out);
     struct follow f = {.th = out, .names = emb_trace_names_build(t), .current = -1,
                        .slot = calloc(NO_THREAD, sizeof(uint32_t))};
-    size_t n;
-    const struct emb_trace_event *const *ev = emb_trace_events(t, &n);
-    int oom = f.names == NULL || f.slot == NULL;
+    /* One pass in time order: a streaming decode keeps no records. */
+    struct emb_trace_cursor *cur = emb_trace_cursor_open(t);
+    int oom = f.names == NULL || f.slot == NULL || cur == NULL;
     uint64_t start = 0, last = 0;
-    for (size_t i = 0; i < n && !oom; i++) {
-        const struct emb_trace_event *e = ev[i];
+    for (const struct emb_trace_event *e; !oom && (e = emb_trace_cursor_next(cur)) != NULL;) {
         if (e->type != EMB_TREC_EVENT)
             continue;
         last = e->ts;
@@ -207,6 +206,12 @@ int emb_trace_threads_compute(const struct emb_trace *t, struct emb_trace_thread
         if (f.running[i])
             out->items[i].run_ticks += last - f.since[i];
     out->span_ticks = out->switches ? last - start : 0;
+    for (size_t i = 0; i < out->n && !oom; i++) {
+        struct emb_trace_thread *x = &out->items[i];
+        x->woken_by = x->woken_rec.ev != NULL ? &x->woken_rec : NULL;
+        x->notified_by = x->notified_rec.ev != NULL ? &x->notified_rec : NULL;
+    }
+    emb_trace_cursor_close(cur);
     emb_trace_names_free((struct emb_trace_names *)f.names);
     free(f.slot);
     free(f.since);

@@ -34,8 +34,11 @@ struct emb_trace_thread {
     uint32_t held[EMB_TRACE_THREAD_HELD];   /* mutexes it took and has not given back */
     uint64_t held_since[EMB_TRACE_THREAD_HELD];
     size_t nheld;
-    const struct emb_trace_event *woken_by;    /* the last wake event of it */
-    const struct emb_trace_event *notified_by; /* the last notify_set that woke it */
+    const struct emb_trace_event *woken_by;    /* the last wake event of it, or NULL */
+    const struct emb_trace_event *notified_by; /* the last notify_set that woke it, or NULL */
+    /* Their copies, which woken_by and notified_by point at: a streaming decode keeps no
+     * records (payloads point into the decoded bytes). */
+    struct emb_trace_event woken_rec, notified_rec;
     int32_t woken_in_irq;     /* the interrupt that ran when it was last woken; -1 none */
 };
 
