@@ -223,7 +223,7 @@ static bool run_init(struct merge_run *r, const struct emb_trace *t, size_t i)
     } else if (s->sorted != NULL) {
         r->ptr = (const struct emb_trace_event *const *)s->sorted;
         r->ptr_end = r->ptr + s->nrecs;
-    } else {
+    } else if (s->recs != NULL) { /* a context with no records holds no array */
         r->rec = s->recs;
         r->rec_end = s->recs + s->nrecs;
     }
