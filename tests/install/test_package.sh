@@ -4,8 +4,9 @@
 # same files without the maintainer scripts, of which the package has none):
 #   - its control file names the package, its version and the shared libraries the host
 #     tools link (dpkg-shlibdeps: libelf1, libdw1, libyaml-0-2, zlib1g);
-#   - the unpacked usr/bin/emb says its version and reads the golden capture
-#     tests/support/golden/capture_v1.emb (firmware "golden 1.0");
+#   - the unpacked usr/bin/emb says its version, reads the golden capture
+#     tests/support/golden/capture_v1.emb (firmware "golden 1.0") and decodes its trace
+#     with `emb trace` exactly as the build's emb does;
 #   - the firmware template it holds builds against the unpacked usr (CMAKE_PREFIX_PATH) for the
 #     Cortex-M4, runs on QEMU, and decodes with the unpacked emb (test_template.sh, whose
 #     `emb trace` and `emb log` steps run there).
@@ -32,6 +33,11 @@ version=$("$usr/bin/emb" --version); [ "$version" = "emb 0.1.0" ]; ok $? "unpack
 "$usr/bin/emb" inspect "$source/tests/support/golden/capture_v1.emb" > "$work/golden.txt" 2>&1 &&
     grep -q 'firmware="golden 1.0"' "$work/golden.txt"
 ok $? "unpacked emb inspect reads the golden capture: $(grep -o 'firmware=[^ ]* [^ ]*' "$work/golden.txt")"
+# Its trace section decoded by the unpacked emb, line for line what the build's emb says.
+"$usr/bin/emb" trace --color=never "$source/tests/support/golden/capture_v1.emb" > "$work/golden.trace" 2>&1 &&
+    "$build/bin/emb" trace --color=never "$source/tests/support/golden/capture_v1.emb" 2>&1 |
+    cmp -s - "$work/golden.trace" && grep -q 'window_armed  frame=2' "$work/golden.trace"
+ok $? "unpacked emb trace decodes the golden capture: $(wc -l < "$work/golden.trace") lines, as the build's emb"
 
 bash "$source/tests/install/test_template.sh" "$usr" "$usr/share/emb/template-cortex-m" cortex-m4 "$work/template"
 ok $? "the template builds against the unpacked package, runs and decodes with its emb"
