@@ -654,7 +654,7 @@ int emb_cmd_crash(int argc, char **argv)
         emb_cli_problems(CMD, &ps);
     } else if (!(elf = emb_elf_open(a.elf, msg, sizeof msg))) {
         emb_cli_error(CMD, "%s", msg);
-    } else if ((cat = emb_catalog_choose(CMD, a.catalog, NULL, 0, &own)) != NULL) {
+    } else if ((cat = emb_catalog_choose_named(CMD, a.catalog, a.file, bytes, size, &own)) != NULL) {
         rc = show(&a, in, elf, cat, &ps);
     }
     fflush(stdout);
