@@ -71,14 +71,18 @@ static void add_code(struct emb_fleet_row *r, const struct emb_crash_code *c,
 }
 
 /* The signature: the fault class and the top functions when they are known (no rebuild
- * changes them); else the build and the address, until the build's ELF arrives. */
-static void sign(struct emb_fleet_row *r, const char **names, size_t nnames)
+ * changes them). Without the build's ELF, the build and the address, until it arrives;
+ * with it but no function known (a pc in a shared library, a stripped image), the class
+ * alone: a runtime address would split one bug by its load address. */
+static void sign(struct emb_fleet_row *r, bool with_elf, const char **names, size_t nnames)
 {
     int used = snprintf(r->signature, sizeof r->signature, "%s", r->fault_class);
-    r->symbolised = nnames > 0;
-    if (nnames == 0)
+    r->symbolised = with_elf;
+    if (!with_elf)
         snprintf(r->signature + used, sizeof r->signature - (size_t)used, " @%s+0x%" PRIx64,
                  r->build_key[0] ? r->build_key : "unknown-build", r->pc);
+    else if (nnames == 0)
+        snprintf(r->signature + used, sizeof r->signature - (size_t)used, " (no function known)");
     for (size_t i = 0; i < nnames && (size_t)used < sizeof r->signature; i++)
         used += snprintf(r->signature + used, sizeof r->signature - (size_t)used, " %s", names[i]);
     emb_fleet_bucket_id(r->signature, r->bucket);
@@ -132,7 +136,7 @@ static void record_row(struct emb_fleet_row *r, const struct emb_crash_input *in
             snprintf(r->thread, sizeof r->thread, "%s", rep->thread_name);
         summarise_flight(r, rep);
     }
-    sign(r, names, nnames);
+    sign(r, rep && rep->status != EMB_CRASH_REPORT_REFUSED, names, nnames);
 }
 
 static void mini_row(struct emb_fleet_row *r, const struct emb_crash_mini *m, const char *build_key,
@@ -152,7 +156,7 @@ static void mini_row(struct emb_fleet_row *r, const struct emb_crash_mini *m, co
         emb_crash_report_code(rep, m->pc, false, &code);
         add_code(r, &code, names, &nnames);
     }
-    sign(r, names, nnames);
+    sign(r, rep && rep->status != EMB_CRASH_REPORT_REFUSED, names, nnames);
 }
 
 /* A crash record and the mini-records after it, or mini-records alone. */

@@ -21,7 +21,8 @@ static const char *const V1[] = {
     " raw %s NOT NULL)",
     /* `buckets` reads this index alone: grouped by bucket, counted by version and device,
      * first and last seen, for the accepted records only. */
-    "CREATE INDEX records_by_bucket ON records (status, bucket, fw_version, device, uploaded)",
+    "CREATE INDEX records_by_bucket ON records (status, bucket, fw_version, device, uploaded,"
+    " signature)",
     /* what `symbols add` looks for: the records of one build still without symbols */
     "CREATE INDEX records_unsymbolised ON records (build_key, symbolised)",
     NULL,
