@@ -7,12 +7,16 @@
  *   fleet_device crash RETAINED KIND   KIND: null (SIGSEGV), div0 (SIGFPE), trap (SIGILL),
  *                                      abort (SIGABRT, raised in the C library)
  *   fleet_device save RETAINED OUT     the next start: saves the record (exit 1: none)
+ *   fleet_device frame RETAINED OUT    the same, framed as the device's link sends it: one
+ *                                      channel-2 frame (emb_frame_encode)
  */
 #define _GNU_SOURCE
 #include <emb/crash.h>
+#include <emb/frame.h>
 #include <emb/native.h>
 #include <emb/trace_events.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,7 +102,9 @@ static int crash(const char *retained, const char *kind)
     return 2;
 }
 
-static int save(const char *retained, const char *out)
+static uint8_t frame_buf[EMB_FRAME_WIRE_MAX(EMB_FRAME_CRASH_MAX)];
+
+static int save(const char *retained, const char *out, bool framed)
 {
     if (start(retained) != 0)
         return 2;
@@ -106,8 +112,12 @@ static int save(const char *retained, const char *out)
     uint32_t length;
     if (emb_crash_record_get(&record, &length) != EMB_OK)
         return 1;
+    if (framed) {
+        length = (uint32_t)emb_frame_encode(frame_buf, sizeof frame_buf, EMB_FRAME_CH_CRASH, record, length);
+        record = frame_buf;
+    }
     FILE *f = fopen(out, "wb");
-    if (f == NULL || fwrite(record, 1, length, f) != length || fclose(f) != 0)
+    if (length == 0 || f == NULL || fwrite(record, 1, length, f) != length || fclose(f) != 0)
         return 2;
     emb_crash_record_clear();
     return 0;
@@ -117,8 +127,8 @@ int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "crash") == 0)
         return crash(argv[2], argv[3]);
-    if (argc == 4 && strcmp(argv[1], "save") == 0)
-        return save(argv[2], argv[3]);
-    fprintf(stderr, "usage: fleet_device crash RETAINED KIND | save RETAINED OUT\n");
+    if (argc == 4 && (strcmp(argv[1], "save") == 0 || strcmp(argv[1], "frame") == 0))
+        return save(argv[2], argv[3], argv[1][0] == 'f');
+    fprintf(stderr, "usage: fleet_device crash RETAINED KIND | save|frame RETAINED OUT\n");
     return 2;
 }
