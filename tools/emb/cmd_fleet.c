@@ -62,6 +62,24 @@ static struct emb_fleet_db *open_db(const struct emb_fleet_args *a)
     return db;
 }
 
+/* Files ingested a transaction: one commit (one wait for the disk) per batch, not per
+ * file. A database error rolls the batch back and stops. */
+#define BATCH 500u
+
+/* Commits the batch when it is full, or (end) whatever it holds; begins the next. */
+static int batch_step(struct emb_fleet_db *db, bool end)
+{
+    static unsigned held;
+    if (!end && ++held < BATCH)
+        return 0;
+    held = 0;
+    if (emb_fleet_db_commit(db) != 0 || (!end && emb_fleet_db_begin(db) != 0)) {
+        emb_cli_error(CMD, "%s (the last %u files' rows are not stored)", db->err, BATCH);
+        return -1;
+    }
+    return 0;
+}
+
 static int ingest_file(struct emb_fleet_db *db, struct emb_fleet_symbols *syms,
                        const struct emb_fleet_args *a, const char *path)
 {
@@ -81,6 +99,8 @@ static int ingest_file(struct emb_fleet_db *db, struct emb_fleet_symbols *syms,
         emb_cli_error(CMD, "%s: %s", path, db->err);
         return -1; /* the database failed: stop */
     }
+    if (batch_step(db, false) != 0)
+        return -1;
     if (res.refused)
         fprintf(stderr, "%s: %s: %s (stored as refused)\n", CMD, path, res.reason);
     if (!a->quiet)
@@ -137,13 +157,17 @@ static int cmd_ingest(const struct emb_fleet_args *a, int argc, char **argv)
     if (!db)
         return EMB_EXIT_BAD;
     struct emb_fleet_symbols *syms = emb_fleet_symbols_new(db);
-    int worst = EMB_EXIT_OK;
+    int worst = emb_fleet_db_begin(db) == 0 ? EMB_EXIT_OK : -1;
     for (int i = optind; i < argc && worst >= 0; i++) {
         struct stat st;
         bool dir = stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode);
         int rc = dir ? ingest_dir(db, syms, a, argv[i]) : ingest_file(db, syms, a, argv[i]);
         worst = rc < 0 ? -1 : (rc > worst ? rc : worst);
     }
+    if (worst >= 0 && batch_step(db, true) != 0)
+        worst = -1;
+    else if (worst < 0)
+        emb_fleet_db_rollback(db);
     emb_fleet_symbols_free(syms);
     emb_fleet_db_close(db);
     return worst < 0 ? EMB_EXIT_BAD : worst;

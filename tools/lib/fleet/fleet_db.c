@@ -49,18 +49,40 @@ long emb_fleet_db_exec(struct emb_fleet_db *db, const char *sql, size_t nparams,
 
 int emb_fleet_db_begin(struct emb_fleet_db *db)
 {
-    return emb_fleet_db_exec(db, "BEGIN", 0, NULL, NULL, NULL) < 0 ? -1 : 0;
+    if (db->depth++ > 0)
+        return db->failed ? -1 : 0;
+    db->failed = false;
+    if (emb_fleet_db_exec(db, "BEGIN", 0, NULL, NULL, NULL) < 0) {
+        db->depth = 0;
+        return -1;
+    }
+    return 0;
 }
 
 int emb_fleet_db_commit(struct emb_fleet_db *db)
 {
+    if (db->depth == 0 || --db->depth > 0)
+        return db->failed ? -1 : 0;
+    if (db->failed) {
+        db->depth = 1;
+        emb_fleet_db_rollback(db);
+        snprintf(db->err, sizeof db->err, "the batch was rolled back after an error");
+        return -1;
+    }
     return emb_fleet_db_exec(db, "COMMIT", 0, NULL, NULL, NULL) < 0 ? -1 : 0;
 }
 
 void emb_fleet_db_rollback(struct emb_fleet_db *db)
 {
+    if (db->depth > 1) {
+        db->depth--;
+        db->failed = true; /* the outermost rolls back when it ends */
+        return;
+    }
     char keep[sizeof db->err];
     memcpy(keep, db->err, sizeof keep); /* the error that made us roll back is the one to tell */
     emb_fleet_db_exec(db, "ROLLBACK", 0, NULL, NULL, NULL);
     memcpy(db->err, keep, sizeof keep);
+    db->depth = 0;
+    db->failed = false;
 }

@@ -39,6 +39,8 @@ struct emb_fleet_db {
     const struct emb_fleet_db_ops *ops;
     void *impl;
     char err[512]; /* the last error */
+    unsigned depth; /* transactions open: only the outermost is the database's */
+    bool failed;    /* an inner one rolled back: the outermost cannot commit */
 };
 
 /* Opens the database `url` names (sqlite:PATH, a bare PATH, postgresql://..., postgres://)
@@ -49,7 +51,9 @@ void emb_fleet_db_close(struct emb_fleet_db *db);
 /* Runs one statement (see ops->exec); errors land in db->err. */
 long emb_fleet_db_exec(struct emb_fleet_db *db, const char *sql, size_t nparams,
                        const struct emb_fleet_value *params, emb_fleet_row_fn row, void *arg);
-/* BEGIN / COMMIT / ROLLBACK. 0 or -1. */
+/* BEGIN / COMMIT / ROLLBACK. 0 or -1. They nest: a batch (many ingests in one
+ * transaction, one commit to wait for) begins around ingests that begin their own; a
+ * rollback inside rolls back the batch, whose commit then fails. */
 int emb_fleet_db_begin(struct emb_fleet_db *db);
 int emb_fleet_db_commit(struct emb_fleet_db *db);
 void emb_fleet_db_rollback(struct emb_fleet_db *db);
