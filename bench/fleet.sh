@@ -24,7 +24,7 @@ trap pg_temp_stop EXIT
 
 json="$build/bench/fleet.json"
 echo "[" > "$json"
-printf '%-11s %9s %12s %12s %13s %9s\n' engine records "ingest s" "records/s" "buckets ms" buckets
+printf '%-11s %9s %10s %10s %12s %11s %8s\n' engine records "ingest s" records/s "cpu us/rec" "buckets ms" buckets
 first=1
 for n in $sizes; do
   for engine in sqlite postgresql; do
@@ -32,17 +32,17 @@ for n in $sizes; do
       rm -f "$dir/fleet.db" "$dir/fleet.db-wal" "$dir/fleet.db-shm"
       url="sqlite:$dir/fleet.db"
     else
-      "$PG_BIN/psql" -q "$PG_TEMP_URL" -c "DROP TABLE IF EXISTS records, symbols, fleet_schema" >/dev/null
+      "$PG_BIN/psql" -q "$PG_TEMP_URL" -c "DROP TABLE IF EXISTS records, symbols, fleet_schema" >/dev/null 2>&1
       url=$PG_TEMP_URL
     fi
     out=$("$bench" "$url" "$n" "$fw" "$dir/pcs.txt")
-    read -r _ secs rate <<<"$(echo "$out" | grep '^ingest')"
+    read -r _ secs rate cpu <<<"$(echo "$out" | grep '^ingest')"
     read -r _ ms nb <<<"$(echo "$out" | grep '^buckets')"
-    printf '%-11s %9s %12s %12s %13s %9s\n' $engine "$n" "$secs" "$rate" "$ms" "$nb"
+    printf '%-11s %9s %10s %10s %12s %11s %8s\n' $engine "$n" "$secs" "$rate" "$cpu" "$ms" "$nb"
     [ $first = 1 ] || echo "," >> "$json"
     first=0
-    printf '{"engine": "%s", "records": %s, "ingest_s": %s, "records_per_s": %s, "buckets_ms": %s, "buckets": %s}' \
-      $engine "$n" "$secs" "$rate" "$ms" "$nb" >> "$json"
+    printf '{"engine": "%s", "records": %s, "ingest_s": %s, "records_per_s": %s, "cpu_us_per_record": %s, "buckets_ms": %s, "buckets": %s}' \
+      $engine "$n" "$secs" "$rate" "$cpu" "$ms" "$nb" >> "$json"
   done
 done
 echo "]" >> "$json"
