@@ -65,6 +65,13 @@ $block text extracted.embt | cmp -s - my.yaml; ok $? "  its header carries the c
 "$emb" trace --color=never extracted.embt >extracted.txt && same run.txt extracted.txt
 ok $? "  emb trace reads it with no --catalog: the same events"
 
+# ---- a live capture's saved stream carries the catalogue given (--file reads as a source) ----
+"$emb" capture --file old.embt --catalog my.yaml --save-trace saved.embt -o live.emb >/dev/null 2>&1
+ok $? "emb capture --file --catalog --save-trace"
+$block text saved.embt | cmp -s - my.yaml; ok $? "  the saved stream's header carries the catalogue"
+"$emb" trace --color=never saved.embt >saved.txt && same run.txt saved.txt
+ok $? "  emb trace reads it with no --catalog: the same events"
+
 # ---- emb capture keeps what the stream carries; emb import --capture ----
 "$emb" capture -o carried.emb run.embt >/dev/null; ok $? "emb capture of the stream: no --catalog"
 "$emb" inspect carried.emb | grep -q "catalog v1"; ok $? "  the capture carries the catalogue"
