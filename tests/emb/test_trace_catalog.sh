@@ -71,6 +71,8 @@ ok $? "emb capture --file --catalog --save-trace"
 $block text saved.embt | cmp -s - my.yaml; ok $? "  the saved stream's header carries the catalogue"
 "$emb" trace --color=never saved.embt >saved.txt && same run.txt saved.txt
 ok $? "  emb trace reads it with no --catalog: the same events"
+"$emb" capture extract --trace live.emb -o live_extracted.embt && same saved.embt live_extracted.embt
+ok $? "  emb capture extract --trace gives back the same bytes as --save-trace wrote"
 
 # ---- emb capture keeps what the stream carries; emb import --capture ----
 "$emb" capture -o carried.emb run.embt >/dev/null; ok $? "emb capture of the stream: no --catalog"
