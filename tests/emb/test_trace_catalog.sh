@@ -79,6 +79,9 @@ ok $? "  emb capture extract --trace gives back the same bytes as --save-trace w
 "$emb" inspect carried.emb | grep -q "catalog v1"; ok $? "  the capture carries the catalogue"
 "$emb" trace --color=never carried.emb >carried.txt && same run.txt carried.txt
 ok $? "  and decodes as the stream did"
+"$emb" capture extract --trace carried.emb -o recarried.embt && [ "$($block count recarried.embt)" = 1 ] &&
+  "$emb" trace --color=never recarried.embt | cmp -s - run.txt
+ok $? "  extracted again, its stream's block is replaced, not repeated: one block, the same events"
 "$emb" import rtems-record "$in/v10_le32.rec" -o imported.embt --events events.txt \
   --capture imported.emb >/dev/null
 ok $? "emb import --events --capture seals the import"

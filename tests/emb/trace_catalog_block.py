@@ -9,6 +9,7 @@ usage: trace_catalog_block.py MODE IN [OUT]
   strip IN OUT   the stream without its block (a sealed header's CRC computed again)
   seal IN OUT    a version-1 stream made version 2: a SEAL block, a CRC-32 after each packet
   check IN       a sealed stream's header CRC and every packet CRC verified
+  count IN       how many catalog blocks the header holds, on stdout
   rename IN OUT  the block's YAML with `pump_speed` renamed (a valid catalogue, another
                  checksum), recompressed, lengths and CRC kept right
   short IN OUT   the block's zlib length stated larger than the block holds
@@ -117,6 +118,9 @@ def main():
         if block is None:
             sys.exit(1)
         sys.stdout.buffer.write(text_of(block))
+        return
+    if mode == "count":
+        print(sum(1 for _, tag, _ in parse(data)[4] if tag == CATL))
         return
     if mode == "check":
         check(data)
