@@ -231,6 +231,21 @@ static int index_events(struct ctf_plan *p)
     return 0;
 }
 
+static int by_stream_and_name(const void *a, const void *b)
+{
+    const bt_event_class *x = *(const bt_event_class *const *)a, *y = *(const bt_event_class *const *)b;
+    uint64_t sx = bt_stream_class_get_id(bt_event_class_borrow_stream_class_const(x));
+    uint64_t sy = bt_stream_class_get_id(bt_event_class_borrow_stream_class_const(y));
+    if (sx != sy)
+        return sx < sy ? -1 : 1;
+    const char *nx = bt_event_class_get_name(x), *ny = bt_event_class_get_name(y);
+    int c = strcmp(nx ? nx : "", ny ? ny : "");
+    if (c != 0)
+        return c;
+    uint64_t ix = bt_event_class_get_id(x), iy = bt_event_class_get_id(y);
+    return ix < iy ? -1 : ix > iy;
+}
+
 int ctf_plan_build(struct ctf_plan *p, const bt_trace_class *tc, const char *trace,
                    struct emb_problems *ps)
 {
@@ -247,12 +262,21 @@ int ctf_plan_build(struct ctf_plan *p, const bt_trace_class *tc, const char *tra
     struct emb_buf y = {0};
     emb_buf_printf(&y, "# The events of a CTF trace (made by the CTF import).\nversion: 1\n"
                    "classes:\n  - name: ctf\n    id: 0\n    doc: The trace's events.\n    events:\n");
-    int rc = p->events ? 0 : -1;
+    const bt_event_class **order = calloc(total ? total : 1, sizeof *order);
+    int rc = p->events && order ? 0 : -1;
+    size_t k = 0;
     for (uint64_t s = 0; rc == 0 && s < bt_trace_class_get_stream_class_count(tc); s++) {
         const bt_stream_class *sc = bt_trace_class_borrow_stream_class_by_index_const(tc, s);
-        for (uint64_t e = 0; rc == 0 && e < bt_stream_class_get_event_class_count(sc); e++)
-            rc = add_event(p, &y, bt_stream_class_borrow_event_class_by_index_const(sc, e), trace, ps);
+        for (uint64_t e = 0; e < bt_stream_class_get_event_class_count(sc); e++)
+            order[k++] = bt_stream_class_borrow_event_class_by_index_const(sc, e);
     }
+    /* By name: a tracer numbers its event classes in the order they registered, which
+     * two runs of one program need not share; the catalogue (and its checksum) must. */
+    if (rc == 0)
+        qsort(order, total, sizeof *order, by_stream_and_name);
+    for (size_t i = 0; rc == 0 && i < total; i++)
+        rc = add_event(p, &y, order[i], trace, ps);
+    free(order);
     if (rc == 0 && total == 0)
         emb_buf_printf(&y, "      []\n");
     if (rc == 0)
