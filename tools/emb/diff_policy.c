@@ -31,7 +31,7 @@ void emb_diff_spec_name(const char *spec, bool ctf, const struct emb_catalog *ca
     char raw[160], field[96];
     snprintf(raw, sizeof raw, "%.*s", (int)(dot - spec), spec);
     emb_ctf_name(raw, ev, sizeof ev);
-    emb_ctf_name(dot + 1, field, sizeof field);
+    emb_ctf_field_name(dot + 1, field, sizeof field);
     snprintf(out, len, "%s.%s", ev, field);
 }
 

@@ -41,3 +41,12 @@ else()
            COMMAND sh -c "echo 'SKIP: barectf is not installed (python3-barectf, scripts/install-deps.sh)'; exit 77")
 endif()
 set_tests_properties(test_ctf_barectf PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 120)
+
+# Our own decoder against libbabeltrace2 on our own CTF: the console demo's and the MPS2
+# firmware's traces (the firmware when arm-none-eabi-gcc built it).
+if(TARGET console)
+  add_test(NAME test_ctf_own
+           COMMAND bash ${CTF_FOREIGN_DIR}/test_ctf_own.sh $<TARGET_FILE:emb_tool> $<TARGET_FILE:console>
+                   ${CMAKE_BINARY_DIR}/fw/qemu-mps2-m3.elf ${CMAKE_CURRENT_BINARY_DIR}/test_ctf_own)
+  set_tests_properties(test_ctf_own PROPERTIES LABELS integration TIMEOUT 180)
+endif()

@@ -5,6 +5,7 @@
 #include "ctf_import_internal.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,12 @@ void emb_ctf_name(const char *name, char *out, size_t len)
     if (o == 0)
         out[o++] = 'x';
     out[o] = '\0';
+}
+
+void emb_ctf_field_name(const char *name, char *out, size_t len)
+{
+    emb_ctf_name(name, out, len);
+    size_t o = strlen(out);
     for (size_t k = 0; k < sizeof C_KEYWORDS / sizeof C_KEYWORDS[0]; k++)
         if (!strcmp(out, C_KEYWORDS[k]) && o + 1 < len) {
             out[o++] = '_';
@@ -80,6 +87,51 @@ static const char *int_type(bool is_signed, uint64_t bits)
     return is_signed ? s[k] : u[k];
 }
 
+/* An enumeration's labels as `values: {...}` when each names one value (the catalogue's
+ * labels are identifiers of single values); else nothing: the numbers are shown. */
+static void enum_values(const bt_field_class *fc, bool sig, char *out, size_t len)
+{
+    uint64_t n = bt_field_class_enumeration_get_mapping_count(fc);
+    size_t used = (size_t)snprintf(out, len, ", values: {");
+    for (uint64_t i = 0; i < n && n <= 256; i++) {
+        const bt_field_class_enumeration_mapping *m;
+        const bt_integer_range_set *rs;
+        int64_t lo, hi;
+        if (sig) {
+            const bt_field_class_enumeration_signed_mapping *sm =
+                bt_field_class_enumeration_signed_borrow_mapping_by_index_const(fc, i);
+            m = bt_field_class_enumeration_signed_mapping_as_mapping_const(sm);
+            const bt_integer_range_set_signed *r = bt_field_class_enumeration_signed_mapping_borrow_ranges_const(sm);
+            rs = bt_integer_range_set_signed_as_range_set_const(r);
+            const bt_integer_range_signed *r0 = bt_integer_range_set_get_range_count(rs) == 1
+                ? bt_integer_range_set_signed_borrow_range_by_index_const(r, 0) : NULL;
+            lo = r0 ? bt_integer_range_signed_get_lower(r0) : 0;
+            hi = r0 ? bt_integer_range_signed_get_upper(r0) : 1;
+        } else {
+            const bt_field_class_enumeration_unsigned_mapping *um =
+                bt_field_class_enumeration_unsigned_borrow_mapping_by_index_const(fc, i);
+            m = bt_field_class_enumeration_unsigned_mapping_as_mapping_const(um);
+            const bt_integer_range_set_unsigned *r = bt_field_class_enumeration_unsigned_mapping_borrow_ranges_const(um);
+            rs = bt_integer_range_set_unsigned_as_range_set_const(r);
+            const bt_integer_range_unsigned *r0 = bt_integer_range_set_get_range_count(rs) == 1
+                ? bt_integer_range_set_unsigned_borrow_range_by_index_const(r, 0) : NULL;
+            lo = r0 && bt_integer_range_unsigned_get_lower(r0) <= INT32_MAX ? (int64_t)bt_integer_range_unsigned_get_lower(r0) : 0;
+            hi = r0 && bt_integer_range_unsigned_get_upper(r0) <= INT32_MAX ? (int64_t)bt_integer_range_unsigned_get_upper(r0) : 1;
+        }
+        char label[64], key[72];
+        emb_ctf_name(bt_field_class_enumeration_mapping_get_label(m), label, sizeof label);
+        snprintf(key, sizeof key, "%s%s: ", i ? ", " : "{", label);
+        if (lo != hi || lo < INT32_MIN || lo > INT32_MAX || strstr(out, key + (i ? 0 : 1)) != NULL)
+            break; /* a range, or a label met twice: numbers only */
+        used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%s%s: %" PRId64, i ? ", " : "", label, lo);
+        if (i + 1 == n && used + 2 < len) {
+            snprintf(out + used, len - used, "}");
+            return;
+        }
+    }
+    out[0] = '\0';
+}
+
 static int add_leaf(struct walk *w, const char *name, const bt_field_class *fc, uint8_t depth)
 {
     bt_field_class_type t = bt_field_class_get_type(fc);
@@ -87,8 +139,11 @@ static int add_leaf(struct walk *w, const char *name, const bt_field_class *fc, 
     struct ctf_leaf leaf = {.depth = depth};
     memcpy(leaf.path, w->path, sizeof leaf.path);
     bool hex = false;
+    char values[2048] = "";
     if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_INTEGER)) {
         bool sig = bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER);
+        if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_ENUMERATION))
+            enum_values(fc, sig, values, sizeof values);
         leaf.kind = sig ? CTF_LEAF_SINT : CTF_LEAF_UINT;
         type = int_type(sig, bt_field_class_integer_get_field_value_range(fc));
         hex = bt_field_class_integer_get_preferred_display_base(fc) ==
@@ -115,7 +170,8 @@ static int add_leaf(struct walk *w, const char *name, const bt_field_class *fc, 
         w->cap = cap;
     }
     w->e->leaves[w->e->nleaves++] = leaf;
-    emb_buf_printf(w->yaml, "          - {name: %s, type: %s%s}\n", name, type, hex ? ", display: hex" : "");
+    emb_buf_printf(w->yaml, "          - {name: %s, type: %s%s%s}\n", name, type, hex ? ", display: hex" : "",
+                   values);
     return 0;
 }
 
@@ -128,7 +184,7 @@ static int add_struct(struct walk *w, const bt_field_class *fc, const char *pref
         const bt_field_class *mfc = bt_field_class_structure_member_borrow_field_class_const(m);
         char raw[160], name[160];
         snprintf(raw, sizeof raw, "%s%s%s", prefix, *prefix ? "_" : "", bt_field_class_structure_member_get_name(m));
-        emb_ctf_name(raw, name, sizeof name);
+        emb_ctf_field_name(raw, name, sizeof name);
         if (depth >= CTF_MAX_DEPTH)
             return refuse(w, name, "nested more than 8 structures deep");
         w->path[depth] = (uint16_t)i;

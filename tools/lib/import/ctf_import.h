@@ -22,10 +22,12 @@
 /* True when `path` is a directory holding a `metadata` file: a CTF trace. */
 bool emb_ctf_is_trace_dir(const char *path);
 
-/* How a CTF name (an event `provider:event`, a field) is named in the catalogue: lower
- * case, every character outside [a-z0-9_] made `_`, a leading digit or `emb_` prefixed
- * with `x`, a C keyword suffixed with `_`. Idempotent: a catalogue name maps to itself. */
+/* How a CTF event name (`provider:event`) is named in the catalogue: lower case, every
+ * character outside [a-z0-9_] made `_`, a leading digit or `emb_` prefixed with `x`.
+ * Idempotent: a catalogue name maps to itself. */
 void emb_ctf_name(const char *name, char *out, size_t len);
+/* A field's name: the same, and a C keyword suffixed with `_` (`int` is `int_`). */
+void emb_ctf_field_name(const char *name, char *out, size_t len);
 
 struct emb_ctf_import_stats {
     uint64_t events;            /* events written */
