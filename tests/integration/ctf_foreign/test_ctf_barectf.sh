@@ -66,5 +66,12 @@ assert d["significant"] == 1, d["significant"]
 "$emb" diff --json --anchor cycle_start.cycle "$tmp/good" "$tmp/jitter" >/dev/null
 ok $(($? == 1 ? 0 : 1)) "without the policy, settle_ns is compared exactly: the jitter shows"
 
+# A stream file renamed: its context has another name, paired back with --pair.
+cp -r "$tmp/jitter" "$tmp/renamed" && mv "$tmp/renamed/controller" "$tmp/renamed/actuator"
+"$emb" diff --json --policy "$tmp/policy.yaml" "$tmp/good" "$tmp/renamed" >/dev/null
+ok $(($? == 1 ? 0 : 1)) "a context named otherwise is not paired by name (exit 1)"
+"$emb" diff --json --policy "$tmp/policy.yaml" --pair controller=actuator "$tmp/good" "$tmp/renamed" >/dev/null
+ok $? "--pair controller=actuator pairs it: no difference (exit 0)"
+
 echo "# $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
