@@ -226,15 +226,10 @@ static int add_event(struct ctf_plan *p, struct emb_buf *y, const bt_event_class
 {
     struct ctf_event_plan *e = &p->events[p->nevents];
     const char *raw = bt_event_class_get_name(ec) ? bt_event_class_get_name(ec) : "event";
-    char name[128];
-    event_name(p, raw, name, sizeof name);
     *e = (struct ctf_event_plan){.ec = ec, .id = (uint16_t)(p->nevents + 1)};
-    /* the name, until the catalogue is parsed, is kept where the event will point */
-    e->ev = (const struct emb_catalog_event *)strdup(name);
+    event_name(p, raw, e->name, sizeof e->name);
     p->nevents++;
-    if (e->ev == NULL)
-        return -1;
-    emb_buf_printf(y, "      - name: %s\n        id: %u\n        doc: ", name, e->id);
+    emb_buf_printf(y, "      - name: %s\n        id: %u\n        doc: ", e->name, e->id);
     yaml_quoted(y, raw);
     emb_buf_printf(y, "\n        fields:\n");
     struct walk w = {.yaml = y, .e = e, .trace = trace, .event = raw, .ps = ps};
@@ -259,8 +254,11 @@ static int link_catalog(struct ctf_plan *p, const char *yaml, size_t len, const 
     for (size_t i = 0; i < p->nevents; i++) {
         struct ctf_event_plan *e = &p->events[i];
         e->ev = emb_catalog_event(p->catalog, e->id);
-        if (e->ev == NULL || e->ev->nfields != e->nleaves)
+        if (e->ev == NULL || e->ev->nfields != e->nleaves) {
+            emb_report(ps, EMB_ERROR, -1, "event `%s`: its catalogue entry does not hold its "
+                       "fields", e->name);
             return -1;
+        }
         for (size_t f = 0; f < e->nleaves; f++)
             e->leaves[f].field = &e->ev->fields[f];
     }

@@ -487,6 +487,13 @@ static int finish(struct importer *imp, struct emb_ctf_import *out)
     imp->plan.yaml = NULL;
     imp->stats.contexts = imp->nctx;
     out->stats = imp->stats;
+    if (imp->stats.truncated_strings != 0)
+        emb_report(imp->ps, EMB_WARNING, -1, "%" PRIu64 " strings longer than 31 bytes were cut "
+                   "to their first 31 (a string field is char[32]: docs/ctf-foreign.md)",
+                   imp->stats.truncated_strings);
+    if (imp->stats.discarded_packets != 0)
+        emb_report(imp->ps, EMB_WARNING, -1, "libbabeltrace2 found %" PRIu64 " packets "
+                   "discarded: their events are not in the trace", imp->stats.discarded_packets);
     return 0;
 }
 
