@@ -1,13 +1,8 @@
 #!/bin/bash
 # What the RISC-V virt tests share (sourced): QEMU's virt machine with $harts harts under
 # multi-threaded TCG and its GDB server, batch GDB on it, TAP checks.
-# Expects qemu, fw, harts and work set; sets port and n, failed.
-n=0 failed=0
-check() { # check NAME COMMAND...
-  local what=$1; shift
-  n=$((n + 1))
-  if "$@" >>"$work/checks.log" 2>&1; then echo "ok $n - $what"; else echo "not ok $n - $what"; failed=$((failed + 1)); fi
-}
+# Expects qemu, fw, harts and work set; sets port, and n and failed (tests/support/tap_check.sh).
+. "$(dirname "${BASH_SOURCE[0]}")/../../support/tap_check.sh"
 virt_start() { # QEMU on the firmware, its GDB server at 127.0.0.1:$port
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   "$qemu" -M virt -smp "$harts" -accel tcg,thread=multi -bios none -nographic -monitor none \
