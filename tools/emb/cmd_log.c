@@ -160,8 +160,7 @@ static void put_escaped(struct emb_out *o, const char *text, size_t len)
         size_t n = len - at < 256u ? len - at : 256u;
         while (n < len - at && n > 1u && ((unsigned char)text[at + n] & 0xC0u) == 0x80u)
             n--; /* a piece never ends inside a UTF-8 sequence */
-        emb_text_escape(safe, sizeof safe, text + at, n);
-        emb_out_str(o, safe);
+        emb_out_bytes(o, safe, emb_text_escape(safe, sizeof safe, text + at, n));
         at += n;
     }
 }
