@@ -6,7 +6,8 @@
 # memory from /usr/bin/time; instructions per event from callgrind on 20k and 100k
 # events (the difference: start-up left out). Usage: bench/decode.sh BUILD_DIR
 # Knobs (environment): EMB_DECODE_SIZES ("1000000 4000000"), EMB_DECODE_CG_EVENTS (100000),
-# EMB_DECODE_LOG_RECORDS (3000000). Writes BUILD_DIR/bench/decode.txt.
+# EMB_DECODE_LOG_RECORDS (3000000), EMB_DECODE_BASELINE (another emb, for emb log), and
+# EMB_DECODE_ONLY=log (the emb log part alone). Writes BUILD_DIR/bench/decode.txt.
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: bench/decode.sh BUILD_DIR" >&2; exit 2; }
 build=$(cd "$1" && pwd)
@@ -57,6 +58,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf (b > 0 ? "%.1fx" : "-"), a / b}
 out=$dir/decode.txt
 : >"$out"
 say() { echo "$*" | tee -a "$out"; }
+if [ "${EMB_DECODE_ONLY:-}" != log ]; then
 say "| events | command | CPU s | wall s | peak MiB | vs babeltrace2 (CPU) |"
 say "|---|---|---|---|---|---|"
 for n in $sizes; do
@@ -113,16 +115,45 @@ say "| emb trace text | $(per_event "$emb" trace --color=never @TRACE@) |"
 say "| emb trace --summary | $(per_event "$emb" trace --summary @TRACE@) |"
 say "| emb trace -f ndjson | $(per_event "$emb" trace -f ndjson @TRACE@) |"
 say "| emb trace -f perfetto | $(per_event "$emb" trace -f perfetto @TRACE@) |"
+fi
 
-# emb log on a stream of the real library's records.
+# emb log on streams of the real library's records: one context, and four threads at once
+# (the contexts merged by time); EMB_DECODE_BASELINE=EMB runs another emb beside it on the
+# same streams (a ratio in one run). Instructions per record: callgrind on 100k and 500k.
+base=${EMB_DECODE_BASELINE:-}
 log=$dir/log-$log_records.bin
+log4=$dir/log4-$log_records.bin
 [ -f "$log" ] || "$logger" "$log" "$log_records"
+[ -f "$log4" ] || "$logger" "$log4" "$log_records" 4
 row log "$emb" log --color=never --elf "$logger" "$log"
+row log4 "$emb" log --color=never --elf "$logger" "$log4"
 row logcat cat "$log"
+if [ -n "$base" ]; then
+    row logbase "$base" log --color=never --elf "$logger" "$log"
+    row log4base "$base" log --color=never --elf "$logger" "$log4"
+fi
+for n in 100000 500000; do
+    [ -f "$dir/log-$n.bin" ] || "$logger" "$dir/log-$n.bin" "$n"
+done
+log_per_record() { # log_per_record EMB
+    local a b
+    a=$(instructions "$1" log --color=never --elf "$logger" "$dir/log-100000.bin")
+    b=$(instructions "$1" log --color=never --elf "$logger" "$dir/log-500000.bin")
+    awk -v a="$a" -v b="$b" 'BEGIN {printf "%.0f", (b - a) / 400000}'
+}
 say ""
-say "| emb log, $log_records records ($(($(stat -c %s "$log") / 1000000)) MB) | CPU s | wall s | peak MiB | records/s (CPU) |"
-say "|---|---|---|---|---|"
-say "| cat | ${cpu[logcat]} | ${wall[logcat]} | $((mem[logcat] / 1024)) | |"
-say "| emb log | ${cpu[log]} | ${wall[log]} | $((mem[log] / 1024)) | $(awk -v n="$log_records" -v s="${cpu[log]}" 'BEGIN {printf "%.2f M", n / s / 1e6}') |"
+say "| emb log, $log_records records ($(($(stat -c %s "$log") / 1000000)) MB) | CPU s | wall s | peak MiB | records/s (CPU) | instructions per record |"
+say "|---|---|---|---|---|---|"
+say "| cat | ${cpu[logcat]} | ${wall[logcat]} | $((mem[logcat] / 1024)) | | |"
+log_row() { # log_row LABEL NAME [INSTRUCTIONS]
+    say "| $1 | ${cpu[$2]} | ${wall[$2]} | $((mem[$2] / 1024)) | $(awk -v n="$log_records" -v s="${cpu[$2]}" 'BEGIN {printf "%.2f M", n / s / 1e6}') | ${3:-} |"
+}
+log_row "emb log, one context" log "$(log_per_record "$emb")"
+log_row "emb log, four contexts" log4
+if [ -n "$base" ]; then
+    log_row "baseline, one context" logbase "$(log_per_record "$base")"
+    log_row "baseline, four contexts" log4base
+    say "one context: $(ratio "${cpu[logbase]}" "${cpu[log]}") less CPU than the baseline; four: $(ratio "${cpu[log4base]}" "${cpu[log4]}")"
+fi
 say ""
 say "load average during the run: $(cut -d' ' -f1-3 /proc/loadavg)"

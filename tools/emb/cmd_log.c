@@ -12,6 +12,7 @@
 #include "input_file.h"
 #include "output_file.h"
 #include "log_decode.h"
+#include "log_merge.h"
 #include "out_buf.h"
 #include "stream_kind.h"
 #include "trace_decode.h"
@@ -73,20 +74,15 @@ static int parse_args(int argc, char **argv, struct args *a)
 
 /* ---- Output ---- */
 
-struct held {            /* a record kept for sorting (whole-stream mode) */
-    struct emb_logrec rec;
-    size_t seq;
-};
-
 struct state {
     const struct args *a;
     const struct emb_logdb *db;
+    struct emb_log_decoder_options opt; /* the decoder's */
     struct emb_log_decoder *dec;
+    struct emb_log_merge *merge; /* the contexts in time order (whole-stream mode) */
     FILE *out;
     bool origin_set;
     uint64_t origin;     /* ticks printed as time 0 */
-    struct held *held;
-    size_t nheld, cap;
     bool oom;
     int ctx_width;
     uint64_t problems;   /* reported so far; past PROBLEMS_SHOWN they are only counted */
@@ -164,8 +160,7 @@ static void put_escaped(struct emb_out *o, const char *text, size_t len)
         size_t n = len - at < 256u ? len - at : 256u;
         while (n < len - at && n > 1u && ((unsigned char)text[at + n] & 0xC0u) == 0x80u)
             n--; /* a piece never ends inside a UTF-8 sequence */
-        emb_text_escape(safe, sizeof safe, text + at, n);
-        emb_out_str(o, safe);
+        emb_out_bytes(o, safe, emb_text_escape(safe, sizeof safe, text + at, n));
         at += n;
     }
 }
@@ -336,7 +331,7 @@ static void print_record(struct state *s, const struct emb_logrec *r)
         print_text(s, r);
 }
 
-/* A record from the decoder: printed now (--follow) or kept, with its bytes, for sorting. */
+/* A record from the decoder: printed now (--follow) or merged with the other contexts'. */
 static void on_record(void *arg, const struct emb_logrec *r)
 {
     struct state *s = arg;
@@ -349,35 +344,17 @@ static void on_record(void *arg, const struct emb_logrec *r)
         fflush(s->out);
         return;
     }
-    if (s->oom)
-        return;
-    struct held *held = emb_array_grow(s->held, &s->cap, s->nheld + 1u, sizeof *held);
-    if (held == NULL) {
-        s->oom = true;
-        return;
-    }
-    s->held = held;
-    struct held *h = &s->held[s->nheld];
-    h->rec = *r;
-    h->seq = s->nheld;
-    char *text = r->text_len > 0u ? malloc(r->text_len) : NULL;
-    uint8_t *data = r->data_len > 0u ? malloc(r->data_len) : NULL;
-    char *name = strdup(r->ctx_name);
-    if ((r->text_len > 0u && text == NULL) || (r->data_len > 0u && data == NULL) || name == NULL) {
-        free(text);
-        free(data);
-        free(name);
-        s->oom = true;
-        return;
-    }
-    if (text != NULL)
-        memcpy(text, r->text, r->text_len);
-    if (data != NULL)
-        memcpy(data, r->data, r->data_len);
-    h->rec.text = text;
-    h->rec.data = data;
-    h->rec.ctx_name = name;
-    s->nheld++;
+    emb_log_merge_push(s->merge, r);
+}
+
+static void on_merged(void *arg, const struct emb_logrec *r)
+{
+    print_record(arg, r);
+}
+
+static void on_planned(void *arg, const struct emb_logrec *r)
+{
+    emb_log_merge_plan(arg, r);
 }
 
 /* A decoder's problem, shown at once (the first PROBLEMS_SHOWN), at its offset in the
@@ -392,45 +369,86 @@ static void on_problem(void *arg, const struct emb_problem *p)
     emb_cli_problem((void *)CMD, &at);
 }
 
-static int cmp_held(const void *x, const void *y)
-{
-    const struct held *a = x, *b = y;
-    if (a->rec.ts != b->rec.ts)
-        return a->rec.ts < b->rec.ts ? -1 : 1;
-    return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
-/* Merges contexts by time. A record without a timestamp (CONFIG_EMB_LOG_TIMESTAMP=n)
- * carries its context's last sync time, so order within a context is kept. */
-static void print_held(struct state *s)
-{
-    bool ordered = true; /* one context, or contexts drained in time order: no sort */
-    for (size_t i = 1; i < s->nheld && ordered; i++)
-        ordered = cmp_held(&s->held[i - 1], &s->held[i]) < 0;
-    if (!ordered)
-        qsort(s->held, s->nheld, sizeof *s->held, cmp_held);
-    for (size_t i = 0; i < s->nheld; i++) {
-        if (!s->origin_set && s->held[i].rec.has_ts) {
-            s->origin = s->held[i].rec.ts;
-            s->origin_set = true;
-        }
-    }
-    for (size_t i = 0; i < s->nheld; i++) {
-        print_record(s, &s->held[i].rec);
-        free((void *)s->held[i].rec.text);
-        free((void *)s->held[i].rec.data);
-        free((void *)s->held[i].rec.ctx_name);
-    }
-    free(s->held);
-    s->held = NULL;
-    s->nheld = 0;
-}
-
 /* ---- Input ---- */
 
-/* A sealed capture ("EMBS"): its log section is the stream, fed whole. False when the
+/* Feeds a decoder bytes held whole, a piece at a time as they would arrive; a mapped
+ * file's pages are let go behind the walk. */
+static void walk(struct state *s, struct emb_log_decoder *d, const uint8_t *data, size_t len,
+                 bool mapped)
+{
+    enum { PIECE = 65536 };
+    for (size_t at = 0; at < len && !emb_log_decoder_summary(d)->fatal; at += PIECE) {
+        size_t n = len - at < PIECE ? len - at : PIECE;
+        emb_log_merge_next_piece(s->merge);
+        emb_log_decoder_feed(d, data + at, n);
+        if (mapped)
+            emb_input_map_release(data, at + n);
+    }
+}
+
+/* The stream held whole: walked once for its contexts' records and order (no text, no
+ * problems), so the second walk prints as it decodes, merged in time order with memory
+ * that does not grow with the stream. */
+static void feed_bytes(struct state *s, const uint8_t *data, size_t len, bool mapped)
+{
+    struct emb_log_decoder_options plan = s->opt;
+    plan.no_text = true;
+    plan.record = on_planned;
+    plan.arg = s->merge;
+    plan.problems = NULL;
+    struct emb_log_decoder *d = emb_log_decoder_new(&plan);
+    if (d != NULL) { /* else unplanned: every record is kept, as for a pipe */
+        walk(s, d, data, len, mapped);
+        emb_log_decoder_finish(d);
+        emb_log_decoder_free(d);
+        if (emb_log_merge_plan_name_width(s->merge) > s->ctx_width)
+            s->ctx_width = emb_log_merge_plan_name_width(s->merge);
+    }
+    walk(s, s->dec, data, len, mapped);
+}
+
+/* A sealed capture ("EMBS") held whole: its log section is the stream. False when the
  * capture is refused or holds no log (said). */
-static bool feed_capture(struct state *s, struct emb_input *in, uint64_t *total)
+static bool feed_capture(struct state *s, const uint8_t *bytes, size_t size, bool mapped,
+                         uint64_t *total)
+{
+    struct emb_problems ps;
+    emb_problems_init_callback(&ps, s->a->stream, emb_cli_problem, (void *)CMD);
+    struct emb_capture_section sec;
+    if (emb_capture_unwrap(bytes, size, EMB_CAP_SEC_LOG, emb_catalog_builtin(), &sec, &ps) != 0)
+        return false;
+    s->base = sec.offset;
+    feed_bytes(s, sec.data, (size_t)sec.length, mapped);
+    *total = sec.length;
+    return true;
+}
+
+/* A regular file, mapped: a capture, or the stream itself. False when it is neither
+ * mapped (then it is read) nor refused. */
+static bool feed_mapped(struct state *s, struct emb_input *in, uint64_t *total, bool *ok)
+{
+    size_t len;
+    const uint8_t *map = s->a->follow ? NULL : emb_input_map_rest(in, UINT64_MAX, &len);
+    if (map == NULL)
+        return false;
+    bool capture = !s->a->raw && emb_stream_kind(map, len < 4u ? len : 4u) == EMB_STREAM_CAPTURE;
+    if (capture && len > emb_input_limit()) { /* refused where it is read */
+        emb_input_unmap(map, len);
+        return false;
+    }
+    *ok = true;
+    if (capture) {
+        *ok = feed_capture(s, map, len, true, total);
+    } else {
+        feed_bytes(s, map, len, true);
+        *total = len;
+    }
+    emb_input_unmap(map, len);
+    return true;
+}
+
+/* A capture that could not be mapped, read whole. */
+static bool read_capture(struct state *s, struct emb_input *in, uint64_t *total)
 {
     char err[512];
     size_t size;
@@ -439,15 +457,7 @@ static bool feed_capture(struct state *s, struct emb_input *in, uint64_t *total)
         emb_cli_error_at(CMD, s->a->stream, -1, "%s", err);
         return false;
     }
-    struct emb_problems ps;
-    emb_problems_init_callback(&ps, s->a->stream, emb_cli_problem, (void *)CMD);
-    struct emb_capture_section sec;
-    bool ok = emb_capture_unwrap(bytes, size, EMB_CAP_SEC_LOG, emb_catalog_builtin(), &sec, &ps) == 0;
-    if (ok) {
-        s->base = sec.offset;
-        emb_log_decoder_feed(s->dec, sec.data, (size_t)sec.length);
-        *total = sec.length;
-    }
+    bool ok = feed_capture(s, bytes, size, false, total);
     free(bytes);
     return ok;
 }
@@ -474,21 +484,25 @@ static bool trace_origin(struct state *s)
     return ok;
 }
 
-/* Feeds the decoder everything the input holds, read as it arrives from the one
- * descriptor the input was opened on (the first bytes looked at for a capture's magic
- * are fed, not lost): *total gets the bytes fed. False when a capture was refused. */
+/* Feeds the decoder everything the input holds: a regular file mapped, anything else
+ * read as it arrives from the one descriptor the input was opened on (the first bytes
+ * looked at for a capture's magic are fed, not lost): *total gets the bytes fed. False
+ * when a capture was refused. */
 static bool feed(struct state *s, struct emb_input *in, uint64_t *total)
 {
     static uint8_t buf[65536];
     char err[512];
     *total = 0;
+    bool ok;
+    if (feed_mapped(s, in, total, &ok))
+        return ok;
     long held = s->a->raw ? 0 : emb_input_peek(in, 4, err, sizeof err);
     if (held < 0) {
         emb_cli_error_at(CMD, s->a->stream, 0, "%s", err);
         return true;
     }
     if (held > 0 && emb_stream_kind(in->head, (size_t)held) == EMB_STREAM_CAPTURE)
-        return feed_capture(s, in, total);
+        return read_capture(s, in, total);
     for (;;) {
         long n = emb_input_next(in, buf, sizeof buf);
         if (n < 0) {
@@ -532,32 +546,40 @@ static int conclude(struct state *s, uint64_t total, bool refused, bool write_fa
     return bad ? EMB_EXIT_BAD : sum->marked > 0u ? EMB_EXIT_FINDINGS : EMB_EXIT_OK;
 }
 
+/* The decoder, the merge and the text buffer. False when out of memory (said). */
+static bool start(struct state *s, struct emb_problems *problems)
+{
+    const struct args *a = s->a;
+    s->opt = (struct emb_log_decoder_options){.db = s->db, .name = a->stream, .raw = a->raw,
+                                              .no_build_id_check = a->no_build_id_check,
+                                              .record = on_record, .arg = s,
+                                              .problems = problems};
+    s->dec = emb_log_decoder_new(&s->opt);
+    s->merge = emb_log_merge_new(on_merged, s);
+    if (s->dec != NULL && s->merge != NULL && emb_out_init(&s->text, s->out))
+        return true;
+    emb_cli_error(CMD, "out of memory");
+    emb_log_merge_free(s->merge);
+    emb_log_decoder_free(s->dec);
+    return false;
+}
+
 /* Decodes the stream into s->out; returns the exit status. */
 static int decode(struct state *s, struct emb_input *in, struct emb_output *o)
 {
     const struct args *a = s->a;
     struct emb_problems problems;
     emb_problems_init_callback(&problems, a->stream, on_problem, s);
-    struct emb_log_decoder_options opt = {.db = s->db, .name = a->stream, .raw = a->raw,
-                                          .no_build_id_check = a->no_build_id_check,
-                                          .record = on_record, .arg = s, .problems = &problems};
-    s->dec = emb_log_decoder_new(&opt);
-    if (s->dec == NULL) {
-        emb_cli_error(CMD, "out of memory");
-        emb_output_end(o, false, NULL, 0);
-        return EMB_EXIT_BAD;
-    }
-    if (!emb_out_init(&s->text, s->out)) {
-        emb_cli_error(CMD, "out of memory");
-        emb_log_decoder_free(s->dec);
+    if (!start(s, &problems)) {
         emb_output_end(o, false, NULL, 0);
         return EMB_EXIT_BAD;
     }
     uint64_t total;
     bool refused = !feed(s, in, &total);
     emb_log_decoder_finish(s->dec);
-    if (!a->follow)
-        print_held(s);
+    emb_log_merge_finish(s->merge);
+    s->oom = s->oom || emb_log_merge_failed(s->merge);
+    emb_log_merge_free(s->merge);
     bool write_failed = emb_out_finish(&s->text) != 0;
     write_failed = fflush(s->out) != 0 || ferror(s->out) || write_failed;
     if (write_failed)

@@ -238,6 +238,15 @@ const uint8_t *emb_input_map_rest(struct emb_input *in, uint64_t limit, size_t *
     return m;
 }
 
+void emb_input_map_release(const uint8_t *bytes, size_t done)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t step = (uintptr_t)(page > 0 ? page : 4096);
+    uintptr_t lo = ((uintptr_t)bytes + step - 1u) / step * step, hi = ((uintptr_t)bytes + done) / step * step;
+    if (hi > lo)
+        madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 void emb_input_unmap(const uint8_t *bytes, size_t len)
 {
     if (bytes != NULL)

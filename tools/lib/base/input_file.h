@@ -65,6 +65,10 @@ uint8_t *emb_input_read_rest(struct emb_input *in, uint64_t limit, size_t *len, 
  * The bytes are not NUL-terminated; emb_input_unmap releases them. */
 const uint8_t *emb_input_map_rest(struct emb_input *in, uint64_t limit, size_t *len);
 void emb_input_unmap(const uint8_t *bytes, size_t len);
+/* Lets the system take back the whole pages of the first `done` bytes of a mapping from
+ * emb_input_map_rest (read again from the file if touched again): a walk that has
+ * passed them keeps its resident memory flat. */
+void emb_input_map_release(const uint8_t *bytes, size_t done);
 void emb_input_close(struct emb_input *in);
 
 #endif /* EMB_HOST_INPUT_FILE_H */

@@ -32,6 +32,12 @@ size_t emb_text_escape(char *out, size_t cap, const char *text, size_t len)
     const unsigned char *s = (const unsigned char *)text;
     size_t o = 0;
     for (size_t i = 0; i < len && cap > 0;) {
+        if (s[i] >= 0x20 && s[i] < 0x7F) { /* printable ASCII, most of any text: itself */
+            if (o + 1u >= cap)
+                break;
+            out[o++] = (char)s[i++];
+            continue;
+        }
         size_t u = s[i] >= 0x80 ? emb_text_utf8_printable(s + i, len - i) : (s[i] >= 0x20 && s[i] != 0x7F);
         char piece[5];
         size_t plen;

@@ -228,9 +228,9 @@ static void emit_log_record(struct emb_log_decoder *d, struct context *c, const 
         r.clipped = (v & EMB_LOG_HEX_CLIPPED) != 0u;
     } else {
         r.type = EMB_LREC_LOG;
-        const char *mark;
-        if (!emb_log_format(d->opt.db, site, rec + hdr, size - hdr, &text, &text_len, &r.clipped,
-                            &mark))
+        const char *mark = NULL;
+        if (!d->opt.no_text && !emb_log_format(d->opt.db, site, rec + hdr, size - hdr, &text,
+                                               &text_len, &r.clipped, &mark))
             problem(d, offset, EMB_WARNING, "ctx %s: record of %s:%u: %s", c->name, site->file,
                          site->line, text != NULL ? text : "cannot format");
         else if (mark != NULL)

@@ -124,6 +124,9 @@ struct emb_log_decoder_options {
     uint16_t raw_context;
     /* Decode a stream whose hello carries no build id (else refused, nothing decoded). */
     bool no_build_id_check;
+    /* Records carry no text (empty): for a walk that needs only their times and contexts
+     * (emb_log_merge_plan), which then formats nothing. */
+    bool no_text;
     void (*record)(void *arg, const struct emb_logrec *rec);
     void *arg;               /* for record() */
     /* Where problems go, at their stream offsets: a refusal (build id, layout) an error,
