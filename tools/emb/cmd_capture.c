@@ -228,24 +228,6 @@ static void save(const char *path, const uint8_t *bytes, size_t len)
         save_failed = true;
 }
 
-/* The record server's secret from --token-file: its first line, at most 256 bytes. */
-static bool read_token(const char *path, char *token, size_t cap)
-{
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        emb_cli_error_at(CMD, path, -1, "cannot open the token file: %s", strerror(errno));
-        return false;
-    }
-    bool ok = fgets(token, (int)cap, f) != NULL;
-    fclose(f);
-    token[strcspn(token, "\r\n")] = '\0';
-    if (!ok || token[0] == '\0') {
-        emb_cli_error_at(CMD, path, 0, "the token file holds no token");
-        return false;
-    }
-    return true;
-}
-
 /* The live source the options name (the token read already). */
 static struct emb_source_options live_options(const struct args *a, const char *token)
 {
@@ -339,7 +321,7 @@ static int acquire(const struct args *a, struct emb_capture_session_options *so,
                    struct emb_capture_session *s, struct emb_problems *ps)
 {
     static char token[258];
-    if (a->token_file != NULL && !read_token(a->token_file, token, sizeof token))
+    if (a->token_file != NULL && !emb_cli_read_token(CMD, a->token_file, token, sizeof token))
         return EMB_EXIT_BAD;
     struct emb_source_options live = live_options(a, a->token_file != NULL ? token : NULL);
     so->live = a->kind >= 0 ? &live : NULL;

@@ -312,6 +312,17 @@ static const char *tracing_stopped(struct mask_watch *w, uint32_t mask)
     return NULL;
 }
 
+/* What the poll took, to a live view (emb_source_options.on_packets). */
+static void give_packets(struct emb_source_run *c, const struct emb_desc_follow *f)
+{
+    static uint8_t header[EMB_DESC_FOLLOW_HEADER_MAX];
+    size_t len, hlen;
+    const uint8_t *packets = emb_desc_follow_packets(f, &len);
+    if (c->o->on_packets != NULL && packets != NULL &&
+        (hlen = emb_desc_follow_header(f, header, sizeof header)) != 0)
+        emb_source_give_packets(c, header, hlen, packets, len);
+}
+
 /* Polls the rings until a stop condition, the target let run between polls. */
 static void desc_follow_loop(struct emb_source_run *c, struct desc_source *d, struct emb_desc_follow *f)
 {
@@ -330,6 +341,7 @@ static void desc_follow_loop(struct emb_source_run *c, struct desc_source *d, st
             why = tracing_stopped(&watch, mask);
         if (why) {
             emb_desc_follow_finish(f, d->mem, &d->issues);
+            give_packets(c, f);
             emb_source_stopped(c, why);
             return;
         }
@@ -342,6 +354,7 @@ static void desc_follow_loop(struct emb_source_run *c, struct desc_source *d, st
         if (emb_desc_follow_poll(f, d->mem, &d->issues) != 0)
             return;
         c->st->packets = emb_desc_follow_stats(f)->packets;
+        give_packets(c, f);
         if (d->probe && emb_probe_resume(d->probe) != 0) {
             emb_source_stopped(c, "target lost");
             return;

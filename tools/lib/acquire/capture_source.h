@@ -109,6 +109,13 @@ struct emb_source_options {
     volatile int *stop;          /* set nonzero to stop (a signal handler) */
     void (*progress)(void *arg, const struct emb_source_stats *stats);
     void *progress_arg;
+    /* Called as the trace stream grows, at every read of the source (every poll, every
+     * chunk a link delivered): the stream's header as it stands and the whole packets
+     * that arrived since the last call, in order, the first call with the first packets.
+     * NULL: none. A live view (emb top) decodes only those. */
+    void (*on_packets)(void *arg, const uint8_t *header, size_t header_len,
+                       const uint8_t *packets, size_t packets_len);
+    void *packets_arg;
 };
 
 struct emb_source_result {
