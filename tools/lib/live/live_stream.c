@@ -15,7 +15,9 @@ struct emb_live_stream {
     struct emb_buf pending;  /* bytes after the header not decoded yet */
     bool have_header;
     bool refused;            /* the header did not decode: nothing more will */
-    uint32_t packet_size;
+    size_t stride;           /* bytes from one packet to the next: a sealed stream's
+                              * packets are followed by their CRC (docs/formats/trace.md) */
+    uint64_t consumed;       /* bytes after the header decoded in the rounds before */
     struct emb_trace *last;  /* the latest round, which the next continues */
     uint8_t *last_bytes;     /* the bytes it was decoded from (payloads point into them) */
     struct emb_live_stream_stats st;
@@ -58,7 +60,8 @@ static void find_header(struct emb_live_stream *s)
     if (h->len < size)
         return;
     s->have_header = true;
-    s->packet_size = packet_size;
+    bool sealed = emb_get_le16(h->data + EMB_TSF_OFF_VERSION) == EMB_TSF_VERSION_SEALED;
+    s->stride = packet_size + (sealed ? EMB_TSF_PACKET_CRC_SIZE : 0u);
     emb_buf_append(&s->pending, h->data + size, h->len - size);
     s->header.len = size;
 }
@@ -92,6 +95,11 @@ const uint8_t *emb_live_stream_start(const struct emb_live_stream *s, size_t *le
     return s->header.data;
 }
 
+bool emb_live_stream_header_done(const struct emb_live_stream *s)
+{
+    return s->have_header || s->refused;
+}
+
 void emb_live_stream_set_catalog(struct emb_live_stream *s, const struct emb_catalog *cat)
 {
     s->opt.catalog = cat;
@@ -110,6 +118,7 @@ static const struct emb_trace *decode_round(struct emb_live_stream *s, size_t n,
     memcpy(bytes + hlen, s->pending.data, n);
     struct emb_trace_options o = s->opt;
     o.continues = s->last;
+    o.base_offset = s->opt.base_offset + s->consumed; /* the packets' offsets are the stream's */
     struct emb_trace *t = emb_trace_decode(bytes, hlen + n, &o);
     if (t == NULL) {
         free(bytes);
@@ -122,7 +131,8 @@ static const struct emb_trace *decode_round(struct emb_live_stream *s, size_t n,
     s->last_bytes = bytes;
     s->st.rounds++;
     s->st.bytes_decoded += hlen + n;
-    s->st.packets_decoded += s->have_header ? (n + s->packet_size - 1u) / s->packet_size : 0u;
+    s->st.packets_decoded += s->have_header ? (n + s->stride - 1u) / s->stride : 0u;
+    s->consumed += n;
     memmove(s->pending.data, s->pending.data + n, s->pending.len - n);
     s->pending.len -= n;
     return t;
@@ -136,7 +146,7 @@ const struct emb_trace *emb_live_stream_next(struct emb_live_stream *s, bool las
     if (!s->have_header) /* a header never whole, or refused: the decoder says why, once */
         return (last || s->refused) && s->header.len > 0 && s->last == NULL
                    ? decode_round(s, 0, oom) : NULL;
-    size_t n = last ? s->pending.len : s->pending.len / s->packet_size * s->packet_size;
+    size_t n = last ? s->pending.len : s->pending.len / s->stride * s->stride;
     if (n == 0 && (s->last != NULL || !last))
         return NULL;
     return decode_round(s, n, oom);

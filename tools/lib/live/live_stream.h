@@ -48,6 +48,8 @@ const struct emb_trace *emb_live_stream_next(struct emb_live_stream *s, bool las
 /* The stream's first bytes as held: its header once whole, else what came of it (the
  * command chooses the catalogue from them, emb_catalog_choose). */
 const uint8_t *emb_live_stream_start(const struct emb_live_stream *s, size_t *len);
+/* Whether the header is whole (or refused: then it never will be). */
+bool emb_live_stream_header_done(const struct emb_live_stream *s);
 /* Sets the catalogue (before the first round that decodes). */
 void emb_live_stream_set_catalog(struct emb_live_stream *s, const struct emb_catalog *cat);
 
