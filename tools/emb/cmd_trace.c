@@ -16,12 +16,14 @@
 #include "trace_decode.h"
 #include "trace_names.h"
 #include "trace_perfetto.h"
+#include "trace_speedscope.h"
 #include "trace_write.h"
 
 static const char *const CMD = "emb trace";
 
 
-enum format { FMT_TEXT, FMT_NDJSON, FMT_PERFETTO, FMT_CTF, FMT_JSON, FMT_PERFETTO_PROTO };
+enum format { FMT_TEXT, FMT_NDJSON, FMT_PERFETTO, FMT_CTF, FMT_JSON, FMT_PERFETTO_PROTO,
+              FMT_SPEEDSCOPE };
 
 struct args {
     enum format format;
@@ -64,12 +66,14 @@ static int format_option(struct args *a, const char *value)
         a->format = FMT_PERFETTO;
     else if (!strcmp(value, "perfetto-proto"))
         a->format = FMT_PERFETTO_PROTO;
+    else if (!strcmp(value, "speedscope"))
+        a->format = FMT_SPEEDSCOPE;
     else if (!strcmp(value, "ctf"))
         a->format = FMT_CTF;
     else if (!strcmp(value, "json"))
         a->json = true;
     else {
-        emb_cli_error(CMD, "unknown format '%s' (text, ndjson, perfetto, perfetto-proto, ctf)",
+        emb_cli_error(CMD, "unknown format '%s' (text, ndjson, perfetto, perfetto-proto, speedscope, ctf)",
                       value);
         return EMB_EXIT_BAD;
     }
@@ -194,6 +198,7 @@ static int write_format(void *arg, FILE *out)
     case FMT_NDJSON: return emb_trace_write_ndjson(t, out);
     case FMT_PERFETTO: return emb_trace_write_perfetto_json(t, job->po, out);
     case FMT_PERFETTO_PROTO: return emb_trace_write_perfetto_proto(t, job->po, out);
+    case FMT_SPEEDSCOPE: return emb_trace_write_speedscope(t, out);
     case FMT_JSON: return emb_trace_write_json(t, out);
     default: return emb_trace_write_text(t, out, &to);
     }
@@ -254,18 +259,15 @@ static int follow_write(struct emb_live_stream *ls, struct emb_trace_names *name
     return emb_trace_write_text(t, stdout, &to) != 0 || fflush(stdout) != 0 ? -1 : 0;
 }
 
-/* Enough of a stream for its header's catalogue checksum (docs/formats/trace.md). */
-#define FOLLOW_HEADER_BYTES 256u
-
-/* The catalogue the stream names, from its first bytes (the input is opened once): true
- * once chosen, or until there are enough bytes to choose; false after saying why not. */
+/* The catalogue the stream names, from its whole header (the input is opened once): true
+ * once chosen, or until the header is whole; false after saying why not. */
 static bool follow_catalog(const struct args *a, struct emb_live_stream *ls, bool *chosen,
                            bool enough, struct emb_catalog **own)
 {
     size_t len;
     const uint8_t *start = emb_live_stream_start(ls, &len);
-    if (*chosen || !(enough || len >= FOLLOW_HEADER_BYTES || emb_live_stream_header_done(ls)))
-        return true;
+    if (*chosen || !(enough || emb_live_stream_header_done(ls)))
+        return true; /* the whole header: it may carry the catalogue (its CATL block) */
     const struct emb_catalog *cat = emb_catalog_choose(CMD, a->catalog, start, len, own);
     if (cat == NULL)
         return false;
@@ -355,10 +357,10 @@ int emb_cmd_trace(int argc, char **argv)
     struct emb_progress *progress = NULL;
     struct emb_trace_options opt = {
         .catalog = cat,
-        /* Only Perfetto (JSON and protobuf) and the JSON document read records kept in
+        /* Only Perfetto (JSON and protobuf), speedscope and the JSON document read records kept in
          * memory; the summary's threads and the latency metrics walk a cursor. */
         .stream = a.format != FMT_PERFETTO && a.format != FMT_PERFETTO_PROTO &&
-                  (a.format != FMT_JSON || a.summary || a.latency),
+                  a.format != FMT_SPEEDSCOPE && (a.format != FMT_JSON || a.summary || a.latency),
         .mapped = in.mapped,
         .name = a.file,
         .base_offset = in.part.offset,
