@@ -5,7 +5,11 @@
 #   2. whole MPS2 runs taken by `emb capture --gdb` (each poll halts the guest) and by
 #      `emb capture --qemu-qmp --qtest` (never halted), one after the other in this run, on
 #      the steady firmware (the default rate) and the default one (with its burst): events
-#      taken per second, the fraction lost, the halts.
+#      taken per second, the fraction lost, the halts;
+#   3. the highest rate read with no loss: the steady firmware at 1, 2, 4, 8 and 16 times its
+#      tick rate (qemu-mps2-m3-steady-NNk.elf), each a one-second run taken by
+#      `emb capture --qemu-qmp --qtest`: events and trace bytes per second of the target's
+#      clock, and what was discarded (docs/benchmarks.md compares SEGGER's RTT figures).
 # Usage: bench/live.sh [BUILD]   (writes BUILD/bench/live.json)
 set -euo pipefail
 build=${1:-build}
@@ -69,8 +73,26 @@ for fw in steady default; do
   done
 done
 
+# 3. The rate sweep: each variant twice (the host's load decides a run as much as the rate).
+: > "$dir/rates.txt"
+for khz in 10 20 40 80 160; do
+  elf="$build/fw/qemu-mps2-m3-steady-${khz}k.elf"
+  [ "$khz" = 10 ] && elf="$build/fw/qemu-mps2-m3-steady.elf"
+  [ -f "$elf" ] || continue
+  for try in 1 2; do
+    echo "-- steady firmware at a ${khz} kHz tick, emb capture --qemu-qmp (run $try)"
+    start_qemu "$elf" "$port"
+    "$emb" capture --qemu-qmp "$dir/qmp.sock" --qtest "$dir/qtest.sock" --resume --elf "$elf" \
+      --until-closed --duration 60 --save-trace "$dir/rate-$khz-$try.embt" -o "$dir/rate-$khz-$try.emb" \
+      > "$dir/rate-$khz-$try.txt" 2>&1 || true
+    stop_qemu
+    "$emb" trace --summary --json "$dir/rate-$khz-$try.embt" > "$dir/rate-$khz-$try.json" 2> /dev/null || true
+    echo "$khz $try $dir/rate-$khz-$try" >> "$dir/rates.txt"
+  done
+done
+
 python3 - "$dir" "$out" << 'PY'
-import json, re, sys
+import json, os, re, sys
 d, out = sys.argv[1], sys.argv[2]
 reads = [json.loads(l) for l in open(d + "/reads.jsonl")]
 print("%-9s %8s %10s %10s" % ("method", "bytes", "ms avg", "ms max"))
@@ -96,5 +118,32 @@ print("%-8s %-4s %8s %9s %8s %11s %6s %8s" % ("firmware", "way", "events", "disc
 for r in runs:
     print("%-8s %-4s %8d %9d %7.1f%% %11.0f %6s %8s" % (r["firmware"], r["source"], r["events"], r["discarded"],
           100 * r["lost_fraction"], r["events_per_s"], r["halts"], r["halt_ms_max"]))
-json.dump({"reads": reads, "runs": runs}, open(out, "w"), indent=1)
+rates = []
+for line in open(d + "/rates.txt"):
+    khz, run, base = line.split()
+    t = open(base + ".txt").read()
+    sealed = re.search(r"(\d+) events in \d+ contexts, (\d+) dropped", t)
+    gap = re.search(r"went unread ([\d.]+) ms at most", t)
+    try:  # the target's own time: the header's first and last packet timestamps
+        h = json.load(open(base + ".json"))["header"]
+        span = (h["end_ts"] - h["start_ts"]) / h["clock_hz"]
+    except (OSError, ValueError, KeyError, ZeroDivisionError):
+        span = None
+    ev, drop = (int(sealed.group(1)), int(sealed.group(2))) if sealed else (0, 0)
+    size = os.path.getsize(base + ".embt") if os.path.exists(base + ".embt") else 0
+    rates.append({"tick_khz": int(khz), "run": int(run), "events": ev, "discarded": drop,
+                  "target_s": span, "events_per_s": ev / span if span else None,
+                  "trace_kb_per_s": size / 1024 / span if span else None,
+                  "unread_ms_max": float(gap.group(1)) if gap else None})
+print("%-8s %3s %9s %9s %11s %10s %11s" % ("tick kHz", "run", "events", "discarded", "events/s", "KB/s",
+                                           "unread max"))
+for r in rates:
+    print("%-8d %3d %9d %9d %11.0f %10.1f %9s ms" % (r["tick_khz"], r["run"], r["events"], r["discarded"],
+          r["events_per_s"] or 0, r["trace_kb_per_s"] or 0, r["unread_ms_max"]))
+clean = [r for r in rates if r["events"] and r["discarded"] == 0 and r["events_per_s"]]
+best = max(clean, key=lambda r: r["events_per_s"]) if clean else None
+if best:
+    print("highest rate with nothing discarded: %.0f events/s, %.1f KB/s of trace (%d kHz tick)" %
+          (best["events_per_s"], best["trace_kb_per_s"], best["tick_khz"]))
+json.dump({"reads": reads, "runs": runs, "rates": rates, "highest_lossless": best}, open(out, "w"), indent=1)
 PY

@@ -36,6 +36,7 @@ LAYERS = [
     (4, "diff", "tools/lib/diff"),
     (4, "import", "tools/lib/import"),
     (4, "events", "tools/lib/events"),
+    (4, "live", "tools/lib/live"),
     (5, "fleet", "tools/lib/fleet"),
     (6, "emb", "tools/emb"),
 ]

@@ -18,6 +18,7 @@ demo_packages=(
   zlib1g-dev                                # CRC-32 of capture files on the host
   libjansson-dev                            # QMP replies (emb capture --qemu-qmp)
   libsqlite3-dev libpq-dev libmicrohttpd-dev libssl-dev # emb fleet: SQLite, PostgreSQL, HTTP, SHA-256
+  libncurses-dev                            # emb top's full-screen view
   python3 help2man                          # the man pages and completion, from emb --help
   babeltrace2                               # the demo shows the trace in babeltrace2
   libbabeltrace2-dev                        # foreign CTF traces read through libbabeltrace2
@@ -41,6 +42,7 @@ check_packages=(
   protobuf-compiler                         # protoc --decode: the protobuf export's test
   nodejs                                    # Trace Event Format readers in tests (below)
   postgresql                                # emb fleet's tests start a server of their own
+  tmux                                      # emb top driven on a terminal in a test
 )
 
 case $set_name in

@@ -95,6 +95,23 @@ int emb_cli_write_bytes(const char *cmd, const char *path, const void *data, siz
     return emb_cli_write_output(cmd, path, write_bytes, &b);
 }
 
+bool emb_cli_read_token(const char *cmd, const char *path, char *token, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        emb_cli_error_at(cmd, path, -1, "cannot open the token file: %s", strerror(errno));
+        return false;
+    }
+    bool ok = fgets(token, (int)cap, f) != NULL;
+    fclose(f);
+    token[ok ? strcspn(token, "\r\n") : 0] = '\0';
+    if (!ok || token[0] == '\0') {
+        emb_cli_error_at(cmd, path, 0, "the token file holds no token");
+        return false;
+    }
+    return true;
+}
+
 /* Whether stdout is a pipe whose reader has gone (`emb ... | head`, `| grep -q`): a reader
  * that stopped on purpose, which the commands whose SIGPIPE is not ignored never even see
  * (the signal ends them), is not a failed write. */

@@ -45,6 +45,10 @@ int emb_cli_close_output(const char *cmd, FILE *f, const char *name);
 int emb_cli_write_output(const char *cmd, const char *path, int (*write)(void *arg, FILE *f),
                          void *arg);
 int emb_cli_write_bytes(const char *cmd, const char *path, const void *data, size_t len);
+
+/* A record server's secret from a --token-file: its first line, at most cap - 2 bytes.
+ * False after saying why (the file named). */
+bool emb_cli_read_token(const char *cmd, const char *path, char *token, size_t cap);
 /* A directory output (a CTF trace) the same way: write(arg, dir, err, errlen) fills a
  * temporary directory beside DIR, renamed over it when write() returned 0. A DIR that
  * holds a file `owns` does not name is refused before any work. The message write()
@@ -115,6 +119,10 @@ enum { EMB_OPT_JSON = EMB_OPT_COLOR + 1, EMB_OPT_CATALOG, EMB_OPT_ELF };
 #define EMB_CLI_OPTION_ELF(type) EMB_CLI_STRING("elf", EMB_OPT_ELF, type, elf)
 #define EMB_CLI_OPTION_OUTPUT(type) EMB_CLI_STRING("output", 'o', type, output)
 #define EMB_CLI_OPTION_JSON_CALL EMB_CLI_CALL("json", no_argument, EMB_OPT_JSON)
+/* An option that names a capture source (capture_source.h): its value is EMB_OPT_SOURCE
+ * plus the source's enum emb_source_kind, so the option says the kind. */
+#define EMB_OPT_SOURCE 0x7100
+#define EMB_CLI_SOURCE(name, kind) EMB_CLI_CALL(name, required_argument, EMB_OPT_SOURCE + (kind))
 #define EMB_CLI_OPTION_CATALOG_CALL EMB_CLI_CALL("catalog", required_argument, EMB_OPT_CATALOG)
 
 /* A command's options, parsed the one way. `options` ends with EMB_CLI_OPTIONS_END;

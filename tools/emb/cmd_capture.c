@@ -26,13 +26,13 @@ struct args {
     int via; /* enum emb_gdb_via */
     uint64_t poll_ms, baud, count, ram_start, ram_end;
     double duration;
-    bool arm, until_closed, resume, json;
+    bool arm, until_closed, resume, json, no_halt;
 };
 
 enum { OPT_REV = 256, OPT_LOG, OPT_CRASH, OPT_DESC, OPT_PID, OPT_FILE, OPT_TCP, OPT_SERIAL,
        OPT_BAUD, OPT_SWO, OPT_GDB, OPT_RAM, OPT_COUNT, OPT_DURATION, OPT_ARM, OPT_UNTIL, OPT_SAVE,
        OPT_RETAINED, OPT_SAVE_LOG, OPT_SAVE_CRASH, OPT_VIA, OPT_POLL, OPT_UNIX, OPT_TOKEN_FILE,
-       OPT_QMP, OPT_QTEST, OPT_RESUME };
+       OPT_QMP, OPT_QTEST, OPT_RESUME, OPT_NO_HALT };
 
 static const struct emb_cli_option OPTIONS[] = {
     EMB_CLI_OPTION_OUTPUT(struct args),
@@ -66,6 +66,7 @@ static const struct emb_cli_option OPTIONS[] = {
     EMB_CLI_CALL("qemu-qmp", required_argument, OPT_QMP),
     EMB_CLI_STRING("qtest", OPT_QTEST, struct args, qtest),
     EMB_CLI_FLAG("resume", OPT_RESUME, struct args, resume),
+    EMB_CLI_FLAG("no-halt", OPT_NO_HALT, struct args, no_halt),
     EMB_CLI_OPTION_JSON(struct args),
     EMB_CLI_OPTIONS_END,
 };
@@ -183,6 +184,10 @@ static int check_args(int argc, char **argv, struct args *a)
                                          : "--tcp needs the record server's secret: --token-file FILE");
         return EMB_EXIT_BAD;
     }
+    if (a->no_halt && a->kind != EMB_SOURCE_GDB) {
+        emb_cli_error(CMD, "--no-halt is for --gdb (the other live sources never halt)");
+        return EMB_EXIT_BAD;
+    }
     if (!a->output) {
         emb_cli_error(CMD, "give the capture file to write with -o OUT.emb");
         return EMB_EXIT_BAD;
@@ -251,24 +256,6 @@ static void save_trace(const char *path, const struct emb_capture_session_option
     free(stream);
 }
 
-/* The record server's secret from --token-file: its first line, at most 256 bytes. */
-static bool read_token(const char *path, char *token, size_t cap)
-{
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        emb_cli_error_at(CMD, path, -1, "cannot open the token file: %s", strerror(errno));
-        return false;
-    }
-    bool ok = fgets(token, (int)cap, f) != NULL;
-    fclose(f);
-    token[strcspn(token, "\r\n")] = '\0';
-    if (!ok || token[0] == '\0') {
-        emb_cli_error_at(CMD, path, 0, "the token file holds no token");
-        return false;
-    }
-    return true;
-}
-
 /* The live source the options name (the token read already). */
 static struct emb_source_options live_options(const struct args *a, const char *token)
 {
@@ -281,6 +268,7 @@ static struct emb_source_options live_options(const struct args *a, const char *
         .qtest = a->qtest,
         .resume = a->resume,
         .via = (enum emb_gdb_via)a->via,
+        .no_halt = a->no_halt,
         .poll_ms = (int)a->poll_ms,
         .ram_start = a->ram_start,
         .ram_end = a->ram_end,
@@ -331,7 +319,14 @@ static void report_holds(const struct args *a, const struct emb_source_result *r
         fprintf(stderr, "%s: %s: %" PRIu64 " polls, the target halted %.3f ms on average, %.3f ms "
                 "at most\n", CMD, a->target, st->polls, st->halt_ms_avg, st->halt_ms_max);
     }
-    if (st->live)
+    if (st->no_halt_refused)
+        fprintf(stderr, "%s: %s: --no-halt: the server stopped the target to serve the first read "
+                "(it serves memory only while the target is halted, as QEMU's stub does): halted "
+                "at each poll instead\n", CMD, a->target);
+    if (st->live && st->halts)
+        fprintf(stderr, "%s: %s: --no-halt: %" PRIu64 " memory packets while the target ran; held "
+                "only by connecting and detaching\n", CMD, a->target, st->live_reads);
+    else if (st->live)
         fprintf(stderr, "%s: %s: never halted: %" PRIu64 " reads and %" PRIu64 " writes while the "
                 "target ran, %.3f ms each on average, %.3f ms at most; the rings went unread "
                 "%.1f ms at most\n", CMD, a->target, st->live_reads, st->live_writes,
@@ -362,7 +357,7 @@ static int acquire(const struct args *a, struct emb_capture_session_options *so,
                    struct emb_capture_session *s, struct emb_problems *ps)
 {
     static char token[258];
-    if (a->token_file != NULL && !read_token(a->token_file, token, sizeof token))
+    if (a->token_file != NULL && !emb_cli_read_token(CMD, a->token_file, token, sizeof token))
         return EMB_EXIT_BAD;
     struct emb_source_options live = live_options(a, a->token_file != NULL ? token : NULL);
     so->live = a->kind >= 0 ? &live : NULL;

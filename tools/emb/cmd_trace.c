@@ -11,8 +11,10 @@
 
 #include "buffer.h"
 #include "catalog_choice.h"
+#include "live_stream.h"
 #include "command_input.h"
 #include "trace_decode.h"
+#include "trace_names.h"
 #include "trace_perfetto.h"
 #include "trace_speedscope.h"
 #include "trace_write.h"
@@ -221,8 +223,8 @@ static void on_follow_signal(int sig)
     follow_stop = 1;
 }
 
-/* What the input holds beyond what was read: appended to `b`. *eof at the end of a pipe. */
-static int follow_read(int fd, struct emb_buf *b, bool *eof)
+/* What the input holds beyond what was read, to the stream. *eof at the end of a pipe. */
+static int follow_read(int fd, struct emb_live_stream *ls, bool *eof)
 {
     uint8_t chunk[65536];
     for (;;) {
@@ -235,60 +237,73 @@ static int follow_read(int fd, struct emb_buf *b, bool *eof)
             *eof = true;
             return 0;
         }
-        if (!emb_buf_append(b, chunk, (size_t)n))
+        if (!emb_live_stream_bytes(ls, chunk, (size_t)n))
             return -1;
     }
 }
 
-/* The stream's header and whole packets: what decodes the same however the file grows. */
-static size_t whole_prefix(const struct emb_buf *b, const struct emb_trace_options *opt)
+/* Writes the records of the packets that arrived since the last round (`last`: of all its
+ * bytes, a last packet cut short too, as a dump ends), only those decoded. */
+static int follow_write(struct emb_live_stream *ls, struct emb_trace_names *names,
+                        const struct args *a, bool last)
 {
-    struct emb_trace *t = emb_trace_decode(b->data, b->len, opt);
-    size_t cut = 0;
-    if (t && !emb_trace_summary(t)->fatal && emb_trace_info(t)->packet_size > 0) {
-        const struct emb_trace_info *h = emb_trace_info(t);
-        if (b->len >= h->header_size)
-            cut = h->header_size + (b->len - h->header_size) / h->packet_size * h->packet_size;
-    }
-    emb_trace_free(t);
-    return cut;
-}
-
-/* Writes the records of `b`'s whole packets (`last`: of all its bytes, a last packet cut
- * short too, as a dump ends) not written before; skip[] counts them per context. */
-static int follow_write(const struct emb_buf *b, const struct args *a, const struct emb_trace_options *opt,
-                        bool last, size_t **skip, size_t *nskip)
-{
-    size_t cut = last ? b->len : whole_prefix(b, opt);
-    if (cut == 0)
-        return 0;
-    struct emb_trace *t = emb_trace_decode(b->data, cut, opt);
-    if (!t)
+    bool oom = false;
+    const struct emb_trace *t = emb_live_stream_next(ls, last, &oom);
+    if (t == NULL)
+        return oom ? -1 : 0;
+    if (a->format == FMT_NDJSON)
+        return emb_trace_write_ndjson_from(t, stdout, NULL) != 0 || fflush(stdout) != 0 ? -1 : 0;
+    if (!emb_trace_names_add(names, t))
         return -1;
-    size_t n = emb_trace_context_count(t);
-    if (n > *nskip) {
-        size_t *grown = realloc(*skip, n * sizeof *grown);
-        if (!grown) {
-            emb_trace_free(t);
-            return -1;
-        }
-        memset(grown + *nskip, 0, (n - *nskip) * sizeof *grown);
-        *skip = grown;
-        *nskip = n;
-    }
-    const struct emb_trace_text_options to = {.absolute = a->absolute, .skip = *skip};
-    int rc = a->format == FMT_NDJSON ? emb_trace_write_ndjson_from(t, stdout, *skip)
-                                     : emb_trace_write_text(t, stdout, &to);
-    for (size_t i = 0; i < n; i++)
-        (*skip)[i] = emb_trace_context(t, i)->nrecs;
-    emb_trace_free(t);
-    return rc != 0 || fflush(stdout) != 0 ? -1 : 0;
+    const struct emb_trace_text_options to = {.absolute = a->absolute, .names = names};
+    return emb_trace_write_text(t, stdout, &to) != 0 || fflush(stdout) != 0 ? -1 : 0;
 }
 
-/* Enough of a stream for its header's catalogue checksum (docs/formats/trace.md). */
-#define FOLLOW_HEADER_BYTES 256u
+/* The catalogue the stream names, from its whole header (the input is opened once): true
+ * once chosen, or until the header is whole; false after saying why not. */
+static bool follow_catalog(const struct args *a, struct emb_live_stream *ls, bool *chosen,
+                           bool enough, struct emb_catalog **own)
+{
+    size_t len;
+    const uint8_t *start = emb_live_stream_start(ls, &len);
+    if (*chosen || !(enough || emb_live_stream_header_done(ls)))
+        return true; /* the whole header: it may carry the catalogue (its CATL block) */
+    const struct emb_catalog *cat = emb_catalog_choose(CMD, a->catalog, start, len, own);
+    if (cat == NULL)
+        return false;
+    emb_live_stream_set_catalog(ls, cat);
+    *chosen = true;
+    return true;
+}
 
-/* Follows FILE (or standard input) until its end (a pipe) or a signal (a file). */
+/* Reads and writes until the input's end (a pipe) or a signal (a file). */
+static int follow_loop(const struct args *a, int fd, bool growing, struct emb_live_stream *ls,
+                       struct emb_trace_names *names, struct emb_catalog **own)
+{
+    bool chosen = false;
+    for (bool last = false; !last;) {
+        bool eof = false;
+        last = follow_stop != 0; /* a last look after the signal */
+        if (follow_read(fd, ls, &eof) != 0) {
+            emb_cli_error_at(CMD, a->file, -1, "following: %s", strerror(errno));
+            return EMB_EXIT_BAD;
+        }
+        if (!follow_catalog(a, ls, &chosen, eof || last, own))
+            return EMB_EXIT_BAD;
+        if (chosen && follow_write(ls, names, a, last || (eof && !growing)) != 0) {
+            emb_cli_error_at(CMD, a->file, -1, "following: %s", strerror(errno));
+            return EMB_EXIT_BAD;
+        }
+        if (eof && !growing)
+            break;
+        if (eof && !last)
+            nanosleep(&(struct timespec){0, 50 * 1000000L}, NULL);
+    }
+    return EMB_EXIT_OK;
+}
+
+/* Follows FILE (or standard input) until its end (a pipe) or a signal (a file), decoding
+ * each round's new packets only (tools/lib/live/live_stream.h). */
 static int follow(const struct args *a)
 {
     bool is_stdin = !strcmp(a->file, "-");
@@ -302,39 +317,18 @@ static int follow(const struct args *a)
     signal(SIGINT, on_follow_signal);
     signal(SIGTERM, on_follow_signal);
     struct emb_trace_options opt = {.name = a->file};
+    struct emb_live_stream *ls = emb_live_stream_new(&opt);
+    struct emb_trace_names *names = emb_trace_names_build_empty();
     struct emb_catalog *own = NULL;
-    struct emb_buf b = {0};
-    size_t *skip = NULL, nskip = 0;
-    int rc = EMB_EXIT_OK;
-    for (bool last = false; !last;) {
-        bool eof = false;
-        last = follow_stop != 0; /* a last look after the signal */
-        if (follow_read(fd, &b, &eof) != 0) {
-            emb_cli_error_at(CMD, a->file, -1, "following: %s", strerror(errno));
-            rc = EMB_EXIT_BAD;
-            break;
-        }
-        /* The catalogue the stream names, from its first bytes: the input is opened once. */
-        if (opt.catalog == NULL && (b.len >= FOLLOW_HEADER_BYTES || eof || last) &&
-            !(opt.catalog = emb_catalog_choose(CMD, a->catalog, b.data, b.len, &own))) {
-            rc = EMB_EXIT_BAD;
-            break;
-        }
-        if (opt.catalog != NULL &&
-            follow_write(&b, a, &opt, last || (eof && !growing), &skip, &nskip) != 0) {
-            emb_cli_error_at(CMD, a->file, -1, "following: %s", strerror(errno));
-            rc = EMB_EXIT_BAD;
-            break;
-        }
-        if (eof && !growing)
-            break;
-        if (eof && !last)
-            nanosleep(&(struct timespec){0, 50 * 1000000L}, NULL);
-    }
+    int rc = EMB_EXIT_BAD;
+    if (ls == NULL || names == NULL)
+        emb_cli_error_at(CMD, a->file, -1, "out of memory");
+    else
+        rc = follow_loop(a, fd, growing, ls, names, &own);
     if (!is_stdin)
         close(fd);
-    free(skip);
-    emb_buf_free(&b);
+    emb_live_stream_free(ls);
+    emb_trace_names_free(names);
     emb_catalog_free(own);
     return rc;
 }

@@ -14,7 +14,8 @@
     EMB_CMD(crash, "show a crash record with its faulting line, registers and last events")  \
     EMB_CMD(desc, "read a memory image through its debug descriptor: contexts, rings, monitors") \
     EMB_CMD(import, "import another system's trace (RTEMS record streams) as a trace stream") \
-    EMB_CMD(fleet, "many devices' crash records in a database: ingest, buckets, report, serve")
+    EMB_CMD(fleet, "many devices' crash records in a database: ingest, buckets, report, serve") \
+    EMB_CMD(top, "a live view of a running target: load, rates, interrupts, monitors, losses")
 
 #define EMB_CMD_DECLARE(name, summary) int emb_cmd_##name(int argc, char **argv);
 EMB_CMD_LIST(EMB_CMD_DECLARE)

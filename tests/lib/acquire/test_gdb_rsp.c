@@ -21,6 +21,8 @@ struct server {
     uint8_t mem[4096]; /* at 0x1000 */
     size_t max_read;   /* the largest `m` length asked */
     int got_m, got_x;
+    bool running;      /* between `c` and an interrupt */
+    int interrupts, m_running; /* interrupts received; `m` served while running */
 };
 
 static int getc_fd(int fd)
@@ -105,10 +107,16 @@ static void *serve(void *arg)
             s->noack = true;
         } else if (!strcmp(buf, "?")) {
             reply(s, "S05", s->scenario == 1); /* bad first time in ack mode: resent */
+        } else if (buf[0] == 'm' && s->running && s->scenario == 6) {
+            /* What QEMU's stub does with a byte while the guest runs: it stops the guest
+             * and answers with a stop reply, the read dropped (seen on qemu-system-arm). */
+            s->running = false;
+            reply(s, "T02thread:01;", false);
         } else if (buf[0] == 'm') {
             unsigned long addr, len;
             sscanf(buf + 1, "%lx,%lx", &addr, &len);
             s->got_m++;
+            s->m_running += s->running; /* served in any state, as OpenOCD's gdb_server.c does */
             if (len > s->max_read)
                 s->max_read = len;
             if (s->scenario == 2) {
@@ -153,7 +161,10 @@ static void *serve(void *arg)
             reply(s, "OK", false);
         } else if (!strcmp(buf, "c")) {
             /* Running: a stop comes when interrupted, after some console output. */
+            s->running = true;
         } else if (!strcmp(buf, "\x03")) {
+            s->running = false;
+            s->interrupts++;
             reply(s, "O6869", false);
             reply(s, "T05thread:01;", false);
         } else if (!strcmp(buf, "D;1")) {
@@ -246,6 +257,25 @@ int main(void)
     ok(g == NULL && strstr(err, "closed the connection in the middle of a packet"),
        "a server closing mid-packet: %s", err);
     pthread_join(t, NULL);
+
+    /* --no-halt: memory read while the target runs, never an interrupt before it; and a
+     * stub that stops the target to answer (QEMU's) found out from its stop reply. */
+    g = start(&s, &t, 0, 2000, err, sizeof err);
+    emb_gdb_access_running(g, true);
+    rc = emb_gdb_resume(g) != 0 || emb_gdb_read(g, 0x1000, buf, 600) != 0;
+    ok(rc == 0 && buf[0] == 0x55 && emb_gdb_running(g) && s.m_running > 0 && s.interrupts == 0,
+       "access while running: %d reads served while it ran, no interrupt sent", s.m_running);
+    ok(emb_gdb_write(g, 0x1100, w, 8) == 0 && emb_gdb_running(g) && s.interrupts == 0,
+       "a write while it runs, no interrupt");
+    ok(!emb_gdb_stopped_to_read(g), "the server did not stop the target to read");
+    stop(&s, t, g);
+    g = start(&s, &t, 6, 2000, err, sizeof err);
+    emb_gdb_access_running(g, true);
+    ok(emb_gdb_resume(g) == 0 && emb_gdb_read(g, 0x1000, buf, 4) != 0 && emb_gdb_stopped_to_read(g) &&
+       !emb_gdb_running(g) && strstr(emb_gdb_error(g), "stopped the target"),
+       "a stop reply in place of the memory: the server stopped it (%s)", emb_gdb_error(g));
+    ok(emb_gdb_read(g, 0x1000, buf, 4) == 0 && buf[0] == 0x55, "halted now: reads as before");
+    stop(&s, t, g);
 
     g = start(&s, &t, 5, 100, err, sizeof err);
     ok(g == NULL && strstr(err, "no answer"), "a silent server times out: %s", err);

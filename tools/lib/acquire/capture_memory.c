@@ -312,6 +312,17 @@ static const char *tracing_stopped(struct mask_watch *w, uint32_t mask)
     return NULL;
 }
 
+/* What the poll took, to a live view (emb_source_options.on_packets). */
+static void give_packets(struct emb_source_run *c, const struct emb_desc_follow *f)
+{
+    static uint8_t header[EMB_DESC_FOLLOW_HEADER_MAX];
+    size_t len, hlen;
+    const uint8_t *packets = emb_desc_follow_packets(f, &len);
+    if (c->o->on_packets != NULL && packets != NULL &&
+        (hlen = emb_desc_follow_header(f, header, sizeof header)) != 0)
+        emb_source_give_packets(c, header, hlen, packets, len);
+}
+
 /* Polls the rings until a stop condition, the target let run between polls. */
 static void desc_follow_loop(struct emb_source_run *c, struct desc_source *d, struct emb_desc_follow *f)
 {
@@ -330,6 +341,7 @@ static void desc_follow_loop(struct emb_source_run *c, struct desc_source *d, st
             why = tracing_stopped(&watch, mask);
         if (why) {
             emb_desc_follow_finish(f, d->mem, &d->issues);
+            give_packets(c, f);
             emb_source_stopped(c, why);
             return;
         }
@@ -342,6 +354,7 @@ static void desc_follow_loop(struct emb_source_run *c, struct desc_source *d, st
         if (emb_desc_follow_poll(f, d->mem, &d->issues) != 0)
             return;
         c->st->packets = emb_desc_follow_stats(f)->packets;
+        give_packets(c, f);
         if (d->probe && emb_probe_resume(d->probe) != 0) {
             emb_source_stopped(c, "target lost");
             return;
@@ -393,7 +406,7 @@ static void desc_take_result(struct emb_source_run *c, struct emb_desc_follow *f
 static int desc_follow(struct emb_source_run *c, struct desc_source *d)
 {
     const struct emb_desc_follow_options fo = {.consume = d->model.probe_consumer && !d->read_only,
-                                               .running = d->probe == NULL};
+                                               .running = d->probe == NULL || emb_probe_live(d->probe)};
     struct emb_desc_follow *f = emb_desc_follow_new(&d->image, &d->model, &fo);
     if (!f) {
         emb_source_error(c, "out of memory");
@@ -409,6 +422,10 @@ static int desc_follow(struct emb_source_run *c, struct desc_source *d)
 
 static void probe_stats(struct emb_source_run *c, const struct emb_probe_stats *ps)
 {
+    if (c->st->live) { /* --no-halt, served: every packet went out while the target ran */
+        c->st->live_reads = ps->round_trips;
+        c->st->live_writes = 0;
+    }
     c->st->halts = ps->holds;
     c->st->halt_ms_avg = ps->holds ? ps->hold_ms_total / (double)ps->holds : 0.0;
     c->st->halt_ms_max = ps->hold_ms_max;
@@ -454,6 +471,15 @@ static int gdb_descriptor(struct emb_source_run *c)
     }
     d.mem = emb_probe_mem(d.probe);
     d.last_poll_ns = emb_hostio_now_ns();
+    int live = o->no_halt ? emb_probe_go_live(d.probe) : 1;
+    if (live < 0) {
+        emb_source_error(c, "%s", emb_probe_error(d.probe));
+        emb_probe_close(d.probe);
+        emb_elf_close(d.elf);
+        return -1;
+    }
+    c->st->no_halt_refused = o->no_halt && live == 1;
+    c->st->live = live == 0;
     int rc = desc_run(c, &d);
     if (emb_probe_detach(d.probe) != 0 && rc == 0) {
         emb_source_error(c, "detach: %s", emb_probe_error(d.probe));
@@ -481,6 +507,11 @@ static bool via_descriptor(const struct emb_source_options *o)
 
 int emb_source_gdb(struct emb_source_run *c)
 {
+    if (!via_descriptor(c->o) && c->o->no_halt) {
+        emb_source_error(c, "--no-halt reads the rings through the descriptor: --elf FW with "
+                            "emb_debug_descriptor (--via descriptor)");
+        return -1;
+    }
     if (!via_descriptor(c->o))
         return gdb_memchan(c);
     if (c->o->elf == NULL) {

@@ -124,6 +124,11 @@ static void update_stats(struct emb_source_run *c)
         c->last_packets = ts->packets;
         c->last_packet_ms = now;
     }
+    const uint8_t *header, *packets;
+    size_t header_len, packets_len;
+    if (!c->direct && c->o->on_packets != NULL &&
+        emb_trace_assemble_parts(c->tasm, &header, &header_len, &packets, &packets_len))
+        emb_source_give_packets(c, header, header_len, packets, packets_len);
     if (c->o->progress != NULL && now - c->last_progress_ms >= 200u) {
         c->last_progress_ms = now;
         c->o->progress(c->o->progress_arg, st);
@@ -151,6 +156,16 @@ const char *emb_source_should_stop(struct emb_source_run *c)
         }
     }
     return NULL;
+}
+
+void emb_source_give_packets(struct emb_source_run *c, const uint8_t *header, size_t header_len,
+                             const uint8_t *packets, size_t packets_len)
+{
+    if (c->o->on_packets == NULL || packets_len <= c->packets_given)
+        return;
+    c->o->on_packets(c->o->packets_arg, header, header_len, packets + c->packets_given,
+                     packets_len - c->packets_given);
+    c->packets_given = packets_len;
 }
 
 void emb_source_stopped(struct emb_source_run *c, const char *why)

@@ -77,7 +77,8 @@ struct emb_source_stats {
     uint64_t log_busy;       /* polls that found a log record half-written (taken later) */
     uint64_t released;       /* read positions written back: the host consumed */
     uint64_t round_trips, bytes_read;
-    /* qmp: read while the target ran */
+    bool no_halt_refused;    /* gdb --no-halt: the server stopped the target to serve a read */
+    /* qmp, gdb --no-halt: read while the target ran */
     bool live;
     uint64_t live_reads, live_writes;
     double access_ms_avg, access_ms_max; /* per read or write, request to reply */
@@ -98,6 +99,9 @@ struct emb_source_options {
     const char *qtest;           /* qmp: QEMU's qtest socket (writes), or NULL: read only */
     bool resume;                 /* qmp: resume a guest started paused (-S) */
     enum emb_gdb_via via;        /* gdb */
+    bool no_halt;                /* gdb through the descriptor: read while the target runs,
+                                  * never an interrupt, where the server serves that (halting
+                                  * at each poll where it does not: stats.no_halt_refused) */
     uint64_t memchan_addr;       /* gdb, pid: the control block, when known */
     uint64_t ram_start, ram_end; /* gdb: where rings may lie; 0, 0: 0x20000000..+4 MB */
     unsigned pointer_size;       /* gdb: for an RTT-layout block; 0: 4 */
@@ -109,6 +113,13 @@ struct emb_source_options {
     volatile int *stop;          /* set nonzero to stop (a signal handler) */
     void (*progress)(void *arg, const struct emb_source_stats *stats);
     void *progress_arg;
+    /* Called as the trace stream grows, at every read of the source (every poll, every
+     * chunk a link delivered): the stream's header as it stands and the whole packets
+     * that arrived since the last call, in order, the first call with the first packets.
+     * NULL: none. A live view (emb top) decodes only those. */
+    void (*on_packets)(void *arg, const uint8_t *header, size_t header_len,
+                       const uint8_t *packets, size_t packets_len);
+    void *packets_arg;
 };
 
 struct emb_source_result {

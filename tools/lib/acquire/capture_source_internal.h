@@ -34,6 +34,7 @@ struct emb_source_run {
     struct emb_buf down;        /* command frames waiting to go to the target */
     uint64_t start_ms, last_progress_ms, last_ping_ms, last_packet_ms, closed_ms;
     uint64_t last_packets;
+    size_t packets_given;       /* bytes of packets handed to o->on_packets */
     uint32_t cookie;
     bool direct;                /* the trace and log arrive whole, not as frames */
 };
@@ -64,6 +65,10 @@ int emb_source_descriptor(struct emb_source_run *c, struct emb_elf *elf, struct 
 /* Updates the statistics (and the progress callback), then returns a reason to stop, or
  * NULL to go on. */
 const char *emb_source_should_stop(struct emb_source_run *c);
+/* Hands the packets past those given before to o->on_packets, if any (the stream so
+ * far: its header, and every packet in order). */
+void emb_source_give_packets(struct emb_source_run *c, const uint8_t *header, size_t header_len,
+                             const uint8_t *packets, size_t packets_len);
 /* Records why the capture stopped. */
 void emb_source_stopped(struct emb_source_run *c, const char *why);
 

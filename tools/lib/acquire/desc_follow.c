@@ -579,15 +579,12 @@ const uint8_t *emb_desc_follow_log(const struct emb_desc_follow *f, size_t *len)
     return f->nl && !f->log.oom ? f->log.data : NULL;
 }
 
-uint8_t *emb_desc_follow_trace(struct emb_desc_follow *f, size_t *len)
+size_t emb_desc_follow_header(const struct emb_desc_follow *f, uint8_t *header, size_t cap)
 {
     const struct emb_desc_model *md = f->md;
     struct emb_tsf_context *table = calloc(f->nt + 1, sizeof *table);
-    static uint8_t header[EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS) + EMB_TSF_EXT_MAX];
-    if (!table || f->packets.oom) {
-        free(table);
-        return NULL;
-    }
+    if (!table)
+        return 0;
     uint16_t n = 0;
     for (size_t i = 0; i < f->nt && n < EMB_TSF_MAX_CONTEXTS; i++) {
         const struct tring *tr = &f->t[i];
@@ -617,8 +614,21 @@ uint8_t *emb_desc_follow_trace(struct emb_desc_follow *f, size_t *len)
     if (md->firmware[0] || flags[0] || md->session_id)
         info.identity = &identity;
     memcpy(info.uuid, md->uuid, 16);
-    size_t hlen = emb_tsf_encode_header(header, sizeof header, &info, table, n);
+    size_t hlen = emb_tsf_encode_header(header, cap, &info, table, n);
     free(table);
+    return hlen;
+}
+
+const uint8_t *emb_desc_follow_packets(const struct emb_desc_follow *f, size_t *len)
+{
+    *len = f->packets.oom ? 0 : f->packets.len;
+    return f->packets.oom ? NULL : f->packets.data;
+}
+
+uint8_t *emb_desc_follow_trace(struct emb_desc_follow *f, size_t *len)
+{
+    static uint8_t header[EMB_DESC_FOLLOW_HEADER_MAX];
+    size_t hlen = f->packets.oom ? 0 : emb_desc_follow_header(f, header, sizeof header);
     uint8_t *out = hlen ? malloc(hlen + f->packets.len + 1) : NULL;
     if (!out)
         return NULL;

@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include <emb/descriptor.h>
+#include <emb/trace_format.h>
 
 #include "catalog.h"
 #include "memsrc.h"
@@ -283,6 +284,13 @@ int emb_desc_follow_finish(struct emb_desc_follow *f, struct emb_mem *m, struct 
 /* The trace stream file (header and packets taken, malloc'd; NULL when out of memory), and
  * the log stream (frames: hello, context, data, stats; NULL when there is no log ring). */
 uint8_t *emb_desc_follow_trace(struct emb_desc_follow *f, size_t *len);
+/* The same in parts, while the follower runs: the stream header as it stands (into
+ * `header`, at most cap bytes: EMB_DESC_FOLLOW_HEADER_MAX is always enough; 0 when out of
+ * memory), and the packets taken so far, in the order they were (NULL when out of
+ * memory). */
+#define EMB_DESC_FOLLOW_HEADER_MAX (EMB_TSF_HEADER_BYTES(EMB_TSF_MAX_CONTEXTS) + EMB_TSF_EXT_MAX)
+size_t emb_desc_follow_header(const struct emb_desc_follow *f, uint8_t *header, size_t cap);
+const uint8_t *emb_desc_follow_packets(const struct emb_desc_follow *f, size_t *len);
 const uint8_t *emb_desc_follow_log(const struct emb_desc_follow *f, size_t *len);
 const struct emb_desc_follow_stats *emb_desc_follow_stats(const struct emb_desc_follow *f);
 void emb_desc_follow_free(struct emb_desc_follow *f);

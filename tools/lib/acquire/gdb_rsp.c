@@ -18,6 +18,8 @@ struct emb_gdb {
     int timeout_ms;
     bool noack;
     bool running;
+    bool access_running; /* reads and writes go out while it runs (emb_gdb_access_running) */
+    bool stopped_to_read; /* a stop reply came in place of a memory reply */
     bool has_x;          /* `X` accepted (unknown until tried) */
     bool x_tried;
     size_t packet_size;  /* what the server accepts */
@@ -228,7 +230,11 @@ static int send_packet(struct emb_gdb *g, const char *data, size_t n, bool binar
         do {
             if ((c = next_byte(g)) < 0)
                 return -1;
-        } while (c != '+' && c != '-');
+        } while (c != '+' && c != '-' && !(c == '$' && g->running && g->access_running));
+        if (c == '$') { /* no ack, a packet: the stop reply of a stub that stopped to serve it */
+            g->in_pos--;
+            return 0;
+        }
         if (c == '+')
             return 0;
         g->stats.retransmits++;
@@ -376,9 +382,32 @@ size_t emb_gdb_block(const struct emb_gdb *g)
     return b > 0 ? b : 1;
 }
 
+void emb_gdb_access_running(struct emb_gdb *g, bool on)
+{
+    g->access_running = on;
+}
+
+bool emb_gdb_stopped_to_read(const struct emb_gdb *g)
+{
+    return g->stopped_to_read;
+}
+
+/* A stop reply where a memory access's reply belongs: the server stopped the target to
+ * serve it (an all-stop stub that halts on any byte, as QEMU's does). */
+static int stopped_instead(struct emb_gdb *g)
+{
+    if (!g->running || g->reply_len == 0 || (g->reply[0] != 'T' && g->reply[0] != 'S'))
+        return 0;
+    g->running = false;
+    g->stopped_to_read = true;
+    return set_error(g, "the GDB server stopped the target to serve a memory access (it sent "
+                        "the stop reply %.12s): it serves memory only while the target is halted",
+                     g->reply);
+}
+
 int emb_gdb_read(struct emb_gdb *g, uint64_t addr, void *buf, size_t len)
 {
-    if (g->running)
+    if (g->running && !g->access_running)
         return set_error(g, "the target is running: halt it first");
     uint8_t *p = buf;
     size_t block = emb_gdb_block(g);
@@ -386,7 +415,7 @@ int emb_gdb_read(struct emb_gdb *g, uint64_t addr, void *buf, size_t len)
         size_t n = len < block ? len : block;
         char cmd[48];
         int cl = snprintf(cmd, sizeof cmd, "m%llx,%zx", (unsigned long long)addr, n);
-        if (exchange(g, cmd, (size_t)cl, false))
+        if (exchange(g, cmd, (size_t)cl, false) || stopped_instead(g))
             return -1;
         if (g->reply_len >= 1 && g->reply[0] == 'E' && g->reply_len <= 3)
             return set_error(g, "reading %zu bytes at 0x%llx: the server answered %s", n,
@@ -446,7 +475,7 @@ static int write_hex(struct emb_gdb *g, uint64_t addr, const uint8_t *p, size_t 
 
 int emb_gdb_write(struct emb_gdb *g, uint64_t addr, const void *buf, size_t len)
 {
-    if (g->running)
+    if (g->running && !g->access_running)
         return set_error(g, "the target is running: halt it first");
     const uint8_t *p = buf;
     /* Escapes can double a binary byte: blocks of a third of the packet are always safe. */
@@ -465,7 +494,7 @@ int emb_gdb_write(struct emb_gdb *g, uint64_t addr, const void *buf, size_t len)
         } else {
             rc = write_hex(g, addr, p, n);
         }
-        if (rc != 0)
+        if (rc != 0 || stopped_instead(g))
             return -1;
         if (strcmp(g->reply, "OK") != 0)
             return set_error(g, "writing %zu bytes at 0x%llx: the server answered '%.20s'", n,

@@ -49,6 +49,15 @@ int emb_gdb_read(struct emb_gdb *g, uint64_t addr, void *buf, size_t len);
 /* Writes `len` bytes (`X`, binary; `M`, hex, when the server lacks `X`). Halted target. */
 int emb_gdb_write(struct emb_gdb *g, uint64_t addr, const void *buf, size_t len);
 
+/* With `on`, reads and writes are sent while the target runs, never an interrupt before
+ * them: for servers that serve memory while the core runs (OpenOCD, J-Link's GDB server
+ * and pyOCD on Cortex-M, through the debug access port; docs/live.md). A server that
+ * stops the target to answer instead (QEMU's stub halts on any byte) sends a stop reply
+ * in place of the memory: the access fails, the target is halted from then on, and
+ * emb_gdb_stopped_to_read() says so. */
+void emb_gdb_access_running(struct emb_gdb *g, bool on);
+bool emb_gdb_stopped_to_read(const struct emb_gdb *g);
+
 /* Detaches and lets the target run on (`D;1`, then `D` for servers without processes). */
 int emb_gdb_detach(struct emb_gdb *g);
 

@@ -29,6 +29,7 @@ struct emb_probe {
     struct emb_mem_region ram[MAX_REGIONS];
     size_t nram;
     bool halted;
+    bool live;                /* reads and writes while the target runs (emb_probe_go_live) */
     uint64_t hold_start_ns;
     struct cached_block **blocks;
     size_t nblocks, cap;
@@ -111,10 +112,29 @@ static struct cached_block *fetch_block(struct emb_probe *p, uint64_t block, con
     return b;
 }
 
+/* While the target runs every read goes to it: nothing read before stays true. */
+static size_t read_live(struct emb_probe *p, uint64_t addr, void *buf, size_t len)
+{
+    const struct emb_mem_region *r = region_of(p, addr);
+    if (r == NULL)
+        return 0;
+    if (len > r->addr + r->size - addr)
+        len = (size_t)(r->addr + r->size - addr);
+    if (emb_gdb_read(p->g, addr, buf, len) != 0) {
+        snprintf(p->error, sizeof p->error, "%s", emb_gdb_error(p->g));
+        return 0;
+    }
+    p->st.round_trips += (len + emb_gdb_block(p->g) - 1) / emb_gdb_block(p->g);
+    p->st.bytes_read += len;
+    return len;
+}
+
 static size_t probe_read(void *arg, uint64_t addr, void *buf, size_t len)
 {
     struct emb_probe *p = arg;
     size_t done = 0;
+    if (p->live && !p->halted)
+        return read_live(p, addr, buf, len);
     if (!p->halted)
         return 0;
     while (done < len) {
@@ -138,8 +158,9 @@ static size_t probe_read(void *arg, uint64_t addr, void *buf, size_t len)
 static int probe_write(void *arg, uint64_t addr, const void *buf, size_t len)
 {
     struct emb_probe *p = arg;
-    if (!p->halted || emb_gdb_write(p->g, addr, buf, len) != 0) {
-        snprintf(p->error, sizeof p->error, "%s", p->halted ? emb_gdb_error(p->g) : "the target is running");
+    bool may = p->halted || p->live;
+    if (!may || emb_gdb_write(p->g, addr, buf, len) != 0) {
+        snprintf(p->error, sizeof p->error, "%s", may ? emb_gdb_error(p->g) : "the target is running");
         return -1;
     }
     p->st.bytes_written += len;
@@ -201,9 +222,32 @@ struct emb_mem *emb_probe_mem(struct emb_probe *p)
     return p->mem;
 }
 
+int emb_probe_go_live(struct emb_probe *p)
+{
+    if (emb_probe_resume(p) != 0)
+        return -1;
+    emb_gdb_access_running(p->g, true);
+    p->live = true;
+    uint8_t word[4];
+    if (read_live(p, p->ram[0].addr, word, sizeof word) == sizeof word)
+        return 0;
+    p->live = false;
+    emb_gdb_access_running(p->g, false);
+    if (!emb_gdb_stopped_to_read(p->g))
+        return -1;
+    p->halted = true; /* the server stopped it: a hold from now, as a halt's */
+    p->hold_start_ns = now_ns();
+    return 1;
+}
+
+bool emb_probe_live(const struct emb_probe *p)
+{
+    return p->live;
+}
+
 int emb_probe_halt(struct emb_probe *p)
 {
-    if (p->halted)
+    if (p->halted || p->live)
         return 0;
     p->hold_start_ns = now_ns();
     if (emb_gdb_halt(p->g) != 0) {
@@ -216,7 +260,7 @@ int emb_probe_halt(struct emb_probe *p)
 
 int emb_probe_resume(struct emb_probe *p)
 {
-    if (!p->halted)
+    if (!p->halted || p->live)
         return 0;
     forget_cache(p);
     if (emb_gdb_resume(p->g) != 0) {
@@ -230,6 +274,8 @@ int emb_probe_resume(struct emb_probe *p)
 
 int emb_probe_detach(struct emb_probe *p)
 {
+    p->live = false; /* an all-stop server detaches a halted target: one last halt */
+    emb_gdb_access_running(p->g, false);
     if (!p->halted && emb_probe_halt(p) != 0)
         return -1;
     forget_cache(p);

@@ -12,6 +12,7 @@
 #ifndef EMB_HOST_PROBE_H
 #define EMB_HOST_PROBE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,14 @@ struct emb_probe *emb_probe_open(const char *host_port, struct emb_elf *elf, cha
 
 /* The memory source: valid until emb_probe_close(); reads succeed only while halted. */
 struct emb_mem *emb_probe_mem(struct emb_probe *p);
+
+/* --no-halt: lets the target run and reads and writes it while it runs from now on, for
+ * servers that serve memory then (emb_gdb_access_running); halt and resume do nothing
+ * then, and nothing is cached. 0 when the server served a first read while the target
+ * ran; 1 when it stopped the target to serve it (QEMU's stub): the probe holds the
+ * target halted then and goes on halting at each poll; -1 when the target was lost. */
+int emb_probe_go_live(struct emb_probe *p);
+bool emb_probe_live(const struct emb_probe *p);
 
 int emb_probe_halt(struct emb_probe *p);
 int emb_probe_resume(struct emb_probe *p);

@@ -105,6 +105,16 @@ const uint8_t *emb_trace_assemble_stream(struct emb_trace_assembler *a, size_t *
     return a->out.data;
 }
 
+bool emb_trace_assemble_parts(const struct emb_trace_assembler *a, const uint8_t **header,
+                              size_t *header_len, const uint8_t **packets, size_t *packets_len)
+{
+    *header = a->header.data;
+    *header_len = a->header.len;
+    *packets = a->packets.data;
+    *packets_len = a->packets.len;
+    return a->have_header && a->header.len > 0;
+}
+
 const struct emb_trace_assemble_stats *emb_trace_assemble_stats(const struct emb_trace_assembler *a)
 {
     return &a->stats;

@@ -6,6 +6,7 @@
 #ifndef EMB_HOST_TRACE_ASSEMBLE_H
 #define EMB_HOST_TRACE_ASSEMBLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,10 @@ struct emb_trace_assembler *emb_trace_assemble_new(size_t hold_limit_bytes);
 void emb_trace_assemble_frame(struct emb_trace_assembler *a, const uint8_t *payload, size_t len);
 /* The stream so far: the stored header then the packets; NULL (and 0) before any header. */
 const uint8_t *emb_trace_assemble_stream(struct emb_trace_assembler *a, size_t *len);
+/* The same without copying: the stored header and the packets kept so far, in order (a
+ * live reader takes the packets past those it has seen). False before any header. */
+bool emb_trace_assemble_parts(const struct emb_trace_assembler *a, const uint8_t **header,
+                              size_t *header_len, const uint8_t **packets, size_t *packets_len);
 const struct emb_trace_assemble_stats *emb_trace_assemble_stats(const struct emb_trace_assembler *a);
 void emb_trace_assemble_free(struct emb_trace_assembler *a);
 

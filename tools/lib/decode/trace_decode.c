@@ -261,11 +261,36 @@ static struct emb_trace *finish(struct emb_trace *t)
     return t;
 }
 
+/* emb_trace_options.continues: each context of the earlier decode where it left off. */
+static void carry_on(struct emb_trace *t, const struct emb_trace *prev)
+{
+    for (size_t i = 0; i < prev->nctx; i++) {
+        const struct ctx_state *p = &prev->ctx[i];
+        long ci = t->ctx_index[p->pub.id];
+        if (ci < 0 && (ci = emb_trace_add_context(t, p->pub.id, p->pub.kind)) < 0)
+            return;
+        struct ctx_state *c = &t->ctx[ci];
+        c->have_prev = p->have_prev;
+        c->prev_seq = p->prev_seq;
+        c->prev_ts_end = p->prev_ts_end;
+        c->prev_discarded = p->prev_discarded;
+        c->pub.first_seq = p->pub.first_seq;
+        c->pub.discarded = p->pub.discarded;
+    }
+    if (prev->sum.packets > 0 || prev->start_known) {
+        t->info.start_ts = prev->info.start_ts;
+        t->info.end_ts = prev->info.end_ts;
+        t->start_known = true;
+    }
+}
+
 static struct emb_trace *run(struct emb_trace *t)
 {
     if (!unseal(t) || !emb_trace_read_header(t)) {
         t->sum.fatal = true;
     } else {
+        if (t->opt->continues != NULL)
+            carry_on(t, t->opt->continues);
         if (t->seal.sealed) {
             t->info.version = EMB_TSF_VERSION_SEALED;
             t->info.sealed = true;

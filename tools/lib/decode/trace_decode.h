@@ -148,6 +148,13 @@ struct emb_trace_options {
     /* Called now and then with bytes walked; may be NULL. */
     void (*progress)(void *arg, uint64_t done, uint64_t total);
     void *progress_arg;
+    /* A decode of the same stream's packets before these, or NULL. The bytes given are
+     * then the stream's header and only the packets that came after (a live stream read
+     * round by round): each context keeps going from where that decode left it (packet
+     * sequence, events_discarded, the trace's start time), so a gap or a drop between the
+     * two is counted once, where it happened, and times count from the same start. It may
+     * be freed once this decode returns. */
+    const struct emb_trace *continues;
 };
 
 struct emb_trace;

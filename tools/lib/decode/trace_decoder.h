@@ -65,6 +65,7 @@ struct emb_trace {
     uint64_t last_ts;               /* the latest record's timestamp */
     struct emb_trace_unsealed seal; /* a sealed file: the checked copy that data points to */
     bool offsets_raw;               /* report() offsets are the source's already */
+    bool start_known;               /* start_ts carried on from an earlier decode */
     bool oom;
 };
 

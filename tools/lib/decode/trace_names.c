@@ -15,7 +15,8 @@ struct emb_trace_names {
         char name[20];
         int used;
     } *threads, *handles;
-    size_t cap; /* per table, a power of two */
+    size_t cap;  /* per table, a power of two */
+    size_t used; /* names in both */
 };
 
 #define OBJ_TYPE_THREAD 0u /* obj_init type value for threads (catalog/trace_events.yaml) */
@@ -28,18 +29,49 @@ static struct slot *find(struct slot *table, size_t cap, uint32_t key)
     return &table[i];
 }
 
-static void put(struct slot *table, size_t cap, uint32_t key, const char *name, size_t len)
+/* Names `key`; 1 when it had no name before. */
+static size_t put(struct slot *table, size_t cap, uint32_t key, const char *name, size_t len)
 {
     struct slot *s = find(table, cap, key);
+    size_t added = !s->used;
     s->used = 1;
     s->key = key;
     if (len >= sizeof s->name)
         len = sizeof s->name - 1u;
     memcpy(s->name, name, len);
     s->name[len] = '\0';
+    return added;
 }
 
-struct emb_trace_names *emb_trace_names_build(const struct emb_trace *t)
+/* Room for `more` names in each table (at most half full): the tables rebuilt larger. */
+static bool make_room(struct emb_trace_names *n, uint64_t more)
+{
+    size_t cap = n->cap ? n->cap : 16u;
+    while (cap < 2u * (n->used + more) + 2u)
+        cap *= 2u;
+    if (cap == n->cap)
+        return true;
+    struct slot *threads = calloc(cap, sizeof *threads), *handles = calloc(cap, sizeof *handles);
+    if (threads == NULL || handles == NULL) {
+        free(threads);
+        free(handles);
+        return false;
+    }
+    for (size_t i = 0; i < n->cap; i++) {
+        if (n->threads[i].used)
+            *find(threads, cap, n->threads[i].key) = n->threads[i];
+        if (n->handles[i].used)
+            *find(handles, cap, n->handles[i].key) = n->handles[i];
+    }
+    free(n->threads);
+    free(n->handles);
+    n->threads = threads;
+    n->handles = handles;
+    n->cap = cap;
+    return true;
+}
+
+bool emb_trace_names_add(struct emb_trace_names *n, const struct emb_trace *t)
 {
     const struct emb_catalog_event *init = emb_catalog_find(emb_trace_catalog(t), "obj_init");
     const struct emb_catalog_field *ftype = NULL, *fhandle = NULL, *fname = NULL;
@@ -53,19 +85,11 @@ struct emb_trace_names *emb_trace_names_build(const struct emb_trace *t)
             fname = f;
     }
     uint64_t count = ftype && fhandle && fname ? emb_trace_event_count(t, init->id) : 0u;
-    struct emb_trace_names *n = calloc(1, sizeof *n);
-    if (n == NULL)
-        return NULL;
-    n->cap = 16;
-    while (n->cap < 2u * count + 2u)
-        n->cap *= 2u;
-    n->threads = calloc(n->cap, sizeof *n->threads);
-    n->handles = calloc(n->cap, sizeof *n->handles);
+    if (!make_room(n, count))
+        return false;
     struct emb_trace_cursor *cur = count > 0 ? emb_trace_cursor_open(t) : NULL;
-    if (n->threads == NULL || n->handles == NULL || (count > 0 && cur == NULL)) {
-        emb_trace_names_free(n);
-        return NULL;
-    }
+    if (count > 0 && cur == NULL)
+        return false;
     /* In time order: a handle named twice has its later name. */
     for (const struct emb_trace_event *e; cur != NULL && (e = emb_trace_cursor_next(cur));) {
         if (e->type != EMB_TREC_EVENT || e->ev != init)
@@ -73,12 +97,30 @@ struct emb_trace_names *emb_trace_names_build(const struct emb_trace *t)
         const char *text;
         size_t len = emb_trace_field_chars(fname, e->payload, &text);
         uint32_t handle = (uint32_t)emb_catalog_field_get_uint(fhandle, e->payload);
-        if (emb_catalog_field_get_uint(ftype, e->payload) == OBJ_TYPE_THREAD)
-            put(n->threads, n->cap, handle, text, len);
-        else
-            put(n->handles, n->cap, handle, text, len);
+        bool thread = emb_catalog_field_get_uint(ftype, e->payload) == OBJ_TYPE_THREAD;
+        n->used += put(thread ? n->threads : n->handles, n->cap, handle, text, len);
     }
     emb_trace_cursor_close(cur);
+    return true;
+}
+
+struct emb_trace_names *emb_trace_names_build_empty(void)
+{
+    struct emb_trace_names *n = calloc(1, sizeof *n);
+    if (n != NULL && !make_room(n, 0)) {
+        emb_trace_names_free(n);
+        return NULL;
+    }
+    return n;
+}
+
+struct emb_trace_names *emb_trace_names_build(const struct emb_trace *t)
+{
+    struct emb_trace_names *n = emb_trace_names_build_empty();
+    if (n != NULL && !emb_trace_names_add(n, t)) {
+        emb_trace_names_free(n);
+        return NULL;
+    }
     return n;
 }
 

@@ -4,6 +4,7 @@
 #ifndef EMB_HOST_TRACE_NAMES_H
 #define EMB_HOST_TRACE_NAMES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,6 +14,11 @@ struct emb_trace_names;
 
 /* Collects the names an already decoded trace declares. NULL when out of memory. */
 struct emb_trace_names *emb_trace_names_build(const struct emb_trace *t);
+/* A set with no names yet, for emb_trace_names_add(). NULL when out of memory. */
+struct emb_trace_names *emb_trace_names_build_empty(void);
+/* Adds the names another decode declares (a live stream's next round): later names win.
+ * False when out of memory. */
+bool emb_trace_names_add(struct emb_trace_names *n, const struct emb_trace *t);
 void emb_trace_names_free(struct emb_trace_names *n);
 
 /* The name obj_init gave a thread index or a handle, or NULL. */

@@ -235,7 +235,7 @@ static void accept(struct emb_trace *t, struct ctx_state *c, const struct emb_tr
     c->prev_ts_end = pk->ts_end;
     c->pub.packets++;
     t->sum.packets++;
-    if (t->info.start_ts > pk->ts_begin || t->sum.packets == 1)
+    if (!t->start_known && (t->info.start_ts > pk->ts_begin || t->sum.packets == 1))
         t->info.start_ts = pk->ts_begin;
     if (t->info.end_ts < pk->ts_end)
         t->info.end_ts = pk->ts_end;

@@ -33,7 +33,8 @@ const char *emb_trace_event_kind_name(unsigned kind)
 struct text_writer {
     struct emb_out o;
     const struct emb_trace *t;
-    struct emb_trace_names *names;
+    const struct emb_trace_names *names;
+    struct emb_trace_names *own_names;
     uint64_t hz;
     bool absolute, wall;
     size_t wtime, wctx, wname;
@@ -247,14 +248,14 @@ int emb_trace_write_text(const struct emb_trace *t, FILE *out,
         emb_trace_cursor_close(cur);
         return -1;
     }
-    w.names = emb_trace_names_build(t);
+    w.names = opt && opt->names ? opt->names : (w.own_names = emb_trace_names_build(t));
     size_t *seen = calloc(emb_trace_context_count(t) + 1u, sizeof *seen);
     const struct emb_trace_event *e;
     while (seen != NULL && (e = emb_trace_cursor_next(cur)) != NULL)
         if (!emb_trace_record_skipped(seen, e, opt ? opt->skip : NULL))
             write_line(&w, e);
     emb_trace_cursor_close(cur);
-    emb_trace_names_free(w.names);
+    emb_trace_names_free(w.own_names);
     int rc = emb_out_finish(&w.o);
     free(seen);
     return seen == NULL ? -1 : rc;

@@ -12,9 +12,14 @@
 #include "text.h"
 #include "trace_decode.h"
 
+struct emb_trace_names;
+
 struct emb_trace_text_options {
     bool absolute; /* wall-clock time instead of seconds since the trace start */
     const size_t *skip; /* per context: records written already (emb trace --follow), or NULL */
+    /* The names to show thread and handle numbers by, or NULL: the trace's own obj_init
+     * names (a live stream's rounds keep the names the rounds before declared). */
+    const struct emb_trace_names *names;
 };
 
 /* Whether `e` is among the first skip[context] records of its context, written already;
