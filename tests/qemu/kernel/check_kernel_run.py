@@ -66,6 +66,29 @@ for index, k in sorted(kern.items()):
         check(0 < k["blocked"] and abs(t["blocked_ticks"] - k["blocked"]) <= 0.01 * k["blocked"],
               f"{k['name']}: blocked {t['blocked_ticks']} cycles by the trace, {k['blocked']} by the kernel")
     check(0 < k["stack"] < 1024, f"{k['name']}: stack high-water {k['stack']} of 1024 bytes")
+# The Perfetto export's per-thread load counters as @tracerbench/trace-model reads them:
+# each thread's mean over the windows (weighted by their length) within one percentage
+# point of the kernel's share, and the threads' loads summing to 100 in every window after
+# the first switch (one CPU, the idle thread a thread like the others), give or take each
+# counter's rounding to a whole percent.
+series = json.load(open(f"{work}/perfetto.tracerbench", encoding="utf-8"))["series"]
+loads = {k[len("thread load ("):-1]: v for k, v in series.items() if k.startswith("thread load (")}
+end_us = max(ts for v in series.values() for ts, _ in v) if series else 0
+for index, k in sorted(kern.items()):
+    pts = loads.get(f"{k['name']}({index})")
+    if not pts:
+        check(False, f"{k['name']}: a thread load counter in the Perfetto export")
+        continue
+    edges = [ts for ts, _ in pts] + [2 * pts[-1][0] - pts[-2][0] if len(pts) > 1 else end_us]
+    span = edges[-1] - edges[1]
+    mean = sum(v * (edges[i + 1] - edges[i]) for i, (_, v) in enumerate(pts) if i > 0) / span
+    check(abs(mean / 100 - k["run"] / total) < 0.01,
+          f"{k['name']}: Perfetto load {mean:.2f}%, kernel {100 * k['run'] / total:.2f}%")
+rows = list(zip(*[[v for _, v in pts] for pts in loads.values()]))
+sums = [sum(r) for r in rows[1:-1]]
+check(len(loads) == len(kern) and sums and all(abs(s - 100) <= len(loads) / 2 + 0.5 for s in sums),
+      f"the threads' Perfetto loads sum to 100 in each of {len(sums)} windows "
+      f"(from {min(sums, default=0)} to {max(sums, default=0)})")
 check(any(k["boost"] > 0 for k in kern.values()),
       "emb_stats_thread_get: a priority boost was recorded (priority inheritance)")
 

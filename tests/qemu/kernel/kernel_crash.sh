@@ -3,7 +3,7 @@
 # sensor interrupt's notification, takes the I2C mutex and reads an absent device (fw.c).
 # The bus fault's record survives the reset; the next boot sends it on UART1. `emb crash`
 # must name the faulting line, the last switches, the interrupt that ran (irq 8, the
-# sensor's), every thread's state at the fault, and in its summary the mutex the sensor
+# sensor's), the thread holding each lock, every thread's state at the fault, and in its summary the mutex the sensor
 # thread held and the notification that woke it. The expectations are what fw.c does.
 #
 # usage: kernel_crash.sh QEMU MACHINE FW EMB WORKDIR
@@ -48,6 +48,13 @@ check(s.get("woken_in_irq") == 8 and s.get("notified_bits") == 1,
       "sensor: woken in irq 8 by notification bit 0x1")
 check(all(t["state"] in ("ready", "blocked") for n, t in threads.items() if n != "sensor"),
       "the other threads ready or blocked")
+# Locks held names what on the CPU took the lock: the thread the last switch ran (fw.c:
+# the sensor thread takes i2c after the switch to it), not the CPU context alone.
+check(re.search(r'^  mutex 0x[0-9a-f]+ "i2c" held by thread sensor on cpu0 \(the faulting thread\)',
+                text, re.M) is not None, "Locks held: i2c held by thread sensor on cpu0")
+locks = doc.get("flight", {}).get("locks_held", [])
+check([(l["name"], l["holder_kind"], l["holder"], l["context"], l["faulting"]) for l in locks] ==
+      [("i2c", "thread", "thread sensor", "cpu0", True)], f"locks_held in --json: {locks}")
 m = re.search(r"^Summary: (.*)$", text, re.M)
 check(m is not None and re.search(r"sensor faulted while it holds i2c since .* by irq 8: notify_set bits=0x00000001",
                                   m.group(1)) is not None, f"the summary: {m.group(1) if m else None}")
