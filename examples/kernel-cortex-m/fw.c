@@ -17,7 +17,7 @@
  * each thread's run and blocked cycles) for the host to hold the trace against.
  *
  * Started with `-append fault` (semihosting's command line), the sensor driver faults
- * at sample FW_FAULT_AT while it holds the bus, just after the notification woke it
+ * past sample FW_FAULT_AT while it holds the bus, just after the notification woke it
  * (SPEC-015 §11); the next boot sends the crash record on UART1 and exits. With
  * `-append hold` it stays up after the run for a debugger. */
 #include <string.h>
@@ -35,6 +35,7 @@ EMB_LOG_MODULE_DEFINE(fw, EMB_LOG_LEVEL_INF);
 
 #define FW_SAMPLES 240u
 #define FW_FAULT_AT 100u
+#define FW_CHAIN_FAULT_AT 2u /* the logger's third page */
 #define FW_TICK_HZ 1000u
 #define FW_SENSOR_PERIOD (MPS2_CPU_HZ / 700u)
 #define FW_EV_END 0x10u
@@ -58,12 +59,12 @@ static __attribute__((section(".noinit"))) uint32_t boot_mark[2];
 static struct kern_thread sensor_t, control_t, logger_t, work_t, idle_t;
 static uint32_t sensor_stack[256], control_stack[256], logger_stack[256], work_stack[256],
     idle_stack[256];
-static struct kern_mutex i2c;
+static struct kern_mutex i2c, spi;
 static struct kern_sem log_sem;
 static struct kern_queue samples;
 static uint32_t sample_slots[8];
 static struct kern_work report;
-static volatile uint32_t sample_count, actuator, fault_armed;
+static volatile uint32_t sample_count, actuator, fault_armed, chain_fault_armed;
 static struct sensor_bus { volatile uint32_t data; } present_bus;
 #define ABSENT_BUS ((struct sensor_bus *)0x50000000u) /* nothing there on MPS2 */
 
@@ -134,9 +135,15 @@ static void sensor_main(void *arg)
 {
     (void)arg;
     for (;;) {
+        uint32_t switches = kern_cpu.switches;
         (void)kern_notify_wait(DATA_READY, KERN_FOREVER);
+        /* §11 wants the notification to have woken the driver last (not the queue or the
+         * bus's handover): the fault comes on the first read past FW_FAULT_AT after a
+         * wait for it that blocked (the most urgent thread, the driver is switched out
+         * only when it blocks) and finds the bus free. */
+        bool woken = kern_cpu.switches != switches, bus_free = i2c.owner == NULL;
         (void)kern_mutex_lock(&i2c, KERN_FOREVER);
-        bool fault = fault_armed && sample_count == FW_FAULT_AT;
+        bool fault = fault_armed && woken && bus_free && sample_count >= FW_FAULT_AT;
         uint32_t v = sensor_read(fault ? ABSENT_BUS : &present_bus);
         kern_mutex_unlock(&i2c);
         (void)kern_queue_send(&samples, v, KERN_FOREVER);
@@ -244,20 +251,38 @@ static void control_main(void *arg)
         (void)kern_queue_receive(&samples, &v, KERN_FOREVER);
         uint32_t n = ++sample_count;
         busy(6000u); /* the control law */
+        bool chain = n % 8u == 0u;
+        if (chain)
+            kern_sem_give_isr(&log_sem); /* the logger takes the SPI flash while we sleep */
         if (n % 4u == 0u) {
             (void)kern_mutex_lock(&i2c, KERN_FOREVER);
             busy(400u);
             kern_sleep(2u); /* the actuator's transfer: the driver finds the bus held */
+            if (chain) {
+                /* The actuator's calibration is in the SPI flash, which the logger holds:
+                 * the driver waits for i2c held by us, we wait for spi held by the
+                 * logger, and inheritance raises the logger two links down. */
+                (void)kern_mutex_lock(&spi, KERN_FOREVER);
+                busy(200u);
+                kern_mutex_unlock(&spi);
+            }
             actuator = v;
             kern_mutex_unlock(&i2c);
         }
-        if (n % 8u == 0u)
-            kern_sem_give_isr(&log_sem);
         if (n % 16u == 0u)
             kern_work_schedule(&report, 3u);
         if (n == FW_SAMPLES)
             end_run();
     }
+}
+
+/* Writes a log page to the SPI flash. On the chain fault command (`-append chainfault`)
+ * the flash is the absent device's: a bus fault with spi held, the control loop waiting
+ * for it while it holds i2c, and the driver waiting for i2c. */
+__attribute__((noinline)) static uint32_t flash_write(struct sensor_bus *flash, uint32_t word)
+{
+    busy(300u);
+    return flash->data ^ word; /* the status word, read back */
 }
 
 static void logger_main(void *arg)
@@ -269,8 +294,11 @@ static void logger_main(void *arg)
         uint32_t count = sample_count, act = actuator;
         kern_sched_unlock();
         EMB_LOG_INF(fw, "control: %u samples, actuator %u", (unsigned)count, (unsigned)act);
-        if (n % 4u == 3u)
-            kern_sleep(2u);
+        (void)kern_mutex_lock(&spi, KERN_FOREVER);
+        kern_sleep(4u); /* the flash's page program time */
+        bool fault = chain_fault_armed && n == FW_CHAIN_FAULT_AT;
+        (void)flash_write(fault ? ABSENT_BUS : &present_bus, count);
+        kern_mutex_unlock(&spi);
     }
 }
 
@@ -363,6 +391,7 @@ static void send_crash_and_exit(void)
 static void create_threads(void)
 {
     kern_mutex_init(&i2c, "i2c");
+    kern_mutex_init(&spi, "spi");
     kern_sem_init(&log_sem, "log", 0u, 8u);
     kern_queue_init(&samples, "samples", sample_slots, 8u);
     kern_work_init(&report, "report", report_work);
@@ -395,9 +424,12 @@ int main(void)
         send_crash_and_exit();
     if (cmdline_says("bench"))
         bench();
-    fault_armed = cmdline_says("fault");
+    chain_fault_armed = cmdline_says("chainfault");
+    fault_armed = !chain_fault_armed && cmdline_says("fault");
     hold_at_end = cmdline_says("hold");
-    mps2_uart_puts(fault_armed ? "kern: start, the driver will fault\n" : "kern: start\n");
+    mps2_uart_puts(fault_armed         ? "kern: start, the driver will fault\n"
+                   : chain_fault_armed ? "kern: start, the logger will fault in a chain\n"
+                                       : "kern: start\n");
     NVIC_IPR[MPS2_TIMER0_IRQ] = 0x40u; /* the sensor: more urgent than the tick */
     NVIC_IPR[MPS2_TIMER1_IRQ] = 0x80u;
     create_threads();

@@ -333,6 +333,25 @@ static void wait_insert(struct kern_wait_queue *q, struct kern_thread *t)
     t->wait_queue = q;
 }
 
+static void wait_remove(struct kern_thread *t)
+{
+    struct kern_thread **link = &t->wait_queue->head;
+    while (*link != NULL && *link != t)
+        link = &(*link)->next_wait;
+    if (*link == t)
+        *link = t->next_wait;
+}
+
+/* A waiter whose priority changed goes to its new place in its queue. */
+void kern__wait_requeue(struct kern_thread *t)
+{
+    struct kern_wait_queue *q = t->wait_queue;
+    if (q == NULL)
+        return;
+    wait_remove(t);
+    wait_insert(q, t);
+}
+
 /* The most urgent waiter (kern__wake() takes it off the queue). */
 struct kern_thread *kern__first_waiter(struct kern_wait_queue *q)
 {
@@ -373,11 +392,7 @@ void kern__wake(struct kern_thread *t, int8_t result, uint8_t source)
     if (t->state != KERN_BLOCKED)
         return;
     if (t->wait_queue != NULL) {
-        struct kern_thread **link = &t->wait_queue->head;
-        while (*link != NULL && *link != t)
-            link = &(*link)->next_wait;
-        if (*link == t)
-            *link = t->next_wait;
+        wait_remove(t);
         t->wait_queue = NULL;
     }
     if (t->timeout_armed)

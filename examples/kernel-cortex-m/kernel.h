@@ -20,6 +20,7 @@
 #define KERN_PRIORITIES 8u
 #define KERN_MAX_THREADS 8u
 #define KERN_FOREVER 0xFFFFFFFFu
+#define KERN_PI_MAX_DEPTH 8u /* links of a priority inheritance chain followed */
 
 /* The catalogue's wait_begin reasons (catalog/trace_events.yaml), and none. */
 enum kern_wait_reason {
@@ -197,6 +198,8 @@ int kern__block(struct kern_wait_queue *q, uint8_t reason, void *object, uint32_
                 uint32_t timeout, emb_port_irq_state *lock);
 void kern__wake(struct kern_thread *t, int8_t result, uint8_t source);
 struct kern_thread *kern__first_waiter(struct kern_wait_queue *q);
+void kern__wait_requeue(struct kern_thread *t);
+struct kern_mutex *kern__requeue_mutex_waiter(struct kern_thread *t);
 void kern__set_priority(struct kern_thread *t, uint8_t eff, uint8_t cause);
 void kern__object_init(struct kern_object *o, uint8_t type, const char *name);
 void kern__work_tick(uint32_t tick);

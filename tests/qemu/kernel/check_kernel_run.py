@@ -92,6 +92,28 @@ check(len(loads) == len(kern) and sums and all(abs(s - 100) <= len(loads) / 2 + 
 check(any(k["boost"] > 0 for k in kern.values()),
       "emb_stats_thread_get: a priority boost was recorded (priority inheritance)")
 
+# Priority inheritance two links down (fw.c: every eighth sample the driver waits for i2c
+# held by the control loop, which waits for spi held by the logger): the kernel raised the
+# logger (base 2) to the driver's priority 4, its own max_boost says 2; the trace records
+# that raise through spi, and emb trace --summary names the whole chain.
+by_name = {k["name"]: (i, k) for i, k in kern.items()}
+logger_i, logger = by_name.get("logger", (-1, {"boost": -1}))
+check(logger["boost"] == 2, f"the kernel boosted the logger by {logger['boost']} (2: the driver's priority)")
+handles = {e["fields"]["handle"]: e["fields"]["name"] for e in events if e["event"] == "obj_init"}
+raises = [e for e in events if e["event"] == "prio_inherit" and e["fields"]["thread"] == logger_i
+          and e["fields"]["to"] == 4 and handles.get(e["fields"]["cause"]) == "spi"]
+check(len(raises) > 0, f"prio_inherit raised the logger to 4 through spi {len(raises)} times")
+chains = summary["summary"]["threads"].get("pi_chains", [])
+two = [c for c in chains if c["links"] == 2]
+want = [by_name[n][0] for n in ("sensor", "control", "logger") if n in by_name]
+check(summary["summary"]["threads"].get("pi_deepest") == 2 and len(two) == 1 and
+      two[0]["threads"] == want and [m["name"] for m in two[0]["mutexes"]] == ["i2c", "spi"] and
+      two[0]["count"] == len(raises),
+      f"the summary's two-link chain: {[c['text'] for c in two]}, {two[0]['count'] if two else 0} waits")
+check(re.search(r"^  2 links +\d+ waits, .* sensor\(4\) -> i2c -> control\(3\) -> spi -> logger\(2\)$",
+                open(f"{work}/summary.txt", encoding="utf-8").read(), re.M) is not None,
+      "emb trace --summary prints the chain")
+
 classes = {e["class"] for e in events}
 for c in ("sched", "thread", "wait", "sync", "ipc", "notify", "work", "time", "irq", "power"):
     check(c in classes, f"class {c} recorded by a real operation")
