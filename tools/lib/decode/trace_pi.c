@@ -85,6 +85,20 @@ static bool same_chain(const struct emb_trace_pi_chain *a, const struct emb_trac
            memcmp(a->mutex, b->mutex, a->links * sizeof a->mutex[0]) == 0;
 }
 
+size_t emb_trace_pi_standing(const struct emb_trace_threads *th, struct emb_trace_pi_chain *out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < th->n && n < cap; i++) {
+        if (emb_trace_pi_chain_through(th, &th->items[i], &out[n]) == 0)
+            continue;
+        bool seen = false;
+        for (size_t k = 0; k < n && !seen; k++)
+            seen = same_chain(&out[k], &out[n]);
+        n += !seen;
+    }
+    return n;
+}
+
 void emb_trace_pi_chain_note(struct emb_trace_threads *th, const struct emb_trace_pi_chain *c, uint64_t ts)
 {
     if (c->links > th->pi_deepest)

@@ -31,6 +31,10 @@ struct emb_trace_pi_chain {
 size_t emb_trace_pi_chain_through(const struct emb_trace_threads *th, const struct emb_trace_thread *t,
                                   struct emb_trace_pi_chain *out);
 
+/* The distinct chains standing as th leaves the threads (a flight recorder: at the
+ * fault), at most `cap` of them into `out`; their number. */
+size_t emb_trace_pi_standing(const struct emb_trace_threads *th, struct emb_trace_pi_chain *out, size_t cap);
+
 /* Adds `c` to th's distinct chains (or counts it again). */
 void emb_trace_pi_chain_note(struct emb_trace_threads *th, const struct emb_trace_pi_chain *c, uint64_t ts);
 
