@@ -37,6 +37,7 @@ EMB_LOG_MODULE_DEFINE(fw, EMB_LOG_LEVEL_INF);
 #define FW_FAULT_AT 100u
 #define FW_CHAIN_FAULT_AT 2u /* the logger's third page */
 #define FW_TICK_HZ 1000u
+#define FW_STANDBY_TICKS 20u
 #define FW_SENSOR_PERIOD (MPS2_CPU_HZ / 700u)
 #define FW_EV_END 0x10u
 #define DATA_READY 1u
@@ -110,7 +111,7 @@ void TIMER1_Handler(void)
     kern_isr_enter(MPS2_TIMER1_IRQ);
     mps2_timer_clear(1);
     kern_tick_isr();
-    if (kern_ticks() % 16u == 0u)
+    if (kern_cpu.tick_irqs % 16u == 0u)
         NVIC_ISPR0 = 1u << MPS2_TIMER0_IRQ; /* the sensor interrupt, nested in this one */
     kern_isr_exit(MPS2_TIMER1_IRQ);
 }
@@ -159,6 +160,7 @@ static void report_work(struct kern_work *w)
 /* What emb_stats_thread_get() said of each thread at the END event. */
 static emb_stats_thread_t end_stats[KERN_MAX_THREADS];
 static uint32_t end_switches;
+static struct kern_cpu end_cpu;
 
 /* The monitors' worst intervals (SPEC-015 §6): critical sections and handlers. */
 static void print_monitors(void)
@@ -185,6 +187,16 @@ static void print_accounting(void)
     print_monitors();
     mps2_uart_puts("kern: switches ");
     mps2_uart_dec(end_switches);
+    mps2_uart_puts("\nkern: ticks ");
+    mps2_uart_dec(end_cpu.tick);
+    mps2_uart_puts(" tick_irqs ");
+    mps2_uart_dec(end_cpu.tick_irqs);
+    mps2_uart_puts(" tickless ");
+    mps2_uart_dec(end_cpu.tickless_sleeps);
+    mps2_uart_puts(" slept ");
+    mps2_uart_dec(end_cpu.ticks_slept);
+    mps2_uart_puts(" longest ");
+    mps2_uart_dec(end_cpu.longest_tickless);
     mps2_uart_puts("\n");
     for (struct kern_thread *t = kern_all_threads; t != NULL; t = t->next_all) {
         const emb_stats_thread_t st = end_stats[t->index];
@@ -220,6 +232,7 @@ static void end_run(void)
     for (struct kern_thread *t = kern_all_threads; t != NULL; t = t->next_all)
         (void)emb_stats_thread_get(t->index, &end_stats[t->index]);
     end_switches = kern_cpu.switches;
+    end_cpu = kern_cpu;
     EMB_TRACE_user_event(FW_EV_END, end_switches, sample_count);
     emb_trace_set_classes(0u);
     run_over = 1u;
@@ -241,6 +254,16 @@ static void send_rest_and_exit(void)
     mps2_uart_puts("kern: holding\n");
     for (;;)
         __asm__ __volatile__("wfi");
+}
+
+/* The sensor's standby: its interrupt stops for FW_STANDBY_TICKS while the control loop
+ * sleeps, every thread is blocked, and the idle thread sleeps through the ticks
+ * (kern_idle_sleep: tickless) until the control loop's timeout. */
+static void standby(void)
+{
+    mps2_timer_stop(0);
+    kern_sleep(FW_STANDBY_TICKS);
+    mps2_timer_start(0, FW_SENSOR_PERIOD - 1u);
 }
 
 static void control_main(void *arg)
@@ -271,6 +294,8 @@ static void control_main(void *arg)
         }
         if (n % 16u == 0u)
             kern_work_schedule(&report, 3u);
+        if (n % 64u == 32u)
+            standby();
         if (n == FW_SAMPLES)
             end_run();
     }
@@ -315,7 +340,7 @@ static void idle_main(void *arg)
         emb_idle_enter();
         EMB_TRACE_state_enter(1u);
         uint64_t t0 = emb_port_timestamp();
-        __asm__ __volatile__("wfi");
+        kern_idle_sleep(); /* tickless when nothing falls due in the next two ticks */
         EMB_TRACE_state_exit(1u, emb_monitor_cycles(t0, emb_port_timestamp()));
         emb_idle_exit();
         __asm__ __volatile__("cpsie i" ::: "memory");

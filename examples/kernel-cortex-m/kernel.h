@@ -90,6 +90,10 @@ struct kern_cpu {
     uint32_t yielding;
     uint32_t tick;
     uint32_t switches;               /* every switch, counted here and traced */
+    uint32_t tick_irqs;              /* tick interrupts taken */
+    uint32_t tickless_sleeps;        /* idle sleeps with the tick stretched */
+    uint32_t ticks_slept;            /* ticks they counted without an interrupt */
+    uint32_t longest_tickless;       /* the longest, in trace clock ticks */
 };
 
 /* The ready structure: one FIFO per priority and a bitmap of the non-empty ones. */
@@ -163,6 +167,15 @@ struct kern_thread *kern_self(void);
 
 /* The tick's interrupt handler work (called by the timer's handler). */
 void kern_tick_isr(void);
+/* The idle thread's sleep, called with interrupts masked (cpsid i; an interrupt wakes
+ * the core all the same and runs once they are unmasked). Tickless: when no timeout or
+ * delayed work falls due within two ticks, the tick timer is stretched to the first
+ * that does (at most KERN_TICKLESS_MAX ticks), the core sleeps through the ticks between
+ * (tickless_sleep, tickless_wake), and on waking, whatever woke it, the ticks that passed
+ * are counted as if each had interrupted: kern_ticks(), timeouts and delayed work stay
+ * right, and the idle thread's run time covers the sleep like any other. */
+void kern_idle_sleep(void);
+#define KERN_TICKLESS_MAX 1000u
 /* Every interrupt handler of the kernel's starts and ends with these. */
 void kern_isr_enter(uint16_t irq);
 void kern_isr_exit(uint16_t irq);
@@ -203,5 +216,6 @@ struct kern_mutex *kern__requeue_mutex_waiter(struct kern_thread *t);
 void kern__set_priority(struct kern_thread *t, uint8_t eff, uint8_t cause);
 void kern__object_init(struct kern_object *o, uint8_t type, const char *name);
 void kern__work_tick(uint32_t tick);
+bool kern__work_next_due(uint32_t *due);
 
 #endif /* KERNEL_H */

@@ -320,6 +320,18 @@ void kern__work_tick(uint32_t tick)
     }
 }
 
+/* The tick the earliest delayed item falls due at, or false (interrupt lock held). */
+bool kern__work_next_due(uint32_t *due)
+{
+    bool any = false;
+    for (const struct kern_work *w = delayed; w != NULL; w = w->next)
+        if (!any || (int32_t)(w->due_tick - *due) < 0) {
+            *due = w->due_tick;
+            any = true;
+        }
+    return any;
+}
+
 static struct kern_work *work_take(void)
 {
     emb_port_irq_state s = emb_irq_lock();

@@ -66,6 +66,40 @@ for index, k in sorted(kern.items()):
         check(0 < k["blocked"] and abs(t["blocked_ticks"] - k["blocked"]) <= 0.01 * k["blocked"],
               f"{k['name']}: blocked {t['blocked_ticks']} cycles by the trace, {k['blocked']} by the kernel")
     check(0 < k["stack"] < 1024, f"{k['name']}: stack high-water {k['stack']} of 1024 bytes")
+# Tickless idle (kern_idle_sleep): the kernel's tick is the trace clock's count of tick
+# periods, so it stays right across stretched sleeps; each of the four standby sleeps
+# (fw.c: kern_sleep(20) with the sensor stopped, at samples 32, 96, 160 and 224) lasts its
+# twenty ticks, give or take the tick it began in and the one period QEMU's timer under
+# -icount can deliver an alarm late while the core sleeps in WFI (its periodic ticks get
+# lost the same way without tickless idle); and the idle thread's run time, by the kernel
+# and by the trace, covers every tickless sleep.
+by_name = {k["name"]: (i, k) for i, k in kern.items()}
+m = re.search(r"kern: ticks (\d+) tick_irqs (\d+) tickless (\d+) slept (\d+) longest (\d+)", uart)
+ticks, irqs, sleeps, slept, longest = (int(x) for x in m.groups()) if m else (0, 0, 0, 0, 0)
+PERIOD = 25000  # core cycles a tick: MPS2_CPU_HZ / FW_TICK_HZ
+first_switch = switches[0]["ts"] if switches else 0
+by_clock = (events[-1]["ts"] - first_switch) / PERIOD
+check(abs(ticks - by_clock) <= 1, f"the kernel's tick {ticks} is the clock's {by_clock:.2f} tick periods at the end")
+check(0 < irqs < ticks and slept > 0, f"{ticks} ticks, {irqs} tick interrupts: {slept} passed in tickless sleeps")
+tickless = [e for e in events if e["event"] == "tickless_wake"]
+check(len(tickless) == sleeps and sleeps > 0 and
+      len([e for e in events if e["event"] == "tickless_sleep"]) == sleeps,
+      f"every tickless sleep traced: {len(tickless)} (kernel {sleeps})")
+check(longest >= 15 * PERIOD and max(e["fields"]["elapsed"] for e in tickless) >= 15 * PERIOD,
+      f"the longest tickless sleep spans {longest / PERIOD:.1f} ticks")
+control = by_name.get("control", (-1, None))[0]
+standby = [e["fields"]["blocked_cycles"] / PERIOD for e in events if e["event"] == "wait_end"
+           and e["fields"]["thread"] == control and e["fields"]["blocked_cycles"] > 10 * PERIOD]
+check(len(standby) == 4 and all(19 <= b <= 21 for b in standby),
+      f"the four standby sleeps of 20 ticks: {[round(b, 2) for b in standby]}")
+idle_i, idle = by_name.get("idle", (-1, {"run": 0}))
+slept_cycles = sum(e["fields"]["elapsed"] for e in tickless)
+check(idle["run"] >= slept_cycles and threads.get(idle_i, {}).get("run_ticks", 0) >= slept_cycles,
+      f"idle ran {idle['run']} cycles by the kernel, {threads.get(idle_i, {}).get('run_ticks')} by the trace, "
+      f"{slept_cycles} of them in tickless sleeps")
+check(abs(sum(t["load"] for t in threads.values()) - 1) < 0.001,
+      f"the threads' loads sum to {100 * sum(t['load'] for t in threads.values()):.3f}%")
+
 # The Perfetto export's per-thread load counters as @tracerbench/trace-model reads them:
 # each thread's mean over the windows (weighted by their length) within one percentage
 # point of the kernel's share, and the threads' loads summing to 100 in every window after
