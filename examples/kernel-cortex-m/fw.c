@@ -5,21 +5,28 @@
  * shared I2C bus (a mutex) and queues the sample; the control loop (3) takes samples from
  * the queue, writes the actuator over the same bus every fourth sample (waiting two ticks
  * for the transfer with the bus held, so the driver finds it held: priority
- * inheritance), wakes the logger every eighth
- * (a semaphore) and schedules delayed work every sixteenth; the logger (2) writes
- * deferred log lines under the scheduler lock; the work thread (1) runs the delayed
- * work; idle (0) sends the rings out on UART1 and sleeps. The kernel's tick (TIMER1, the
- * less urgent interrupt) raises the sensor interrupt itself every sixteenth tick, so the
- * two handlers nest.
+ * inheritance), wakes the logger every eighth (a semaphore) and then, still holding the
+ * bus, waits for the SPI flash the logger holds meanwhile (a chain: the driver waits for
+ * i2c held by the control loop, which waits for spi held by the logger, raised two links
+ * down), schedules delayed work every sixteenth, and every sixty-fourth puts the sensor
+ * in standby for FW_STANDBY_TICKS (every thread blocked: the idle thread sleeps through
+ * the ticks, tickless); the logger (2) writes deferred log lines under the scheduler lock
+ * and a page to the SPI flash; the work thread (1) runs the delayed work; idle (0) sends
+ * the rings out on UART1 and sleeps (kern_idle_sleep). The kernel's tick (TIMER1, the
+ * less urgent interrupt) raises the sensor interrupt itself every sixteenth tick
+ * interrupt, so the two handlers nest.
  *
  * After FW_SAMPLES samples the control loop ends the run: tracing stops, the rings go out
  * on UART1 (emb/frame_link.h), and UART0 prints the kernel's own accounting (switches,
- * each thread's run and blocked cycles) for the host to hold the trace against.
+ * ticks, tick interrupts and tickless sleeps, each thread's run and blocked cycles) for
+ * the host to hold the trace against.
  *
  * Started with `-append fault` (semihosting's command line), the sensor driver faults
  * past sample FW_FAULT_AT while it holds the bus, just after the notification woke it
- * (SPEC-015 §11); the next boot sends the crash record on UART1 and exits. With
- * `-append hold` it stays up after the run for a debugger. */
+ * (SPEC-015 §11); with `-append chainfault` the logger faults writing its third flash
+ * page, holding spi with the control loop and the driver waiting behind it; the next
+ * boot sends the crash record on UART1 and exits. With `-append hold` it stays up after
+ * the run for a debugger. */
 #include <string.h>
 
 #include <emb/cortex_m.h>
