@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo, the threaded firmware on the example kernel (README.md): its capture, the
-# trace as text and for Perfetto, the per-thread summary and latency, and the SPEC-015
-# §11 crash report. Usage: demo.sh BUILD_DIR OUT_DIR
+# trace as text and for Perfetto (per-thread load counters), the per-thread summary with
+# its inheritance chains and latency, the SPEC-015 §11 crash report, and the crash at the
+# end of an inheritance chain. Usage: demo.sh BUILD_DIR OUT_DIR
 set -euo pipefail
 build=$1 out=$2
 fw=$build/fw/kernel-m3.elf emb=$build/bin/emb
@@ -23,8 +24,12 @@ run "" "$out/uart.txt" "$out/uart1.bin"
 run fault "$out/crash-uart.txt" "$out/crash-uart1.bin"
 "$emb" capture --file "$out/crash-uart1.bin" -o "$out/crash.emb" 2> /dev/null
 "$emb" crash --elf "$fw" --color=never "$out/crash.emb" > "$out/crash.txt" || true
+run chainfault "$out/chain-crash-uart.txt" "$out/chain-crash-uart1.bin"
+"$emb" capture --file "$out/chain-crash-uart1.bin" -o "$out/chain-crash.emb" 2> /dev/null
+"$emb" crash --elf "$fw" --color=never "$out/chain-crash.emb" > "$out/chain-crash.txt" || true
 sed -n '/threads over/,$p' "$out/summary.txt"
 sed -n '/^THREAD/,/^$/p' "$out/top.txt"
-grep -A1 '^Summary' "$out/crash.txt"
+grep -A1 '^Summary' "$out/crash.txt" "$out/chain-crash.txt"
 echo "Made in $out: run.emb, trace.txt, trace.perfetto.json (ui.perfetto.dev), summary.txt, top.txt,"
-echo "  latency.txt, log.txt, crash.emb and crash.txt (the driver's fault with the I2C mutex held)"
+echo "  latency.txt, log.txt, crash.emb and crash.txt (the driver's fault with the I2C mutex held),"
+echo "  chain-crash.emb and chain-crash.txt (the logger's fault at the end of an inheritance chain)"

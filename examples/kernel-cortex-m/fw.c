@@ -5,21 +5,29 @@
  * shared I2C bus (a mutex) and queues the sample; the control loop (3) takes samples from
  * the queue, writes the actuator over the same bus every fourth sample (waiting two ticks
  * for the transfer with the bus held, so the driver finds it held: priority
- * inheritance), wakes the logger every eighth
- * (a semaphore) and schedules delayed work every sixteenth; the logger (2) writes
- * deferred log lines under the scheduler lock; the work thread (1) runs the delayed
- * work; idle (0) sends the rings out on UART1 and sleeps. The kernel's tick (TIMER1, the
- * less urgent interrupt) raises the sensor interrupt itself every sixteenth tick, so the
- * two handlers nest.
+ * inheritance), wakes the logger every eighth (a semaphore) and then, still holding the
+ * bus, waits for the SPI flash the logger holds meanwhile (a chain: the driver waits for
+ * i2c held by the control loop, which waits for spi held by the logger, raised two links
+ * down), schedules delayed work every sixteenth, and every sixty-fourth puts the sensor
+ * in standby for FW_STANDBY_TICKS (every thread blocked: the idle thread sleeps through
+ * the ticks, tickless); the logger (2) writes deferred log lines under the scheduler lock
+ * and a page to the SPI flash; the work thread (1) runs the delayed work; idle (0) sends
+ * the rings out on UART1 and sleeps (kern_idle_sleep). The kernel's tick (TIMER1, the
+ * less urgent interrupt) raises the sensor interrupt itself every sixteenth tick
+ * interrupt, so the two handlers nest.
  *
  * After FW_SAMPLES samples the control loop ends the run: tracing stops, the rings go out
  * on UART1 (emb/frame_link.h), and UART0 prints the kernel's own accounting (switches,
- * each thread's run and blocked cycles) for the host to hold the trace against.
+ * ticks, tick interrupts and tickless sleeps, each thread's run and blocked cycles) for
+ * the host to hold the trace against.
  *
  * Started with `-append fault` (semihosting's command line), the sensor driver faults
- * at sample FW_FAULT_AT while it holds the bus, just after the notification woke it
- * (SPEC-015 §11); the next boot sends the crash record on UART1 and exits. With
- * `-append hold` it stays up after the run for a debugger. */
+ * past sample FW_FAULT_AT while it holds the bus, just after the notification woke it
+ * (SPEC-015 §11); with `-append chainfault` the logger faults writing its third flash
+ * page, holding spi with the control loop and the driver waiting behind it; the next
+ * boot sends the crash record on UART1 and exits. With `-append hold` it stays up after
+ * the run for a debugger; `-append nochain` leaves out the control loop's wait for
+ * the SPI flash, and with it the chain (the good run of tests/qemu/kernel/kernel_diff.sh). */
 #include <string.h>
 
 #include <emb/cortex_m.h>
@@ -35,7 +43,9 @@ EMB_LOG_MODULE_DEFINE(fw, EMB_LOG_LEVEL_INF);
 
 #define FW_SAMPLES 240u
 #define FW_FAULT_AT 100u
+#define FW_CHAIN_FAULT_AT 2u /* the logger's third page */
 #define FW_TICK_HZ 1000u
+#define FW_STANDBY_TICKS 20u
 #define FW_SENSOR_PERIOD (MPS2_CPU_HZ / 700u)
 #define FW_EV_END 0x10u
 #define DATA_READY 1u
@@ -58,12 +68,12 @@ static __attribute__((section(".noinit"))) uint32_t boot_mark[2];
 static struct kern_thread sensor_t, control_t, logger_t, work_t, idle_t;
 static uint32_t sensor_stack[256], control_stack[256], logger_stack[256], work_stack[256],
     idle_stack[256];
-static struct kern_mutex i2c;
+static struct kern_mutex i2c, spi;
 static struct kern_sem log_sem;
 static struct kern_queue samples;
 static uint32_t sample_slots[8];
 static struct kern_work report;
-static volatile uint32_t sample_count, actuator, fault_armed;
+static volatile uint32_t sample_count, actuator, fault_armed, chain_fault_armed, no_chain;
 static struct sensor_bus { volatile uint32_t data; } present_bus;
 #define ABSENT_BUS ((struct sensor_bus *)0x50000000u) /* nothing there on MPS2 */
 
@@ -109,7 +119,7 @@ void TIMER1_Handler(void)
     kern_isr_enter(MPS2_TIMER1_IRQ);
     mps2_timer_clear(1);
     kern_tick_isr();
-    if (kern_ticks() % 16u == 0u)
+    if (kern_cpu.tick_irqs % 16u == 0u)
         NVIC_ISPR0 = 1u << MPS2_TIMER0_IRQ; /* the sensor interrupt, nested in this one */
     kern_isr_exit(MPS2_TIMER1_IRQ);
 }
@@ -134,9 +144,15 @@ static void sensor_main(void *arg)
 {
     (void)arg;
     for (;;) {
+        uint32_t switches = kern_cpu.switches;
         (void)kern_notify_wait(DATA_READY, KERN_FOREVER);
+        /* §11 wants the notification to have woken the driver last (not the queue or the
+         * bus's handover): the fault comes on the first read past FW_FAULT_AT after a
+         * wait for it that blocked (the most urgent thread, the driver is switched out
+         * only when it blocks) and finds the bus free. */
+        bool woken = kern_cpu.switches != switches, bus_free = i2c.owner == NULL;
         (void)kern_mutex_lock(&i2c, KERN_FOREVER);
-        bool fault = fault_armed && sample_count == FW_FAULT_AT;
+        bool fault = fault_armed && woken && bus_free && sample_count >= FW_FAULT_AT;
         uint32_t v = sensor_read(fault ? ABSENT_BUS : &present_bus);
         kern_mutex_unlock(&i2c);
         (void)kern_queue_send(&samples, v, KERN_FOREVER);
@@ -152,6 +168,7 @@ static void report_work(struct kern_work *w)
 /* What emb_stats_thread_get() said of each thread at the END event. */
 static emb_stats_thread_t end_stats[KERN_MAX_THREADS];
 static uint32_t end_switches;
+static struct kern_cpu end_cpu;
 
 /* The monitors' worst intervals (SPEC-015 §6): critical sections and handlers. */
 static void print_monitors(void)
@@ -178,6 +195,16 @@ static void print_accounting(void)
     print_monitors();
     mps2_uart_puts("kern: switches ");
     mps2_uart_dec(end_switches);
+    mps2_uart_puts("\nkern: ticks ");
+    mps2_uart_dec(end_cpu.tick);
+    mps2_uart_puts(" tick_irqs ");
+    mps2_uart_dec(end_cpu.tick_irqs);
+    mps2_uart_puts(" tickless ");
+    mps2_uart_dec(end_cpu.tickless_sleeps);
+    mps2_uart_puts(" slept ");
+    mps2_uart_dec(end_cpu.ticks_slept);
+    mps2_uart_puts(" longest ");
+    mps2_uart_dec(end_cpu.longest_tickless);
     mps2_uart_puts("\n");
     for (struct kern_thread *t = kern_all_threads; t != NULL; t = t->next_all) {
         const emb_stats_thread_t st = end_stats[t->index];
@@ -213,6 +240,7 @@ static void end_run(void)
     for (struct kern_thread *t = kern_all_threads; t != NULL; t = t->next_all)
         (void)emb_stats_thread_get(t->index, &end_stats[t->index]);
     end_switches = kern_cpu.switches;
+    end_cpu = kern_cpu;
     EMB_TRACE_user_event(FW_EV_END, end_switches, sample_count);
     emb_trace_set_classes(0u);
     run_over = 1u;
@@ -236,6 +264,16 @@ static void send_rest_and_exit(void)
         __asm__ __volatile__("wfi");
 }
 
+/* The sensor's standby: its interrupt stops for FW_STANDBY_TICKS while the control loop
+ * sleeps, every thread is blocked, and the idle thread sleeps through the ticks
+ * (kern_idle_sleep: tickless) until the control loop's timeout. */
+static void standby(void)
+{
+    mps2_timer_stop(0);
+    kern_sleep(FW_STANDBY_TICKS);
+    mps2_timer_start(0, FW_SENSOR_PERIOD - 1u);
+}
+
 static void control_main(void *arg)
 {
     (void)arg;
@@ -244,20 +282,40 @@ static void control_main(void *arg)
         (void)kern_queue_receive(&samples, &v, KERN_FOREVER);
         uint32_t n = ++sample_count;
         busy(6000u); /* the control law */
+        bool log_round = n % 8u == 0u, chain = log_round && !no_chain;
+        if (log_round)
+            kern_sem_give_isr(&log_sem); /* the logger takes the SPI flash while we sleep */
         if (n % 4u == 0u) {
             (void)kern_mutex_lock(&i2c, KERN_FOREVER);
             busy(400u);
             kern_sleep(2u); /* the actuator's transfer: the driver finds the bus held */
+            if (chain) {
+                /* The actuator's calibration is in the SPI flash, which the logger holds:
+                 * the driver waits for i2c held by us, we wait for spi held by the
+                 * logger, and inheritance raises the logger two links down. */
+                (void)kern_mutex_lock(&spi, KERN_FOREVER);
+                busy(200u);
+                kern_mutex_unlock(&spi);
+            }
             actuator = v;
             kern_mutex_unlock(&i2c);
         }
-        if (n % 8u == 0u)
-            kern_sem_give_isr(&log_sem);
         if (n % 16u == 0u)
             kern_work_schedule(&report, 3u);
+        if (n % 64u == 32u)
+            standby();
         if (n == FW_SAMPLES)
             end_run();
     }
+}
+
+/* Writes a log page to the SPI flash. On the chain fault command (`-append chainfault`)
+ * the flash is the absent device's: a bus fault with spi held, the control loop waiting
+ * for it while it holds i2c, and the driver waiting for i2c. */
+__attribute__((noinline)) static uint32_t flash_write(struct sensor_bus *flash, uint32_t word)
+{
+    busy(300u);
+    return flash->data ^ word; /* the status word, read back */
 }
 
 static void logger_main(void *arg)
@@ -269,8 +327,11 @@ static void logger_main(void *arg)
         uint32_t count = sample_count, act = actuator;
         kern_sched_unlock();
         EMB_LOG_INF(fw, "control: %u samples, actuator %u", (unsigned)count, (unsigned)act);
-        if (n % 4u == 3u)
-            kern_sleep(2u);
+        (void)kern_mutex_lock(&spi, KERN_FOREVER);
+        kern_sleep(4u); /* the flash's page program time */
+        bool fault = chain_fault_armed && n == FW_CHAIN_FAULT_AT;
+        (void)flash_write(fault ? ABSENT_BUS : &present_bus, count);
+        kern_mutex_unlock(&spi);
     }
 }
 
@@ -287,7 +348,7 @@ static void idle_main(void *arg)
         emb_idle_enter();
         EMB_TRACE_state_enter(1u);
         uint64_t t0 = emb_port_timestamp();
-        __asm__ __volatile__("wfi");
+        kern_idle_sleep(); /* tickless when nothing falls due in the next two ticks */
         EMB_TRACE_state_exit(1u, emb_monitor_cycles(t0, emb_port_timestamp()));
         emb_idle_exit();
         __asm__ __volatile__("cpsie i" ::: "memory");
@@ -363,6 +424,7 @@ static void send_crash_and_exit(void)
 static void create_threads(void)
 {
     kern_mutex_init(&i2c, "i2c");
+    kern_mutex_init(&spi, "spi");
     kern_sem_init(&log_sem, "log", 0u, 8u);
     kern_queue_init(&samples, "samples", sample_slots, 8u);
     kern_work_init(&report, "report", report_work);
@@ -395,9 +457,13 @@ int main(void)
         send_crash_and_exit();
     if (cmdline_says("bench"))
         bench();
-    fault_armed = cmdline_says("fault");
+    chain_fault_armed = cmdline_says("chainfault");
+    no_chain = cmdline_says("nochain");
+    fault_armed = !chain_fault_armed && cmdline_says("fault");
     hold_at_end = cmdline_says("hold");
-    mps2_uart_puts(fault_armed ? "kern: start, the driver will fault\n" : "kern: start\n");
+    mps2_uart_puts(fault_armed         ? "kern: start, the driver will fault\n"
+                   : chain_fault_armed ? "kern: start, the logger will fault in a chain\n"
+                                       : "kern: start\n");
     NVIC_IPR[MPS2_TIMER0_IRQ] = 0x40u; /* the sensor: more urgent than the tick */
     NVIC_IPR[MPS2_TIMER1_IRQ] = 0x80u;
     create_threads();

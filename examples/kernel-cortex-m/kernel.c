@@ -33,6 +33,9 @@ static struct kern_thread *all_tail;
 static struct kern_thread *timeouts;
 static uint8_t thread_count;
 static uint32_t boot_psp[16]; /* where PendSV saves the start-up code's registers, once */
+static unsigned tick_timer;   /* the CMSDK timer that ticks */
+static uint32_t tick_period;  /* core cycles a tick */
+static uint64_t tick_base;    /* the trace clock when the tick started */
 
 /* ---- The ready structure ---- */
 
@@ -264,6 +267,9 @@ void kern_start(unsigned timer, uint32_t tick_reload)
 {
     SCB_SHPR3 |= 0xFFu << 16; /* PendSV the least urgent exception: it switches last */
     __asm__ __volatile__("msr psp, %0" ::"r"(boot_psp + 16) : "memory");
+    tick_timer = timer;
+    tick_period = tick_reload + 1u;
+    tick_base = emb_port_timestamp();
     mps2_timer_start(timer, tick_reload);
     emb_port_irq_state s = emb_irq_lock();
     pend_switch();
@@ -333,6 +339,25 @@ static void wait_insert(struct kern_wait_queue *q, struct kern_thread *t)
     t->wait_queue = q;
 }
 
+static void wait_remove(struct kern_thread *t)
+{
+    struct kern_thread **link = &t->wait_queue->head;
+    while (*link != NULL && *link != t)
+        link = &(*link)->next_wait;
+    if (*link == t)
+        *link = t->next_wait;
+}
+
+/* A waiter whose priority changed goes to its new place in its queue. */
+void kern__wait_requeue(struct kern_thread *t)
+{
+    struct kern_wait_queue *q = t->wait_queue;
+    if (q == NULL)
+        return;
+    wait_remove(t);
+    wait_insert(q, t);
+}
+
 /* The most urgent waiter (kern__wake() takes it off the queue). */
 struct kern_thread *kern__first_waiter(struct kern_wait_queue *q)
 {
@@ -373,11 +398,7 @@ void kern__wake(struct kern_thread *t, int8_t result, uint8_t source)
     if (t->state != KERN_BLOCKED)
         return;
     if (t->wait_queue != NULL) {
-        struct kern_thread **link = &t->wait_queue->head;
-        while (*link != NULL && *link != t)
-            link = &(*link)->next_wait;
-        if (*link == t)
-            *link = t->next_wait;
+        wait_remove(t);
         t->wait_queue = NULL;
     }
     if (t->timeout_armed)
@@ -410,18 +431,84 @@ void kern_isr_exit(uint16_t irq)
     kern_cpu.irq_nesting--;
 }
 
-void kern_tick_isr(void)
+/* The kernel's time is the trace clock's (the port's free-running timestamp, at the
+ * core clock like the tick timer): the tick is how many tick periods have passed since
+ * kern_start, whichever interrupt notices. The tick timer is only the alarm that makes
+ * one notice, so a stretched period (tickless idle) or a late or lost interrupt costs
+ * no tick. */
+/* Brings the tick up to the clock (interrupt lock held): the timeouts and delayed work
+ * due by now. Returns the ticks that passed. */
+static uint32_t ticks_catch_up(void)
 {
-    emb_port_irq_state s = emb_irq_lock();
-    uint32_t tick = ++kern_cpu.tick;
-    EMB_TRACE_tick(tick);
-    while (timeouts != NULL && (int32_t)(tick - timeouts->wake_tick) >= 0) {
+    uint32_t now = (uint32_t)((emb_port_timestamp() - tick_base) / tick_period);
+    uint32_t passed = now - kern_cpu.tick;
+    if (passed == 0u)
+        return 0u;
+    kern_cpu.tick = now;
+    EMB_TRACE_tick(now);
+    while (timeouts != NULL && (int32_t)(now - timeouts->wake_tick) >= 0) {
         struct kern_thread *t = timeouts;
         EMB_TRACE_timeout_fire(t->index);
         kern__wake(t, t->wait_reason == KERN_WAIT_SLEEP ? KERN_OK : KERN_TIMEOUT, SRC_TIMEOUT);
     }
-    kern__work_tick(tick);
+    kern__work_tick(now);
+    return passed;
+}
+
+void kern_tick_isr(void)
+{
+    emb_port_irq_state s = emb_irq_lock();
+    kern_cpu.tick_irqs++;
+    (void)ticks_catch_up();
     emb_irq_unlock(s);
+}
+
+/* ---- Tickless idle ---- */
+
+/* Ticks from now to the earliest timeout or delayed work; KERN_FOREVER for none. */
+static uint32_t ticks_to_deadline(void)
+{
+    uint32_t now = kern_cpu.tick, n = KERN_FOREVER, due;
+    if (timeouts != NULL)
+        n = (int32_t)(timeouts->wake_tick - now) > 0 ? timeouts->wake_tick - now : 0u;
+    if (kern__work_next_due(&due))
+        n = (int32_t)(due - now) <= 0 ? 0u : due - now < n ? due - now : n;
+    return n;
+}
+
+/* Core cycles from the clock's `now` to the start of tick `tick`. */
+static uint32_t cycles_to_tick(uint64_t now, uint32_t tick)
+{
+    uint64_t at = tick_base + (uint64_t)tick * tick_period;
+    return at > now ? (uint32_t)(at - now) : 1u;
+}
+
+void kern_idle_sleep(void)
+{
+    uint32_t n = ticks_to_deadline();
+    if (n > KERN_TICKLESS_MAX)
+        n = KERN_TICKLESS_MAX;
+    if (n < 2u || kern_cpu.reschedule || tick_period == 0u) {
+        __asm__ __volatile__("wfi" ::: "memory"); /* a tick is due next anyway */
+        return;
+    }
+    uint64_t t0 = emb_port_timestamp();
+    uint32_t until = kern_cpu.tick + n;
+    if (!mps2_timer_pending(tick_timer))
+        mps2_timer_set_value(tick_timer, cycles_to_tick(t0, until)); /* one long period */
+    EMB_TRACE_tickless_sleep(tick_base + (uint64_t)until * tick_period);
+    __asm__ __volatile__("wfi" ::: "memory"); /* until an interrupt: the tick's, or another's */
+    uint64_t t1 = emb_port_timestamp();
+    /* Woken early: the alarm goes back to the next tick (it reloads by itself when it
+     * ran out, and its interrupt catches up then). */
+    if (!mps2_timer_pending(tick_timer))
+        mps2_timer_set_value(tick_timer,
+                             cycles_to_tick(t1, (uint32_t)((t1 - tick_base) / tick_period) + 1u));
+    kern_cpu.tickless_sleeps++;
+    kern_cpu.ticks_slept += ticks_catch_up();
+    if (t1 - t0 > kern_cpu.longest_tickless)
+        kern_cpu.longest_tickless = (uint32_t)(t1 - t0);
+    EMB_TRACE_tickless_wake(emb_monitor_cycles(t0, t1));
 }
 
 /* ---- Faults (emb/cortex_m.h) ---- */

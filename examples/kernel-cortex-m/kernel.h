@@ -20,6 +20,7 @@
 #define KERN_PRIORITIES 8u
 #define KERN_MAX_THREADS 8u
 #define KERN_FOREVER 0xFFFFFFFFu
+#define KERN_PI_MAX_DEPTH 8u /* links of a priority inheritance chain followed */
 
 /* The catalogue's wait_begin reasons (catalog/trace_events.yaml), and none. */
 enum kern_wait_reason {
@@ -89,6 +90,10 @@ struct kern_cpu {
     uint32_t yielding;
     uint32_t tick;
     uint32_t switches;               /* every switch, counted here and traced */
+    uint32_t tick_irqs;              /* tick interrupts taken */
+    uint32_t tickless_sleeps;        /* idle sleeps with the tick stretched */
+    uint32_t ticks_slept;            /* ticks they counted without an interrupt */
+    uint32_t longest_tickless;       /* the longest, in trace clock ticks */
 };
 
 /* The ready structure: one FIFO per priority and a bitmap of the non-empty ones. */
@@ -162,6 +167,15 @@ struct kern_thread *kern_self(void);
 
 /* The tick's interrupt handler work (called by the timer's handler). */
 void kern_tick_isr(void);
+/* The idle thread's sleep, called with interrupts masked (cpsid i; an interrupt wakes
+ * the core all the same and runs once they are unmasked). Tickless: when no timeout or
+ * delayed work falls due within two ticks, the tick timer is stretched to the first
+ * that does (at most KERN_TICKLESS_MAX ticks), the core sleeps through the ticks between
+ * (tickless_sleep, tickless_wake), and on waking, whatever woke it, the ticks that passed
+ * are counted as if each had interrupted: kern_ticks(), timeouts and delayed work stay
+ * right, and the idle thread's run time covers the sleep like any other. */
+void kern_idle_sleep(void);
+#define KERN_TICKLESS_MAX 1000u
 /* Every interrupt handler of the kernel's starts and ends with these. */
 void kern_isr_enter(uint16_t irq);
 void kern_isr_exit(uint16_t irq);
@@ -197,8 +211,11 @@ int kern__block(struct kern_wait_queue *q, uint8_t reason, void *object, uint32_
                 uint32_t timeout, emb_port_irq_state *lock);
 void kern__wake(struct kern_thread *t, int8_t result, uint8_t source);
 struct kern_thread *kern__first_waiter(struct kern_wait_queue *q);
+void kern__wait_requeue(struct kern_thread *t);
+struct kern_mutex *kern__requeue_mutex_waiter(struct kern_thread *t);
 void kern__set_priority(struct kern_thread *t, uint8_t eff, uint8_t cause);
 void kern__object_init(struct kern_object *o, uint8_t type, const char *name);
 void kern__work_tick(uint32_t tick);
+bool kern__work_next_due(uint32_t *due);
 
 #endif /* KERNEL_H */

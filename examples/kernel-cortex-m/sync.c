@@ -19,6 +19,18 @@ static uint8_t wake_source(void)
 
 /* ---- Mutexes ---- */
 
+/* The mutex `t` waits for, after moving `t` to its place in the mutex's waiters for its
+ * new priority (requeue); NULL when `t` waits for no mutex. */
+struct kern_mutex *kern__requeue_mutex_waiter(struct kern_thread *t)
+{
+    if (t->state != KERN_BLOCKED || t->wait_reason != KERN_WAIT_MUTEX || t->wait_queue == NULL)
+        return NULL;
+    struct kern_mutex *m = t->wait_object;
+    kern__wait_requeue(t);
+    EMB_TRACE_requeue(t->index, m->obj.handle);
+    return m;
+}
+
 void kern_mutex_init(struct kern_mutex *m, const char *name)
 {
     kern__object_init(&m->obj, OBJ_MUTEX, name);
@@ -43,16 +55,47 @@ static uint8_t owed_priority(const struct kern_thread *t)
     return p;
 }
 
+/* Raises the owner of `m` to `self`'s priority, and on along the chain: when the owner
+ * itself waits for a mutex (A waits for m held by B, B waits for m2 held by C), C is
+ * raised too, link by link, each recorded by a prio_inherit naming the mutex it passed
+ * through. A chain back to `self` is a deadlock; one longer than KERN_PI_MAX_DEPTH links
+ * stops there (pi_depth_exceeded). */
 static void inherit(struct kern_mutex *m, struct kern_thread *self)
 {
-    struct kern_thread *owner = m->owner;
-    if (owner->eff_priority >= self->eff_priority)
-        return;
-    EMB_TRACE_prio_inherit(owner->index, owner->eff_priority, self->eff_priority, m->obj.handle);
-    uint32_t boost = (uint32_t)(self->eff_priority - owner->base_priority);
-    if (boost > owner->stats.max_boost)
-        owner->stats.max_boost = boost;
-    kern__set_priority(owner, self->eff_priority, PRIO_INHERIT);
+    uint8_t prio = self->eff_priority;
+    for (uint8_t depth = 1u; m != NULL && m->owner != NULL; depth++) {
+        struct kern_thread *owner = m->owner;
+        if (owner == self) {
+            EMB_TRACE_deadlock_detected(self->index, m->obj.handle);
+            return;
+        }
+        if (owner->eff_priority >= prio)
+            return;
+        if (depth > KERN_PI_MAX_DEPTH) {
+            EMB_TRACE_pi_depth_exceeded(owner->index, depth);
+            return;
+        }
+        EMB_TRACE_prio_inherit(owner->index, owner->eff_priority, prio, m->obj.handle);
+        uint32_t boost = (uint32_t)(prio - owner->base_priority);
+        if (boost > owner->stats.max_boost)
+            owner->stats.max_boost = boost;
+        kern__set_priority(owner, prio, PRIO_INHERIT);
+        m = kern__requeue_mutex_waiter(owner);
+    }
+}
+
+/* After a waiter left (a timeout) or a mutex changed hands: each thread along the chain
+ * from `t` gets the priority it is now owed, until one keeps its own. */
+static void settle(struct kern_thread *t)
+{
+    for (unsigned depth = 0; t != NULL && depth <= KERN_PI_MAX_DEPTH; depth++) {
+        uint8_t owed = owed_priority(t);
+        if (owed == t->eff_priority)
+            return;
+        kern__set_priority(t, owed, PRIO_RESTORE);
+        struct kern_mutex *next = kern__requeue_mutex_waiter(t);
+        t = next != NULL ? next->owner : NULL;
+    }
 }
 
 int kern_mutex_lock(struct kern_mutex *m, uint32_t timeout)
@@ -78,7 +121,7 @@ int kern_mutex_lock(struct kern_mutex *m, uint32_t timeout)
         if (rc == KERN_OK)
             EMB_TRACE_mutex_lock(m->obj.handle, true); /* handed over by the unlock */
         else if (m->owner != NULL)
-            kern__set_priority(m->owner, owed_priority(m->owner), PRIO_RESTORE);
+            settle(m->owner);
     }
     emb_irq_unlock(s);
     return rc;
@@ -275,6 +318,18 @@ void kern__work_tick(uint32_t tick)
         if (kern_work_runner != NULL)
             kern_notify_isr(kern_work_runner, 1u);
     }
+}
+
+/* The tick the earliest delayed item falls due at, or false (interrupt lock held). */
+bool kern__work_next_due(uint32_t *due)
+{
+    bool any = false;
+    for (const struct kern_work *w = delayed; w != NULL; w = w->next)
+        if (!any || (int32_t)(w->due_tick - *due) < 0) {
+            *due = w->due_tick;
+            any = true;
+        }
+    return any;
 }
 
 static struct kern_work *work_take(void)

@@ -49,8 +49,13 @@ for key, (name, slices) in want.items():
 assert tb["threads"]["1:1"]["nested"] == 2, tb["threads"]["1:1"]
 assert eng["flows"] == [["msgq_send@1:2", "msgq_receive@1:2"]], eng["flows"]
 assert tb["flows"] == {"s": 1, "f": 1}
-assert tb["counters"] == {"cpu load (cpu0)": 1, "msgq 0x00030001 used": 3,
-                          "events discarded (audio)": 1, "packets lost (audio)": 1}, tb["counters"]
+assert tb["counters"] == {"cpu load (cpu0)": 1, "thread load (idle(1))": 1, "thread load (2)": 1,
+                          "msgq 0x00030001 used": 3, "events discarded (audio)": 1,
+                          "packets lost (audio)": 1}, tb["counters"]
+# Per-thread load from the switches as `emb trace` prints them: idle(1) runs from 100 to
+# 700 ns, thread 2 from 700 ns to the trace's end at 1200 ns (one window).
+assert tb["series"]["thread load (idle(1))"] == [[0, 50]], tb["series"]
+assert tb["series"]["thread load (2)"] == [[0, 42]], tb["series"]
 EOF
 ok $? "good.embt: threads, slices, nesting, flow and counters as both readers see them"
 

@@ -133,6 +133,16 @@ static void print_event(const struct emb_crash_report *rep, const struct emb_tra
            color(EMB_C_RESET), fields);
 }
 
+/* The faulting thread: the one a kernel ran on the record's context, or that context
+ * itself where each context is a thread. */
+static bool holds_faulting(const struct emb_crash_report *rep, const struct emb_crash_lock *l)
+{
+    if (l->holder == EMB_CRASH_HOLDER_THREAD)
+        return l->context_id == rep->record->thread_index &&
+               (int64_t)l->holder_id == rep->flight.faulting_thread;
+    return l->holder == EMB_CRASH_HOLDER_CONTEXT && l->context_id == rep->record->thread_index;
+}
+
 static void print_interrupt_and_locks(const struct emb_crash_report *rep)
 {
     const struct emb_crash_flight *f = &rep->flight;
@@ -154,9 +164,13 @@ static void print_interrupt_and_locks(const struct emb_crash_report *rep)
     for (size_t i = 0; i < f->nlocks; i++) {
         const struct emb_crash_lock *l = &f->locks[i];
         const char *cn = context_name(rep, l->context_id);
-        printf("  mutex 0x%" PRIx32 "%s%s%s held by %s%s since %+.3f us\n", l->mutex,
-               l->named ? " \"" : "", l->named ? l->name : "", l->named ? "\"" : "", cn ? cn : "?",
-               l->context_id == rep->record->thread_index ? " (the faulting thread)" : "",
+        char holder[160];
+        emb_crash_report_lock_holder(rep, l, holder, sizeof holder);
+        printf("  mutex 0x%" PRIx32 "%s%s%s held by %s", l->mutex, l->named ? " \"" : "",
+               l->named ? l->name : "", l->named ? "\"" : "", holder);
+        if (l->holder != EMB_CRASH_HOLDER_CONTEXT)
+            printf(" on %s", cn ? cn : "?");
+        printf("%s since %+.3f us\n", holds_faulting(rep, l) ? " (the faulting thread)" : "",
                emb_crash_report_us(rep, l->ts));
     }
 }
@@ -442,6 +456,14 @@ static void json_interrupt_and_locks(struct emb_json *j, const struct emb_crash_
         json_name(j, "name", l->named ? l->name : NULL);
         emb_json_uint(j, "context_id", l->context_id);
         emb_json_string(j, "context", cn ? cn : "");
+        char holder[160];
+        emb_json_string(j, "holder_kind", emb_crash_holder_kind_name(l->holder));
+        if (l->holder == EMB_CRASH_HOLDER_CONTEXT || l->holder_id == EMB_CRASH_IRQ_UNKNOWN)
+            emb_json_null(j, "holder_id");
+        else
+            emb_json_uint(j, "holder_id", l->holder_id);
+        emb_json_string(j, "holder", emb_crash_report_lock_holder(rep, l, holder, sizeof holder));
+        emb_json_bool(j, "faulting", holds_faulting(rep, l));
         emb_json_double(j, "us", emb_crash_report_us(rep, l->ts));
         emb_json_end_object(j);
     }

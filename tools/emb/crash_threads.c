@@ -48,6 +48,45 @@ static void held_text(const struct emb_crash_report *rep, const struct emb_trace
     }
 }
 
+#define STANDING_MAX 8u
+
+/* The chains standing at the fault, their mutexes named as the report names them. */
+static size_t standing_chains(const struct emb_crash_report *rep, const struct emb_trace_threads *th,
+                              struct emb_trace_pi_chain *c)
+{
+    size_t n = emb_trace_pi_standing(th, c, STANDING_MAX);
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < c[i].links; k++)
+            if (emb_crash_report_handle_name(rep, c[i].mutex[k], c[i].mutex_name[k], sizeof c[i].mutex_name[k]) == NULL)
+                c[i].mutex_name[k][0] = '\0';
+    return n;
+}
+
+/* The chain whose last holder is the faulting thread: the threads it keeps waiting. */
+static const struct emb_trace_pi_chain *blocked_by(const struct emb_trace_pi_chain *c, size_t n,
+                                                   const struct emb_trace_thread *faulting)
+{
+    for (size_t i = 0; faulting != NULL && i < n; i++)
+        if (c[i].thread[c[i].links] == faulting->index)
+            return &c[i];
+    return NULL;
+}
+
+static void print_chains(FILE *out, const struct emb_trace_threads *th, const struct emb_trace_pi_chain *c,
+                         size_t n, const struct emb_trace_thread *faulting)
+{
+    if (n == 0)
+        return;
+    const char *bold = emb_color_code(out, EMB_C_BOLD), *reset = emb_color_code(out, EMB_C_RESET);
+    fprintf(out, "\n%sPriority inheritance at the fault%s (waiter -> mutex -> holder ...)\n", bold, reset);
+    for (size_t i = 0; i < n; i++) {
+        char text[512];
+        fprintf(out, "  %zu link%s  %s%s\n", c[i].links, c[i].links == 1 ? " " : "s",
+                emb_trace_pi_chain_text(th, &c[i], text, sizeof text),
+                faulting != NULL && c[i].thread[c[i].links] == faulting->index ? "  (the faulting thread holds the last)" : "");
+    }
+}
+
 void emb_crash_print_threads(FILE *out, const struct emb_crash_report *rep)
 {
     struct emb_trace_threads th;
@@ -74,12 +113,19 @@ void emb_crash_print_threads(FILE *out, const struct emb_crash_report *rep)
                 emb_trace_thread_state_name(t->state), wait, held[0] ? "; " : "", held,
                 woken[0] ? "; " : "", woken);
     }
+    struct emb_trace_pi_chain chains[STANDING_MAX];
+    size_t nchains = standing_chains(rep, &th, chains);
+    print_chains(out, &th, chains, nchains, faulting);
     if (faulting != NULL) {
-        char held[256], woken[160];
+        char held[256], woken[160], chain[512] = "";
         held_text(rep, faulting, held, sizeof held);
         woken_text(rep, &th, faulting, woken, sizeof woken);
-        fprintf(out, "\n%sSummary%s: %s faulted%s%s%s%s\n", bold, reset, faulting->name[0] ? faulting->name : "?",
-                held[0] ? " while it " : "", held, woken[0] ? ", " : "", woken);
+        const struct emb_trace_pi_chain *b = blocked_by(chains, nchains, faulting);
+        if (b != NULL)
+            emb_trace_pi_chain_text(&th, b, chain, sizeof chain);
+        fprintf(out, "\n%sSummary%s: %s faulted%s%s%s%s%s%s\n", bold, reset, faulting->name[0] ? faulting->name : "?",
+                held[0] ? " while it " : "", held, woken[0] ? ", " : "", woken,
+                chain[0] ? "; it keeps waiting " : "", chain);
     }
     emb_trace_threads_free(&th);
 }
@@ -112,6 +158,25 @@ void emb_crash_json_threads(struct emb_json *j, const struct emb_crash_report *r
         if (t->notified_by != NULL)
             emb_json_uint(j, "notified_bits",
                           emb_catalog_field_get_uint(&t->notified_by->ev->fields[2], t->notified_by->payload));
+        emb_json_end_object(j);
+    }
+    emb_json_end_array(j);
+    struct emb_trace_pi_chain chains[STANDING_MAX];
+    size_t nchains = standing_chains(rep, &th, chains);
+    emb_json_begin_array(j, "pi_chains");
+    for (size_t i = 0; i < nchains; i++) {
+        char text[512];
+        emb_json_begin_object(j, NULL);
+        emb_json_uint(j, "links", chains[i].links);
+        emb_json_begin_array(j, "threads");
+        for (size_t k = 0; k <= chains[i].links; k++)
+            emb_json_uint(j, NULL, chains[i].thread[k]);
+        emb_json_end_array(j);
+        emb_json_begin_array(j, "mutexes");
+        for (size_t k = 0; k < chains[i].links; k++)
+            emb_json_string(j, NULL, chains[i].mutex_name[k]);
+        emb_json_end_array(j);
+        emb_json_string(j, "text", emb_trace_pi_chain_text(&th, &chains[i], text, sizeof text));
         emb_json_end_object(j);
     }
     emb_json_end_array(j);

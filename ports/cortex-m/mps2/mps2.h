@@ -43,6 +43,12 @@ uint32_t mps2_systick_value(void);
 void mps2_timer_start(unsigned timer, uint32_t reload);
 void mps2_timer_stop(unsigned timer);
 void mps2_timer_clear(unsigned timer);
+/* The count down to the timer's next interrupt (core cycles), setting it (the reload
+ * value stays: a tickless kernel stretches one period), and whether its interrupt is
+ * raised and not yet cleared. */
+uint32_t mps2_timer_value(unsigned timer);
+void mps2_timer_set_value(unsigned timer, uint32_t value);
+int mps2_timer_pending(unsigned timer);
 
 /* The lowest address and the size of the main stack (the linker script's .stack). */
 uintptr_t mps2_stack_low(void);

@@ -172,6 +172,21 @@ void mps2_timer_clear(unsigned timer)
     TIMER_INTCLEAR(timer) = 1u;
 }
 
+uint32_t mps2_timer_value(unsigned timer)
+{
+    return TIMER_VALUE(timer);
+}
+
+void mps2_timer_set_value(unsigned timer, uint32_t value)
+{
+    TIMER_VALUE(timer) = value;
+}
+
+int mps2_timer_pending(unsigned timer)
+{
+    return (int)(TIMER_INTCLEAR(timer) & 1u); /* read: INTSTATUS */
+}
+
 /* ---- SysTick ---- */
 #define SYST_CSR (*(volatile uint32_t *)0xE000E010u)
 #define SYST_RVR (*(volatile uint32_t *)0xE000E014u)

@@ -27,4 +27,10 @@ rc=$?
 "$emb" trace --summary --color=never "$work/run.embt" > "$work/summary.txt" 2>> "$work/trace.err"
 "$emb" trace --latency --json "$work/run.embt" > "$work/latency.json" 2>> "$work/trace.err" ||
     { echo "not ok - emb trace --latency --json"; cat "$work/trace.err"; exit 1; }
+# Per-thread load as Perfetto counter tracks, read back by @tracerbench/trace-model (the
+# Trace Event Format reader of tests/support/node, installed by scripts/install-deps.sh).
+"$emb" trace -f perfetto -o "$work/perfetto.json" "$work/run.embt" 2>> "$work/trace.err" ||
+    { echo "not ok - emb trace -f perfetto"; cat "$work/trace.err"; exit 1; }
+node "$here/../../support/node/tracerbench_summary.cjs" "$work/perfetto.json" > "$work/perfetto.tracerbench" ||
+    { echo "not ok - @tracerbench/trace-model reads the Perfetto export"; exit 1; }
 exec python3 "$here/check_kernel_run.py" "$work"

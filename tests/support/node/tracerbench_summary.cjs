@@ -1,6 +1,7 @@
 // What @tracerbench/trace-model (TracerBench's model of Chrome trace events) makes of a
 // Trace Event Format file: processes and threads by name, the complete slices on each
-// thread with their nesting, counters, instants and flow phases. Prints one JSON object;
+// thread with their nesting, counters (points per name, and each name's [ts, value]
+// series, start in microseconds, as the model holds them), instants and flow phases. Prints one JSON object;
 // exits 1 when the model cannot be built. Usage: node tracerbench_summary.cjs FILE
 'use strict';
 const fs = require('fs');
@@ -8,11 +9,14 @@ const { buildModel } = require('@tracerbench/trace-model');
 
 const doc = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 const model = buildModel(doc);
-const out = { processes: {}, threads: {}, counters: {}, instants: {}, flows: { s: 0, f: 0 } };
+const out = { processes: {}, threads: {}, counters: {}, series: {}, instants: {}, flows: { s: 0, f: 0 } };
 for (const p of model.processes) {
   out.processes[p.id] = p.name;
   for (const e of p.events) {
-    if (e.ph === 'C') out.counters[e.name] = (out.counters[e.name] || 0) + 1;
+    if (e.ph === 'C') {
+      out.counters[e.name] = (out.counters[e.name] || 0) + 1;
+      (out.series[e.name] = out.series[e.name] || []).push([e.start, e.args.value]);
+    }
   }
   for (const t of p.threads) {
     const th = { name: t.name, slices: {}, nested: 0, instants: 0 };

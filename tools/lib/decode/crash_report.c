@@ -284,8 +284,51 @@ static void unlock(struct emb_crash_flight *f, uint16_t ctx, uint32_t mutex)
         }
 }
 
+#define CPU_IRQ_NEST 16
+
+/* What runs on one context as the events go by: the thread its last switch ran (-1 none
+ * seen) and the interrupt handlers running on it, innermost last. */
+struct cpu_now {
+    int32_t thread;
+    uint16_t irqs[CPU_IRQ_NEST];
+    unsigned nirq;
+};
+
+/* Whoever on the context recorded `e`: the event's kind says whether a handler did (its
+ * number from the irq_enter events, unknown when the recorder lost them). */
+static void holder_of(const struct cpu_now *c, const struct emb_trace_event *e, struct emb_crash_lock *l)
+{
+    if (e->kind != EMB_EVT_KIND_THREAD) {
+        l->holder = EMB_CRASH_HOLDER_IRQ;
+        l->holder_id = c != NULL && c->nirq > 0 && c->nirq <= CPU_IRQ_NEST ? c->irqs[c->nirq - 1]
+                                                                         : EMB_CRASH_IRQ_UNKNOWN;
+    } else if (c != NULL && c->thread >= 0) {
+        l->holder = EMB_CRASH_HOLDER_THREAD;
+        l->holder_id = (uint32_t)c->thread;
+    } else {
+        l->holder = EMB_CRASH_HOLDER_CONTEXT;
+        l->holder_id = e->context_id;
+    }
+}
+
+static void follow_cpu(struct cpu_now *c, const struct emb_trace_event *e)
+{
+    if (c == NULL)
+        return;
+    if (is_event(e, "switch")) {
+        uint32_t to = field_u32(e, 1);
+        c->thread = to == 0xFFFFu ? -1 : (int32_t)to;
+    } else if (is_event(e, "irq_enter")) {
+        if (c->nirq < CPU_IRQ_NEST)
+            c->irqs[c->nirq] = (uint16_t)emb_crash_report_irq(e);
+        c->nirq++;
+    } else if (is_event(e, "irq_exit") && c->nirq > 0) {
+        c->nirq--;
+    }
+}
+
 /* One event's part in the last switches, the last interrupt and the locks held. */
-static void follow(struct emb_crash_flight *f, const struct emb_trace_event *e)
+static void follow(struct emb_crash_flight *f, struct cpu_now *cpu, const struct emb_trace_event *e)
 {
     if (is_event(e, "switch")) {
         if (f->nswitches == EMB_CRASH_REPORT_SWITCHES)
@@ -300,11 +343,13 @@ static void follow(struct emb_crash_flight *f, const struct emb_trace_event *e)
                emb_crash_report_irq(e) == emb_crash_report_irq(f->irq_enter)) {
         f->irq_exit = e;
     } else if (is_event(e, "mutex_lock") && f->nlocks < EMB_CRASH_REPORT_LOCKS) {
-        f->locks[f->nlocks++] = (struct emb_crash_lock){
-            .mutex = field_u32(e, 0), .context_id = e->context_id, .ts = e->ts};
+        struct emb_crash_lock *l = &f->locks[f->nlocks++];
+        *l = (struct emb_crash_lock){.mutex = field_u32(e, 0), .context_id = e->context_id, .ts = e->ts};
+        holder_of(cpu, e, l);
     } else if (is_event(e, "mutex_unlock")) {
         unlock(f, e->context_id, field_u32(e, 0));
     }
+    follow_cpu(cpu, e);
 }
 
 /* The reference time, and what the flight recorder's events leave standing. */
@@ -319,8 +364,17 @@ static void analyse_flight(struct emb_crash_report *rep, size_t events)
     f->reference_is_fault = rep->record->version == 1 && uptime >= last &&
                             uptime - last <= 60u * (hz ? hz : 1u);
     f->reference_ts = f->reference_is_fault ? uptime : last;
+    size_t nctx = emb_trace_context_count(rep->trace);
+    struct cpu_now *cpu = calloc(nctx ? nctx : 1u, sizeof *cpu); /* NULL: holders unknown */
+    for (size_t c = 0; cpu != NULL && c < nctx; c++)
+        cpu[c].thread = -1;
     for (size_t i = 0; i < n; i++)
-        follow(f, ev[i]);
+        follow(f, cpu != NULL && ev[i]->ctx < nctx ? &cpu[ev[i]->ctx] : NULL, ev[i]);
+    f->faulting_thread = -1; /* the thread the faulting context ran, outside any handler */
+    for (size_t c = 0; cpu != NULL && c < nctx; c++)
+        if (emb_trace_context(rep->trace, c)->id == rep->record->thread_index && cpu[c].nirq == 0)
+            f->faulting_thread = cpu[c].thread;
+    free(cpu);
     if (f->irq_enter)
         f->irq = emb_crash_report_irq(f->irq_enter);
     for (size_t i = 0; i < f->nlocks; i++)
@@ -433,4 +487,30 @@ const char *emb_crash_report_context_name(const struct emb_crash_report *rep, ui
 {
     long i = rep->trace ? emb_trace_context_index(rep->trace, id) : -1;
     return i >= 0 ? emb_trace_context(rep->trace, (size_t)i)->name : NULL;
+}
+
+const char *emb_crash_holder_kind_name(enum emb_crash_holder h)
+{
+    return h == EMB_CRASH_HOLDER_THREAD ? "thread" : h == EMB_CRASH_HOLDER_IRQ ? "irq" : "context";
+}
+
+const char *emb_crash_report_lock_holder(const struct emb_crash_report *rep,
+                                         const struct emb_crash_lock *l, char *buf, size_t len)
+{
+    char name[64];
+    if (l->holder == EMB_CRASH_HOLDER_IRQ && l->holder_id == EMB_CRASH_IRQ_UNKNOWN) {
+        snprintf(buf, len, "an interrupt handler");
+    } else if (l->holder == EMB_CRASH_HOLDER_IRQ) {
+        snprintf(buf, len, "irq %" PRIu32, l->holder_id);
+    } else if (l->holder == EMB_CRASH_HOLDER_THREAD) {
+        const char *tn = obj_name(rep, l->holder_id, true, name, sizeof name);
+        if (tn != NULL)
+            snprintf(buf, len, "thread %s", tn);
+        else
+            snprintf(buf, len, "thread %" PRIu32, l->holder_id);
+    } else {
+        const char *cn = emb_crash_report_context_name(rep, l->context_id);
+        emb_text_escape_str(buf, len, cn ? cn : "?");
+    }
+    return buf;
 }

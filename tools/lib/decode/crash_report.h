@@ -74,10 +74,23 @@ enum emb_crash_report_status {
                                 * nothing of it is to be shown */
 };
 
+/* What on a context took a lock: the thread the context's last switch ran, the interrupt
+ * handler that ran on it, or the context itself when it records no switch (a thread
+ * context of the native port, or a CPU before the first switch the recorder holds). */
+enum emb_crash_holder {
+    EMB_CRASH_HOLDER_CONTEXT = 0,
+    EMB_CRASH_HOLDER_THREAD,
+    EMB_CRASH_HOLDER_IRQ,
+};
+
+#define EMB_CRASH_IRQ_UNKNOWN 0xFFFFFFFFu /* a handler whose irq_enter the recorder lost */
+
 /* A lock the flight recorder saw taken and not given back. */
 struct emb_crash_lock {
     uint32_t mutex;
     uint16_t context_id;
+    enum emb_crash_holder holder;
+    uint32_t holder_id;  /* the thread's index, the interrupt's number (or unknown) */
     uint64_t ts;
     bool named;
     char name[64];   /* obj_init's name for it, escaped for a terminal */
@@ -96,6 +109,8 @@ struct emb_crash_flight {
     unsigned irq;
     struct emb_crash_lock locks[EMB_CRASH_REPORT_LOCKS];
     size_t nlocks;
+    int32_t faulting_thread; /* the thread the faulting context last switched to, outside
+                              * any handler at the end; -1 none (a context of its own) */
     size_t first_event; /* the last events listed: events[first_event..n) */
 };
 
@@ -158,6 +173,13 @@ void emb_crash_report_event_fields(const struct emb_crash_report *rep,
                                    const struct emb_trace_event *e, char *buf, size_t len);
 /* The first field of an event as a 16-bit number (an irq's vector). */
 unsigned emb_crash_report_irq(const struct emb_trace_event *e);
+
+/* Who holds `l`, for a person: "thread sensor", "irq 8", "thread 3" when the recorder
+ * never named it, or the context's own name; escaped for a terminal. Returns buf. */
+const char *emb_crash_report_lock_holder(const struct emb_crash_report *rep,
+                                         const struct emb_crash_lock *l, char *buf, size_t len);
+/* "thread", "irq" or "context". */
+const char *emb_crash_holder_kind_name(enum emb_crash_holder h);
 
 /* The record's build id (or the image's) in hex into buf. */
 char *emb_crash_report_hex(const uint8_t *bytes, size_t n, char *buf, size_t len);

@@ -112,6 +112,31 @@ static void on_switch(struct follow *f, const struct emb_trace_event *e, int *oo
     f->current = to;
 }
 
+/* A wait for a mutex: the chain it stands in, its mutexes named. */
+static void note_chain(struct follow *f, const struct emb_trace_thread *t, uint64_t ts)
+{
+    struct emb_trace_pi_chain c;
+    if (emb_trace_pi_chain_through(f->th, t, &c) == 0)
+        return;
+    for (size_t k = 0; k < c.links; k++) {
+        const char *name = emb_trace_names_handle(f->names, c.mutex[k]);
+        if (name != NULL)
+            snprintf(c.mutex_name[k], sizeof c.mutex_name[k], "%s", name);
+    }
+    emb_trace_pi_chain_note(f->th, &c, ts);
+}
+
+static void hold(struct emb_trace_thread *t, uint32_t mutex, uint64_t ts)
+{
+    for (size_t k = 0; k < t->nheld; k++)
+        if (t->held[k] == mutex)
+            return; /* handed over at the unlock, taken now */
+    if (t->nheld < EMB_TRACE_THREAD_HELD) {
+        t->held_since[t->nheld] = ts;
+        t->held[t->nheld++] = mutex;
+    }
+}
+
 static void on_wait(struct follow *f, const struct emb_trace_event *e, bool begin, int *oom)
 {
     long i = item_of(f, field_of(e, "thread"), oom);
@@ -127,6 +152,8 @@ static void on_wait(struct follow *f, const struct emb_trace_event *e, bool begi
         if (reason != NULL)
             emb_trace_field_text(reason, e->payload, t->wait_reason, sizeof t->wait_reason);
         t->wait_object = (uint32_t)field_of(e, "object");
+        if (strcmp(t->wait_reason, "mutex") == 0)
+            note_chain(f, t, e->ts);
         return;
     }
     t->state = f->running[i] ? EMB_TRACE_THREAD_RUNNING : EMB_TRACE_THREAD_READY;
@@ -158,12 +185,12 @@ static void on_other(struct follow *f, const struct emb_trace_event *e, int *oom
         if (i >= 0)
             f->th->items[i].notified_rec = *e;
     } else if (strcmp(name, "mutex_lock") == 0 && f->current >= 0) {
-        struct emb_trace_thread *t = &f->th->items[f->current];
-        if (t->nheld < EMB_TRACE_THREAD_HELD) {
-            t->held_since[t->nheld] = e->ts;
-            t->held[t->nheld++] = (uint32_t)field_of(e, "mutex");
-        }
+        hold(&f->th->items[f->current], (uint32_t)field_of(e, "mutex"), e->ts);
     } else if (strcmp(name, "mutex_unlock") == 0 && f->current >= 0) {
+        /* A kernel that hands the mutex to its waiter: the waiter holds it from here. */
+        long to = item_of(f, field_of(e, "handed_to"), oom);
+        if (to >= 0 && to != f->current)
+            hold(&f->th->items[to], (uint32_t)field_of(e, "mutex"), e->ts);
         struct emb_trace_thread *t = &f->th->items[f->current];
         uint32_t m = (uint32_t)field_of(e, "mutex");
         for (size_t k = t->nheld; k-- > 0;)

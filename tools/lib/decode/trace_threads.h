@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "trace_decode.h"
+#include "trace_pi.h"
 
 #define EMB_TRACE_THREADS_MAX 4096u /* threads followed; later ones are counted in `ignored` */
 
@@ -31,7 +32,7 @@ struct emb_trace_thread {
     enum emb_trace_thread_state state;
     char wait_reason[12];     /* while blocked: wait_begin's reason */
     uint32_t wait_object;
-    uint32_t held[EMB_TRACE_THREAD_HELD];   /* mutexes it took and has not given back */
+    uint32_t held[EMB_TRACE_THREAD_HELD];   /* mutexes it took (or was handed) and has not given back */
     uint64_t held_since[EMB_TRACE_THREAD_HELD];
     size_t nheld;
     const struct emb_trace_event *woken_by;    /* the last wake event of it, or NULL */
@@ -49,6 +50,11 @@ struct emb_trace_threads {
     uint64_t span_ticks;      /* from the first switch to the last event */
     uint64_t ignored;         /* events about threads past EMB_TRACE_THREADS_MAX */
     int64_t running;          /* the index of the thread running at the end; -1 none */
+    /* Priority inheritance chains standing when a thread began to wait for a mutex. */
+    struct emb_trace_pi_chain pi[EMB_TRACE_PI_CHAINS];
+    size_t npi;
+    uint64_t pi_unkept;       /* distinct chains past EMB_TRACE_PI_CHAINS */
+    size_t pi_deepest;        /* the most links any of them had */
 };
 
 /* Fills `out` (zeroed first). Returns 0, or -1 when out of memory. A trace without switch

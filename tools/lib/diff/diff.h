@@ -210,6 +210,19 @@ char *emb_diff_epoch_text(const struct emb_diff *d, int32_t epoch, char *buf, si
 char *emb_diff_item_text(const struct emb_diff *d, const struct emb_diff_item *it, char *buf,
                          size_t len);
 
+/* A priority inheritance chain of either run (`emb trace --summary`'s), by its text
+ * ("sensor(4) -> i2c -> control(3) -> spi -> logger(2)"), with the waits that began with
+ * it standing in the good [0] and the bad [1] run. Not a significance rule: the reports
+ * show the chains beside the differences. */
+struct emb_diff_pi_chain {
+    char text[512];
+    size_t links;
+    uint64_t waits[2];
+};
+/* Both runs' chains into *out (malloc'd, the caller frees it), *n of them; 0, or -1 when
+ * out of memory. */
+int emb_diff_pi_chains(const struct emb_diff *d, struct emb_diff_pi_chain **out, size_t *n);
+
 int emb_diff_write_text(const struct emb_diff *d, FILE *out);
 int emb_diff_write_json(const struct emb_diff *d, FILE *out);
 int emb_diff_write_html(const struct emb_diff *d, FILE *out);

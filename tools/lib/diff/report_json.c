@@ -6,6 +6,8 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "diff_internal.h"
 #include "json.h"
 
@@ -191,6 +193,26 @@ static void json_set_aside(struct emb_json *j, const struct emb_diff *d)
     emb_json_end_object(j);
 }
 
+/* "pi_chains": [{"text", "links", "good", "bad"}]: each run's waits with the chain standing. */
+static void json_pi_chains(struct emb_json *j, const struct emb_diff *d)
+{
+    struct emb_diff_pi_chain *c;
+    size_t n;
+    emb_json_begin_array(j, "pi_chains");
+    if (emb_diff_pi_chains(d, &c, &n) == 0) {
+        for (size_t i = 0; i < n; i++) {
+            emb_json_begin_object(j, NULL);
+            emb_json_string(j, "text", c[i].text);
+            emb_json_uint(j, "links", c[i].links);
+            emb_json_uint(j, "good", c[i].waits[0]);
+            emb_json_uint(j, "bad", c[i].waits[1]);
+            emb_json_end_object(j);
+        }
+        free(c);
+    }
+    emb_json_end_array(j);
+}
+
 int emb_diff_write_json(const struct emb_diff *d, FILE *out)
 {
     struct emb_json j;
@@ -202,6 +224,7 @@ int emb_diff_write_json(const struct emb_diff *d, FILE *out)
     json_gaps(&j, d);
     json_differences(&j, d);
     json_set_aside(&j, d);
+    json_pi_chains(&j, d);
     emb_json_end_object(&j);
     emb_json_end(&j);
     return ferror(out) ? -1 : 0;

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "diff_internal.h"
@@ -134,6 +135,27 @@ static void text_summary(const struct emb_diff *d, FILE *out)
         fprintf(out, "  ... %zu more groups (--json lists them all)\n", d->ngroups - shown);
 }
 
+/* The runs' priority inheritance chains, when either has one: a chain only one run
+ * formed, or formed more often, says where their waits for mutexes parted. */
+static void text_pi_chains(const struct emb_diff *d, FILE *out)
+{
+    struct emb_diff_pi_chain *c;
+    size_t n;
+    if (emb_diff_pi_chains(d, &c, &n) != 0 || n == 0) {
+        free(c);
+        return;
+    }
+    const char *b = emb_color_code(out, EMB_C_BOLD), *r = emb_color_code(out, EMB_C_RESET);
+    fprintf(out, "\n%sPRIORITY INHERITANCE CHAINS%s (waiter -> mutex -> holder ..., each run's "
+            "as emb trace --summary finds them; waits that began with each standing)\n", b, r);
+    fprintf(out, "  %-5s  %8s  %8s  %s\n", "links", "good", "bad", "chain");
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "  %-5zu  %8" PRIu64 "  %8" PRIu64 "  %s%s\n", c[i].links, c[i].waits[0],
+                c[i].waits[1], c[i].text,
+                !c[i].waits[0] ? "  (bad run only)" : !c[i].waits[1] ? "  (good run only)" : "");
+    free(c);
+}
+
 /* What was set aside as not significant, and the rules that decided it. */
 static void text_set_aside(const struct emb_diff *d, FILE *out)
 {
@@ -173,6 +195,7 @@ int emb_diff_write_text(const struct emb_diff *d, FILE *out)
         text_first(d, it, out);
         text_summary(d, out);
     }
+    text_pi_chains(d, out);
     text_set_aside(d, out);
     if (it)
         fprintf(out, "\n%s\n", emb_diff_reading);

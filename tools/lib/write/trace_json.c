@@ -247,6 +247,37 @@ void emb_trace_json_contexts(struct emb_json *j, const struct emb_trace *t)
     emb_json_end_array(j);
 }
 
+/* The priority inheritance chains: "pi_chains": [{"links", "count", "first_ts",
+ * "threads": [index...], "mutexes": [{"handle", "name"}...], "text"}]. */
+static void json_pi_chains(struct emb_json *j, const struct emb_trace_threads *th)
+{
+    emb_json_uint(j, "pi_deepest", th->pi_deepest);
+    emb_json_begin_array(j, "pi_chains");
+    for (size_t i = 0; i < th->npi; i++) {
+        const struct emb_trace_pi_chain *c = &th->pi[i];
+        char text[512];
+        emb_json_begin_object(j, NULL);
+        emb_json_uint(j, "links", c->links);
+        emb_json_uint(j, "count", c->count);
+        emb_json_uint(j, "first_ts", c->first_ts);
+        emb_json_begin_array(j, "threads");
+        for (size_t k = 0; k <= c->links; k++)
+            emb_json_uint(j, NULL, c->thread[k]);
+        emb_json_end_array(j);
+        emb_json_begin_array(j, "mutexes");
+        for (size_t k = 0; k < c->links; k++) {
+            emb_json_begin_object(j, NULL);
+            emb_json_hex(j, "handle", c->mutex[k]);
+            emb_json_string(j, "name", c->mutex_name[k]);
+            emb_json_end_object(j);
+        }
+        emb_json_end_array(j);
+        emb_json_string(j, "text", emb_trace_pi_chain_text(th, c, text, sizeof text));
+        emb_json_end_object(j);
+    }
+    emb_json_end_array(j);
+}
+
 /* The summary's "threads": each thread's run and blocked time from the switch events (none: absent). */
 static void json_threads(struct emb_json *j, const struct emb_trace *t)
 {
@@ -273,6 +304,7 @@ static void json_threads(struct emb_json *j, const struct emb_trace *t)
         emb_json_end_object(j);
     }
     emb_json_end_array(j);
+    json_pi_chains(j, &th);
     emb_json_end_object(j);
     emb_trace_threads_free(&th);
 }

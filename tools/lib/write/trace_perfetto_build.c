@@ -420,6 +420,7 @@ int emb_pf_model_build(struct emb_pf_model *m, const struct emb_trace *t,
         record(b, recs[i], (uint64_t)i << 8);
     close_all(b);
     emb_pf_cpu_load(m);
+    emb_pf_thread_load(m);
     emb_pf_ring_fill(m);
     if (logs)
         log_lines(m, logs, (uint64_t)n << 8);

@@ -90,8 +90,10 @@ struct emb_pf_item *emb_pf_item_add(struct emb_pf_model *m, uint8_t kind, uint32
 uint32_t emb_pf_counter_track(struct emb_pf_model *m, const char *name);
 
 /* The derived counters (trace_perfetto_counters.c): CPU load per context from its switch
- * and idle events, and ring fill per context from its packets. */
+ * and idle events, load per thread from the switch events, and ring fill per context
+ * from its packets. */
 void emb_pf_cpu_load(struct emb_pf_model *m);
+void emb_pf_thread_load(struct emb_pf_model *m);
 void emb_pf_ring_fill(struct emb_pf_model *m);
 
 /* The event's field `name`, or NULL. */

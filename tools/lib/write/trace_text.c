@@ -261,6 +261,29 @@ int emb_trace_write_text(const struct emb_trace *t, FILE *out,
     return seen == NULL ? -1 : rc;
 }
 
+/* The priority inheritance chains that stood when a thread began to wait for a mutex:
+ * the deepest first. */
+static void write_pi_chains(const struct emb_trace_threads *th, const struct emb_trace_info *h, FILE *out)
+{
+    if (th->npi == 0)
+        return;
+    fprintf(out, "priority inheritance chains (waiter -> mutex -> holder ...), deepest %zu links:\n",
+            th->pi_deepest);
+    for (size_t links = th->pi_deepest; links > 0; links--)
+        for (size_t i = 0; i < th->npi; i++) {
+            const struct emb_trace_pi_chain *c = &th->pi[i];
+            char text[512];
+            if (c->links != links)
+                continue;
+            fprintf(out, "  %zu link%s  %6" PRIu64 " waits, first at %.6f s  %s\n", c->links,
+                    c->links == 1 ? " " : "s", c->count,
+                    (double)emb_trace_ticks_to_ns(c->first_ts - h->start_ts, h->clock_hz) * 1e-9,
+                    emb_trace_pi_chain_text(th, c, text, sizeof text));
+        }
+    if (th->pi_unkept)
+        fprintf(out, "  and %" PRIu64 " more distinct chains\n", th->pi_unkept);
+}
+
 /* Each thread's CPU time, share of the span and blocked time, from the switch events. */
 static void write_threads(const struct emb_trace *t, FILE *out)
 {
@@ -283,6 +306,7 @@ static void write_threads(const struct emb_trace *t, FILE *out)
                 100.0 * emb_trace_thread_load(&th, x),
                 (double)emb_trace_ticks_to_ns(x->blocked_ticks, h->clock_hz) * 1e-9, x->waits);
     }
+    write_pi_chains(&th, h, out);
     emb_trace_threads_free(&th);
 }
 
