@@ -102,7 +102,9 @@ writer=$!
 timeout 60 "$emb" log --follow --json --elf "$console" log.fifo > fifo.ndjson 2> fifo.err
 rc=$?
 wait "$writer"
-[ "$rc" -eq 0 ] && [ "$(wc -l < whole.ndjson)" -gt 40 ] &&
+# The frame loop logs 22 records whatever the load (start, every 50th frame, done); the
+# audio thread's and the timer's records come as often as the host schedules them.
+[ "$rc" -eq 0 ] && [ "$(wc -l < whole.ndjson)" -ge 22 ] &&
     [ "$(wc -l < fifo.ndjson)" -eq "$(wc -l < whole.ndjson)" ] &&
     [ "$(sort fifo.ndjson | md5sum)" = "$(sort whole.ndjson | md5sum)" ]
 ok $? "emb log --follow FIFO: all $(wc -l < whole.ndjson) records (got $(wc -l < fifo.ndjson), exit $rc)"
