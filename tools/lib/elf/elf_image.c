@@ -32,6 +32,19 @@ struct emb_elf {
     size_t nsegs;
     Dwfl *dwfl;
     Dwfl_Module *mod;
+    struct symbolized *symbolized; /* SYMBOLIZED slots, made at the first lookup */
+};
+
+/* One address symbolised before, for a caller's frame limit: the DWARF scope walk costs
+ * far more than the rest of a crash record's analysis, and a fleet's records fault at
+ * the same few addresses again and again. Direct-mapped: a newer address takes the slot. */
+#define SYMBOLIZED 512u
+
+struct symbolized {
+    bool used;
+    uint64_t addr, offset;
+    size_t max, n;
+    struct emb_elf_frame *frames; /* n of them */
 };
 
 /* Whether libdwfl may ask the servers of DEBUGINFOD_URLS for debug info the local file
@@ -227,6 +240,9 @@ void emb_elf_close(struct emb_elf *e)
         elf_end(e->elf);
     if (e->fd >= 0)
         close(e->fd);
+    for (size_t i = 0; e->symbolized && i < SYMBOLIZED; i++)
+        free(e->symbolized[i].frames);
+    free(e->symbolized);
     free(e->segs);
     free(e->path);
     free(e);
@@ -391,8 +407,8 @@ static int call_attr(Dwarf_Die *die, unsigned name)
     return (int)v;
 }
 
-size_t emb_elf_symbolize(struct emb_elf *e, uint64_t addr, struct emb_elf_frame *frames,
-                         size_t max, uint64_t *offset)
+static size_t symbolize_dwarf(struct emb_elf *e, uint64_t addr, struct emb_elf_frame *frames,
+                              size_t max, uint64_t *offset)
 {
     if (offset)
         *offset = 0;
@@ -451,6 +467,42 @@ size_t emb_elf_symbolize(struct emb_elf *e, uint64_t addr, struct emb_elf_frame 
     }
     if (n > 0 && !frames[n - 1].function[0] && symname)
         set_text(frames[n - 1].function, sizeof frames[n - 1].function, symname);
+    return n;
+}
+
+/* Keeps a result in its slot; without memory the result is simply not kept. */
+static void remember(struct symbolized *slot, uint64_t addr, size_t max, uint64_t offset,
+                     const struct emb_elf_frame *frames, size_t n)
+{
+    struct emb_elf_frame *copy = n ? malloc(n * sizeof *copy) : NULL;
+    if (n && !copy)
+        return;
+    if (n)
+        memcpy(copy, frames, n * sizeof *copy);
+    free(slot->frames);
+    *slot = (struct symbolized){.used = true, .addr = addr, .offset = offset, .max = max,
+                                .n = n, .frames = copy};
+}
+
+size_t emb_elf_symbolize(struct emb_elf *e, uint64_t addr, struct emb_elf_frame *frames,
+                         size_t max, uint64_t *offset)
+{
+    if (!e->symbolized)
+        e->symbolized = calloc(SYMBOLIZED, sizeof *e->symbolized);
+    struct symbolized *slot = e->symbolized ? &e->symbolized[(addr ^ (addr >> 9)) % SYMBOLIZED] : NULL;
+    if (slot && slot->used && slot->addr == addr && slot->max == max) {
+        if (slot->n)
+            memcpy(frames, slot->frames, slot->n * sizeof *frames);
+        if (offset)
+            *offset = slot->offset;
+        return slot->n;
+    }
+    uint64_t off = 0;
+    size_t n = symbolize_dwarf(e, addr, frames, max, &off);
+    if (offset)
+        *offset = off;
+    if (slot)
+        remember(slot, addr, max, off, frames, n);
     return n;
 }
 

@@ -65,7 +65,8 @@ struct emb_elf_frame {
 
 /* Symbolises `addr`: up to max frames, from DWARF when present (function, file:line and
  * the inline chain), else the symbol table. Returns the frame count (0 when nothing is
- * known) and the offset into the containing symbol in *offset (may be NULL). */
+ * known) and the offset into the containing symbol in *offset (may be NULL). The image
+ * keeps recent results (by address and max), so asking again costs a copy. */
 size_t emb_elf_symbolize(struct emb_elf *e, uint64_t addr, struct emb_elf_frame *frames,
                          size_t max, uint64_t *offset);
 
