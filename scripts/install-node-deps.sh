@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the npm packages the tests read emb's Perfetto JSON with (Chrome DevTools' trace
-# engine and @tracerbench/trace-model) into tests/support/node/node_modules, exactly as its
+# engine and @tracerbench/trace-model), and its speedscope files with (speedscope's schema,
+# validated by Ajv), into tests/support/node/node_modules, exactly as its
 # package-lock.json pins them. Idempotent: returns at once when the installed tree matches
 # the lock file (npm writes node_modules/.package-lock.json as it installs).
 set -euo pipefail

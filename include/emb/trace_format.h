@@ -108,6 +108,16 @@ enum emb_context_kind {
 #define EMB_TSF_SEAL_OFF_RESERVED 12u      /* u32, 0 */
 #define EMB_TSF_SEAL_SIZE 16u
 #define EMB_TSF_PACKET_CRC_SIZE 4u         /* u32 CRC-32 of the packet, after each packet */
+/* The catalogue the trace was recorded with, carried in the header so that decoding needs
+ * no catalogue file: written by host tools (an import, a trace taken out of a capture, a
+ * live capture's saved stream), never by the target, whose catalogue is compiled in. The
+ * body from EMB_TSF_CAT_OFF_TEXT_LEN on is a capture file's catalog section body
+ * (docs/formats/capture.md): text length, 0, then one zlib stream of the YAML text. */
+#define EMB_TSF_EXT_CATALOG 0x4C544143u    /* "CATL": the catalogue, zlib-compressed */
+#define EMB_TSF_CAT_OFF_ZLIB_LEN 8u        /* u32 bytes of the zlib stream */
+#define EMB_TSF_CAT_OFF_TEXT_LEN 12u       /* u32 bytes of YAML text once inflated */
+#define EMB_TSF_CAT_OFF_RESERVED 16u       /* u32, 0 */
+#define EMB_TSF_CAT_OFF_ZLIB 20u           /* the zlib stream, then zeros to a multiple of 4 */
 /* Most bytes the extension blocks of one header take. */
 #define EMB_TSF_EXT_MAX (EMB_TSF_IDENTITY_SIZE + EMB_TSF_RING_SIZE)
 
@@ -155,6 +165,16 @@ struct emb_tsf_context {
  * and stream, and the host's captures, all use it. */
 size_t emb_tsf_encode_header(uint8_t *out, size_t cap, const struct emb_tsf_info *info,
                              const struct emb_tsf_context *contexts, uint16_t count);
+
+/* Copies the header of the stream file `stream` (`len` bytes, at least its header size)
+ * into `out` with the extension block `block` (`block_len` bytes: tag, size, body; a
+ * multiple of 4) added after its last block, in place of a block of the same tag it has,
+ * the header size raised to match and a sealed header's CRC computed again. The packets
+ * that follow the old header are the caller's to append unchanged. Returns the new
+ * header's size, or 0 when it is not a stream header, its blocks are malformed, or the
+ * result exceeds `cap` or the 65535 bytes a header may have. */
+size_t emb_tsf_header_put_block(uint8_t *out, size_t cap, const uint8_t *stream, size_t len,
+                                const uint8_t *block, size_t block_len);
 
 /* The recording mode and the window's state, as the status frame and the descriptor
  * report them (docs/formats/frame.md, descriptor.md). */

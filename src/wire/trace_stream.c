@@ -1,8 +1,9 @@
 /* The trace stream file header (docs/formats/trace.md, "Trace stream file"), with its
- * context table and the optional identity block. */
+ * context table and the optional extension blocks. */
 #include <stdbool.h>
 
 #include <emb/config.h>
+#include <emb/crc.h>
 #include <emb/trace_format.h>
 #include <emb/wire.h>
 
@@ -59,4 +60,80 @@ size_t emb_tsf_encode_header(uint8_t *out, size_t cap, const struct emb_tsf_info
         emb_put_le32(b + EMB_TSF_RING_OFF_RESERVED, 0u);
     }
     return size;
+}
+
+/* Where the extension block list of header[0..size) ends (the first zero tag, or the
+ * header's end) and where a block tagged `tag` lies (*at 0: none). false when a block's
+ * size is not a multiple of 4 from 8 to the bytes left. */
+static bool find_blocks(const uint8_t *header, size_t size, size_t table_end, uint32_t tag,
+                        size_t *list_end, size_t *at, size_t *at_size)
+{
+    size_t pos = table_end;
+    *at = 0u;
+    *at_size = 0u;
+    while (size - pos >= EMB_TSF_EXT_HEADER_SIZE) {
+        uint32_t t = emb_get_le32(header + pos + EMB_TSF_EXT_OFF_TAG);
+        uint32_t n = emb_get_le32(header + pos + EMB_TSF_EXT_OFF_SIZE);
+        if (t == 0u)
+            break;
+        if (n < EMB_TSF_EXT_HEADER_SIZE || n % 4u != 0u || n > size - pos)
+            return false;
+        if (t == tag && *at == 0u) {
+            *at = pos;
+            *at_size = n;
+        }
+        pos += n;
+    }
+    *list_end = pos;
+    return true;
+}
+
+/* A sealed header's CRC over its `size` bytes, the field taken as 0 (docs/formats/trace.md,
+ * "Sealed stream file"). */
+static bool reseal(uint8_t *header, size_t size, size_t table_end)
+{
+    size_t list_end, at, at_size;
+    if (!find_blocks(header, size, table_end, EMB_TSF_EXT_SEAL, &list_end, &at, &at_size) ||
+        at == 0u || at_size < EMB_TSF_SEAL_SIZE)
+        return false;
+    emb_put_le32(header + at + EMB_TSF_SEAL_OFF_HEADER_CRC, 0u);
+    emb_put_le32(header + at + EMB_TSF_SEAL_OFF_HEADER_CRC, emb_crc32(0, header, size));
+    return true;
+}
+
+size_t emb_tsf_header_put_block(uint8_t *out, size_t cap, const uint8_t *stream, size_t len,
+                                const uint8_t *block, size_t block_len)
+{
+    if (out == NULL || stream == NULL || block == NULL || len < EMB_TSF_FIXED_SIZE ||
+        block_len < EMB_TSF_EXT_HEADER_SIZE || block_len % 4u != 0u ||
+        emb_get_le32(stream + EMB_TSF_OFF_MAGIC) != EMB_TSF_MAGIC ||
+        emb_get_le32(block + EMB_TSF_EXT_OFF_SIZE) != block_len)
+        return 0u;
+    size_t size = emb_get_le16(stream + EMB_TSF_OFF_HEADER_SIZE);
+    size_t table_end = EMB_TSF_HEADER_BYTES((size_t)emb_get_le16(stream + EMB_TSF_OFF_CONTEXT_COUNT));
+    size_t list_end, at, at_size;
+    if (size > len || table_end > size ||
+        !find_blocks(stream, size, table_end, emb_get_le32(block + EMB_TSF_EXT_OFF_TAG), &list_end,
+                     &at, &at_size))
+        return 0u;
+    size_t new_size = size - at_size + block_len;
+    if (new_size > cap || new_size > 0xFFFFu)
+        return 0u;
+    /* Everything but the replaced block, in order; the new block last in the list, so the
+     * reserve (zeros) still follows the list. */
+    size_t head = at != 0u ? at : list_end, o = 0u;
+    memcpy(out, stream, head);
+    o = head;
+    if (at != 0u) {
+        memcpy(out + o, stream + at + at_size, list_end - at - at_size);
+        o += list_end - at - at_size;
+    }
+    memcpy(out + o, block, block_len);
+    o += block_len;
+    memcpy(out + o, stream + list_end, size - list_end);
+    emb_put_le16(out + EMB_TSF_OFF_HEADER_SIZE, (uint16_t)new_size);
+    if (emb_get_le16(out + EMB_TSF_OFF_VERSION) == EMB_TSF_VERSION_SEALED &&
+        !reseal(out, new_size, table_end))
+        return 0u;
+    return new_size;
 }

@@ -14,6 +14,7 @@
 #include "catalog_known.h"
 #include "cli.h"
 #include "input_file.h"
+#include "trace_catalog.h"
 #include "stream_kind.h"
 
 /* The catalogue checksum the input names: 0 with *checksum, or -1 when it names none. */
@@ -40,36 +41,27 @@ static int named_checksum(const uint8_t *input, size_t len, uint32_t *checksum)
     }
 }
 
-/* The catalogue a capture carries in its catalog section, checked against the checksum
- * its identity names. 0 with *own (NULL: the capture carries none, or is refused and
- * its decoder says why), or -1 after saying why the section is not to be trusted. */
+/* The catalogue the input carries (a capture's catalog section, a trace stream header's
+ * catalog block), checked against the checksum it names. 0 with *own (NULL: it carries
+ * none, or is refused and its decoder says why), or -1 after saying why the catalogue it
+ * carries is not to be trusted. */
 static int carried_catalog(const char *cmd, const char *name, const uint8_t *input, size_t len,
                            uint32_t checksum, struct emb_catalog **own)
 {
     struct emb_problems ps = {0};
     emb_problems_init(&ps, name);
-    struct emb_capture_section sec;
-    if (emb_capture_unwrap(input, len, EMB_CAP_SEC_CATALOG, emb_catalog_builtin(), &sec, &ps) != 0) {
-        emb_problems_free(&ps); /* no section, or a refused capture its decoder reports */
-        return 0;
-    }
-    size_t text_len = 0;
-    char *text = emb_capture_catalog_text(&sec, &text_len, &ps);
-    char err[512] = "";
-    if (text && !(*own = emb_catalog_parse(text, text_len, "catalog section", err, sizeof err)))
-        emb_cli_error_at(cmd, name, (long long)sec.offset, "the capture's catalogue does not parse: %s",
-                         err);
-    else if (text && (*own)->checksum != checksum) {
-        emb_cli_error_at(cmd, name, (long long)sec.offset,
-                         "the capture's catalogue has checksum 0x%08" PRIx32 ", its trace names 0x%08"
-                         PRIx32 ": the catalog section was altered", (*own)->checksum, checksum);
-        emb_catalog_free(*own);
-        *own = NULL;
-    } else if (!text)
+    struct emb_capture_section body;
+    bool capture = emb_stream_kind(input, len) == EMB_STREAM_CAPTURE;
+    int found = capture ? emb_capture_unwrap(input, len, EMB_CAP_SEC_CATALOG, emb_catalog_builtin(),
+                                             &body, &ps) == 0
+                        : emb_trace_catalog_body(input, len, &body, &ps);
+    if (found > 0)
+        *own = emb_capture_catalog_read(&body, checksum, capture ? "capture" : "stream", NULL, NULL,
+                                        &ps);
+    if (found < 0 || (found > 0 && *own == NULL))
         emb_cli_problems(cmd, &ps);
-    free(text);
-    emb_problems_free(&ps);
-    return *own ? 0 : -1;
+    emb_problems_free(&ps); /* no section: or a refused capture its decoder reports */
+    return found < 0 || (found > 0 && *own == NULL) ? -1 : 0;
 }
 
 const struct emb_catalog *emb_catalog_choose_named(const char *cmd, const char *path,
@@ -87,8 +79,8 @@ const struct emb_catalog *emb_catalog_choose_named(const char *cmd, const char *
     const struct emb_catalog *cat = NULL;
     if (input != NULL && named_checksum(input, len, &checksum) == 0) {
         cat = emb_catalog_known(checksum);
-        if (cat == NULL && emb_stream_kind(input, len) == EMB_STREAM_CAPTURE) {
-            if (carried_catalog(cmd, name ? name : "capture", input, len, checksum, own) != 0)
+        if (cat == NULL) {
+            if (carried_catalog(cmd, name ? name : "input", input, len, checksum, own) != 0)
                 return NULL;
             cat = *own;
         }
@@ -103,6 +95,14 @@ const struct emb_catalog *emb_catalog_choose(const char *cmd, const char *path,
                                              struct emb_catalog **own)
 {
     return emb_catalog_choose_named(cmd, path, NULL, input, len, own);
+}
+
+const struct emb_catalog *emb_catalog_for_part(const char *path, const struct emb_catalog *cat,
+                                               uint32_t named)
+{
+    const struct emb_catalog *known =
+        path == NULL && cat != NULL && cat->checksum != named ? emb_catalog_known(named) : NULL;
+    return known != NULL ? known : cat;
 }
 
 struct emb_catalog *emb_catalog_load_kept(const char *cmd, const char *path, char **text,

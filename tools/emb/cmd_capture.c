@@ -12,6 +12,7 @@
 #include "capture_session.h"
 #include "catalog_known.h"
 #include "parse_number.h"
+#include "trace_catalog.h"
 
 static const char *const CMD = "emb capture";
 
@@ -228,6 +229,28 @@ static void save(const char *path, const uint8_t *bytes, size_t len)
         save_failed = true;
 }
 
+/* --save-trace: the stream as it arrived, its header carrying the catalogue given when
+ * it is one a reader may not know (--catalog), so the file decodes with no --catalog. */
+static void save_trace(const char *path, const struct emb_capture_session_options *so,
+                       const struct emb_capture_session *s)
+{
+    if (so->catalog_text == NULL) {
+        save(path, s->trace, s->trace_len);
+        return;
+    }
+    char err[256];
+    size_t len = 0;
+    uint8_t *stream = emb_trace_with_catalog_text(s->trace, s->trace_len, so->catalog_text,
+                                                  so->catalog_text_len, &len, err, sizeof err);
+    if (stream == NULL) {
+        emb_cli_error_at(CMD, path, -1, "%s", err);
+        save_failed = true;
+        return;
+    }
+    save(path, stream, len);
+    free(stream);
+}
+
 /* The record server's secret from --token-file: its first line, at most 256 bytes. */
 static bool read_token(const char *path, char *token, size_t cap)
 {
@@ -360,7 +383,7 @@ static int acquire(const struct args *a, struct emb_capture_session_options *so,
     report_holds(a, &s->live);
     report_crash(a, &s->live);
     if (s->trace != NULL && a->save_trace)
-        save(a->save_trace, s->trace, s->trace_len);
+        save_trace(a->save_trace, so, s);
     return EMB_EXIT_OK;
 }
 

@@ -3,6 +3,8 @@
 
 #include "command.h"
 
+#include "trace_catalog.h"
+
 static const char *const CMD = "emb capture extract";
 
 struct args {
@@ -35,6 +37,31 @@ static int on_option(void *arg, int opt, char *value)
     return EMB_EXIT_OK;
 }
 
+/* The trace section as a stream file that carries the capture's catalogue in its header
+ * (a catalog section's body, copied as it is: the reader checks it), so the stream
+ * decodes with no --catalog as the capture did. */
+static int write_trace(const char *path, const struct emb_command_input *in)
+{
+    struct emb_problems quiet = {0};
+    struct emb_capture_section cat;
+    int has = emb_capture_unwrap(in->bytes, in->size, EMB_CAP_SEC_CATALOG, emb_catalog_builtin(),
+                                 &cat, &quiet) == 0;
+    emb_problems_free(&quiet);
+    if (!has)
+        return emb_cli_write_bytes(CMD, path, in->part.data, (size_t)in->part.length);
+    char err[256];
+    size_t len = 0;
+    uint8_t *stream = emb_trace_with_catalog(in->part.data, (size_t)in->part.length, cat.data,
+                                             (size_t)cat.length, &len, err, sizeof err);
+    if (stream == NULL) {
+        emb_cli_error_at(CMD, in->name, (long long)in->part.offset, "%s", err);
+        return EMB_EXIT_BAD;
+    }
+    int rc = emb_cli_write_bytes(CMD, path, stream, len);
+    free(stream);
+    return rc;
+}
+
 int emb_cmd_capture_extract(int argc, char **argv)
 {
     struct args a = {0};
@@ -52,6 +79,8 @@ int emb_cmd_capture_extract(int argc, char **argv)
     if (!in.capture) {
         emb_cli_error_at(CMD, argv[optind], 0, "not a sealed capture (its magic is not \"EMBS\")");
         rc = EMB_EXIT_BAD;
+    } else if (a.section == EMB_CAP_SEC_TRACE) {
+        rc = write_trace(a.output, &in);
     } else {
         rc = emb_cli_write_bytes(CMD, a.output, in.part.data, (size_t)in.part.length);
     }

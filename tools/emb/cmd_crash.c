@@ -14,6 +14,7 @@
 #include "trace_write.h"
 
 #include <emb/trace_format.h>
+#include <emb/wire.h>
 
 static const char *const CMD = "emb crash";
 
@@ -627,6 +628,21 @@ static int show(const struct args *a, const struct emb_crash_input *in, struct e
     return rc;
 }
 
+/* The catalogue of the flight recorder: --catalog, else the one the input names or carries
+ * (a capture's catalog section, checked), unless the flight recorder itself names another
+ * this tool knows: a record written by firmware of the built-in catalogue decodes so even
+ * in a capture whose trace was recorded with a user's catalogue. NULL after saying why. */
+static const struct emb_catalog *flight_catalog(const struct args *a, const struct emb_crash_input *in,
+                                                const uint8_t *bytes, size_t size,
+                                                struct emb_catalog **own)
+{
+    const struct emb_catalog *cat = emb_catalog_choose_named(CMD, a->catalog, a->file, bytes, size, own);
+    const struct emb_crash_record *r = in->has_record ? &in->record : NULL;
+    if (r == NULL || r->flight == NULL || r->flight_len < EMB_TSF_OFF_CATALOG + 4u)
+        return cat;
+    return emb_catalog_for_part(a->catalog, cat, emb_get_le32(r->flight + EMB_TSF_OFF_CATALOG));
+}
+
 int emb_cmd_crash(int argc, char **argv)
 {
     struct args a = {.events = 24};
@@ -654,7 +670,7 @@ int emb_cmd_crash(int argc, char **argv)
         emb_cli_problems(CMD, &ps);
     } else if (!(elf = emb_elf_open(a.elf, msg, sizeof msg))) {
         emb_cli_error(CMD, "%s", msg);
-    } else if ((cat = emb_catalog_choose_named(CMD, a.catalog, a.file, bytes, size, &own)) != NULL) {
+    } else if ((cat = flight_catalog(&a, in, bytes, size, &own)) != NULL) {
         rc = show(&a, in, elf, cat, &ps);
     }
     fflush(stdout);

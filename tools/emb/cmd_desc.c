@@ -661,8 +661,12 @@ static long dump_trace(struct desc *d, const struct args *a)
 {
     struct emb_catalog *own;
     struct dump_job job = {.d = d, .packets = -1};
-    if ((job.cat = emb_catalog_choose(CMD, a->catalog, NULL, 0, &own)) == NULL)
+    /* A capture given to --dump carries the catalogue its trace was recorded with; the
+     * image names its own. */
+    if ((job.cat = emb_catalog_choose_named(CMD, a->catalog, a->dump, d->dump.capture ? d->dump.bytes : NULL,
+                                            d->dump.capture ? d->dump.size : 0, &own)) == NULL)
         return -1;
+    job.cat = emb_catalog_for_part(a->catalog, job.cat, d->model.catalog_checksum);
     if (emb_cli_write_output(CMD, a->dump_trace, write_dump, &job) != 0)
         job.packets = -1;
     if (own)

@@ -14,12 +14,14 @@
 #include "command_input.h"
 #include "trace_decode.h"
 #include "trace_perfetto.h"
+#include "trace_speedscope.h"
 #include "trace_write.h"
 
 static const char *const CMD = "emb trace";
 
 
-enum format { FMT_TEXT, FMT_NDJSON, FMT_PERFETTO, FMT_CTF, FMT_JSON, FMT_PERFETTO_PROTO };
+enum format { FMT_TEXT, FMT_NDJSON, FMT_PERFETTO, FMT_CTF, FMT_JSON, FMT_PERFETTO_PROTO,
+              FMT_SPEEDSCOPE };
 
 struct args {
     enum format format;
@@ -62,12 +64,14 @@ static int format_option(struct args *a, const char *value)
         a->format = FMT_PERFETTO;
     else if (!strcmp(value, "perfetto-proto"))
         a->format = FMT_PERFETTO_PROTO;
+    else if (!strcmp(value, "speedscope"))
+        a->format = FMT_SPEEDSCOPE;
     else if (!strcmp(value, "ctf"))
         a->format = FMT_CTF;
     else if (!strcmp(value, "json"))
         a->json = true;
     else {
-        emb_cli_error(CMD, "unknown format '%s' (text, ndjson, perfetto, perfetto-proto, ctf)",
+        emb_cli_error(CMD, "unknown format '%s' (text, ndjson, perfetto, perfetto-proto, speedscope, ctf)",
                       value);
         return EMB_EXIT_BAD;
     }
@@ -192,6 +196,7 @@ static int write_format(void *arg, FILE *out)
     case FMT_NDJSON: return emb_trace_write_ndjson(t, out);
     case FMT_PERFETTO: return emb_trace_write_perfetto_json(t, job->po, out);
     case FMT_PERFETTO_PROTO: return emb_trace_write_perfetto_proto(t, job->po, out);
+    case FMT_SPEEDSCOPE: return emb_trace_write_speedscope(t, out);
     case FMT_JSON: return emb_trace_write_json(t, out);
     default: return emb_trace_write_text(t, out, &to);
     }
@@ -358,10 +363,10 @@ int emb_cmd_trace(int argc, char **argv)
     struct emb_progress *progress = NULL;
     struct emb_trace_options opt = {
         .catalog = cat,
-        /* Only Perfetto (JSON and protobuf) and the JSON document read records kept in
+        /* Only Perfetto (JSON and protobuf), speedscope and the JSON document read records kept in
          * memory; the summary's threads and the latency metrics walk a cursor. */
         .stream = a.format != FMT_PERFETTO && a.format != FMT_PERFETTO_PROTO &&
-                  (a.format != FMT_JSON || a.summary || a.latency),
+                  a.format != FMT_SPEEDSCOPE && (a.format != FMT_JSON || a.summary || a.latency),
         .mapped = in.mapped,
         .name = a.file,
         .base_offset = in.part.offset,

@@ -11,6 +11,7 @@
 
 #include "capture_catalog.h"
 #include "input_file.h"
+#include "trace_catalog.h"
 #include "trace_decode.h"
 
 /* A problem about another file than the sink's (a section file), or about none (file
@@ -51,14 +52,38 @@ int emb_capture_session_acquire(const struct emb_capture_session_options *o,
     return 0;
 }
 
-/* The catalogue the stream names, unless one was given. */
+/* The catalogue the stream names, unless one was given; NULL when the stream carries
+ * none. */
+static const struct emb_catalog *catalog_named(const struct emb_capture_session_options *o,
+                                               const struct emb_capture_session *s)
+{
+    const struct emb_catalog *cat = o->catalog != NULL ? o->catalog : s->carried;
+    if (cat == NULL && o->catalog_for != NULL && s->trace_len >= EMB_TSF_OFF_CATALOG + 4u)
+        cat = o->catalog_for(emb_get_le32(s->trace + EMB_TSF_OFF_CATALOG));
+    return cat;
+}
+
 static const struct emb_catalog *catalog_of(const struct emb_capture_session_options *o,
                                             const struct emb_capture_session *s)
 {
-    const struct emb_catalog *cat = o->catalog;
-    if (cat == NULL && o->catalog_for != NULL && s->trace_len >= EMB_TSF_OFF_CATALOG + 4u)
-        cat = o->catalog_for(emb_get_le32(s->trace + EMB_TSF_OFF_CATALOG));
+    const struct emb_catalog *cat = catalog_named(o, s);
     return cat != NULL ? cat : emb_catalog_builtin();
+}
+
+/* A catalogue neither given nor known, taken from the stream header's catalog block when
+ * it carries one. 0, or -1 after reporting why the block is not to be believed. */
+static int take_carried(const struct emb_capture_session_options *o, struct emb_capture_session *s,
+                        struct emb_problems *ps)
+{
+    struct emb_capture_section body;
+    if (catalog_named(o, s) != NULL || o->catalog_text != NULL)
+        return 0;
+    int found = emb_trace_catalog_body(s->trace, s->trace_len, &body, ps);
+    if (found <= 0)
+        return found;
+    s->carried = emb_capture_catalog_read(&body, emb_get_le32(s->trace + EMB_TSF_OFF_CATALOG),
+                                          "stream", &s->carried_text, &s->carried_text_len, ps);
+    return s->carried != NULL ? 0 : -1;
 }
 
 /* Decodes the stream: the trace, or NULL after reporting why it is not to be sealed. */
@@ -126,10 +151,11 @@ static int seal_parts(const struct emb_capture_session_options *o, struct emb_ca
     if (add_sections(o, s, parts, owned, ps) != 0)
         goto out;
     char err[256];
-    if (o->catalog_text) {
+    const char *text = o->catalog_text ? o->catalog_text : s->carried_text;
+    if (text) {
         size_t len = 0;
-        if (!(owned[3] = emb_capture_catalog_encode(o->catalog_text, o->catalog_text_len, &len,
-                                                    err, sizeof err))) {
+        size_t text_len = o->catalog_text ? o->catalog_text_len : s->carried_text_len;
+        if (!(owned[3] = emb_capture_catalog_encode(text, text_len, &len, err, sizeof err))) {
             report_on(ps, NULL, "%s", err);
             goto out;
         }
@@ -155,6 +181,8 @@ int emb_capture_session_seal(const struct emb_capture_session_options *o,
         emb_report(problems, EMB_ERROR, -1, "no trace stream header arrived: nothing to seal");
         return -1;
     }
+    if (take_carried(o, s, problems) != 0)
+        return -1;
     struct emb_trace *t = decode_clean(o, s, problems);
     if (!t)
         return -1;
@@ -173,5 +201,7 @@ void emb_capture_session_free(struct emb_capture_session *s)
     free(s->trace);
     free(s->window.rows);
     free(s->file);
+    emb_catalog_free(s->carried);
+    free(s->carried_text);
     memset(s, 0, sizeof *s);
 }

@@ -31,7 +31,9 @@ struct emb_capture_session_options {
     const struct emb_catalog *catalog;
     const struct emb_catalog *(*catalog_for)(uint32_t checksum);
     /* The YAML text of `catalog` when it is not the built-in one, or NULL: kept in the
-     * capture's catalog section so decoding it needs no --catalog. */
+     * capture's catalog section so decoding it needs no --catalog. With neither, a
+     * catalogue catalog_for does not know is taken from the stream header's catalog block
+     * (trace_catalog.h) when it carries one, and kept the same way. */
     const char *catalog_text;
     size_t catalog_text_len;
     /* Decoding progress (bytes done of total), or NULL. */
@@ -48,6 +50,10 @@ struct emb_capture_session {
     struct emb_capture_window window;
     uint8_t *file; /* the capture file (malloc'd, owned by the session) */
     size_t file_len;
+    /* The catalogue the stream's header carried, and its text, when it was used. */
+    struct emb_catalog *carried;
+    char *carried_text;
+    size_t carried_text_len;
 };
 
 /* Reads the trace stream: the file, or the live source until it stops. Returns 0 (live:

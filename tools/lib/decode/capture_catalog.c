@@ -1,7 +1,10 @@
 /* The catalogue section of a capture file (capture_catalog.h). */
 #include "capture_catalog.h"
 
+#include "catalog.h"
+
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,4 +108,36 @@ char *emb_capture_catalog_text(const struct emb_capture_section *s, size_t *len,
     text[want] = 0;
     *len = want;
     return text;
+}
+
+struct emb_catalog *emb_capture_catalog_read(const struct emb_capture_section *s, uint32_t checksum,
+                                             const char *holder, char **text, size_t *text_len,
+                                             struct emb_problems *ps)
+{
+    size_t len = 0;
+    char *yaml = emb_capture_catalog_text(s, &len, ps);
+    if (yaml == NULL)
+        return NULL;
+    bool capture = strcmp(holder, "capture") == 0;
+    char err[512] = "";
+    struct emb_catalog *cat = emb_catalog_parse(yaml, len, capture ? "catalog section" : "catalog block",
+                                                err, sizeof err);
+    if (cat == NULL) {
+        emb_report(ps, EMB_ERROR, (long long)s->offset, "the %s's catalogue does not parse: %s",
+                   holder, err);
+    } else if (cat->checksum != checksum) {
+        emb_report(ps, EMB_ERROR, (long long)s->offset, "the %s's catalogue has checksum 0x%08"
+                   PRIx32 ", its %s names 0x%08" PRIx32 ": the %s was altered", holder,
+                   cat->checksum, capture ? "trace" : "header", checksum,
+                   capture ? "catalog section" : "catalog block");
+        emb_catalog_free(cat);
+        cat = NULL;
+    }
+    if (cat != NULL && text != NULL) {
+        *text = yaml;
+        *text_len = len;
+    } else {
+        free(yaml);
+    }
+    return cat;
 }

@@ -27,4 +27,13 @@ uint8_t *emb_capture_catalog_encode(const char *text, size_t text_len, size_t *l
 char *emb_capture_catalog_text(const struct emb_capture_section *s, size_t *len,
                                struct emb_problems *ps);
 
+/* The catalogue a catalog section body carries (a capture's section, or the same body in
+ * a trace stream header's "CATL" block: trace_catalog.h), parsed and checked against the
+ * `checksum` its trace names; *text (may be NULL) gets the YAML text to keep (malloc'd).
+ * NULL after reporting to ps at the body's byte offset why it is not to be believed
+ * (`holder`, "capture" or "stream", names what carried it in the message). */
+struct emb_catalog *emb_capture_catalog_read(const struct emb_capture_section *s, uint32_t checksum,
+                                             const char *holder, char **text, size_t *text_len,
+                                             struct emb_problems *ps);
+
 #endif /* EMB_HOST_CAPTURE_CATALOG_H */

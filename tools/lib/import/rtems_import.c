@@ -10,6 +10,7 @@
 
 #include <emb/wire.h>
 
+#include "catalog_known.h"
 #include "rtems_record_catalog.h"
 #include "trace_replay.h"
 
@@ -43,6 +44,19 @@ static void random_uuid(uint8_t uuid[16])
     uuid[8] = (uint8_t)((uuid[8] & 0x3Fu) | 0x80u);
 }
 
+/* A catalogue no reader knows by its checksum (a table read from a file, a version's
+ * nearest) travels in the stream's header, so the stream decodes with no --catalog. */
+static int carry_catalog(struct emb_rtems_import *imp, uint64_t offset)
+{
+    if (imp->own_cat == NULL || emb_catalog_known(imp->own_cat->checksum) != NULL)
+        return 0;
+    size_t len = 0;
+    char *yaml = emb_rtems_record_catalog_yaml(emb_rtems_record_info(imp->rr)->table, &len);
+    int rc = yaml != NULL ? emb_replay_carry_catalog(imp->replay, yaml, len) : -1;
+    free(yaml);
+    return rc == 0 ? 0 : import_fail(imp, offset, "out of memory keeping the catalogue");
+}
+
 /* The first event carries the version: the catalogue and the output start there. */
 static int start_output(struct emb_rtems_import *imp, uint64_t offset)
 {
@@ -73,7 +87,7 @@ static int start_output(struct emb_rtems_import *imp, uint64_t offset)
     if (imp->replay == NULL)
         return import_fail(imp, offset, "cannot start the trace writer (out of memory, or "
                            "another replay open in this process)");
-    return 0;
+    return carry_catalog(imp, offset);
 }
 
 static int context_of(struct emb_rtems_import *imp, uint32_t cpu)

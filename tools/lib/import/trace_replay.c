@@ -11,6 +11,7 @@
 #include <emb/trace.h>
 
 #include "buffer.h"
+#include "trace_catalog.h"
 
 #define PACKET_SIZE CONFIG_EMB_TRACE_PACKET_SIZE
 #define RING_PACKETS 4u /* drained after every event: two would do, four leave slack */
@@ -34,6 +35,8 @@ struct emb_replay {
     unsigned nctx;
     struct emb_buf out;    /* packets, in the order they completed */
     uint64_t events;
+    char *catalog_text;    /* carried in the header's catalog block, or NULL */
+    size_t catalog_text_len;
 };
 
 struct emb_replay *emb_replay_new(const struct emb_tsf_info *info)
@@ -152,8 +155,32 @@ int emb_replay_write(struct emb_replay *r, FILE *out)
         errno = EINVAL;
         return -1;
     }
-    if (fwrite(header, 1, hs, out) != hs || (r->out.len > 0u && fwrite(r->out.data, 1, r->out.len, out) != r->out.len))
+    uint8_t *carrying = NULL;
+    if (r->catalog_text != NULL) {
+        char err[256];
+        carrying = emb_trace_with_catalog_text(header, hs, r->catalog_text, r->catalog_text_len, &hs,
+                                               err, sizeof err);
+        if (carrying == NULL) {
+            errno = EOVERFLOW; /* a catalogue too large for a stream header */
+            return -1;
+        }
+    }
+    int rc = fwrite(carrying != NULL ? carrying : header, 1, hs, out) != hs ||
+             (r->out.len > 0u && fwrite(r->out.data, 1, r->out.len, out) != r->out.len) ? -1 : 0;
+    free(carrying);
+    return rc;
+}
+
+int emb_replay_carry_catalog(struct emb_replay *r, const char *text, size_t len)
+{
+    char *copy = malloc(len + 1u);
+    if (copy == NULL)
         return -1;
+    memcpy(copy, text, len);
+    copy[len] = 0;
+    free(r->catalog_text);
+    r->catalog_text = copy;
+    r->catalog_text_len = len;
     return 0;
 }
 
@@ -166,6 +193,7 @@ void emb_replay_free(struct emb_replay *r)
         free(r->ctx[i]);
     }
     emb_buf_free(&r->out);
+    free(r->catalog_text);
     if (open_replay == r) {
         open_replay = NULL;
         emb_replay_clock_hz = 0;

@@ -42,6 +42,11 @@ uint64_t emb_replay_events(const struct emb_replay *r);
  * packets) to `out`. Returns 0, or -1 on a write error (errno set). */
 int emb_replay_write(struct emb_replay *r, FILE *out);
 
+/* Has the stream's header carry the catalogue `text` (YAML, len bytes; copied) in its
+ * catalog block (trace_catalog.h), for a catalogue readers may not know. 0, or -1 out of
+ * memory. */
+int emb_replay_carry_catalog(struct emb_replay *r, const char *text, size_t len);
+
 void emb_replay_free(struct emb_replay *r);
 
 #endif /* EMB_HOST_TRACE_REPLAY_H */
