@@ -29,6 +29,7 @@ demo: build
 	@bash examples/services/demo.sh $(BUILD) $(BUILD)/demo
 	@bash examples/qemu-mps2/demo.sh $(BUILD) $(BUILD)/demo/mps2
 	@bash examples/kernel-cortex-m/demo.sh $(BUILD) $(BUILD)/demo/kernel
+	@bash examples/fleet/demo.sh $(BUILD) $(BUILD)/demo
 
 check: check-main check-asan check-tsan check-arm check-fuzz
 	@echo "make check: all suites passed"

@@ -36,7 +36,8 @@ LAYERS = [
     (4, "diff", "tools/lib/diff"),
     (4, "import", "tools/lib/import"),
     (4, "events", "tools/lib/events"),
-    (5, "emb", "tools/emb"),
+    (5, "fleet", "tools/lib/fleet"),
+    (6, "emb", "tools/emb"),
 ]
 # Target code outside the wire layer: it may include the wire and itself, never tools/.
 TARGET = ("src", "include/emb", "ports")

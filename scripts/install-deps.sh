@@ -17,6 +17,7 @@ demo_packages=(
   libelf-dev libdw-dev libyaml-dev          # ELF/DWARF reading, catalogue parsing
   zlib1g-dev                                # CRC-32 of capture files on the host
   libjansson-dev                            # QMP replies (emb capture --qemu-qmp)
+  libsqlite3-dev libpq-dev libmicrohttpd-dev libssl-dev # emb fleet: SQLite, PostgreSQL, HTTP, SHA-256
   python3 help2man                          # the man pages and completion, from emb --help
   babeltrace2                               # the demo shows the trace in babeltrace2
   gcc-arm-none-eabi libnewlib-arm-none-eabi # Cortex-M builds
@@ -37,6 +38,7 @@ check_packages=(
   gcc-avr avr-libc binutils-avr simavr libsimavr-dev # the AVR port (tiny) under libsimavr
   protobuf-compiler                         # protoc --decode: the protobuf export's test
   nodejs                                    # Trace Event Format readers in tests (below)
+  postgresql                                # emb fleet's tests start a server of their own
 )
 
 case $set_name in

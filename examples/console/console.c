@@ -230,6 +230,8 @@ static void usage(FILE *out)
             "  -o, --out FILE      trace stream file to write (console.embt)\n"
             "  --retained FILE     keep crash records in this retained region file\n"
             "  --crash-out FILE    save the previous run's crash record here\n"
+            "  --upload URL        upload it to emb fleet serve instead (http://HOST:PORT/v1/upload,\n"
+            "                      the token in EMB_UPLOAD_TOKEN)\n"
             "  --fault-frame N     the sensor driver faults at frame N (needs --retained)\n"
             "  --log FILE          log stream file to write (the trace file's name, .embl)\n");
 }
@@ -242,7 +244,7 @@ static int parse_options(int argc, char **argv)
         {"stall-frame", required_argument, NULL, 's'}, {"skip-publish", required_argument, NULL, 'k'},
         {"out", required_argument, NULL, 'o'},       {"help", no_argument, NULL, 'h'},
         {"retained", required_argument, NULL, 'r'},  {"crash-out", required_argument, NULL, 'c'},
-        {"fault-frame", required_argument, NULL, 'F'},
+        {"fault-frame", required_argument, NULL, 'F'}, {"upload", required_argument, NULL, 'U'},
         {"log", required_argument, NULL, 'l'},
         {NULL, 0, NULL, 0},
     };
@@ -258,6 +260,7 @@ static int parse_options(int argc, char **argv)
         case 'r': opt.retained = optarg; break;
         case 'c': opt.crash_out = optarg; break;
         case 'F': opt.fault_frame = (uint32_t)strtoul(optarg, NULL, 0); break;
+        case 'U': console_crash_upload_to(optarg, getenv("EMB_UPLOAD_TOKEN")); break;
         case 'l': opt.log = optarg; break;
         case 'm':
             if (strcmp(optarg, "streaming") == 0)

@@ -13,7 +13,8 @@
     EMB_CMD(events, "service IPC tracing: run the events sink, ask it, export its ring")     \
     EMB_CMD(crash, "show a crash record with its faulting line, registers and last events")  \
     EMB_CMD(desc, "read a memory image through its debug descriptor: contexts, rings, monitors") \
-    EMB_CMD(import, "import another system's trace (RTEMS record streams) as a trace stream")
+    EMB_CMD(import, "import another system's trace (RTEMS record streams) as a trace stream") \
+    EMB_CMD(fleet, "many devices' crash records in a database: ingest, buckets, report, serve")
 
 #define EMB_CMD_DECLARE(name, summary) int emb_cmd_##name(int argc, char **argv);
 EMB_CMD_LIST(EMB_CMD_DECLARE)

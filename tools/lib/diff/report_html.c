@@ -7,28 +7,14 @@
 #include <string.h>
 
 #include "diff_internal.h"
+#include "html.h"
 
 #define SVG_MAX_TICKS 4000u
 
-/* Text for the page: a control byte (an escape sequence a target or a rules file held)
- * is shown as \xNN, as on a terminal, then the HTML specials are escaped. */
+/* Text for the page (base/html.h). */
 static void html_text(FILE *out, const char *s)
 {
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F ||
-            (c == 0xC2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] < 0xA0)) {
-            fprintf(out, "\\x%02X", c == 0xC2 ? (unsigned char)*++s : c);
-            continue;
-        }
-        switch (*s) {
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '&': fputs("&amp;", out); break;
-        case '"': fputs("&quot;", out); break;
-        default: fputc(*s, out);
-        }
-    }
+    emb_html_text(out, s);
 }
 
 static bool is_flagged(const struct emb_diff *d, uint32_t ci, int s, int64_t i)
