@@ -660,7 +660,7 @@ static int embgen_source_file(FILE *out, const struct emb_catalog *cat)
         if (emb_catalog_event(cat, (uint16_t)id) != NULL)
             end = id + 1u;
     fprintf(out, "\nconst uint32_t emb_trace_event_words_len = %" PRIu32 "u;\n"
-            "const uint8_t emb_trace_event_words[%" PRIu32 "] = {\n", end, end);
+            "EMB_PORT_ROM const uint8_t emb_trace_event_words[%" PRIu32 "] = {\n", end, end);
     for (uint32_t id = 1; id < end; id++) {
         const struct emb_catalog_event *ev = emb_catalog_event(cat, (uint16_t)id);
         if (ev == NULL)

@@ -20,6 +20,7 @@ demo_packages=(
   libsqlite3-dev libpq-dev libmicrohttpd-dev libssl-dev # emb fleet: SQLite, PostgreSQL, HTTP, SHA-256
   python3 help2man                          # the man pages and completion, from emb --help
   babeltrace2                               # the demo shows the trace in babeltrace2
+  libbabeltrace2-dev                        # foreign CTF traces read through libbabeltrace2
   gcc-arm-none-eabi libnewlib-arm-none-eabi # Cortex-M builds
   qemu-system-arm gdb-multiarch             # Cortex-M target under emulation
 )
@@ -27,7 +28,8 @@ demo_packages=(
 check_packages=(
   python3-bt2                               # reference CTF 1.8 reader in tests
   picolibc-arm-none-eabi                    # a target printf with %zu %td: log decoder oracle
-  liblttng-ust-dev lttng-tools              # benchmark peer
+  liblttng-ust-dev lttng-tools              # benchmark peer; foreign CTF tests (real sessions)
+  python3-barectf                           # foreign CTF tests: a barectf-generated tracer
   clang llvm                                # libFuzzer, TSan
   gdb jq                                    # fuzz seeds (gcore's core), make fuzz's target list
   valgrind time                             # instruction counts, peak memory in benchmarks

@@ -224,7 +224,7 @@ static uint32_t emb__packet_events(const struct emb_trace_ring *ring, uint32_t s
     uint32_t events = 0;
     for (uint32_t off = EMB_PKT_HEADER_SIZE; off + EMB_EVT_HEADER_SIZE <= content; events++) {
         uint32_t id = emb_get_le16(pkt + off + EMB_EVT_OFF_ID);
-        uint32_t words = id < known ? emb_trace_event_words[id] : 0u;
+        uint32_t words = id < known ? emb_port_rom_read8(&emb_trace_event_words[id]) : 0u;
         if (words == 0u)
             return events + 1u;
         off += words * 4u;

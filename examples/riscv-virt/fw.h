@@ -38,12 +38,14 @@ struct fw_stats {
     uint32_t crash_length;
     uint32_t items_put;
     uint32_t items_taken;
-    uint32_t pad;
+    uint32_t faulting;     /* FW_CMD_FAULT_ALL: harts ready to fault */
     struct fw_hart_stats hart[FW_HARTS_MAX];
 };
 
 /* The host's command word: FW_CMD_FAULT makes hart `harts - 1` load from an address no
- * memory backs; its crash record names it. */
-enum { FW_CMD_NONE = 0, FW_CMD_FAULT = 0xFA17u };
+ * memory backs; its crash record names it and where the others were stopped.
+ * FW_CMD_FAULT_ALL makes every hart do it at once: one record, of the hart that claimed
+ * the area first, the others saying they faulted too. */
+enum { FW_CMD_NONE = 0, FW_CMD_FAULT = 0xFA17u, FW_CMD_FAULT_ALL = 0xFA1Au };
 
 #endif /* FW_RISCV_H */

@@ -7,9 +7,11 @@
  * --gdb`) reads and frees the rings. Last, hart 0 disables every class: a host that sees
  * the mask at zero has everything before it. fw_stats says what each hart emitted.
  *
- * Afterwards the host may write FW_CMD_FAULT into fw_command: the last hart loads from
- * an address no memory backs, and its crash record (cpu_id: that hart) is left in the
- * retained region for `emb capture --gdb` to take through the descriptor. */
+ * Afterwards every hart waits for the host's command in fw_command: with FW_CMD_FAULT the
+ * last hart loads from an address no memory backs, with FW_CMD_FAULT_ALL every hart does.
+ * The one crash record (cpu_id: the hart that faulted first; the others stopped where
+ * they waited, or faulted too) is left in the retained region for `emb capture --gdb` to
+ * take through the descriptor. */
 #include <emb/crash.h>
 #include <emb/log.h>
 #include <emb/riscv.h>
@@ -29,7 +31,8 @@ static uint32_t ring_commit[FW_HARTS_MAX][RING_PACKETS];
 static struct emb_trace_ring rings[FW_HARTS_MAX];
 static _Alignas(8) uint8_t log_buf[FW_HARTS_MAX][LOG_SIZE];
 static struct emb_log_ring log_rings[FW_HARTS_MAX];
-static _Alignas(8) uint8_t crash_region[4096] __attribute__((section(".noinit.crash")));
+/* Room for the faulting hart's last packets and one of every other hart's. */
+static _Alignas(8) uint8_t crash_region[16384] __attribute__((section(".noinit.crash")));
 
 volatile struct fw_stats fw_stats;
 volatile uint32_t fw_command;
@@ -137,6 +140,8 @@ static EMB_NOINLINE void stress(uint32_t hart)
 static void run(uint32_t hart)
 {
     fw_stats.hart[hart].state = FW_WORKING;
+    /* A faulting hart's stop request reaches this one from now on. */
+    __asm__ __volatile__("csrs mie, %0" ::"r"(VIRT_MIE_MSIE));
     virt_timer_next(hart, FW_TICK_PERIOD);
     __asm__ __volatile__("csrsi mstatus, 8");
     work(hart);
@@ -146,12 +151,22 @@ static void run(uint32_t hart)
     __atomic_store_n(&fw_stats.hart[hart].state, FW_DONE, __ATOMIC_RELEASE);
 }
 
+/* A spin, not wfi: with the timer stopped no interrupt would wake the hart; a faulting
+ * hart's stop request finds it here. */
 static EMB_NOINLINE void fault_if_asked(uint32_t hart)
 {
-    if (hart + 1u != harts)
-        return;
-    /* A spin, not wfi: with the timer stopped no interrupt would wake the hart. */
-    while (fw_command != FW_CMD_FAULT) {
+    for (;;) {
+        uint32_t command = fw_command;
+        if (command == FW_CMD_FAULT_ALL || (command == FW_CMD_FAULT && hart + 1u == harts))
+            break;
+    }
+    if (fw_command == FW_CMD_FAULT_ALL) {
+        /* Every hart faults: masked, so the first fault's stop request cannot stop this
+         * one first, and released together once all are masked. */
+        __asm__ __volatile__("csrci mstatus, 8");
+        __atomic_fetch_add(&fw_stats.faulting, 1u, __ATOMIC_ACQ_REL);
+        while (__atomic_load_n(&fw_stats.faulting, __ATOMIC_ACQUIRE) < harts) {
+        }
     }
     emit(hart, FW_EV_TAKE, 0xDEADu);
     (void)*(volatile uint32_t *)0x00800000u; /* no device there: a load access fault */
@@ -161,8 +176,9 @@ void virt_hart_main(uint32_t hart)
 {
     while (__atomic_load_n(&fw_stats.state, __ATOMIC_ACQUIRE) != FW_WORKING) {
     }
-    if (hart < harts)
-        run(hart);
+    if (hart >= harts)
+        return;
+    run(hart);
     fault_if_asked(hart);
 }
 
@@ -193,7 +209,7 @@ void virt_main(const void *fdt)
         .clock_hz = VIRT_TIMEBASE_HZ, .mode = EMB_TRACE_MODE_STREAMING,
         .classes = EMB_TRACE_CLASSES_ALL, .ring_packets = RING_PACKETS, .harts = harts,
         .hart = hc, .retained = crash_region, .retained_size = sizeof crash_region,
-        .probe_consumer = true,
+        .probe_consumer = true, .msip = VIRT_CLINT_MSIP,
     };
     fw_stats.boots++;
     fw_stats.harts = harts;

@@ -133,6 +133,7 @@ enum emb_reset_reason {
 #define EMB_CRASH_EM_ARM 40u
 #define EMB_CRASH_EM_X86_64 62u
 #define EMB_CRASH_EM_AARCH64 183u
+#define EMB_CRASH_EM_RISCV 243u
 #define EMB_CRASH_LAYOUT(machine, version) (((uint32_t)(version) << 16) | (uint32_t)(machine))
 #define EMB_CRASH_LAYOUT_X86_64 EMB_CRASH_LAYOUT(EMB_CRASH_EM_X86_64, 1u)
 #define EMB_CRASH_LAYOUT_AARCH64 EMB_CRASH_LAYOUT(EMB_CRASH_EM_AARCH64, 1u)
@@ -189,6 +190,29 @@ enum {
 };
 /* Cortex-M general registers: r0-r12, sp, lr, pc (16). */
 #define EMB_CRASH_CORTEX_M_GPRS 16u
+
+/* RISC-V layout (the RISC-V port). Version 1 is words 0-4; version 2 adds
+ * EMB_CRASH_RV_HART_WORDS words for every other hart that records, in hart order: what it
+ * was doing when the faulting hart wrote the record. */
+#define EMB_CRASH_LAYOUT_RISCV EMB_CRASH_LAYOUT(EMB_CRASH_EM_RISCV, 2u)
+enum {
+    EMB_CRASH_RV_LAYOUT = 0,
+    EMB_CRASH_RV_MCAUSE = 1,
+    EMB_CRASH_RV_MEPC = 2,
+    EMB_CRASH_RV_MTVAL = 3,
+    EMB_CRASH_RV_MSTATUS = 4,
+    EMB_CRASH_RV_COUNT = 5,       /* version 1 ends here */
+    /* Per other hart: [hart id | state << 8 | interrupt depth << 16], then pc (mepc), ra
+     * and mcause as the trap that stopped it (or its own fault) found them. */
+    EMB_CRASH_RV_HART_WORDS = 4
+};
+enum emb_crash_hart_state {
+    EMB_CRASH_HART_NO_ANSWER = 0, /* did not take the stop request in time: pc unknown */
+    EMB_CRASH_HART_STOPPED = 1,   /* stopped by the faulting hart's request */
+    EMB_CRASH_HART_FAULTED = 2,   /* faulted too, after the record's hart claimed the area */
+};
+/* RISC-V general registers: ra, t0-t2, a0-a7, t3-t6 (16), as the trap entry saved them. */
+#define EMB_CRASH_RISCV_GPRS 16u
 
 #ifdef __cplusplus
 }

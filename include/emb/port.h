@@ -108,6 +108,16 @@ struct emb_log_ring *emb_port_log_ring_claim(void);
 
 #include <emb_port_impl.h>
 
+/* Where a constant table the library reads only on a slow path (the catalogue's event
+ * sizes) lives, and how it is read: a port whose constant data would otherwise take RAM
+ * (the AVR) puts it in flash. Default: ordinary constant data. */
+#ifndef EMB_PORT_ROM
+#define EMB_PORT_ROM
+#endif
+#ifndef emb_port_rom_read8
+#define emb_port_rom_read8(p) (*(p))
+#endif
+
 #ifdef __cplusplus
 }
 #endif

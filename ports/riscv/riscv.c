@@ -131,6 +131,7 @@ emb_status emb_rv_start(const struct emb_rv_config *c)
         c->harts > CONFIG_EMB_RV_HARTS)
         return EMB_E_INVALID;
     emb__rv_hz = c->clock_hz;
+    emb__rv_crash_setup(c->msip);
     for (uint32_t h = 0; h < CONFIG_EMB_RV_HARTS; h++)
         emb_rv_harts[h].hart_id = h;
     const uint8_t *build_id = NULL;

@@ -15,12 +15,7 @@
 set -u
 run=$1 fw=$2 work=$3 emb=$4
 mkdir -p "$work" && rm -f "$work"/*
-n=0 failed=0
-check() { # check NAME COMMAND...
-  local what=$1; shift
-  n=$((n + 1))
-  if "$@" >>"$work/checks.log" 2>&1; then echo "ok $n - $what"; else echo "not ok $n - $what"; failed=$((failed + 1)); fi
-}
+. "$(dirname "$0")/../support/tap_check.sh"
 check "the firmware runs to its stop under simavr (atmega328p, 16 MHz)" \
   "$run" atmega328p 16000000 "$fw" "$work/uart.txt" "$work/ram.bin" "$work/marks.txt" 100000000
 sed 's/^/# uart: /' "$work/uart.txt"

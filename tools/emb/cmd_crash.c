@@ -340,6 +340,32 @@ static void print_registers(const struct emb_crash_report *rep)
     }
 }
 
+/* The other harts of a RISC-V record: where each was when the record was written. */
+static void print_harts(const struct emb_crash_report *rep)
+{
+    struct emb_crash_hart harts[256];
+    size_t n = emb_crash_harts(rep->record, &rep->view, harts, 256);
+    static struct emb_crash_code pc; /* large: kept off the stack */
+    for (size_t i = 0; i < n; i++) {
+        const struct emb_crash_hart *h = &harts[i];
+        char label[32];
+        snprintf(label, sizeof label, "hart %u", h->hart);
+        printf("%-10s %-9s", i == 0 ? "harts" : "", label);
+        printf(" %s", emb_crash_hart_state_name(h->state));
+        if (h->state == EMB_CRASH_HART_NO_ANSWER) {
+            printf("  (where it was is unknown)\n");
+            continue;
+        }
+        emb_crash_report_code(rep, h->pc, false, &pc);
+        printf("  pc 0x%08" PRIx32 " %s%s%s  ra 0x%08" PRIx32 "  mcause 0x%08" PRIx32 " %s",
+               h->pc, color(EMB_C_GREEN), pc.nframes ? pc.frames[pc.nframes - 1].function : "??",
+               color(EMB_C_RESET), h->ra, h->cause, emb_crash_rv_cause_text(h->cause));
+        if (h->irq_depth)
+            printf(", in %u interrupt%s", h->irq_depth, h->irq_depth == 1 ? "" : "s");
+        printf("\n");
+    }
+}
+
 static void print_text(const struct emb_crash_report *rep, const char *file)
 {
     if (!rep->record) {
@@ -350,6 +376,7 @@ static void print_text(const struct emb_crash_report *rep, const char *file)
     print_header(rep);
     print_code(rep);
     print_registers(rep);
+    print_harts(rep);
     if (rep->trace)
         print_flight(rep);
     else
@@ -554,6 +581,31 @@ static void json_registers(struct emb_json *j, const struct emb_crash_report *re
     emb_json_end_object(j);
 }
 
+static void json_harts(struct emb_json *j, const struct emb_crash_report *rep)
+{
+    struct emb_crash_hart harts[256];
+    size_t n = emb_crash_harts(rep->record, &rep->view, harts, 256);
+    static struct emb_crash_code pc; /* large: kept off the stack */
+    emb_json_begin_array(j, "harts");
+    for (size_t i = 0; i < n; i++) {
+        emb_json_begin_object(j, NULL);
+        emb_json_uint(j, "hart", harts[i].hart);
+        emb_json_string(j, "state", emb_crash_hart_state_name(harts[i].state));
+        emb_json_uint(j, "irq_depth", harts[i].irq_depth);
+        if (harts[i].state == EMB_CRASH_HART_NO_ANSWER) {
+            emb_json_null(j, "pc");
+        } else {
+            emb_crash_report_code(rep, harts[i].pc, false, &pc);
+            json_code(j, "pc", &pc);
+        }
+        emb_json_hex(j, "ra", harts[i].ra);
+        emb_json_hex(j, "mcause", harts[i].cause);
+        emb_json_string(j, "cause", emb_crash_rv_cause_text(harts[i].cause));
+        emb_json_end_object(j);
+    }
+    emb_json_end_array(j);
+}
+
 static void json_minis(struct emb_json *j, const struct emb_crash_report *rep)
 {
     const struct emb_crash_input *in = rep->input;
@@ -589,6 +641,8 @@ static void print_json(const struct emb_crash_report *rep, const char *file)
         emb_json_string(&j, "arch", rep->view.name);
         json_caller(&j, rep);
         json_registers(&j, rep);
+        if (rep->view.arch == EMB_CRASH_ARCH_RISCV)
+            json_harts(&j, rep);
         if (rep->trace) {
             json_flight(&j, rep);
             emb_crash_json_threads(&j, rep);

@@ -10,6 +10,7 @@
 #include "capture.h"
 #include "catalog_known.h"
 #include "diff.h"
+#include "diff_policy.h"
 
 static const char *const CMD = "emb diff";
 
@@ -21,7 +22,7 @@ struct args {
 };
 
 enum { OPT_HTML = 256, OPT_ANCHOR, OPT_SAME, OPT_RULES, OPT_RULE, OPT_COMPARE, OPT_MARGIN_PCT,
-       OPT_MARGIN_US, OPT_QUANTILE, OPT_REPEAT, OPT_LINES };
+       OPT_MARGIN_US, OPT_QUANTILE, OPT_REPEAT, OPT_LINES, OPT_FIELD, OPT_PAIR, OPT_POLICY };
 
 static const struct emb_cli_option OPTIONS[] = {
     EMB_CLI_OPTION_JSON_CALL,
@@ -36,17 +37,21 @@ static const struct emb_cli_option OPTIONS[] = {
     EMB_CLI_CALL("margin-us", required_argument, OPT_MARGIN_US),
     EMB_CLI_CALL("repeat", required_argument, OPT_REPEAT),
     EMB_CLI_CALL("context-lines", required_argument, OPT_LINES),
+    EMB_CLI_CALL("field", required_argument, OPT_FIELD),
+    EMB_CLI_CALL("pair", required_argument, OPT_PAIR),
+    EMB_CLI_CALL("policy", required_argument, OPT_POLICY),
     EMB_CLI_OPTION_CATALOG_CALL,
     EMB_CLI_OPTIONS_END,
 };
 static const struct emb_cli_command COMMAND = {
-    .name = CMD, .help = emb_help_diff, .options = OPTIONS, .usage = "emb diff [options] GOOD.emb BAD.emb"};
+    .name = CMD, .help = emb_help_diff, .options = OPTIONS, .usage = "emb diff [options] GOOD BAD (captures, or CTF trace directories)"};
 
 /* What the options fill in: the first pass's output and input, the second's rules. */
 struct parse {
     struct args *args;
     struct emb_diff_rules *rules;
     const struct emb_catalog *catalog;
+    bool ctf;       /* CTF traces: names given as the trace spells them */
 };
 
 /* A problem of the rules from `source` (an option, or none for a rules file, whose
@@ -104,7 +109,11 @@ static int rules_option(void *arg, int opt, char *value)
     switch (opt) {
     case OPT_ANCHOR:
         rules_problems(&ps, "--anchor");
-        return emb_diff_rules_anchor(r, cat, value, &ps) != 0 ? EMB_EXIT_BAD : EMB_EXIT_OK;
+        emb_diff_spec_name(value, p->ctf, cat, line, sizeof line);
+        return emb_diff_rules_anchor(r, cat, line, &ps) != 0 ? EMB_EXIT_BAD : EMB_EXIT_OK;
+    case OPT_FIELD: return emb_diff_field_option(r, cat, p->ctf, value);
+    case OPT_PAIR: return emb_diff_pair_option(r, cat, value);
+    case OPT_POLICY: return emb_diff_policy_file(r, cat, p->ctf, value);
     case OPT_RULES:
         rules_problems(&ps, NULL);
         return emb_diff_rules_load(r, cat, value, &ps) != 0 ? EMB_EXIT_BAD : EMB_EXIT_OK;
@@ -138,11 +147,11 @@ static int parse_args(int argc, char **argv, struct args *a, struct emb_diff_rul
                       const struct emb_catalog **cat, struct emb_catalog **own,
                       struct emb_command_input in[2])
 {
-    struct parse p = {a, r, NULL};
+    struct parse p = {a, r, NULL, false};
     int rc = emb_cli_parse_options(&COMMAND, argc, argv, output_option, &p);
     if (rc != 0)
         return rc;
-    static const char two[] = "two capture files, please: GOOD.emb BAD.emb";
+    static const char two[] = "two capture files (or CTF trace directories), please: GOOD BAD";
     if (emb_cli_operands(&COMMAND, argc, 2, two, two) != 0)
         return EMB_EXIT_BAD;
     a->files[0] = argv[optind];
@@ -154,6 +163,9 @@ static int parse_args(int argc, char **argv, struct args *a, struct emb_diff_rul
                                          own)))
         return EMB_EXIT_BAD;
     p.catalog = *cat;
+    p.ctf = in[0].ctf;
+    /* A CTF trace stamps no build identity: two runs claim no configuration to refuse. */
+    r->same_build = r->same_build || (in[0].ctf && in[1].ctf);
     return emb_cli_parse_options(&COMMAND, argc, argv, rules_option, &p);
 }
 
@@ -194,6 +206,13 @@ int emb_cmd_diff(int argc, char **argv)
             emb_cli_error_at(CMD, a.files[s], off, "%s", msg);
             goto out;
         }
+    }
+    if (rules.anchor_event == NULL && emb_catalog_find(cat, "frame_start") == NULL) {
+        char could[600];
+        emb_diff_anchor_candidates(cap[0], could, sizeof could);
+        emb_cli_error(CMD, "these traces have no frame_start event: choose an epoch marker with "
+                      "--anchor EVENT[.FIELD]%s%s", could[0] ? "; could serve: " : "", could);
+        goto out;
     }
     struct emb_problems problems;
     emb_problems_init_callback(&problems, NULL, emb_cli_problem, (void *)CMD);

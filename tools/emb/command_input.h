@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "capture.h"
+#include "ctf_import.h"
 
 struct emb_command_input {
     const char *name;                /* the operand, for messages */
@@ -16,9 +17,14 @@ struct emb_command_input {
     bool mapped;                     /* bytes is a read-only file mapping */
     bool capture;                    /* it was a capture, and `part` is its section */
     struct emb_capture_section part; /* what to decode: a section, or the whole input */
+    /* A CTF trace directory (a directory with a `metadata` file) is read through
+     * libbabeltrace2 (docs/ctf-foreign.md): `bytes` is then the trace stream it became,
+     * and its catalogue is known by checksum until the input is freed. */
+    bool ctf;
+    struct emb_ctf_import ctf_import;
 };
 
-/* Reads `spec`; `section` (an emb_capture_section_type, 0: none) is taken out of a
+/* Reads `spec` (a CTF trace directory: through the CTF import); `section` (an emb_capture_section_type, 0: none) is taken out of a
  * capture, `limit` bounds the bytes (0: the input limit). 0, or EMB_EXIT_BAD after
  * saying why ("emb CMD: FILE: the capture holds no log section"). */
 int emb_command_input_read(const char *cmd, const char *spec, uint16_t section, uint64_t limit,

@@ -21,6 +21,12 @@
 #endif
 
 #define EMB_PORT_NAME "avr/tick"
+
+/* The catalogue's table of event sizes in flash: constant data is copied to RAM on an AVR,
+ * and the slow path that reads it can afford an LPM per event (emb/port.h). */
+#include <avr/pgmspace.h>
+#define EMB_PORT_ROM PROGMEM
+#define emb_port_rom_read8(p) pgm_read_byte(p)
 #define EMB_PORT_CONTEXTS_MAX 1u
 
 struct emb_trace_ring;

@@ -30,6 +30,12 @@
 #error "CONFIG_EMB_RV_HARTS is 1 to 32"
 #endif
 
+/* How long a faulting hart waits for the others to stop and say where they were before
+ * it writes the crash record without them (milliseconds of the time CSR). */
+#ifndef CONFIG_EMB_RV_STOP_WAIT_MS
+#define CONFIG_EMB_RV_STOP_WAIT_MS 100u
+#endif
+
 #define EMB_PORT_NAME "riscv32/virt-time"
 #define EMB_PORT_CONTEXTS_MAX ((unsigned)CONFIG_EMB_RV_HARTS)
 

@@ -11,6 +11,7 @@
 #define VIRT_UART_LSR 5u
 #define VIRT_UART_LSR_THRE 0x20u
 
+#define VIRT_CLINT_MSIP ((volatile uint32_t *)0x02000000u) /* one word per hart */
 #define VIRT_CLINT_MTIMECMP(h) ((volatile uint32_t *)(0x02004000u + 8u * (h)))
 #define VIRT_CLINT_MTIME ((volatile uint32_t *)0x0200BFF8u)
 #define VIRT_TIMEBASE_HZ 10000000u /* the time CSR and mtime */
@@ -21,6 +22,7 @@
 #define VIRT_TEST_RESET 0x7777u
 
 /* mie / mip bits. */
+#define VIRT_MIE_MSIE (1u << 3)
 #define VIRT_MIE_MTIE (1u << 7)
 #define VIRT_IRQ_MTIMER 7u
 

@@ -10,19 +10,16 @@
 #  2. `emb desc --gdb` and the capture's identity name the profile built (isolated), the
 #     descriptor lists a context per hart.
 #  3. Perfetto shows a track per hart; `emb log` decodes every hart's log.
-#  4. The last hart faults: its crash record says its cpu and the faulting function.
+#  4. The last hart faults: the one crash record says its cpu and the faulting function,
+#     and where every other hart was when its stop request reached it, which GDB reads
+#     from each hart's own mepc and mcause (check_crash.py).
 #
 # Usage: riscv_virt.sh QEMU FIRMWARE.elf HARTS WORKDIR EMB
 set -u
 qemu=$1 fw=$2 harts=$3 work=$4 emb=$5
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$work" && rm -f "$work"/*
-n=0 failed=0
-check() { # check NAME COMMAND...
-  local what=$1; shift
-  n=$((n + 1))
-  if "$@" >>"$work/checks.log" 2>&1; then echo "ok $n - $what"; else echo "not ok $n - $what"; failed=$((failed + 1)); fi
-}
+. "$here/virt_lib.sh"
 # The recording path has no atomic read-modify-write (AMO, LR/SC): the stress loop and
 # the timer interrupt, with the trace fast path inlined, hold none (objdump's reading).
 riscv64-unknown-elf-objdump -d --no-show-raw-insn "$fw" | awk '
@@ -30,27 +27,12 @@ riscv64-unknown-elf-objdump -d --no-show-raw-insn "$fw" | awk '
 echo "# functions with atomic read-modify-write instructions:"; sed 's/^/#   /' "$work/atomics.txt"
 check "no atomic read-modify-write in the stress loop or the timer interrupt's recording" \
   bash -c "grep -c . '$work/atomics.txt' && ! grep -E '<(stress|emb_rv_interrupt|emb_isr_enter|emb_isr_exit)>' '$work/atomics.txt'"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$qemu" -M virt -smp "$harts" -accel tcg,thread=multi -bios none -nographic -monitor none \
-  -gdb tcp:127.0.0.1:$port -kernel "$fw" >"$work/uart.log" 2>&1 &
-qpid=$!
-trap 'kill $qpid 2>/dev/null; wait $qpid 2>/dev/null' EXIT
-for _ in $(seq 100); do
-  python3 -c "import socket,sys; socket.create_connection(('127.0.0.1',$port),0.2)" 2>/dev/null && break
-  sleep 0.05
-done
-gdb_run() { # gdb_run GDB-COMMANDS...: batch GDB on the target, the output on stdout
-  local args=()
-  for c in "$@"; do args+=(-ex "$c"); done
-  gdb-multiarch -nx -batch -ex "set architecture riscv:rv32" -ex "file $fw" \
-    -ex "target remote 127.0.0.1:$port" "${args[@]}" -ex detach 2>/dev/null
-}
+virt_start
 
 check "emb capture --gdb --until-closed follows the $harts harts' rings and seals the run" \
   "$emb" capture --gdb 127.0.0.1:$port --elf "$fw" --until-closed --duration 60 \
   -o "$work/run.emb" --save-trace "$work/run.embt" --save-log "$work/run.log"
-done_state() { gdb_run 'printf "%u\n", fw_stats.state' | grep -E '^[0-9]+$'; }
-for _ in $(seq 100); do [ "$(done_state)" = 3 ] && break; sleep 0.1; done
+virt_wait_done
 gdb_run "info threads" >"$work/threads.txt"
 check "GDB sees the $harts harts as $harts threads" \
   test "$(grep -cE '^\*? +[0-9]+ +Thread' "$work/threads.txt")" = "$harts"
@@ -82,16 +64,15 @@ logs=$(awk '{s += $4} END {print s}' "$work/stats.txt")
 check "emb log decodes every hart's log: $logs records" \
   test "$(grep -c 'took item' "$work/log.txt")" = "$logs"
 
-gdb_run "set var fw_command = 0xFA17" >/dev/null
 last=$((harts - 1))
-for _ in $(seq 50); do
-  "$emb" capture --gdb 127.0.0.1:$port --elf "$fw" -o "$work/crash.emb" --save-crash "$work/crash.bin" \
-    >"$work/crash-capture.txt" 2>&1 && grep -q "holds a crash record" "$work/crash-capture.txt" && break
-  sleep 0.1
-done
+virt_fault 0xFA17
+virt_gdb_traps >"$work/gdb-traps.txt"
 check "the faulting hart's record is taken through the descriptor" grep -q "holds a crash record" "$work/crash-capture.txt"
 "$emb" crash --elf "$fw" --color=never "$work/crash.bin" >"$work/crash.txt" 2>&1
 check "emb crash: hart $last faulted (a memory fault) in fault_if_asked, cpu $last" \
   bash -c "grep -q 'fault      memory' '$work/crash.txt' && grep -q '^pc .*fault_if_asked' '$work/crash.txt' && grep -q 'cpu $last,' '$work/crash.txt'"
+"$emb" crash --elf "$fw" --json "$work/crash.bin" >"$work/crash.json" 2>>"$work/checks.log"
+check "one record for all harts: hart $last's, the other harts stopped where GDB finds their mepc and mcause" \
+  python3 "$here/check_crash.py" "$work/crash.json" "$work/gdb-traps.txt" one
 echo "1..$n"
 [ "$failed" = 0 ] && [ ! -e "$work/trace.failed" ]

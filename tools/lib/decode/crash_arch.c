@@ -47,6 +47,12 @@ void emb_crash_view(const struct emb_crash_record *r, struct emb_crash_view *v)
         v->lr = r->lr;
         if (r->status_count > EMB_CRASH_CM_STACK)
             v->stack_words = r->status_count - EMB_CRASH_CM_STACK;
+    } else if (v->elf_machine == EMB_CRASH_EM_RISCV && (version == 1 || version == 2) &&
+               r->status_count >= EMB_CRASH_RV_COUNT) {
+        v->arch = EMB_CRASH_ARCH_RISCV;
+        v->name = "riscv";
+        if (version == 2)
+            v->harts = (r->status_count - EMB_CRASH_RV_COUNT) / EMB_CRASH_RV_HART_WORDS;
     }
     if (r->fault_class == EMB_FAULT_MONITOR) {
         /* The library raised it at the closing point: no address faulted, and the return
@@ -65,6 +71,8 @@ static const char *const a64_names[] = {
     "x22", "x23", "x24", "x25", "x26", "x27", "x28", "x29", "x30", "sp",  "pc"};
 static const char *const cm_names[] = {"r0", "r1", "r2",  "r3",  "r4", "r5", "r6", "r7",
                                        "r8", "r9", "r10", "r11", "r12", "sp", "lr", "pc"};
+static const char *const rv_names[] = {"ra", "t0", "t1", "t2", "a0", "a1", "a2", "a3",
+                                       "a4", "a5", "a6", "a7", "t3", "t4", "t5", "t6"};
 
 size_t emb_crash_registers(const struct emb_crash_record *r, const struct emb_crash_view *v,
                            struct emb_crash_reg *out, size_t max)
@@ -84,6 +92,8 @@ size_t emb_crash_registers(const struct emb_crash_record *r, const struct emb_cr
         const char *name;
         if (v->arch == EMB_CRASH_ARCH_CORTEX_M && i < sizeof cm_names / sizeof cm_names[0]) {
             name = cm_names[i];
+        } else if (v->arch == EMB_CRASH_ARCH_RISCV && i < sizeof rv_names / sizeof rv_names[0]) {
+            name = rv_names[i];
         } else {
             snprintf(generic[i], sizeof generic[i], "w%zu", i);
             name = generic[i];
@@ -255,6 +265,81 @@ static size_t decode_cm(const struct emb_crash_record *r, struct emb_crash_statu
     return n;
 }
 
+/* The privileged specification's mcause values (RISC-V Privileged ISA, table 3.6). */
+const char *emb_crash_rv_cause_text(uint32_t mcause)
+{
+    static const char *const exceptions[] = {
+        "instruction address misaligned", "instruction access fault", "illegal instruction",
+        "breakpoint", "load address misaligned", "load access fault",
+        "store/AMO address misaligned", "store/AMO access fault", "environment call from U-mode",
+        "environment call from S-mode", "reserved", "environment call from M-mode",
+        "instruction page fault", "load page fault", "reserved", "store/AMO page fault",
+    };
+    static const char *const interrupts[] = {
+        "reserved", "supervisor software interrupt", "reserved", "machine software interrupt",
+        "reserved", "supervisor timer interrupt", "reserved", "machine timer interrupt",
+        "reserved", "supervisor external interrupt", "reserved", "machine external interrupt",
+    };
+    uint32_t code = mcause & 0x7FFFFFFFu;
+    if (mcause >> 31)
+        return code < NBITS(interrupts) ? interrupts[code] : "platform interrupt";
+    return code < NBITS(exceptions) ? exceptions[code] : "exception";
+}
+
+static size_t decode_rv(const struct emb_crash_record *r, struct emb_crash_status_item *out,
+                        size_t max)
+{
+    static const struct bit mstatus[] = {{3, "MIE"}, {7, "MPIE"}};
+    static const char *const modes[] = {"U", "S", "reserved", "M"};
+    size_t n = 0;
+    if (n < max) {
+        struct emb_crash_status_item *it = &out[n++];
+        it->name = "mcause";
+        it->value = emb_crash_status_reg(r, EMB_CRASH_RV_MCAUSE);
+        snprintf(it->text, sizeof it->text, "%s", emb_crash_rv_cause_text((uint32_t)it->value));
+    }
+    if (n < max) {
+        struct emb_crash_status_item *it = &out[n++];
+        it->name = "mtval";
+        it->value = emb_crash_status_reg(r, EMB_CRASH_RV_MTVAL);
+        it->text[0] = '\0';
+    }
+    if (n < max) {
+        struct emb_crash_status_item *it = &out[n++];
+        it->name = "mstatus";
+        it->value = emb_crash_status_reg(r, EMB_CRASH_RV_MSTATUS);
+        snprintf(it->text, sizeof it->text, "MPP %s", modes[it->value >> 11 & 3u]);
+        bits_text(it->text, sizeof it->text, it->value, mstatus, NBITS(mstatus));
+    }
+    return n;
+}
+
+size_t emb_crash_harts(const struct emb_crash_record *r, const struct emb_crash_view *v,
+                       struct emb_crash_hart *out, size_t max)
+{
+    size_t n = 0;
+    for (unsigned i = 0; v->arch == EMB_CRASH_ARCH_RISCV && i < v->harts && n < max; i++) {
+        unsigned w = EMB_CRASH_RV_COUNT + i * EMB_CRASH_RV_HART_WORDS;
+        uint32_t id = emb_crash_status_reg(r, w);
+        out[n++] = (struct emb_crash_hart){
+            .hart = id & 0xFFu, .state = id >> 8 & 0xFFu, .irq_depth = id >> 16 & 0xFFu,
+            .pc = emb_crash_status_reg(r, w + 1), .ra = emb_crash_status_reg(r, w + 2),
+            .cause = emb_crash_status_reg(r, w + 3),
+        };
+    }
+    return n;
+}
+
+const char *emb_crash_hart_state_name(unsigned state)
+{
+    switch (state) {
+    case EMB_CRASH_HART_NO_ANSWER: return "no answer";
+    case EMB_CRASH_HART_STOPPED: return "stopped";
+    case EMB_CRASH_HART_FAULTED: return "faulted";
+    default: return "unknown";
+    }
+}
+
 size_t emb_crash_status_decode(const struct emb_crash_record *r, const struct emb_crash_view *v,
                                struct emb_crash_status_item *out, size_t max)
 {
@@ -264,6 +349,7 @@ size_t emb_crash_status_decode(const struct emb_crash_record *r, const struct em
     case EMB_CRASH_ARCH_X86_64: return decode_x86(r, out, max);
     case EMB_CRASH_ARCH_AARCH64: return decode_a64(r, out, max);
     case EMB_CRASH_ARCH_CORTEX_M: return decode_cm(r, out, max);
+    case EMB_CRASH_ARCH_RISCV: return decode_rv(r, out, max);
     default: return 0;
     }
 }

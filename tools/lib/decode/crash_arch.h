@@ -15,6 +15,7 @@ enum emb_crash_arch {
     EMB_CRASH_ARCH_X86_64,
     EMB_CRASH_ARCH_AARCH64,
     EMB_CRASH_ARCH_CORTEX_M,
+    EMB_CRASH_ARCH_RISCV,
 };
 
 /* The record seen through its layout. Native layouts carry 64-bit runtime values; for
@@ -27,7 +28,7 @@ struct emb_crash_view {
     enum emb_crash_arch arch;
     uint32_t layout;        /* status_regs[0] */
     unsigned elf_machine;   /* 0 when unknown */
-    const char *name;       /* "x86-64", "aarch64", "cortex-m", "unknown" */
+    const char *name;       /* "x86-64", "aarch64", "cortex-m", "riscv", "unknown" */
     bool native;
     uint64_t bias;          /* runtime address - ELF address */
     uint64_t pc, ra, sp, fault_address, stack_low; /* runtime values */
@@ -37,6 +38,7 @@ struct emb_crash_view {
     uint64_t lr;            /* the link register at the fault, where the layout has one */
     unsigned stack_words;   /* Cortex-M: stack words from sp kept in the status words */
     int signo, si_code;     /* native only; 0 otherwise */
+    unsigned harts;         /* RISC-V version 2: the other harts the status words tell of */
 };
 
 void emb_crash_view(const struct emb_crash_record *r, struct emb_crash_view *v);
@@ -57,6 +59,21 @@ struct emb_crash_status_item {
 };
 size_t emb_crash_status_decode(const struct emb_crash_record *r, const struct emb_crash_view *v,
                                struct emb_crash_status_item *out, size_t max);
+
+/* Another hart of a RISC-V record (layout version 2): where it was when the record was
+ * written. */
+struct emb_crash_hart {
+    unsigned hart;
+    unsigned state;         /* enum emb_crash_hart_state */
+    unsigned irq_depth;
+    uint32_t pc, ra, cause; /* 0 when it did not answer */
+};
+size_t emb_crash_harts(const struct emb_crash_record *r, const struct emb_crash_view *v,
+                       struct emb_crash_hart *out, size_t max);
+/* "stopped", "faulted", "no answer"; "unknown" for a state this tool does not know. */
+const char *emb_crash_hart_state_name(unsigned state);
+/* mcause in words: "load access fault", "machine timer interrupt", ... */
+const char *emb_crash_rv_cause_text(uint32_t mcause);
 
 /* "SIGSEGV" and "address not mapped (SEGV_MAPERR)"; "" when unknown. */
 const char *emb_crash_signal_name(int signo);

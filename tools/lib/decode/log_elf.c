@@ -147,7 +147,7 @@ static bool read_note(struct elf_reader *e, struct emb_logdb *db)
             }
             if ((db->id_bytes != 0 && db->id_bytes != 2 && db->id_bytes != 4) ||
                 (db->ts_bytes != 0 && db->ts_bytes != 4) ||
-                (db->ptr_bytes != 4 && db->ptr_bytes != 8) || db->str_max == 0 || db->str_max > 127 ||
+                (db->ptr_bytes != 2 && db->ptr_bytes != 4 && db->ptr_bytes != 8) || db->str_max == 0 || db->str_max > 127 ||
                 db->hex_max == 0 || db->hex_max > 0x7FFF || !c_type_sizes_ok(db)) {
                 fail(e, "log note holds impossible values (id %u, timestamp %u, pointer %u, "
                           "string %u, hexdump %u, int %u, long %u, size_t %u, ptrdiff_t %u bytes)",

@@ -91,7 +91,9 @@ static size_t decode_args(const struct emb_logdb *db, const struct emb_log_site 
             break;
         }
         case EMB_LOG_ARG_PTR:
-            a->u = db->ptr_bytes == 8u ? emb_get_le64(p + off) : emb_get_le32(p + off);
+            a->u = db->ptr_bytes == 8u   ? emb_get_le64(p + off)
+                   : db->ptr_bytes == 4u ? emb_get_le32(p + off)
+                                         : emb_get_le16(p + off); /* a 16-bit target: AVR */
             off += db->ptr_bytes;
             break;
         default: {

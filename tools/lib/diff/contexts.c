@@ -59,9 +59,17 @@ struct pending_lists {
     size_t n;
 };
 
-void emb_diff_thread_key(const struct emb_trace *t, size_t ring, char *buf, size_t len)
+void emb_diff_thread_key(const struct emb_diff *d, int side, size_t ring, char *buf, size_t len)
 {
+    const struct emb_trace *t = d->trace[side];
     const struct emb_trace_context *c = emb_trace_context(t, ring);
+    for (size_t i = 0; i < d->rules.npairs; i++) {
+        const struct emb_diff_pair *p = &d->rules.pairs[i];
+        if (!strcmp(side ? p->bad : p->good, c->name)) {
+            snprintf(buf, len, "%s", p->good);
+            return;
+        }
+    }
     unsigned same = 0;
     for (size_t i = 0; i < ring; i++)
         same += !strcmp(emb_trace_context(t, i)->name, c->name);
@@ -99,7 +107,7 @@ static int collect_ring(struct emb_diff_work *w, int side, size_t r, struct pend
     const struct emb_trace *t = w->d->trace[side];
     const struct emb_trace_context *c = emb_trace_context(t, r);
     char key[64];
-    emb_diff_thread_key(t, r, key, sizeof key);
+    emb_diff_thread_key(w->d, side, r, key, sizeof key);
     long tc = ctx_get(w, key, EMB_DIFF_CTX_THREAD);
     if (tc < 0)
         return -1;
@@ -126,11 +134,11 @@ static int collect_ring(struct emb_diff_work *w, int side, size_t r, struct pend
     return 0;
 }
 
-static bool has_ring_named(const struct emb_trace *t, const char *name)
+static bool has_ring_named(const struct emb_diff *d, int side, const char *name)
 {
     char key[64];
-    for (size_t r = 0; r < emb_trace_context_count(t); r++) {
-        emb_diff_thread_key(t, r, key, sizeof key);
+    for (size_t r = 0; r < emb_trace_context_count(d->trace[side]); r++) {
+        emb_diff_thread_key(d, side, r, key, sizeof key);
         if (!strcmp(key, name))
             return true;
     }
@@ -148,7 +156,7 @@ static int lay_out(struct emb_diff_work *w, int side, struct pending_lists *l)
         if (!n && c->kind != EMB_DIFF_CTX_THREAD)
             continue;
         if (c->kind == EMB_DIFF_CTX_THREAD) {
-            if (!has_ring_named(d->trace[side], c->name))
+            if (!has_ring_named(d, side, c->name))
                 continue;
         } else {
             qsort(l->v[i], n, sizeof **l->v, cmp_pending);

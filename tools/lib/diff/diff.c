@@ -181,6 +181,11 @@ static int copy_rules(struct emb_diff *d, const struct emb_diff_rules *rules)
     d->rules.npolicies = 0;
     d->rules.switches = NULL;
     d->rules.nswitches = 0;
+    d->rules.pairs = NULL;
+    d->rules.npairs = 0;
+    if (rules->npairs && !(d->rules.pairs = copy_of(rules->pairs, rules->npairs, sizeof *rules->pairs)))
+        return -1;
+    d->rules.npairs = rules->npairs;
     if (rules->npolicies &&
         !(d->rules.policies = copy_of(rules->policies, rules->npolicies, sizeof *rules->policies)))
         return -1;
@@ -293,5 +298,6 @@ void emb_diff_free(struct emb_diff *d)
     free(d->epoch_ns[1]);
     free(d->rules.policies);
     free(d->rules.switches);
+    free(d->rules.pairs);
     free(d);
 }

@@ -51,6 +51,12 @@ struct emb_diff_switch {
     bool enabled;
 };
 
+/* Two contexts paired though their names differ: `pair GOOD BAD`, --pair GOOD=BAD (a
+ * foreign trace's threads and processors are named by the run). */
+struct emb_diff_pair {
+    char good[40], bad[40];
+};
+
 struct emb_diff_rules {
     bool enabled[EMB_DIFF_NRULES];
     double margin_pct;        /* timing margin: this percentage of the good run's median... */
@@ -66,6 +72,8 @@ struct emb_diff_rules {
     size_t npolicies;
     struct emb_diff_switch *switches;
     size_t nswitches;
+    struct emb_diff_pair *pairs;
+    size_t npairs;
 };
 
 /* Defaults: every rule on, margin 25% of the good median but at least 20 us, repeat 3,

@@ -64,7 +64,9 @@ bool emb_diff_compared(const struct emb_diff *d, int32_t epoch);
 int emb_diff_build_contexts(struct emb_diff_work *w, int side);
 void emb_diff_identities(struct emb_diff_work *w);
 /* The name a thread context goes by: its ring's name, numbered when a run has two. */
-void emb_diff_thread_key(const struct emb_trace *t, size_t ring, char *buf, size_t len);
+/* The name a ring of run `side` is paired by: its own (`name#2` for a second ring of that
+ * name), or the good run's name a `pair` rule gives it. */
+void emb_diff_thread_key(const struct emb_diff *d, int side, size_t ring, char *buf, size_t len);
 long emb_diff_ctx_find(struct emb_diff *d, const char *name, uint8_t kind);
 /* The comparison policy of field f of an event with this payload, and its tolerance. */
 enum emb_catalog_compare emb_diff_policy_of(const struct emb_diff_rules *r,

@@ -106,7 +106,7 @@ static void ring_losses(struct emb_diff_work *w, const struct loss_scope *sc, si
     const struct emb_trace *t = d->trace[sc->side];
     const struct emb_trace_context *c = emb_trace_context(t, r);
     char key[64];
-    emb_diff_thread_key(t, r, key, sizeof key);
+    emb_diff_thread_key(d, sc->side, r, key, sizeof key);
     long ci = emb_diff_ctx_find(d, key, EMB_DIFF_CTX_THREAD);
     uint64_t prev_ns = 0;
     bool seen = false;

@@ -39,6 +39,9 @@ void emb_diff_rules_free(struct emb_diff_rules *r)
 {
     free(r->policies);
     free(r->switches);
+    free(r->pairs);
+    r->pairs = NULL;
+    r->npairs = 0;
     r->policies = NULL;
     r->npolicies = 0;
     r->switches = NULL;
@@ -176,6 +179,23 @@ static int parse_compare(struct emb_diff_rules *r, const struct emb_catalog *cat
     return 0;
 }
 
+static int parse_pair(struct emb_diff_rules *r, char **w, int n, struct emb_problems *ps)
+{
+    /* pair GOOD BAD */
+    if (n != 3 || !w[1][0] || !w[2][0] || strlen(w[1]) >= sizeof r->pairs[0].good ||
+        strlen(w[2]) >= sizeof r->pairs[0].bad)
+        return emb_diff_report_error(ps, ps->file, -1, "pair GOOD BAD: the good run's context name, "
+                                     "then the bad run's (quote a NAME with spaces)");
+    void *q = realloc(r->pairs, (r->npairs + 1) * sizeof *r->pairs);
+    if (!q)
+        return emb_diff_report_error(ps, ps->file, -1, "out of memory");
+    r->pairs = q;
+    struct emb_diff_pair *p = &r->pairs[r->npairs++];
+    snprintf(p->good, sizeof p->good, "%s", w[1]);
+    snprintf(p->bad, sizeof p->bad, "%s", w[2]);
+    return 0;
+}
+
 int emb_diff_rules_line(struct emb_diff_rules *r, const struct emb_catalog *cat, const char *text,
                         struct emb_problems *ps)
 {
@@ -248,8 +268,10 @@ int emb_diff_rules_line(struct emb_diff_rules *r, const struct emb_catalog *cat,
     }
     if (!strcmp(w[0], "compare"))
         return parse_compare(r, cat, w, n, ps);
+    if (!strcmp(w[0], "pair"))
+        return parse_pair(r, w, n, ps);
     return emb_diff_report_error(ps, ps->file, -1, "unknown setting '%s' (rule, context, margin-pct, margin-us, "
-                      "quantile, repeat, context-lines, anchor, compare)", w[0]);
+                      "quantile, repeat, context-lines, anchor, compare, pair)", w[0]);
 }
 
 /* One line of a rules file: its problem placed "PATH:LINE: message", as an editor reads it

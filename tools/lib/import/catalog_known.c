@@ -4,8 +4,31 @@
 
 #include "rtems_record_catalog.h"
 
+#define ADDED_MAX 8u
+static const struct emb_catalog *added[ADDED_MAX];
+
+int emb_catalog_known_add(const struct emb_catalog *cat)
+{
+    for (unsigned i = 0; i < ADDED_MAX; i++)
+        if (added[i] == NULL) {
+            added[i] = cat;
+            return 0;
+        }
+    return -1;
+}
+
+void emb_catalog_known_forget(const struct emb_catalog *cat)
+{
+    for (unsigned i = 0; i < ADDED_MAX; i++)
+        if (added[i] == cat)
+            added[i] = NULL;
+}
+
 const struct emb_catalog *emb_catalog_known(uint32_t checksum)
 {
+    for (unsigned i = 0; i < ADDED_MAX; i++)
+        if (added[i] != NULL && added[i]->checksum == checksum)
+            return added[i];
     const struct emb_catalog *own = emb_catalog_builtin();
     if (own != NULL && own->checksum == checksum)
         return own;

@@ -10,4 +10,10 @@
 /* The known catalogue with this checksum, or NULL. */
 const struct emb_catalog *emb_catalog_known(uint32_t checksum);
 
+/* A catalogue made at run time (a CTF trace's, ctf_import.h) is known by its checksum from
+ * emb_catalog_known_add() until emb_catalog_known_forget() (a few at once: two for a
+ * comparison). Returns 0, or -1 when too many are known. Not owned. */
+int emb_catalog_known_add(const struct emb_catalog *cat);
+void emb_catalog_known_forget(const struct emb_catalog *cat);
+
 #endif /* EMB_HOST_CATALOG_KNOWN_H */

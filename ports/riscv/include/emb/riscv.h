@@ -37,7 +37,14 @@ struct emb_rv_config {
     uint8_t *retained;            /* the crash record region; NULL: none */
     uint32_t retained_size;
     bool probe_consumer;          /* a debug probe frees the streaming rings */
+    /* The machine software interrupt pending words, one per hart (the CLINT's or ACLINT
+     * MSWI's MSIP registers): a faulting hart stops the others through them. NULL: the
+     * others are not stopped, and the record says they did not answer. */
+    volatile uint32_t *msip;
 };
+
+/* mcause's interrupt number of the machine software interrupt. */
+#define EMB_RV_IRQ_SOFTWARE 3u
 
 /* Sets up the library and every hart's rings and registry entry. Call on one hart before
  * the others record (their rings are the unclaimed placeholder until then, and their
@@ -53,14 +60,20 @@ void emb_rv_trap_entry(void);
 
 /* Called by the trap entry for every trap: interrupts go to emb_rv_interrupt() (the
  * application's, weak default: ignores them) between the irq_enter and irq_exit hooks;
- * exceptions write the crash record (cpu_id: this hart) and stop the hart. `regs` holds
- * ra, t0-t2, a0-a7, t3-t6 as the entry saved them. */
+ * an exception stops the hart after the crash record: the first hart to fault writes the
+ * one record (cpu_id: that hart) with where every other hart was, the others stopping on
+ * its machine software interrupt (a hart answers while mie.MSIE and mstatus.MIE are set);
+ * a later fault on another hart only says so to it. `regs` holds ra, t0-t2, a0-a7, t3-t6
+ * as the entry saved them. */
 void emb_rv_trap(uint32_t mcause, uint32_t mepc, uint32_t mtval, uint32_t *regs);
 void emb_rv_interrupt(uint32_t cause);
 
 /* What a hart that faulted does after its record is written; weak default: parks the
  * hart with its interrupts off (the others go on). */
 void emb_rv_fault_stop(void) __attribute__((noreturn));
+
+/* The port's own: the stop request's registers (emb_rv_start gives them). */
+void emb__rv_crash_setup(volatile uint32_t *msip);
 
 /* The build id (GNU note at emb_build_id_note); 0 when the image has none. */
 uint32_t emb_rv_build_id(const uint8_t **id);
