@@ -90,6 +90,12 @@ int emb_conn_byte(struct emb_conn *c)
     return (unsigned char)c->buf[c->start++];
 }
 
+void emb_conn_unread_byte(struct emb_conn *c)
+{
+    if (c->start > 0)
+        c->start--;
+}
+
 char *emb_conn_line(struct emb_conn *c, size_t max, enum emb_conn_status *status)
 {
     for (;;) {

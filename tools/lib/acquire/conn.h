@@ -34,6 +34,9 @@ int emb_conn_open(struct emb_conn *c, const char *address, int timeout_ms, char 
 
 /* The next byte received (0 to 255), or a negative emb_conn_status. */
 int emb_conn_byte(struct emb_conn *c);
+/* Gives back the byte emb_conn_byte() last returned, so the next read returns it again
+ * (one byte only: the buffer still holds it). */
+void emb_conn_unread_byte(struct emb_conn *c);
 /* The next line, without its "\n" or "\r\n", NUL-terminated in the buffer (good until the
  * next read); NULL with *status set when none came whole, or it would pass `max` bytes. */
 char *emb_conn_line(struct emb_conn *c, size_t max, enum emb_conn_status *status);

@@ -224,7 +224,7 @@ static int send_packet(struct emb_gdb *g, const char *data, size_t n, bool binar
                 return -1;
         } while (c != '+' && c != '-' && !(c == '$' && g->running && g->access_running));
         if (c == '$') { /* no ack, a packet: the stop reply of a stub that stopped to serve it */
-            g->in_pos--;
+            emb_conn_unread_byte(&g->conn);
             return 0;
         }
         if (c == '+')
