@@ -36,6 +36,8 @@ run bad_option 2 --elf "$elf" --bogus "$files/good.embl"
 has bad_option "unknown option"
 run missing_value 2 "$files/good.embl" --elf
 has missing_value "needs a value"
+run bad_clock 2 --elf "$elf" --clock-hz 0 "$files/good.embl"
+has bad_clock "--clock-hz takes a frequency in Hz, not '0'"
 run not_elf 2 --elf "$files/good.embl" "$files/good.embl"
 has not_elf "not an ELF file"
 run elf_without_log 2 --elf "$emb" "$files/good.embl"

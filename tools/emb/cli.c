@@ -244,17 +244,26 @@ static bool long_options(const struct emb_cli_option *in, struct option *out)
 
 /* One option the parser does not handle itself: stored as its description says, or
  * passed to on_option(). */
-static int take_option(const struct emb_cli_option *options, int opt, char *value,
-                       int (*on_option)(void *arg, int opt, char *optarg), void *arg)
+static int take_option(const char *cmd, const struct emb_cli_option *options, int opt,
+                       char *value, int (*on_option)(void *arg, int opt, char *optarg), void *arg)
 {
     for (const struct emb_cli_option *o = options; o->name != NULL; o++) {
         if (o->val != opt || o->store == EMB_CLI_CALL)
             continue;
-        if (o->store == EMB_CLI_STRING)
-            *(const char **)(void *)((char *)arg + o->offset) = value;
-        else
-            *(bool *)(void *)((char *)arg + o->offset) = true;
-        return 0;
+        void *member = (char *)arg + o->offset;
+        switch (o->store) {
+        case EMB_CLI_STRING:
+            *(const char **)member = value;
+            return 0;
+        case EMB_CLI_U64:
+            return emb_cli_option_u64(cmd, o->name, value, o->lo, o->hi, o->what, member);
+        case EMB_CLI_DOUBLE:
+            return emb_cli_option_double(cmd, o->name, value, o->lo_real, o->hi_real, o->what,
+                                         member);
+        default:
+            *(bool *)member = true;
+            return 0;
+        }
     }
     return on_option ? on_option(arg, opt, value) : 0;
 }
@@ -284,7 +293,7 @@ int emb_cli_parse_options(const struct emb_cli_command *c, int argc, char **argv
         if (opt == '?' || opt == ':')
             return emb_cli_bad_option(c->name, opt, argv);
         rc = opt == EMB_OPT_COLOR ? emb_cli_color_option(c->name, optarg)
-                                  : take_option(c->options, opt, optarg, on_option, arg);
+                                  : take_option(c->name, c->options, opt, optarg, on_option, arg);
         if (rc != 0)
             return rc;
     }

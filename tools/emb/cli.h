@@ -80,21 +80,37 @@ int emb_cli_bad_option(const char *cmd, int opt, char *const argv[]);
 /* One option of a command, described once: getopt_long()'s long-option table is built
  * from these, and an option that only stores what it says is stored by the parser into
  * the command's argument struct (`arg` of emb_cli_parse_options): EMB_CLI_STRING its
- * value at `offset` (a const char *), EMB_CLI_FLAG true at `offset` (a bool). Every
- * other option (EMB_CLI_CALL) goes to the command's on_option() (NULL: there is none). */
-enum emb_cli_store { EMB_CLI_CALL, EMB_CLI_STRING, EMB_CLI_FLAG };
+ * value at `offset` (a const char *), EMB_CLI_FLAG true at `offset` (a bool),
+ * EMB_CLI_U64 and EMB_CLI_DOUBLE its number at `offset` (a uint64_t, a double), checked
+ * against [lo, hi] as emb_cli_option_u64() and emb_cli_option_double() do ("--NAME takes
+ * WHAT, not 'ARG'"). Every other option (EMB_CLI_CALL) goes to the command's on_option()
+ * (NULL: there is none). */
+enum emb_cli_store { EMB_CLI_CALL, EMB_CLI_STRING, EMB_CLI_FLAG, EMB_CLI_U64, EMB_CLI_DOUBLE };
 struct emb_cli_option {
     const char *name; /* the long name, NULL ending the table */
     int has_arg;      /* no_argument, required_argument, optional_argument */
     int val;          /* what getopt_long() returns: the short option, or a value of 256 up */
     enum emb_cli_store store;
     size_t offset;
+    uint64_t lo, hi;          /* EMB_CLI_U64's range */
+    double lo_real, hi_real;  /* EMB_CLI_DOUBLE's range */
+    const char *what;         /* what a number option takes, for its complaint */
 };
-#define EMB_CLI_CALL(name, has_arg, val) {name, has_arg, val, EMB_CLI_CALL, 0}
-#define EMB_CLI_STRING(name, val, type, member)                                              \
-    {name, required_argument, val, EMB_CLI_STRING, EMB_CLI_OFFSET(type, member, const char *)}
-#define EMB_CLI_FLAG(name, val, type, member)                                                \
-    {name, no_argument, val, EMB_CLI_FLAG, EMB_CLI_OFFSET(type, member, bool)}
+#define EMB_CLI_CALL(long_name, arg_kind, value)                                             \
+    {.name = (long_name), .has_arg = (arg_kind), .val = (value), .store = EMB_CLI_CALL}
+#define EMB_CLI_STRING(long_name, value, type, member)                                       \
+    {.name = (long_name), .has_arg = required_argument, .val = (value), .store = EMB_CLI_STRING, \
+     .offset = EMB_CLI_OFFSET(type, member, const char *)}
+#define EMB_CLI_FLAG(long_name, value, type, member)                                         \
+    {.name = (long_name), .has_arg = no_argument, .val = (value), .store = EMB_CLI_FLAG,      \
+     .offset = EMB_CLI_OFFSET(type, member, bool)}
+#define EMB_CLI_U64(long_name, value, type, member, low, high, takes)                        \
+    {.name = (long_name), .has_arg = required_argument, .val = (value), .store = EMB_CLI_U64, \
+     .offset = EMB_CLI_OFFSET(type, member, uint64_t), .lo = (low), .hi = (high), .what = (takes)}
+#define EMB_CLI_DOUBLE(long_name, value, type, member, low, high, takes)                     \
+    {.name = (long_name), .has_arg = required_argument, .val = (value), .store = EMB_CLI_DOUBLE, \
+     .offset = EMB_CLI_OFFSET(type, member, double), .lo_real = (low), .hi_real = (high),   \
+     .what = (takes)}
 /* offsetof(type, member), refused by the compiler unless the member is a `what` (the
  * unevaluated compound literal converts its address to a `what *`). */
 #define EMB_CLI_OFFSET(type, member, what)                                                   \
@@ -107,7 +123,7 @@ struct emb_cli_option {
     EMB_CLI_CALL("color", optional_argument, EMB_OPT_COLOR),                                \
         EMB_CLI_CALL("colour", optional_argument, EMB_OPT_COLOR), EMB_CLI_CALL("help", no_argument, 'h')
 /* The end of every command's option table: the shared options, then the {NULL} entry. */
-#define EMB_CLI_OPTIONS_NULL {NULL, 0, 0, EMB_CLI_CALL, 0}
+#define EMB_CLI_OPTIONS_NULL {.name = NULL}
 #define EMB_CLI_OPTIONS_END EMB_CLI_OPTIONS_COMMON, EMB_CLI_OPTIONS_NULL
 
 /* The options the decoding commands spell alike: --json, --catalog FILE, --elf FILE (long

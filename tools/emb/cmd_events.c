@@ -627,22 +627,12 @@ static const struct emb_cli_option OPTIONS[] = {
     EMB_CLI_OPTION_JSON(struct args),
     EMB_CLI_STRING("format", 'f', struct args, format),
     EMB_CLI_OPTION_OUTPUT(struct args),
-    EMB_CLI_CALL("since", required_argument, OPT_SINCE),
+    EMB_CLI_U64("since", OPT_SINCE, struct args, since, 0, UINT64_MAX, "a line number"),
     EMB_CLI_FLAG("follow", OPT_FOLLOW, struct args, follow),
     EMB_CLI_OPTIONS_END,
 };
 static const struct emb_cli_command COMMAND = {
     .name = CMD, .help = emb_help_events, .shortopts = ":s:f:o:h", .options = OPTIONS};
-
-static int on_option(void *arg, int opt, char *value)
-{
-    struct args *a = arg;
-    switch (opt) {
-    case OPT_SINCE:
-        return emb_cli_option_u64(CMD, "since", value, 0, UINT64_MAX, "a line number", &a->since);
-    }
-    return EMB_EXIT_OK;
-}
 
 /* An EMB_EXIT_* status when the command is done (help, or bad usage), else -1. */
 static int parse_args(int argc, char **argv, struct args *a)
@@ -650,7 +640,7 @@ static int parse_args(int argc, char **argv, struct args *a)
     if (parse_subcommand(argv[1], a) != 0)
         return EMB_EXIT_BAD;
     a->count = EMB_SVC_DUMP_MAX;
-    int rc = emb_cli_parse_options(&COMMAND, argc - 1, argv + 1, on_option, a);
+    int rc = emb_cli_parse_options(&COMMAND, argc - 1, argv + 1, NULL, a);
     if (rc != 0)
         return rc < 0 ? EMB_EXIT_OK : rc;
     return check_rest(a, argv[1], argc - 1 - optind, argv + 1 + optind) ? EMB_EXIT_BAD : -1;

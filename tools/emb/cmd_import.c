@@ -32,30 +32,17 @@ static const struct emb_cli_option OPTIONS[] = {
     EMB_CLI_STRING("events", OPT_EVENTS, struct args, events),
     EMB_CLI_STRING("catalog-out", OPT_CATALOG_OUT, struct args, catalog_out),
     EMB_CLI_FLAG("all", OPT_ALL, struct args, all),
-    EMB_CLI_CALL("count", required_argument, OPT_COUNT),
-    EMB_CLI_CALL("duration", required_argument, OPT_DURATION),
+    EMB_CLI_U64("count", OPT_COUNT, struct args, count, 1, UINT64_MAX, "a positive number"),
+    EMB_CLI_DOUBLE("duration", OPT_DURATION, struct args, duration, DBL_TRUE_MIN, DBL_MAX, "seconds"),
     EMB_CLI_OPTION_JSON(struct args),
     EMB_CLI_OPTIONS_END,
 };
 static const struct emb_cli_command COMMAND = {
     .name = CMD, .help = emb_help_import, .shortopts = ":o:l:h", .options = OPTIONS};
 
-static int on_option(void *arg, int opt, char *value)
-{
-    struct args *a = arg;
-    switch (opt) {
-    case OPT_COUNT:
-        return emb_cli_option_u64(CMD, "count", value, 1, UINT64_MAX, "a positive number", &a->count);
-    case OPT_DURATION:
-        return emb_cli_option_double(CMD, "duration", value, DBL_TRUE_MIN, DBL_MAX, "seconds",
-                                     &a->duration);
-    }
-    return 0;
-}
-
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    int rc = emb_cli_parse_options(&COMMAND, argc, argv, on_option, a);
+    int rc = emb_cli_parse_options(&COMMAND, argc, argv, NULL, a);
     if (rc != 0)
         return rc;
     if (optind >= argc) {

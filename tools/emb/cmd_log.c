@@ -34,7 +34,7 @@ static const struct emb_cli_option OPTIONS[] = {
     EMB_CLI_FLAG("absolute", OPT_ABSOLUTE, struct args, absolute),
     EMB_CLI_STRING("trace", OPT_TRACE, struct args, trace),
     EMB_CLI_FLAG("raw", OPT_RAW, struct args, raw),
-    EMB_CLI_CALL("clock-hz", required_argument, OPT_CLOCK),
+    EMB_CLI_U64("clock-hz", OPT_CLOCK, struct args, clock_hz, 1, UINT64_MAX, "a frequency in Hz"),
     EMB_CLI_FLAG("no-build-id-check", OPT_NO_BUILD_ID, struct args, no_build_id_check),
     EMB_CLI_OPTION_OUTPUT(struct args),
     EMB_CLI_OPTIONS_END,
@@ -44,20 +44,9 @@ static const struct emb_cli_command COMMAND = {
     .usage = "emb log --elf PROGRAM [options] STREAM", .operands = 1,
     .no_operands = "no log stream given", .too_many = "one log stream, please"};
 
-static int on_option(void *arg, int opt, char *value)
-{
-    struct args *a = arg;
-    switch (opt) {
-    case OPT_CLOCK:
-        return emb_cli_option_u64(CMD, "clock-hz", value, 1, UINT64_MAX, "a frequency in Hz",
-                                  &a->clock_hz);
-    }
-    return EMB_EXIT_OK;
-}
-
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    int rc = emb_cli_parse_options(&COMMAND, argc, argv, on_option, a);
+    int rc = emb_cli_parse_options(&COMMAND, argc, argv, NULL, a);
     if (rc != 0)
         return rc;
     a->stream = argv[optind];

@@ -26,7 +26,6 @@ enum { OB_F_TYPE, OB_F_LIFECYCLE, OB_F_GENERATION, OB_F_NAME, OB_F_NEXT, OB_F_HA
        OB_F_NEXT_WAIT };
 
 #define MAX_BLOCK 4096u
-#define MAX_STRUCT 4096u
 
 struct layout {
     uint64_t addr;
@@ -98,24 +97,6 @@ static bool parse_block(struct emb_dr *r, struct layout *l)
     return true;
 }
 
-/* Reads the structure at addr that the field words describe; its size, or -1 (said). */
-static int read_struct(struct emb_dr *r, uint64_t addr, const uint64_t *words, size_t n, uint8_t *buf,
-                       const char *what)
-{
-    uint32_t size = emb_dr_extent(words, n);
-    if (size == 0 || size > MAX_STRUCT) {
-        emb_desc_report(r->is, "%s: its fields span %" PRIu32 " bytes: not read", what, size);
-        return -1;
-    }
-    if (!emb_dr_in_ram(r, addr, size, what))
-        return -1;
-    if (!emb_dr_read_full(r, addr, buf, size)) {
-        emb_desc_report(r->is, "%s at 0x%" PRIx64 ": unreadable", what, addr);
-        return -1;
-    }
-    return (int)size;
-}
-
 static bool seen(const uint64_t *addrs, size_t n, uint64_t a)
 {
     for (size_t i = 0; i < n; i++)
@@ -138,10 +119,10 @@ static bool read_kobject(struct emb_dr *r, const struct layout *l, uint64_t addr
 {
     const uint64_t words[] = {lw(&l->ob, OB_F_TYPE), lw(&l->ob, OB_F_LIFECYCLE), lw(&l->ob, OB_F_NAME),
                               lw(&l->ob, OB_F_NEXT), lw(&l->ob, OB_F_HANDLE), lw(&l->ob, OB_F_MUTEX_OWNER)};
-    uint8_t buf[MAX_STRUCT];
+    uint8_t buf[EMB_DR_MAX_STRUCT];
     char what[64];
     snprintf(what, sizeof what, "kernel object at 0x%" PRIx64, addr);
-    int size = read_struct(r, addr, words, sizeof words / sizeof words[0], buf, what);
+    int size = emb_dr_read_struct(r, addr, words, sizeof words / sizeof words[0], buf, what);
     if (size < 0)
         return false;
     memset(o, 0, sizeof *o);
@@ -196,11 +177,13 @@ static void read_scheduler(struct emb_dr *r, const struct layout *l, struct emb_
     const uint64_t words[] = {lw(&l->sc, SC_F_CURRENT), lw(&l->sc, SC_F_IRQ_NESTING),
                               lw(&l->sc, SC_F_SCHED_LOCK), lw(&l->sc, SC_F_RESCHEDULE),
                               lw(&l->sc, SC_F_SWITCHES), lw(&l->sc, SC_F_TICK)};
-    uint8_t buf[MAX_STRUCT];
+    uint8_t buf[EMB_DR_MAX_STRUCT];
     k->priority_count = (uint32_t)lw(&l->sc, SC_PRIOS);
     k->urgent_high = lw(&l->sc, SC_URGENT_HIGH) == 1u;
     uint64_t cpus = lw(&l->sc, SC_CPUS);
-    int size = cpus ? read_struct(r, cpus, words, sizeof words / sizeof words[0], buf, "kernel per-CPU state") : -1;
+    int size = cpus ? emb_dr_read_struct(r, cpus, words, sizeof words / sizeof words[0], buf,
+                                         "kernel per-CPU state")
+                    : -1;
     if (size >= 0) {
         k->current = emb_dr_fv(r, buf, (size_t)size, words[0]);
         k->irq_nesting = (uint32_t)emb_dr_fv(r, buf, (size_t)size, words[1]);
@@ -210,7 +193,7 @@ static void read_scheduler(struct emb_dr *r, const struct layout *l, struct emb_
         k->tick = (uint32_t)emb_dr_fv(r, buf, (size_t)size, words[5]);
     }
     uint64_t ready = lw(&l->sc, SC_READY), bitmap = lw(&l->sc, SC_F_BITMAP);
-    size = ready ? read_struct(r, ready, &bitmap, 1, buf, "kernel ready structure") : -1;
+    size = ready ? emb_dr_read_struct(r, ready, &bitmap, 1, buf, "kernel ready structure") : -1;
     if (size >= 0)
         k->ready_bitmap = (uint32_t)emb_dr_fv(r, buf, (size_t)size, bitmap);
 }
@@ -239,8 +222,8 @@ static void read_owned(struct emb_dr *r, const struct layout *l, const struct em
     for (uint64_t a = first; a != 0 && t->nowned < EMB_DR_MAX_OWNED;) {
         if (seen(addrs, t->nowned, a))
             break;
-        uint8_t buf[MAX_STRUCT];
-        int size = read_struct(r, a, &next_word, 1, buf, "a lock a thread holds");
+        uint8_t buf[EMB_DR_MAX_STRUCT];
+        int size = emb_dr_read_struct(r, a, &next_word, 1, buf, "a lock a thread holds");
         if (size < 0)
             break;
         const struct emb_desc_kobject *o = object_at(k, a);
@@ -281,10 +264,10 @@ static bool read_thread(struct emb_dr *r, const struct layout *l, const struct e
                                w[TH_F_OWNED], w[TH_F_TIMEOUT_DEADLINE], w[TH_F_TIMEOUT_ARMED],
                                w[TH_F_NOTIFY_BITS], w[TH_F_NOTIFY_MASK], w[TH_F_STATS], w[TH_F_STACK_LOW],
                                w[TH_F_STACK_SIZE], w[TH_F_ENTRY]};
-    uint8_t buf[MAX_STRUCT];
+    uint8_t buf[EMB_DR_MAX_STRUCT];
     char what[64];
     snprintf(what, sizeof what, "kernel thread at 0x%" PRIx64, addr);
-    int n = read_struct(r, addr, fields, sizeof fields / sizeof fields[0], buf, what);
+    int n = emb_dr_read_struct(r, addr, fields, sizeof fields / sizeof fields[0], buf, what);
     if (n < 0)
         return false;
     size_t len = (size_t)n;

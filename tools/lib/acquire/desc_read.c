@@ -220,25 +220,18 @@ static bool is_pow2(uint64_t v)
     return v && !(v & (v - 1));
 }
 
-/* A structure of the target's whose fields a section describes, read whole: at most this
- * many bytes (its fields' extent). */
-#define MAX_STRUCT 4096u
-
-/* Reads the structure at addr whose fields are the `n` words at `fields` into buf: its
- * size, -1 after saying why not, -2 when it lies outside RAM (said too). `kind` names
- * the layout, `what` the structure for the RAM check, `name` it when unreadable. */
-static int read_described(struct emb_dr *r, uint64_t addr, const uint64_t *fields, size_t n,
-                          const char *kind, const char *what, const char *name, uint8_t *buf)
+int emb_dr_read_struct(struct emb_dr *r, uint64_t addr, const uint64_t *fields, size_t n, uint8_t *buf,
+                       const char *what)
 {
     uint32_t size = emb_dr_extent(fields, n);
-    if (size > MAX_STRUCT) {
-        emb_desc_report(r->is, "%s fields span %u bytes: not a ring layout", kind, size);
+    if (size == 0 || size > EMB_DR_MAX_STRUCT) {
+        emb_desc_report(r->is, "%s: its fields span %" PRIu32 " bytes: not read", what, size);
         return -1;
     }
     if (!emb_dr_in_ram(r, addr, size, what))
         return -2;
     if (!emb_dr_read_full(r, addr, buf, size)) {
-        emb_desc_report(r->is, "%s at 0x%" PRIx64 " unreadable", name, addr);
+        emb_desc_report(r->is, "%s at 0x%" PRIx64 ": unreadable", what, addr);
         return -1;
     }
     return (int)size;
@@ -309,12 +302,11 @@ static void read_ring(struct emb_dr *r, struct emb_desc_model *md, struct emb_de
         c->ring = 0;
         return;
     }
-    uint8_t buf[MAX_STRUCT];
-    char what[48], name[48];
+    uint8_t buf[EMB_DR_MAX_STRUCT];
+    char what[48];
     snprintf(what, sizeof what, "context %u: its ring", c->index);
-    snprintf(name, sizeof name, "context %u: ring", c->index);
-    int size = read_described(r, c->ring, &s->w[RG_F_WRITE_POS], RG_F_NAME - RG_F_WRITE_POS + 1,
-                              "ring", what, name, buf);
+    int size = emb_dr_read_struct(r, c->ring, &s->w[RG_F_WRITE_POS], RG_F_NAME - RG_F_WRITE_POS + 1, buf,
+                                  what);
     if (size == -2)
         c->ring = 0;
     if (size < 0)
@@ -616,11 +608,11 @@ static void read_crash(struct emb_dr *r, struct emb_desc_model *md)
 static void read_logring(struct emb_dr *r, const struct emb_desc_image_section *s, struct emb_desc_model *md,
                          struct emb_desc_logring *l)
 {
-    uint8_t buf[MAX_STRUCT];
+    uint8_t buf[EMB_DR_MAX_STRUCT];
     char what[48];
     snprintf(what, sizeof what, "log ring %u", l->index);
-    int size = read_described(r, l->addr, &s->w[LG_F_WRITE_POS], LG_F_NAME - LG_F_WRITE_POS + 1,
-                              "log ring", what, what, buf);
+    int size = emb_dr_read_struct(r, l->addr, &s->w[LG_F_WRITE_POS], LG_F_NAME - LG_F_WRITE_POS + 1, buf,
+                                  what);
     if (size < 0)
         return;
     set_members(r, buf, (size_t)size, s->w, log_ring_members,

@@ -80,6 +80,14 @@ uint64_t emb_dr_fv(const struct emb_dr *r, const uint8_t *buf, size_t len, uint6
 void emb_dr_field_text(const uint8_t *buf, size_t len, uint64_t w, char *out, size_t cap);
 /* Bytes a set of field words spans. */
 uint32_t emb_dr_extent(const uint64_t *words, size_t n);
+/* The most bytes a structure whose fields a section describes may span. */
+#define EMB_DR_MAX_STRUCT 4096u
+/* Reads the structure at addr whose fields are the n words at `fields` into buf (at least
+ * EMB_DR_MAX_STRUCT bytes), whole: its size; -1 after saying why not (its fields span
+ * nothing or too much, or it is unreadable); -2 when it lies outside RAM (said too).
+ * `what` names it in what is said. */
+int emb_dr_read_struct(struct emb_dr *r, uint64_t addr, const uint64_t *fields, size_t n, uint8_t *buf,
+                       const char *what);
 size_t emb_dr_read_named_fields(struct emb_dr *r, uint64_t table, uint64_t count, const uint8_t *block,
                                 size_t block_len, struct emb_desc_stat *out, const char *what);
 /* Name i of an array of `count` name addresses. */

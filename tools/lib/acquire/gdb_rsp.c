@@ -11,11 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conn.h"
 #include "hostio.h"
 
 struct emb_gdb {
-    int fd;
-    int timeout_ms;
+    struct emb_conn conn;
     bool noack;
     bool running;
     bool access_running; /* reads and writes go out while it runs (emb_gdb_access_running) */
@@ -23,8 +23,6 @@ struct emb_gdb {
     bool has_x;          /* `X` accepted (unknown until tried) */
     bool x_tried;
     size_t packet_size;  /* what the server accepts */
-    uint8_t in[8192];    /* received, not yet parsed */
-    size_t in_pos, in_len;
     char *reply;         /* last reply, unescaped and expanded */
     size_t reply_len, reply_cap;
     char *out;           /* packet being sent */
@@ -57,29 +55,23 @@ static uint64_t now_ns(void)
 /* The next received byte, waiting up to the deadline. -1 on timeout, close or error. */
 static int next_byte(struct emb_gdb *g)
 {
-    if (g->in_pos == g->in_len) {
-        ssize_t n = emb_hostio_read(g->fd, g->in, sizeof g->in, g->timeout_ms);
-        if (n == -2) {
-            set_error(g, "no answer from the GDB server within %d ms", g->timeout_ms);
-            return -1;
-        }
-        if (n == 0) {
-            set_error(g, "the GDB server closed the connection");
-            return -1;
-        }
-        if (n < 0) {
-            set_error(g, "reading from the GDB server: %s", strerror(errno));
-            return -1;
-        }
-        g->in_pos = 0;
-        g->in_len = (size_t)n;
-    }
-    return g->in[g->in_pos++];
+    int c = emb_conn_byte(&g->conn);
+    if (c >= 0)
+        return c;
+    if (c == EMB_CONN_TIMEOUT)
+        set_error(g, "no answer from the GDB server within %d ms", g->conn.timeout_ms);
+    else if (c == EMB_CONN_CLOSED)
+        set_error(g, "the GDB server closed the connection");
+    else if (c == EMB_CONN_NO_MEMORY)
+        set_error(g, "out of memory");
+    else
+        set_error(g, "reading from the GDB server: %s", strerror(errno));
+    return -1;
 }
 
 static int send_raw(struct emb_gdb *g, const void *p, size_t n)
 {
-    if (emb_hostio_write_all(g->fd, p, n) != 0)
+    if (emb_hostio_write_all(g->conn.fd, p, n) != 0)
         return set_error(g, "writing to the GDB server: %s", strerror(errno));
     return 0;
 }
@@ -232,7 +224,7 @@ static int send_packet(struct emb_gdb *g, const char *data, size_t n, bool binar
                 return -1;
         } while (c != '+' && c != '-' && !(c == '$' && g->running && g->access_running));
         if (c == '$') { /* no ack, a packet: the stop reply of a stub that stopped to serve it */
-            g->in_pos--;
+            emb_conn_unread_byte(&g->conn);
             return 0;
         }
         if (c == '+')
@@ -315,8 +307,7 @@ struct emb_gdb *emb_gdb_open_fd(int fd, int timeout_ms, char *err, size_t errlen
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    g->fd = fd;
-    g->timeout_ms = timeout_ms > 0 ? timeout_ms : 2000;
+    emb_conn_init(&g->conn, fd, timeout_ms > 0 ? timeout_ms : 2000);
     g->reply_cap = 4096;
     g->reply = malloc(g->reply_cap);
     if (g->reply == NULL) {
@@ -534,8 +525,7 @@ void emb_gdb_close(struct emb_gdb *g)
 {
     if (g == NULL)
         return;
-    if (g->fd >= 0)
-        close(g->fd);
+    emb_conn_close(&g->conn);
     free(g->reply);
     free(g->out);
     free(g);

@@ -9,25 +9,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
+#include "conn.h"
 #include "hostio.h"
 #include "qmp_base64.h"
 
-/* One line-oriented connection: QMP sends a JSON object per line, qtest a text line. */
-struct conn {
-    int fd;
-    char *buf;
-    size_t len, cap, start; /* bytes [start, len) not yet returned */
-};
-
 struct emb_qmp {
-    struct conn qmp, qtest;
+    struct emb_conn qmp, qtest; /* QMP sends a JSON object per line, qtest a text line */
     int timeout_ms;
     enum emb_qmp_method method;
     char dir[64];   /* private directory for pmemsave's file */
@@ -48,68 +40,22 @@ static int fail(struct emb_qmp *q, const char *fmt, ...)
     return -1;
 }
 
-/* A Unix socket path, or HOST:PORT over TCP. */
-static int open_socket(const char *address, int timeout_ms, char *err, size_t errlen)
+/* The next line of QMP's or qtest's connection (conn.h); NULL (said) when none came
+ * whole, in time, within EMB_QMP_MAX_LINE. */
+static char *read_line(struct emb_qmp *q, struct emb_conn *c, const char *who)
 {
-    if (strchr(address, '/') == NULL && strchr(address, ':') != NULL)
-        return emb_hostio_connect(address, timeout_ms, err, errlen);
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    if (strlen(address) >= sizeof a.sun_path) {
-        snprintf(err, errlen, "%s: socket path too long", address);
-        return -1;
-    }
-    memcpy(a.sun_path, address, strlen(address) + 1);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-        snprintf(err, errlen, "cannot connect to %s: %s", address, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-/* The next line, without its "\r\n", NUL-terminated in the connection's buffer; NULL on
- * end of file, timeout, error or a line longer than EMB_QMP_MAX_LINE. */
-static char *read_line(struct emb_qmp *q, struct conn *c, const char *who)
-{
-    for (;;) {
-        char *nl = c->buf ? memchr(c->buf + c->start, '\n', c->len - c->start) : NULL;
-        if (nl != NULL) {
-            char *line = c->buf + c->start;
-            c->start = (size_t)(nl - c->buf) + 1u;
-            *nl = '\0';
-            if (nl > line && nl[-1] == '\r')
-                nl[-1] = '\0';
-            return line;
-        }
-        if (c->start > 0) {
-            memmove(c->buf, c->buf + c->start, c->len - c->start);
-            c->len -= c->start;
-            c->start = 0;
-        }
-        if (c->len + 65536u > c->cap) {
-            if (c->cap >= EMB_QMP_MAX_LINE) {
-                fail(q, "%s: a reply longer than %u bytes", who, EMB_QMP_MAX_LINE);
-                return NULL;
-            }
-            size_t cap = c->cap ? 2 * c->cap : 131072u;
-            char *b = realloc(c->buf, cap + 1u);
-            if (!b) {
-                fail(q, "out of memory");
-                return NULL;
-            }
-            c->buf = b;
-            c->cap = cap;
-        }
-        ssize_t n = emb_hostio_read(c->fd, c->buf + c->len, c->cap - c->len, q->timeout_ms);
-        if (n <= 0) {
-            fail(q, "%s: %s", who, n == 0 ? "QEMU closed the connection" : n == -2 ? "no reply in time"
-                                                                              : strerror(errno));
-            return NULL;
-        }
-        c->len += (size_t)n;
-    }
+    enum emb_conn_status st;
+    char *line = emb_conn_line(c, EMB_QMP_MAX_LINE, &st);
+    if (line != NULL)
+        return line;
+    if (st == EMB_CONN_TOO_LONG)
+        fail(q, "%s: a reply longer than %u bytes", who, EMB_QMP_MAX_LINE);
+    else if (st == EMB_CONN_NO_MEMORY)
+        fail(q, "out of memory");
+    else
+        fail(q, "%s: %s", who, st == EMB_CONN_CLOSED ? "QEMU closed the connection"
+                               : st == EMB_CONN_TIMEOUT ? "no reply in time" : strerror(errno));
+    return NULL;
 }
 
 static void count_event(struct emb_qmp *q, const char *name)
@@ -217,9 +163,8 @@ struct emb_qmp *emb_qmp_connect(const char *qmp, const char *qtest, int timeout_
         return NULL;
     }
     q->timeout_ms = timeout_ms > 0 ? timeout_ms : 2000;
-    q->qtest.fd = -1;
-    q->qmp.fd = open_socket(qmp, q->timeout_ms, err, errlen);
-    if (q->qmp.fd < 0) {
+    emb_conn_init(&q->qtest, -1, q->timeout_ms);
+    if (emb_conn_open(&q->qmp, qmp, q->timeout_ms, err, errlen) != 0) {
         free(q);
         return NULL;
     }
@@ -228,7 +173,7 @@ struct emb_qmp *emb_qmp_connect(const char *qmp, const char *qtest, int timeout_
         emb_qmp_close(q);
         return NULL;
     }
-    if (qtest != NULL && (q->qtest.fd = open_socket(qtest, q->timeout_ms, err, errlen)) < 0) {
+    if (qtest != NULL && emb_conn_open(&q->qtest, qtest, q->timeout_ms, err, errlen) != 0) {
         emb_qmp_close(q);
         return NULL;
     }
@@ -444,14 +389,10 @@ void emb_qmp_close(struct emb_qmp *q)
 {
     if (!q)
         return;
-    if (q->qmp.fd >= 0)
-        close(q->qmp.fd);
-    if (q->qtest.fd >= 0)
-        close(q->qtest.fd);
+    emb_conn_close(&q->qmp);
+    emb_conn_close(&q->qtest);
     if (q->dir[0])
         rmdir(q->dir);
-    free(q->qmp.buf);
-    free(q->qtest.buf);
     free(q->reply);
     free(q);
 }

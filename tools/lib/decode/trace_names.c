@@ -1,6 +1,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "trace_names.h"
 
+#include "buffer.h"
+#include "key_map.h"
 #include "text.h"
 
 #include <inttypes.h>
@@ -8,67 +10,41 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Two open-addressing tables keyed by number; obj_init events are few. */
+/* The names obj_init gave, each found by its thread index or handle (key_map.h). */
 struct emb_trace_names {
-    struct slot {
-        uint32_t key;
-        char name[20];
-        int used;
-    } *threads, *handles;
-    size_t cap;  /* per table, a power of two */
-    size_t used; /* names in both */
+    struct emb_key_map threads, handles; /* the number: its name's index in names */
+    char (*names)[20];
+    size_t nnames, names_cap;
 };
 
 #define OBJ_TYPE_THREAD 0u /* obj_init type value for threads (catalog/trace_events.yaml) */
 
-static struct slot *find(struct slot *table, size_t cap, uint32_t key)
+/* Names `key` in `map` (a later name replaces an earlier one), at most 19 bytes of it.
+ * false when memory ran out. */
+static bool put(struct emb_trace_names *n, struct emb_key_map *map, uint32_t key, const char *name,
+                size_t len)
 {
-    size_t i = (key * 2654435761u) & (cap - 1u);
-    while (table[i].used && table[i].key != key)
-        i = (i + 1u) & (cap - 1u);
-    return &table[i];
-}
-
-/* Names `key`; 1 when it had no name before. */
-static size_t put(struct slot *table, size_t cap, uint32_t key, const char *name, size_t len)
-{
-    struct slot *s = find(table, cap, key);
-    size_t added = !s->used;
-    s->used = 1;
-    s->key = key;
-    if (len >= sizeof s->name)
-        len = sizeof s->name - 1u;
-    memcpy(s->name, name, len);
-    s->name[len] = '\0';
-    return added;
-}
-
-/* Room for `more` names in each table (at most half full): the tables rebuilt larger. */
-static bool make_room(struct emb_trace_names *n, uint64_t more)
-{
-    size_t cap = n->cap ? n->cap : 16u;
-    while (cap < 2u * (n->used + more) + 2u)
-        cap *= 2u;
-    if (cap == n->cap)
-        return true;
-    struct slot *threads = calloc(cap, sizeof *threads), *handles = calloc(cap, sizeof *handles);
-    if (threads == NULL || handles == NULL) {
-        free(threads);
-        free(handles);
-        return false;
+    uint32_t i = emb_key_map_get(map, key);
+    if (i == UINT32_MAX) {
+        void *grown = emb_array_grow(n->names, &n->names_cap, n->nnames + 1u, sizeof *n->names);
+        if (grown == NULL || !emb_key_map_put(map, key, (uint32_t)n->nnames)) {
+            n->names = grown ? grown : n->names;
+            return false;
+        }
+        n->names = grown;
+        i = (uint32_t)n->nnames++;
     }
-    for (size_t i = 0; i < n->cap; i++) {
-        if (n->threads[i].used)
-            *find(threads, cap, n->threads[i].key) = n->threads[i];
-        if (n->handles[i].used)
-            *find(handles, cap, n->handles[i].key) = n->handles[i];
-    }
-    free(n->threads);
-    free(n->handles);
-    n->threads = threads;
-    n->handles = handles;
-    n->cap = cap;
+    if (len >= sizeof n->names[i])
+        len = sizeof n->names[i] - 1u;
+    memcpy(n->names[i], name, len);
+    n->names[i][len] = '\0';
     return true;
+}
+
+static const char *name_of(const struct emb_trace_names *n, const struct emb_key_map *map, uint32_t key)
+{
+    uint32_t i = emb_key_map_get(map, key);
+    return i == UINT32_MAX ? NULL : n->names[i];
 }
 
 bool emb_trace_names_add(struct emb_trace_names *n, const struct emb_trace *t)
@@ -85,33 +61,27 @@ bool emb_trace_names_add(struct emb_trace_names *n, const struct emb_trace *t)
             fname = f;
     }
     uint64_t count = ftype && fhandle && fname ? emb_trace_event_count(t, init->id) : 0u;
-    if (!make_room(n, count))
-        return false;
     struct emb_trace_cursor *cur = count > 0 ? emb_trace_cursor_open(t) : NULL;
     if (count > 0 && cur == NULL)
         return false;
     /* In time order: a handle named twice has its later name. */
-    for (const struct emb_trace_event *e; cur != NULL && (e = emb_trace_cursor_next(cur));) {
+    bool ok = true;
+    for (const struct emb_trace_event *e; ok && cur != NULL && (e = emb_trace_cursor_next(cur));) {
         if (e->type != EMB_TREC_EVENT || e->ev != init)
             continue;
         const char *text;
         size_t len = emb_trace_field_chars(fname, e->payload, &text);
         uint32_t handle = (uint32_t)emb_catalog_field_get_uint(fhandle, e->payload);
         bool thread = emb_catalog_field_get_uint(ftype, e->payload) == OBJ_TYPE_THREAD;
-        n->used += put(thread ? n->threads : n->handles, n->cap, handle, text, len);
+        ok = put(n, thread ? &n->threads : &n->handles, handle, text, len);
     }
     emb_trace_cursor_close(cur);
-    return true;
+    return ok;
 }
 
 struct emb_trace_names *emb_trace_names_build_empty(void)
 {
-    struct emb_trace_names *n = calloc(1, sizeof *n);
-    if (n != NULL && !make_room(n, 0)) {
-        emb_trace_names_free(n);
-        return NULL;
-    }
-    return n;
+    return calloc(1, sizeof(struct emb_trace_names));
 }
 
 struct emb_trace_names *emb_trace_names_build(const struct emb_trace *t)
@@ -128,21 +98,20 @@ void emb_trace_names_free(struct emb_trace_names *n)
 {
     if (n == NULL)
         return;
-    free(n->threads);
-    free(n->handles);
+    emb_key_map_free(&n->threads);
+    emb_key_map_free(&n->handles);
+    free(n->names);
     free(n);
 }
 
 const char *emb_trace_names_thread(const struct emb_trace_names *n, uint32_t thread)
 {
-    const struct slot *s = n ? find(n->threads, n->cap, thread) : NULL;
-    return s && s->used ? s->name : NULL;
+    return n ? name_of(n, &n->threads, thread) : NULL;
 }
 
 const char *emb_trace_names_handle(const struct emb_trace_names *n, uint32_t handle)
 {
-    const struct slot *s = n ? find(n->handles, n->cap, handle) : NULL;
-    return s && s->used ? s->name : NULL;
+    return n ? name_of(n, &n->handles, handle) : NULL;
 }
 
 static void format_duration(char *buf, size_t len, uint64_t ticks, uint64_t hz)

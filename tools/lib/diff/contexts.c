@@ -239,7 +239,7 @@ uint64_t emb_diff_thread_value(const struct emb_diff_work *w, int side, uint64_t
 static uint64_t identity(const struct emb_diff_work *w, int side, const struct emb_trace_event *r)
 {
     const struct emb_catalog_event *ev = r->ev;
-    uint64_t h = emb_diff_mix64(0x1234567u, ev->id);
+    uint64_t h = emb_key_mix64(0x1234567u, ev->id);
     for (size_t f = 0; f < ev->nfields; f++) {
         double tol;
         if (emb_diff_policy_of(&w->d->rules, ev, f, r->payload, &tol) != EMB_CAT_COMPARE_EXACT)
@@ -247,13 +247,13 @@ static uint64_t identity(const struct emb_diff_work *w, int side, const struct e
         const struct emb_catalog_field *fd = &ev->fields[f];
         if (fd->type == EMB_CAT_CHARS) {
             for (uint32_t i = 0; i < fd->size; i++)
-                h = emb_diff_mix64(h, r->payload[fd->offset + i]);
+                h = emb_key_mix64(h, r->payload[fd->offset + i]);
             continue;
         }
         uint64_t v = emb_catalog_field_get_uint(fd, r->payload);
         if (fd->meaning == EMB_CAT_MEANING_THREAD)
             v = emb_diff_thread_value(w, side, v);
-        h = emb_diff_mix64(h, v);
+        h = emb_key_mix64(h, v);
     }
     return h;
 }

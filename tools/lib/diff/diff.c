@@ -122,7 +122,7 @@ static int group_items(struct emb_diff_work *w)
     struct emb_diff *d = w->d;
     if (d->nitems)
         qsort(d->items, d->nitems, sizeof *d->items, cmp_item);
-    struct emb_diff_map m = {0};
+    struct emb_key_map m = {0};
     size_t cap = 0;
     for (size_t i = 0; i < d->nitems; i++) {
         struct emb_diff_item *it = &d->items[i];
@@ -131,13 +131,13 @@ static int group_items(struct emb_diff_work *w)
                        ((uint64_t)prev << 16) | id;
         if (it->rule == EMB_DIFF_DROPS)
             key ^= (uint64_t)it->side << 55;
-        uint32_t g = emb_diff_map_get(&m, key);
+        uint32_t g = emb_key_map_get(&m, key);
         if (g == UINT32_MAX) {
             struct emb_diff_group *groups = emb_array_grow(d->groups, &cap, d->ngroups + 1, sizeof *groups);
             if (groups)
                 d->groups = groups;
-            if (!groups || !emb_diff_map_put(&m, key, (uint32_t)d->ngroups)) {
-                emb_diff_map_free(&m);
+            if (!groups || !emb_key_map_put(&m, key, (uint32_t)d->ngroups)) {
+                emb_key_map_free(&m);
                 w->oom = true;
                 return -1;
             }
@@ -155,7 +155,7 @@ static int group_items(struct emb_diff_work *w)
                 gr->worst = excess;
         }
     }
-    emb_diff_map_free(&m);
+    emb_key_map_free(&m);
     return 0;
 }
 

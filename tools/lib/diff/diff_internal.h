@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "diff.h"
+#include "key_map.h"
 
 /* Matches in a row that make a stretch of agreement: the edit script resumes its walk
  * after one, and the matching's regions lie between them. */
@@ -58,17 +59,6 @@ void emb_diff_item_clear(struct emb_diff_item *it);
 void emb_diff_set_offset(struct emb_diff *d, struct emb_diff_item *it);
 /* Whether an event of this epoch is inside the compared range. */
 bool emb_diff_compared(const struct emb_diff *d, int32_t epoch);
-
-/* key_map.c: a 64-bit mix, and open addressing from a 64-bit key to an index. */
-uint64_t emb_diff_mix64(uint64_t h, uint64_t v);
-struct emb_diff_map {
-    uint64_t *keys;
-    uint32_t *vals;
-    size_t cap, n;
-};
-uint32_t emb_diff_map_get(const struct emb_diff_map *m, uint64_t key); /* UINT32_MAX: none */
-bool emb_diff_map_put(struct emb_diff_map *m, uint64_t key, uint32_t val);
-void emb_diff_map_free(struct emb_diff_map *m);
 
 /* contexts.c: one run's events laid out in the comparison's contexts, and their identity. */
 int emb_diff_build_contexts(struct emb_diff_work *w, int side);

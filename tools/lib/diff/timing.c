@@ -111,9 +111,9 @@ static uint64_t changed_fields(const struct emb_diff_rules *rules, const struct 
 static uint64_t class_key(const struct emb_diff_rules *rules, uint32_t ci, const struct emb_trace_event *p,
                           const struct emb_trace_event *e)
 {
-    uint64_t h = emb_diff_mix64(emb_diff_mix64(ci + 1u, p->id), e->id);
-    h = emb_diff_mix64(emb_diff_mix64(h, event_number(p)), event_number(e));
-    return emb_diff_mix64(h, changed_fields(rules, p, e)) | 1u;
+    uint64_t h = emb_key_mix64(emb_key_mix64(ci + 1u, p->id), e->id);
+    h = emb_key_mix64(emb_key_mix64(h, event_number(p)), event_number(e));
+    return emb_key_mix64(h, changed_fields(rules, p, e)) | 1u;
 }
 
 /* The class of the good run's interval ending at event j of context c (j > 0). */
@@ -141,7 +141,7 @@ static int cmp_candidate(const void *x, const void *y)
 /* One comparison's classes (class 0: the epochs' durations; the others found by key) and
  * the bad run's values that left their bands. */
 struct timing {
-    struct emb_diff_map classes;
+    struct emb_key_map classes;
     struct tclass *cls;
     size_t ncls, cls_cap;
     struct candidate *cand;
@@ -275,10 +275,10 @@ static int good_intervals(const struct emb_diff *d, struct timing *tm)
         memset(tm->gcls[ci], 0xFF, (c->n[0] + 1) * sizeof *tm->gcls[ci]);
         for (size_t j = c->epoch_start[0][0] + 1; j < c->epoch_start[0][E]; j++) {
             uint64_t key = good_class_key(d, c, ci, j);
-            uint32_t x = emb_diff_map_get(&tm->classes, key);
+            uint32_t x = emb_key_map_get(&tm->classes, key);
             if (x == UINT32_MAX) {
                 long n = new_class(tm);
-                if (n < 0 || !emb_diff_map_put(&tm->classes, key, (uint32_t)n))
+                if (n < 0 || !emb_key_map_put(&tm->classes, key, (uint32_t)n))
                     return -1;
                 x = (uint32_t)n;
             }
@@ -436,7 +436,7 @@ static void timing_free(const struct emb_diff *d, struct timing *tm)
     for (size_t i = 0; tm->gcls && i < d->nctx; i++)
         free(tm->gcls[i]);
     free(tm->gcls);
-    emb_diff_map_free(&tm->classes);
+    emb_key_map_free(&tm->classes);
 }
 
 int emb_diff_timing(struct emb_diff_work *w)
