@@ -47,6 +47,17 @@ static void test_integers(void)
         snprintf(want, sizeof want, "%" PRIu64 ".%09" PRIu64, v / 1000000000u, v % 1000000000u);
         bad += strcmp(got, want) != 0;
     }
+    for (uint64_t p = 1;; p *= 10u) {
+        for (uint64_t v = p - 1u; v <= p + 1u; v++) { /* where the digit count changes */
+            got[emb_fmt_u64(got, v)] = 0;
+            snprintf(want, sizeof want, "%" PRIu64, v);
+            bad += strcmp(got, want) != 0;
+        }
+        if (p == UINT64_C(10000000000000000000))
+            break;
+    }
+    got[emb_fmt_u64(got, UINT64_MAX)] = 0;
+    bad += strcmp(got, "18446744073709551615") != 0;
     got[emb_fmt_i64(got, INT64_MIN)] = 0;
     ok(bad == 0 && strcmp(got, "-9223372036854775808") == 0,
        "decimal, hex and seconds as printf writes them (%d differ)", bad);

@@ -51,24 +51,38 @@ static const char digit_pairs[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
+/* How many decimal digits v has: four at a time, most values being short. */
+static size_t decimal_digits(uint64_t v)
+{
+    for (size_t n = 1;; n += 4, v /= 10000u) {
+        if (v < 10u)
+            return n;
+        if (v < 100u)
+            return n + 1;
+        if (v < 1000u)
+            return n + 2;
+        if (v < 10000u)
+            return n + 3;
+    }
+}
+
+/* The digits are written in place from the last one: counting them first spares a copy
+ * of variable length (a call to memcpy) from a scratch buffer. */
 size_t emb_fmt_u64(char *dst, uint64_t v)
 {
-    char tmp[20];
-    size_t i = sizeof tmp;
+    size_t n = decimal_digits(v);
+    char *p = dst + n;
     while (v >= 100u) {
         unsigned r = (unsigned)(v % 100u);
         v /= 100u;
-        i -= 2;
-        memcpy(tmp + i, digit_pairs + 2u * r, 2);
+        p -= 2;
+        memcpy(p, digit_pairs + 2u * r, 2);
     }
-    if (v >= 10u) {
-        i -= 2;
-        memcpy(tmp + i, digit_pairs + 2u * v, 2);
-    } else {
-        tmp[--i] = (char)('0' + v);
-    }
-    memcpy(dst, tmp + i, sizeof tmp - i);
-    return sizeof tmp - i;
+    if (v >= 10u)
+        memcpy(p - 2, digit_pairs + 2u * v, 2);
+    else
+        p[-1] = (char)('0' + v);
+    return n;
 }
 
 size_t emb_fmt_i64(char *dst, int64_t v)

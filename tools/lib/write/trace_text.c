@@ -38,6 +38,10 @@ struct text_writer {
     uint64_t hz;
     bool absolute, wall;
     size_t wtime, wctx, wname;
+    /* strlen of each context's name (by index) and each catalogue event's name (by id),
+     * counted once: a strlen a column was a tenth of a line's instructions. */
+    size_t *ctx_len;
+    uint32_t *name_len;
     const char *dim, *reset, *red, *yellow, *bold;
     const char *class_code[5];
     time_t date_s; /* the second `date` holds (wall clock), to format each second once */
@@ -81,14 +85,19 @@ static size_t format_time(struct text_writer *w, char *buf, const struct emb_tra
     return emb_fmt_seconds_ns(buf, w->absolute ? emb_trace_ticks_to_ns(e->ts, w->hz) : e->ns);
 }
 
-static const char *kind_text(const struct emb_trace_event *e, char *buf)
+/* The kind column's text and its length in *len. */
+static const char *kind_text(const struct emb_trace_event *e, char *buf, size_t *len)
 {
     if (e->kind == EMB_EVT_KIND_ISR && e->depth > 1) {
         memcpy(buf, "isr", 3);
-        buf[3 + emb_fmt_u64(buf + 3, e->depth)] = '\0';
+        *len = 3 + emb_fmt_u64(buf + 3, e->depth);
         return buf;
     }
-    return e->kind == EMB_EVT_KIND_ISR ? "isr" : e->kind == EMB_EVT_KIND_FAULT ? "FAULT" : "";
+    if (e->kind == EMB_EVT_KIND_ISR)
+        return *len = 3, "isr";
+    if (e->kind == EMB_EVT_KIND_FAULT)
+        return *len = 5, "FAULT";
+    return *len = 0, "";
 }
 
 /* A colour code: nothing to do when colour is off (the code is ""). */
@@ -158,7 +167,7 @@ static void write_event(struct text_writer *w, const struct emb_trace_event *e)
     const struct emb_catalog_event *ev = e->ev;
     out_code(o, w->bold);
     out_code(o, ev->cls ? w->class_code[ev->cls->id % 5u] : w->red);
-    emb_out_align_left(o, ev->name, strlen(ev->name), ev->nfields ? w->wname : 0);
+    emb_out_align_left(o, ev->name, w->name_len[ev->id], ev->nfields ? w->wname : 0);
     out_code(o, w->reset);
     for (size_t k = 0; k < ev->nfields; k++) {
         const struct emb_catalog_field *f = &ev->fields[k];
@@ -182,15 +191,16 @@ static void write_line(struct text_writer *w, const struct emb_trace_event *e)
     emb_out_align_right(o, tbuf, tlen, w->wtime);
     out_code(o, w->reset);
     emb_out_bytes(o, "  ", 2);
-    emb_out_align_left(o, ctx_name, strlen(ctx_name), w->wctx);
+    emb_out_align_left(o, ctx_name, w->ctx_len[e->ctx], w->wctx);
     emb_out_bytes(o, "  ", 2);
     if (e->type == EMB_TREC_DISCARDED || e->type == EMB_TREC_LOST) {
         write_marker(w, e, ctx_name);
         return;
     }
-    const char *kind = kind_text(e, kbuf);
+    size_t klen;
+    const char *kind = kind_text(e, kbuf, &klen);
     out_code(o, w->red);
-    emb_out_align_left(o, kind, strlen(kind), 5);
+    emb_out_align_left(o, kind, klen, 5);
     out_code(o, w->reset);
     emb_out_bytes(o, "  ", 2);
     if (e->type == EMB_TREC_UNKNOWN)
@@ -212,20 +222,26 @@ static void writer_colours(struct text_writer *w, FILE *out)
         w->class_code[i] = emb_color_code(out, palette[i]);
 }
 
-/* The widths of the context, event name and time columns. */
-static void column_widths(struct text_writer *w)
+/* The widths of the context, event name and time columns, and the names' lengths: false
+ * when out of memory. */
+static bool column_widths(struct text_writer *w)
 {
     const struct emb_trace *t = w->t;
+    w->ctx_len = calloc(emb_trace_context_count(t) + 1u, sizeof *w->ctx_len);
+    w->name_len = calloc(0x10000u, sizeof *w->name_len);
+    if (w->ctx_len == NULL || w->name_len == NULL)
+        return false;
     for (size_t i = 0; i < emb_trace_context_count(t); i++) {
-        size_t l = strlen(emb_trace_context(t, i)->name);
+        size_t l = w->ctx_len[i] = strlen(emb_trace_context(t, i)->name);
         w->wctx = l > w->wctx ? l : w->wctx;
     }
     for (uint32_t id = 0; id <= 0xFFFFu; id++) {
         const struct emb_catalog_event *ev = emb_catalog_event(emb_trace_catalog(t), (uint16_t)id);
-        if (ev != NULL && emb_trace_event_count(t, (uint16_t)id) != 0) {
-            size_t l = strlen(ev->name);
+        if (ev == NULL)
+            continue;
+        size_t l = w->name_len[id] = (uint32_t)strlen(ev->name);
+        if (emb_trace_event_count(t, (uint16_t)id) != 0)
             w->wname = l > w->wname ? l : w->wname;
-        }
     }
     if (emb_trace_record_count(t) != 0) { /* times only grow: the last is the widest */
         struct emb_trace_event last = {.ts = emb_trace_last_ts(t)};
@@ -233,6 +249,7 @@ static void column_widths(struct text_writer *w)
         char tbuf[48];
         w->wtime = format_time(w, tbuf, &last);
     }
+    return true;
 }
 
 int emb_trace_write_text(const struct emb_trace *t, FILE *out,
@@ -241,11 +258,13 @@ int emb_trace_write_text(const struct emb_trace *t, FILE *out,
     struct text_writer w = {.t = t, .absolute = opt && opt->absolute,
                             .hz = emb_trace_info(t)->clock_hz};
     w.wall = w.absolute && emb_trace_info(t)->clock_offset_ns != 0;
-    column_widths(&w);
+    bool widths = column_widths(&w);
     writer_colours(&w, out);
-    struct emb_trace_cursor *cur = emb_trace_cursor_open(t);
+    struct emb_trace_cursor *cur = widths ? emb_trace_cursor_open(t) : NULL;
     if (cur == NULL || !emb_out_init(&w.o, out)) {
         emb_trace_cursor_close(cur);
+        free(w.ctx_len);
+        free(w.name_len);
         return -1;
     }
     w.names = opt && opt->names ? opt->names : (w.own_names = emb_trace_names_build(t));
@@ -258,6 +277,8 @@ int emb_trace_write_text(const struct emb_trace *t, FILE *out,
     emb_trace_names_free(w.own_names);
     int rc = emb_out_finish(&w.o);
     free(seen);
+    free(w.ctx_len);
+    free(w.name_len);
     return seen == NULL ? -1 : rc;
 }
 
