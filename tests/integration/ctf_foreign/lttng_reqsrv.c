@@ -20,11 +20,13 @@ static unsigned next_random(unsigned *s)
     return *s >> 16;
 }
 
+/* Outside the function, so no compiler drops the loop or calls the variable unused. */
+static volatile unsigned spin_sink;
+
 static void spin(unsigned units)
 {
-    volatile unsigned sink = 0;
     for (unsigned i = 0; i < units * 50u; i++)
-        sink += i;
+        spin_sink += i;
 }
 
 int main(int argc, char **argv)
