@@ -6,21 +6,13 @@ exactly as many switches as the kernel counted (in all and per thread), give eac
 a share of the run within one percentage point of the kernel's, and show every class of
 event the kernel's operations record."""
 import json
+import os
 import re
 import sys
 
 work = sys.argv[1]
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"ok - {what}")
-    else:
-        failed += 1
-        print(f"not ok - {what}")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from tap import done, ok as check  # noqa: E402
 
 
 uart = open(f"{work}/uart0.txt", encoding="utf-8").read()
@@ -167,5 +159,4 @@ check(lat["block_to_switch"]["count"] == blocking,
 check(lat["irq"]["count"] == sum(1 for e in events if e["event"] == "irq_exit"),
       "every interrupt handler measured")
 check(all(m["min_ticks"] <= m["max_ticks"] for m in lat.values() if m["count"]), "min <= max")
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+done()

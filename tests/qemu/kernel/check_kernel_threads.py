@@ -25,18 +25,8 @@ import time
 
 qemu, machine, fw, emb, work, tools = sys.argv[1:7]
 os.makedirs(work, exist_ok=True)
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"ok - {what}")
-    else:
-        failed += 1
-        print(f"not ok - {what}")
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from tap import done, ok as check  # noqa: E402
 
 
 def free_port():
@@ -158,5 +148,4 @@ try:
 finally:
     q.kill()
     q.wait()
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+done()
