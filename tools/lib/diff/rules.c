@@ -129,6 +129,20 @@ static int split(char *line, char **w)
     }
 }
 
+/* A rules list (*n items of `size` bytes) with `item` added at its end, or NULL (reported)
+ * when out of memory: the list is then unchanged. */
+static void *append(void *items, size_t *n, const void *item, size_t size, struct emb_problems *ps)
+{
+    unsigned char *grown = realloc(items, (*n + 1) * size);
+    if (!grown) {
+        emb_diff_report_error(ps, ps->file, -1, "out of memory");
+        return NULL;
+    }
+    memcpy(grown + *n * size, item, size);
+    ++*n;
+    return grown;
+}
+
 static int parse_compare(struct emb_diff_rules *r, const struct emb_catalog *cat, char **w, int n,
                          struct emb_problems *ps)
 {
@@ -171,11 +185,10 @@ static int parse_compare(struct emb_diff_rules *r, const struct emb_catalog *cat
         p.has_when = true;
         p.when_field = (size_t)wf;
     }
-    void *q = realloc(r->policies, (r->npolicies + 1) * sizeof *r->policies);
+    void *q = append(r->policies, &r->npolicies, &p, sizeof p, ps);
     if (!q)
-        return emb_diff_report_error(ps, ps->file, -1, "out of memory");
+        return -1;
     r->policies = q;
-    r->policies[r->npolicies++] = p;
     return 0;
 }
 
@@ -186,13 +199,13 @@ static int parse_pair(struct emb_diff_rules *r, char **w, int n, struct emb_prob
         strlen(w[2]) >= sizeof r->pairs[0].bad)
         return emb_diff_report_error(ps, ps->file, -1, "pair GOOD BAD: the good run's context name, "
                                      "then the bad run's (quote a NAME with spaces)");
-    void *q = realloc(r->pairs, (r->npairs + 1) * sizeof *r->pairs);
+    struct emb_diff_pair p = {{0}, {0}};
+    snprintf(p.good, sizeof p.good, "%s", w[1]);
+    snprintf(p.bad, sizeof p.bad, "%s", w[2]);
+    void *q = append(r->pairs, &r->npairs, &p, sizeof p, ps);
     if (!q)
-        return emb_diff_report_error(ps, ps->file, -1, "out of memory");
+        return -1;
     r->pairs = q;
-    struct emb_diff_pair *p = &r->pairs[r->npairs++];
-    snprintf(p->good, sizeof p->good, "%s", w[1]);
-    snprintf(p->bad, sizeof p->bad, "%s", w[2]);
     return 0;
 }
 
@@ -231,14 +244,12 @@ int emb_diff_rules_line(struct emb_diff_rules *r, const struct emb_catalog *cat,
                 rule = i;
         if (rule < 0)
             return emb_diff_report_error(ps, ps->file, -1, "no rule '%s'", w[2]);
-        void *q = realloc(r->switches, (r->nswitches + 1) * sizeof *r->switches);
+        struct emb_diff_switch sw = {.rule = (uint8_t)rule, .enabled = !strcmp(w[3], "on")};
+        snprintf(sw.context, sizeof sw.context, "%s", w[1]);
+        void *q = append(r->switches, &r->nswitches, &sw, sizeof sw, ps);
         if (!q)
-            return emb_diff_report_error(ps, ps->file, -1, "out of memory");
+            return -1;
         r->switches = q;
-        struct emb_diff_switch *sw = &r->switches[r->nswitches++];
-        snprintf(sw->context, sizeof sw->context, "%s", w[1]);
-        sw->rule = (uint8_t)rule;
-        sw->enabled = !strcmp(w[3], "on");
         return 0;
     }
     if (!strcmp(w[0], "margin-pct") || !strcmp(w[0], "margin-us") || !strcmp(w[0], "repeat") ||

@@ -83,17 +83,17 @@ static uint64_t event_number(const struct emb_trace_event *r)
 
 /* Which fields compared exactly change from p to e, two events of one kind: the same
  * packet event within a frame (its frame field unchanged) and across frames (changed). */
-static uint64_t changed_fields(const struct emb_diff_rules *rules, const struct emb_trace_event *p,
+static uint64_t changed_fields(struct emb_diff_work *w, const struct emb_trace_event *p,
                                const struct emb_trace_event *e)
 {
     if (p->ev != e->ev)
         return 0;
+    const struct emb_diff_event_rules *er = emb_diff_event_rules(w, e->ev);
     uint64_t mask = 0;
     for (size_t f = 0; f < e->ev->nfields && f < 64; f++) {
         const struct emb_catalog_field *fd = &e->ev->fields[f];
-        double tol;
         if (fd->type == EMB_CAT_CHARS || fd->meaning == EMB_CAT_MEANING_CYCLES ||
-            emb_diff_policy_of(rules, e->ev, f, e->payload, &tol) != EMB_CAT_COMPARE_EXACT)
+            !emb_diff_field_exact(w, er, e->ev, f, e->payload))
             continue;
         if (emb_catalog_field_get_uint(fd, p->payload) != emb_catalog_field_get_uint(fd, e->payload))
             mask |= 1ull << f;
@@ -108,18 +108,21 @@ static uint64_t changed_fields(const struct emb_diff_rules *rules, const struct 
  * a context of user_events does not pool its gaps inside a frame with its gaps between
  * frames. (An ordinal within the epoch would say it too, until a late context's events
  * spill into the next epoch and shift every ordinal there.) Never 0. */
-static uint64_t class_key(const struct emb_diff_rules *rules, uint32_t ci, const struct emb_trace_event *p,
+static uint64_t class_key(struct emb_diff_work *w, uint32_t ci, const struct emb_trace_event *p,
                           const struct emb_trace_event *e)
 {
     uint64_t h = emb_key_mix64(emb_key_mix64(ci + 1u, p->id), e->id);
     h = emb_key_mix64(emb_key_mix64(h, event_number(p)), event_number(e));
-    return emb_key_mix64(h, changed_fields(rules, p, e)) | 1u;
+    return emb_key_mix64(h, changed_fields(w, p, e)) | 1u;
 }
 
 /* The class of the good run's interval ending at event j of context c (j > 0). */
-static uint64_t good_class_key(const struct emb_diff *d, const struct emb_diff_ctx *c, uint32_t ci, size_t j)
+static uint64_t good_class_key(struct emb_diff_work *w, const struct emb_diff_ctx *c, uint32_t ci,
+                               size_t j)
 {
-    return class_key(&d->rules, ci, c->ev[0][j - 1].rec, c->ev[0][j].rec);
+    struct emb_trace_event p = emb_diff_event_record(w->d, 0, &c->ev[0][j - 1]);
+    struct emb_trace_event e = emb_diff_event_record(w->d, 0, &c->ev[0][j]);
+    return class_key(w, ci, &p, &e);
 }
 
 struct candidate {
@@ -263,8 +266,9 @@ static int epoch_class(const struct emb_diff *d, struct timing *tm)
 }
 
 /* The good run's intervals between consecutive events of a context, by class. */
-static int good_intervals(const struct emb_diff *d, struct timing *tm)
+static int good_intervals(struct emb_diff_work *w, struct timing *tm)
 {
+    const struct emb_diff *d = w->d;
     size_t E = d->epochs;
     for (uint32_t ci = 0; ci < d->nctx; ci++) {
         const struct emb_diff_ctx *c = &d->ctx[ci];
@@ -274,7 +278,7 @@ static int good_intervals(const struct emb_diff *d, struct timing *tm)
             return -1;
         memset(tm->gcls[ci], 0xFF, (c->n[0] + 1) * sizeof *tm->gcls[ci]);
         for (size_t j = c->epoch_start[0][0] + 1; j < c->epoch_start[0][E]; j++) {
-            uint64_t key = good_class_key(d, c, ci, j);
+            uint64_t key = good_class_key(w, c, ci, j);
             uint32_t x = emb_key_map_get(&tm->classes, key);
             if (x == UINT32_MAX) {
                 long n = new_class(tm);
@@ -445,7 +449,7 @@ int emb_diff_timing(struct emb_diff_work *w)
     struct timing tm = {0};
     int rc = -1;
     tm.gcls = calloc(d->nctx + 1, sizeof *tm.gcls);
-    if (!tm.gcls || epoch_class(d, &tm) || good_intervals(d, &tm) || bad_intervals(d, &tm))
+    if (!tm.gcls || epoch_class(d, &tm) || good_intervals(w, &tm) || bad_intervals(d, &tm))
         goto out;
     for (size_t i = 0; i < tm.ncls; i++)
         if (tm.cls[i].n)
