@@ -20,21 +20,49 @@ struct tclass {
     size_t bseen;             /* the bad run's occurrences checked so far */
 };
 
-static int cmp_double(const void *x, const void *y)
+/* The k-th smallest of v[0..n) (from 0), v reordered so that no value before it is
+ * larger and none after it smaller: Hoare's selection, linear on average where a sort
+ * of every class's values was n log n. */
+static double kth_smallest(double *v, size_t n, size_t k)
 {
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
+    ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1;
+    while (lo < hi) {
+        double a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi];
+        double pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+        ptrdiff_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                double t = v[i];
+                v[i++] = v[j];
+                v[j--] = t;
+            }
+        }
+        if ((ptrdiff_t)k <= j)
+            hi = j;
+        else if ((ptrdiff_t)k >= i)
+            lo = i;
+        else
+            return v[k];
+    }
+    return v[k];
 }
 
-/* The p-quantile of sorted v[0..n), linear between the order statistics (Hyndman and
- * Fan's type 7, R's and NumPy's default). */
-static double quantile(const double *v, size_t n, double p)
+/* The p-quantile of v[0..n), linear between the order statistics (Hyndman and Fan's
+ * type 7, R's and NumPy's default). */
+static double quantile(double *v, size_t n, double p)
 {
     double h = (double)(n - 1) * p;
     size_t i = (size_t)h;
     if (i + 1 >= n)
-        return v[n - 1];
-    return v[i] + (h - (double)i) * (v[i + 1] - v[i]);
+        return kth_smallest(v, n, n - 1);
+    double below = kth_smallest(v, n, i), above = v[i + 1];
+    for (size_t k = i + 2; k < n; k++) /* the next order statistic: the least after it */
+        above = v[k] < above ? v[k] : above;
+    return below + (h - (double)i) * (above - below);
 }
 
 static void spread(double *v, size_t n, double q, double *lo, double *median, double *hi)
@@ -43,7 +71,6 @@ static void spread(double *v, size_t n, double q, double *lo, double *median, do
         *lo = *median = *hi = 0;
         return;
     }
-    qsort(v, n, sizeof *v, cmp_double);
     *lo = quantile(v, n, q);
     *median = quantile(v, n, 0.5);
     *hi = quantile(v, n, 1.0 - q);
@@ -116,12 +143,20 @@ static uint64_t class_key(struct emb_diff_work *w, uint32_t ci, const struct emb
     return emb_key_mix64(h, changed_fields(w, p, e)) | 1u;
 }
 
+/* A good run's event as class_key reads it: its id, definition and payload. */
+static struct emb_trace_event event_fields(const struct emb_diff *d, const struct emb_diff_event *e)
+{
+    struct emb_trace_event r = {.id = emb_diff_event_id(e), .payload = emb_diff_payload(d, 0, e)};
+    r.ev = emb_diff_event_def(d, e);
+    return r;
+}
+
 /* The class of the good run's interval ending at event j of context c (j > 0). */
 static uint64_t good_class_key(struct emb_diff_work *w, const struct emb_diff_ctx *c, uint32_t ci,
                                size_t j)
 {
-    struct emb_trace_event p = emb_diff_event_record(w->d, 0, &c->ev[0][j - 1]);
-    struct emb_trace_event e = emb_diff_event_record(w->d, 0, &c->ev[0][j]);
+    struct emb_trace_event p = event_fields(w->d, &c->ev[0][j - 1]);
+    struct emb_trace_event e = event_fields(w->d, &c->ev[0][j]);
     return class_key(w, ci, &p, &e);
 }
 
