@@ -129,18 +129,19 @@ static int split(char *line, char **w)
     }
 }
 
-/* A rules list (*n items of `size` bytes) with `item` added at its end, or NULL (reported)
- * when out of memory: the list is then unchanged. */
-static void *append(void *items, size_t *n, const void *item, size_t size, struct emb_problems *ps)
+/* Adds `item` (`size` bytes) at the end of a rules list: `list` points to the list's
+ * pointer, *n counts its items. -1 (reported) when out of memory: the list is unchanged. */
+static int append(void *list, size_t *n, const void *item, size_t size, struct emb_problems *ps)
 {
+    void *items;
+    memcpy(&items, list, sizeof items);
     unsigned char *grown = realloc(items, (*n + 1) * size);
-    if (!grown) {
-        emb_diff_report_error(ps, ps->file, -1, "out of memory");
-        return NULL;
-    }
+    if (!grown)
+        return emb_diff_report_error(ps, ps->file, -1, "out of memory");
     memcpy(grown + *n * size, item, size);
+    memcpy(list, &grown, sizeof grown);
     ++*n;
-    return grown;
+    return 0;
 }
 
 static int parse_compare(struct emb_diff_rules *r, const struct emb_catalog *cat, char **w, int n,
@@ -185,11 +186,7 @@ static int parse_compare(struct emb_diff_rules *r, const struct emb_catalog *cat
         p.has_when = true;
         p.when_field = (size_t)wf;
     }
-    void *q = append(r->policies, &r->npolicies, &p, sizeof p, ps);
-    if (!q)
-        return -1;
-    r->policies = q;
-    return 0;
+    return append(&r->policies, &r->npolicies, &p, sizeof p, ps);
 }
 
 static int parse_pair(struct emb_diff_rules *r, char **w, int n, struct emb_problems *ps)
@@ -202,11 +199,7 @@ static int parse_pair(struct emb_diff_rules *r, char **w, int n, struct emb_prob
     struct emb_diff_pair p = {{0}, {0}};
     snprintf(p.good, sizeof p.good, "%s", w[1]);
     snprintf(p.bad, sizeof p.bad, "%s", w[2]);
-    void *q = append(r->pairs, &r->npairs, &p, sizeof p, ps);
-    if (!q)
-        return -1;
-    r->pairs = q;
-    return 0;
+    return append(&r->pairs, &r->npairs, &p, sizeof p, ps);
 }
 
 int emb_diff_rules_line(struct emb_diff_rules *r, const struct emb_catalog *cat, const char *text,
@@ -246,11 +239,7 @@ int emb_diff_rules_line(struct emb_diff_rules *r, const struct emb_catalog *cat,
             return emb_diff_report_error(ps, ps->file, -1, "no rule '%s'", w[2]);
         struct emb_diff_switch sw = {.rule = (uint8_t)rule, .enabled = !strcmp(w[3], "on")};
         snprintf(sw.context, sizeof sw.context, "%s", w[1]);
-        void *q = append(r->switches, &r->nswitches, &sw, sizeof sw, ps);
-        if (!q)
-            return -1;
-        r->switches = q;
-        return 0;
+        return append(&r->switches, &r->nswitches, &sw, sizeof sw, ps);
     }
     if (!strcmp(w[0], "margin-pct") || !strcmp(w[0], "margin-us") || !strcmp(w[0], "repeat") ||
         !strcmp(w[0], "context-lines") || !strcmp(w[0], "quantile")) {
