@@ -76,19 +76,6 @@ static void spread(double *v, size_t n, double q, double *lo, double *median, do
     *hi = quantile(v, n, 1.0 - q);
 }
 
-static void finish_class(struct tclass *t, const struct emb_diff_rules *r)
-{
-    struct emb_diff_item *b = &t->band;
-    double q = r->quantile_pct / 100.0;
-    emb_diff_item_clear(b);
-    spread(t->v, t->n, q, &b->lo, &b->median, &b->hi);
-    spread(t->bv, t->bn, q, &b->b_lo, &b->b_median, &b->b_hi);
-    double m = r->margin_pct / 100.0 * b->median, floor_ns = r->margin_us * 1000.0;
-    b->margin = m > floor_ns ? m : floor_ns;
-    b->good_n = (uint32_t)t->n;
-    b->bad_n = (uint32_t)t->bn;
-}
-
 static bool class_add(double **v, size_t *n, size_t *cap, double x)
 {
     double *grown = emb_array_grow(*v, cap, *n + 1, sizeof *grown);
@@ -478,17 +465,45 @@ static void timing_free(const struct emb_diff *d, struct timing *tm)
     emb_key_map_free(&tm->classes);
 }
 
+/* The good run's band of each class with values, then (bad) the bad run's spread in it;
+ * each run's values are let go once read, before the next run's are gathered. */
+static void finish_classes(struct timing *tm, const struct emb_diff_rules *r, bool bad)
+{
+    double q = r->quantile_pct / 100.0;
+    for (size_t i = 0; i < tm->ncls; i++) {
+        struct tclass *t = &tm->cls[i];
+        struct emb_diff_item *b = &t->band;
+        if (!t->n)
+            continue;
+        if (bad) {
+            spread(t->bv, t->bn, q, &b->b_lo, &b->b_median, &b->b_hi);
+            b->bad_n = (uint32_t)t->bn;
+            free(t->bv);
+            t->bv = NULL;
+            continue;
+        }
+        emb_diff_item_clear(b);
+        spread(t->v, t->n, q, &b->lo, &b->median, &b->hi);
+        double m = r->margin_pct / 100.0 * b->median, floor_ns = r->margin_us * 1000.0;
+        b->margin = m > floor_ns ? m : floor_ns;
+        b->good_n = (uint32_t)t->n;
+        free(t->v);
+        t->v = NULL;
+    }
+}
+
 int emb_diff_timing(struct emb_diff_work *w)
 {
     struct emb_diff *d = w->d;
     struct timing tm = {0};
     int rc = -1;
     tm.gcls = calloc(d->nctx + 1, sizeof *tm.gcls);
-    if (!tm.gcls || epoch_class(d, &tm) || good_intervals(w, &tm) || bad_intervals(d, &tm))
+    if (!tm.gcls || epoch_class(d, &tm) || good_intervals(w, &tm))
         goto out;
-    for (size_t i = 0; i < tm.ncls; i++)
-        if (tm.cls[i].n)
-            finish_class(&tm.cls[i], &d->rules);
+    finish_classes(&tm, &d->rules, false);
+    if (bad_intervals(d, &tm))
+        goto out;
+    finish_classes(&tm, &d->rules, true);
     if (epoch_candidates(w, &tm))
         goto out;
     interval_candidates(w, &tm);
