@@ -245,13 +245,16 @@ int emb_trace_write_json(const struct emb_trace *t, FILE *out)
 {
     struct emb_json j;
     document_begin(&j, t, out);
-    size_t n;
-    const struct emb_trace_event *const *recs = emb_trace_events(t, &n);
+    /* The records one at a time in time order (a streaming decode keeps none). */
+    struct emb_trace_cursor *cur = emb_trace_cursor_open(t);
+    if (cur == NULL)
+        return -1;
     emb_json_begin_array(&j, "events");
     /* One event per line even in the pretty document: readable and diffable. */
     j.flat_depth = 2;
-    for (size_t i = 0; i < n; i++)
-        emb_trace_json_record(&j, t, recs[i]);
+    for (const struct emb_trace_event *e; (e = emb_trace_cursor_next(cur)) != NULL;)
+        emb_trace_json_record(&j, t, e);
+    emb_trace_cursor_close(cur);
     emb_json_end_array(&j);
     j.flat_depth = 0;
     return document_end(&j, t);
