@@ -124,6 +124,14 @@ static void consume(struct context *c, size_t n)
     c->len -= n;
     if (c->len == 0u)
         c->buf = c->mem;
+    if (c->nsegs == 1u) { /* most often: the bytes of one frame */
+        struct segment *g = &c->segs[0];
+        size_t past = n > g->at ? n - g->at : 0u;
+        g->pos += (uint32_t)past;
+        g->offset += c->raw ? past : 0u;
+        g->at = n > g->at ? 0u : g->at - n;
+        return;
+    }
     size_t keep = 0;
     for (size_t s = 0; s < c->nsegs; s++) {
         struct segment g = c->segs[s];

@@ -192,7 +192,7 @@ static bool read_sites(struct elf_reader *e, struct emb_logdb *db, const uint8_t
 {
     size_t cap = 64, nstr = 0;
     db->sites = malloc(cap * sizeof *db->sites);
-    db->strings = malloc(size + 1u);
+    db->strings = calloc(1, size + 1u + PLAN_SLACK); /* log_plan.c reads past a literal */
     if (db->sites == NULL || db->strings == NULL) {
         fail(e, "out of memory");
         return false;

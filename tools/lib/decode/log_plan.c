@@ -123,14 +123,14 @@ static long fixed_args(const struct emb_logdb *db, const struct emb_log_site *si
 
 bool emb_log_plan_sites(struct emb_logdb *db)
 {
-    db->plan_text_max = 1;
+    db->plan_text_max = 1u + PLAN_SLACK;
     for (size_t i = 0; i < db->nsites; i++) {
         struct emb_log_site *site = &db->sites[i];
         size_t max = 0;
         site->args_fixed = fixed_args(db, site);
         site->plan = site->kind == EMB_LOG_SITE_PRINTF ? plan_site(db, site, &max) : NULL;
-        if (site->plan != NULL && max + 1u > db->plan_text_max)
-            db->plan_text_max = max + 1u;
+        if (site->plan != NULL && max + 1u + PLAN_SLACK > db->plan_text_max)
+            db->plan_text_max = max + 1u + PLAN_SLACK;
     }
     return true;
 }
@@ -185,7 +185,10 @@ bool emb_log_format_planned(const struct emb_logdb *db, const struct emb_log_sit
     *clipped = false;
     for (size_t i = 0; i < plan->nsteps; i++) {
         const struct plan_step *s = &plan->steps[i];
-        memcpy(o, s->lit, s->lit_len);
+        if (s->lit_len <= PLAN_SLACK)
+            memcpy(o, s->lit, PLAN_SLACK); /* a fixed size: no call (log_plan.h) */
+        else
+            memcpy(o, s->lit, s->lit_len);
         o += s->lit_len;
         if (s->conv == 0)
             continue;

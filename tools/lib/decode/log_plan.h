@@ -14,12 +14,17 @@
 
 #include "log_decode.h"
 
+/* A literal of at most this many bytes is copied as this many: the site strings
+ * (emb_logdb.strings) and the text buffer have that many bytes to spare at their end. */
+#define PLAN_SLACK 16u
+
 /* Reads every printf site's format into db->plans (sites without a plan keep NULL) and
  * sets db->plan_text_max. False when out of memory. */
 bool emb_log_plan_sites(struct emb_logdb *db);
 void emb_log_plans_free(struct emb_logdb *db);
 
-/* Formats a record of a planned site into `out` (room for db->plan_text_max bytes):
+/* Formats a record of a planned site into `out` (room for db->plan_text_max bytes, which
+ * count a NUL and PLAN_SLACK):
  * false when the site has no plan or the record needs the general path (a NULL %s).
  * `args` holds exactly the record's arguments (emb_log_args_size). */
 bool emb_log_format_planned(const struct emb_logdb *db, const struct emb_log_site *site,
