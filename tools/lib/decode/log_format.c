@@ -113,11 +113,6 @@ static size_t decode_args(const struct emb_logdb *db, const struct emb_log_site 
     return off;
 }
 
-static bool is_int(char t)
-{
-    return t == EMB_LOG_ARG_I32 || t == EMB_LOG_ARG_U32 || t == EMB_LOG_ARG_I64 ||
-           t == EMB_LOG_ARG_U64 || t == EMB_LOG_ARG_PTR;
-}
 
 /* An integer cut to the width its length modifier has on the target (sign- or
  * zero-extended back) and printed as a long long (`spec` ends in "ll" and the
@@ -177,12 +172,12 @@ static bool format_arg(const struct emb_logdb *db, struct emb_buf *b, const char
 {
     switch (conv) {
     case 'd': case 'i': case 'u': case 'o': case 'x': case 'X':
-        if (!is_int(a->type))
+        if (!emb_log_arg_is_int(a->type))
             return false;
         format_integer(db, b, spec, conv, len, a->u);
         return true;
     case 'c':
-        if (!is_int(a->type))
+        if (!emb_log_arg_is_int(a->type))
             return false;
         emb_buf_printf(b, spec, (int)a->u);
         return true;
@@ -190,7 +185,7 @@ static bool format_arg(const struct emb_logdb *db, struct emb_buf *b, const char
         if (a->type == EMB_LOG_ARG_STR)
             *why = "a char or uint8_t pointer is recorded as the string it points to: cast it "
                    "to (void *) to log the address";
-        if (!is_int(a->type))
+        if (!emb_log_arg_is_int(a->type))
             return false;
         emb_buf_printf(b, spec, (void *)(uintptr_t)a->u);
         return true;
@@ -269,7 +264,7 @@ static void read_width(struct conversion *cv, int part, const char **p,
 {
     if (**p == '*') {
         (*p)++;
-        long v = *next < nargs && is_int(av[*next].type) ? (long)(int)av[*next].u : 0;
+        long v = *next < nargs && emb_log_arg_is_int(av[*next].type) ? (long)(int)av[*next].u : 0;
         (*next)++;
         if (part == 0 && v < 0) {
             if (strchr(cv->flags, '-') == NULL)

@@ -33,7 +33,7 @@ unsigned emb_log_target_int_bytes(const struct emb_logdb *db, const char *len)
     return db->int_bytes;
 }
 
-static bool is_int(char t)
+bool emb_log_arg_is_int(char t)
 {
     return t == EMB_LOG_ARG_I32 || t == EMB_LOG_ARG_U32 || t == EMB_LOG_ARG_I64 ||
            t == EMB_LOG_ARG_U64 || t == EMB_LOG_ARG_PTR;
@@ -58,7 +58,7 @@ static const char *plan_conversion(const struct emb_logdb *db, const struct emb_
     if (conv == 's')
         return ln == 0u && step->type == EMB_LOG_ARG_STR ? p + 1 : NULL;
     unsigned bytes = emb_log_target_int_bytes(db, len);
-    if (strchr("dux", conv) == NULL || !is_int(step->type) || bytes == 0u || bytes > 8u)
+    if (strchr("dux", conv) == NULL || !emb_log_arg_is_int(step->type) || bytes == 0u || bytes > 8u)
         return NULL;
     step->bits = (uint8_t)(8u * bytes);
     return p + 1;

@@ -33,5 +33,7 @@ bool emb_log_format_planned(const struct emb_logdb *db, const struct emb_log_sit
 /* Bytes of the C type a length modifier names, on the target: %ld of a 32-bit target's
  * long prints its 32 bits, whatever the host's long is. */
 unsigned emb_log_target_int_bytes(const struct emb_logdb *db, const char *len);
+/* Whether an argument of the recorded type is an integer (a pointer's address too). */
+bool emb_log_arg_is_int(char type);
 
 #endif /* EMB_HOST_LOG_PLAN_H */
