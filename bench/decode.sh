@@ -179,6 +179,13 @@ if [ -n "$base" ]; then
     log_row "baseline, one context" logbase "$(log_per_record "$base")"
     log_row "baseline, four contexts" log4base
     say "one context: $(ratio "${cpu[logbase]}" "${cpu[log]}") less CPU than the baseline; four: $(ratio "${cpu[log4base]}" "${cpu[log4]}")"
+    same_bytes() { # same_bytes STREAM: whether this emb prints the baseline's bytes
+        "$emb" log --color=never --elf "$logger" "$1" >"$dir/log-now.txt" 2>/dev/null
+        "$base" log --color=never --elf "$logger" "$1" >"$dir/log-base.txt" 2>/dev/null
+        if cmp -s "$dir/log-now.txt" "$dir/log-base.txt"; then echo "the same bytes"; else echo "DIFFERENT bytes"; fi
+        rm -f "$dir/log-now.txt" "$dir/log-base.txt"
+    }
+    say "output against the baseline's (cmp): one context $(same_bytes "$log"), four contexts $(same_bytes "$log4")"
 fi
 say ""
 say "load average during the run: $(cut -d' ' -f1-3 /proc/loadavg)"

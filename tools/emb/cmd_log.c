@@ -77,6 +77,9 @@ struct state {
     uint64_t problems;   /* reported so far; past PROBLEMS_SHOWN they are only counted */
     uint64_t base;       /* where the bytes fed start in the file (a capture's log section) */
     struct emb_out text; /* the text lines, formatted into one buffer */
+    struct emb_buf *prefixes; /* by call site: what its lines show before the text */
+    const char *dim, *reset; /* colour codes, or "" */
+    size_t dim_len, reset_len;
 };
 
 /* Random or badly damaged input can hold thousands of bad frames: the first ones say it. */
@@ -141,9 +144,24 @@ static void print_hexdump_lines(struct emb_out *o, const uint8_t *p, size_t len)
     }
 }
 
-/* A record's text holds the target's bytes (a %s argument): escaped for a terminal. */
+/* A record's text holds the target's bytes (a %s argument): escaped for a terminal. Text
+ * of printable ASCII alone, nearly every record's, is itself: copied whole. */
 static void put_escaped(struct emb_out *o, const char *text, size_t len)
 {
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    size_t clean = 0;
+    for (; clean + 8u <= len; clean += 8u) { /* eight bytes at a time: none below 0x20 or above 0x7E */
+        uint64_t w;
+        memcpy(&w, text + clean, 8u);
+        if ((((w - ones * 0x20u) & ~w) | ((w + ones * 0x01u) | w)) & highs)
+            break;
+    }
+    while (clean < len && (unsigned char)(text[clean] - 0x20) < 0x5Fu)
+        clean++;
+    if (clean == len) {
+        emb_out_bytes(o, text, len);
+        return;
+    }
     char safe[4 * 256 + 1];
     for (size_t at = 0; at < len;) {
         size_t n = len - at < 256u ? len - at : 256u;
@@ -154,25 +172,37 @@ static void put_escaped(struct emb_out *o, const char *text, size_t len)
     }
 }
 
-/* A log or hexdump record's level, module, call site and text. */
-static void print_message(struct state *s, const struct emb_logrec *r)
+static void buf_str(struct emb_buf *b, const char *str)
 {
-    struct emb_out *o = &s->text;
-    const struct emb_log_site *site = r->site;
+    emb_buf_append(b, str, strlen(str));
+}
+
+/* "%-*s" of n bytes in a column of `width`. */
+static void buf_align_left(struct emb_buf *b, const char *str, size_t n, size_t width)
+{
+    emb_buf_append(b, str, n);
+    for (; width > n; n++)
+        emb_buf_append_byte(b, ' ');
+}
+
+/* What a call site's lines show before the text: level, module and call site, coloured,
+ * in their columns (the same for every record of the site). */
+static void build_prefix(const struct state *s, const struct emb_log_site *site, struct emb_buf *b)
+{
     enum emb_color lc = site->level == EMB_LOG_LEVEL_ERR   ? EMB_C_RED
                         : site->level == EMB_LOG_LEVEL_WRN ? EMB_C_YELLOW
                         : site->level == EMB_LOG_LEVEL_INF ? EMB_C_GREEN
                                                            : EMB_C_BLUE;
     const char *dim = emb_color_code(s->out, EMB_C_DIM), *reset = emb_color_code(s->out, EMB_C_RESET);
     const char *bold = site->level == EMB_LOG_LEVEL_ERR ? emb_color_code(s->out, EMB_C_BOLD) : "";
-    emb_out_str(o, emb_color_code(s->out, lc));
-    emb_out_str(o, bold);
-    emb_out_str(o, level_names[site->level <= 4u ? site->level : 0]);
-    emb_out_str(o, reset);
-    emb_out_str(o, "  ");
-    emb_out_align_left(o, site->module, strlen(site->module), (size_t)s->db->module_width);
-    emb_out_str(o, "  ");
-    emb_out_str(o, dim);
+    buf_str(b, emb_color_code(s->out, lc));
+    buf_str(b, bold);
+    buf_str(b, level_names[site->level <= 4u ? site->level : 0]);
+    buf_str(b, reset);
+    buf_str(b, "  ");
+    buf_align_left(b, site->module, strlen(site->module), (size_t)s->db->module_width);
+    buf_str(b, "  ");
+    buf_str(b, dim);
     char where[300], line[20]; /* "%s:%u", cut at 299 bytes as snprintf cuts it */
     size_t wl = strlen(site->file), ll = emb_fmt_u64(line, site->line);
     wl = wl < sizeof where - 1u ? wl : sizeof where - 1u;
@@ -182,17 +212,38 @@ static void print_message(struct state *s, const struct emb_logrec *r)
     ll = ll < sizeof where - 1u - wl ? ll : sizeof where - 1u - wl;
     memcpy(where + wl, line, ll);
     wl += ll;
-    emb_out_align_left(o, where, wl, (size_t)s->db->where_width);
-    emb_out_str(o, reset);
-    emb_out_str(o, "  ");
-    emb_out_str(o, bold);
+    buf_align_left(b, where, wl, (size_t)s->db->where_width);
+    buf_str(b, reset);
+    buf_str(b, "  ");
+    buf_str(b, bold);
+}
+
+/* The site's prefix, built at its first record. */
+static const struct emb_buf *site_prefix(struct state *s, const struct emb_log_site *site)
+{
+    struct emb_buf *b = &s->prefixes[site - s->db->sites];
+    if (b->len == 0u && !b->failed) {
+        build_prefix(s, site, b);
+        s->oom = s->oom || b->failed;
+    }
+    return b;
+}
+
+/* A log or hexdump record's level, module, call site and text. */
+static void print_message(struct state *s, const struct emb_logrec *r)
+{
+    struct emb_out *o = &s->text;
+    const struct emb_log_site *site = r->site;
+    const struct emb_buf *prefix = site_prefix(s, site);
+    emb_out_bytes(o, prefix->data, prefix->failed ? 0u : prefix->len);
     put_escaped(o, r->text, r->text_len);
     if (r->type == EMB_LREC_HEXDUMP) {
         emb_out_str(o, " (");
         emb_out_u64(o, r->data_len);
         emb_out_str(o, r->clipped ? " bytes, clipped " EMB_LOG_CLIP_MARK ")" : " bytes)");
     }
-    emb_out_str(o, bold[0] ? reset : "");
+    if (site->level == EMB_LOG_LEVEL_ERR)
+        emb_out_str(o, emb_color_code(s->out, EMB_C_BOLD)[0] ? emb_color_code(s->out, EMB_C_RESET) : "");
     emb_out_char(o, '\n');
     if (r->type == EMB_LREC_HEXDUMP)
         print_hexdump_lines(o, r->data, r->data_len);
@@ -242,10 +293,10 @@ static void print_text(struct state *s, const struct emb_logrec *r)
 {
     char t[64];
     format_time(s, r, t, sizeof t);
-    emb_out_str(&s->text, emb_color_code(s->out, EMB_C_DIM));
+    emb_out_bytes(&s->text, s->dim, s->dim_len);
     emb_out_align_right(&s->text, t, strlen(t), s->a->absolute ? 30u : 12u);
-    emb_out_str(&s->text, emb_color_code(s->out, EMB_C_RESET));
-    emb_out_str(&s->text, "  ");
+    emb_out_bytes(&s->text, s->reset, s->reset_len);
+    emb_out_bytes(&s->text, "  ", 2u);
     emb_out_align_left(&s->text, r->ctx_name, strlen(r->ctx_name), (size_t)s->ctx_width);
     emb_out_str(&s->text, "  ");
     if (r->type == EMB_LREC_LOG || r->type == EMB_LREC_HEXDUMP)
@@ -545,9 +596,15 @@ static bool start(struct state *s, struct emb_problems *problems)
                                               .problems = problems};
     s->dec = emb_log_decoder_new(&s->opt);
     s->merge = emb_log_merge_new(on_merged, s);
-    if (s->dec != NULL && s->merge != NULL && emb_out_init(&s->text, s->out))
+    s->prefixes = calloc(s->db->nsites + 1u, sizeof *s->prefixes);
+    s->dim = emb_color_code(s->out, EMB_C_DIM);
+    s->reset = emb_color_code(s->out, EMB_C_RESET);
+    s->dim_len = strlen(s->dim);
+    s->reset_len = strlen(s->reset);
+    if (s->dec != NULL && s->merge != NULL && s->prefixes != NULL && emb_out_init(&s->text, s->out))
         return true;
     emb_cli_error(CMD, "out of memory");
+    free(s->prefixes);
     emb_log_merge_free(s->merge);
     emb_log_decoder_free(s->dec);
     return false;
@@ -570,6 +627,9 @@ static int decode(struct state *s, struct emb_input *in, struct emb_output *o)
     s->oom = s->oom || emb_log_merge_failed(s->merge);
     emb_log_merge_free(s->merge);
     bool write_failed = emb_out_finish(&s->text) != 0;
+    for (size_t i = 0; i < s->db->nsites; i++)
+        emb_buf_free(&s->prefixes[i]);
+    free(s->prefixes);
     write_failed = fflush(s->out) != 0 || ferror(s->out) || write_failed;
     if (write_failed)
         emb_cli_error_at(CMD, a->output ? a->output : "stdout", -1, "write error");

@@ -137,8 +137,18 @@ size_t emb_fmt_ldouble9(char *dst, long double v)
     u128 q = 0; /* a * 1e9, rounded */
     if (a != 0.0L) {
         int e;
-        long double f = frexpl(a, &e); /* a = f * 2^e, f in [0.5, 1) */
-        uint64_t m = (uint64_t)ldexpl(f, 64); /* exact: the significand has at most 64 bits */
+        uint64_t m;
+#if LDBL_MANT_DIG == 64 /* the x87 format: the significand's 64 bits, then the exponent */
+        uint16_t se;
+        memcpy(&m, &a, sizeof m);
+        memcpy(&se, (const char *)&a + sizeof m, sizeof se);
+        e = (int)(se & 0x7FFFu) - 16382; /* as frexpl() gives it, for a normal a */
+        if ((se & 0x7FFFu) == 0u)
+#endif
+        {
+            long double f = frexpl(a, &e); /* a = f * 2^e, f in [0.5, 1) */
+            m = (uint64_t)ldexpl(f, 64); /* exact: the significand has at most 64 bits */
+        }
         int shift = 64 - e;                   /* a = m / 2^shift, shift >= 0 below 2^64 */
         u128 scaled = (u128)m * 1000000000u;
         if (shift == 0) {
@@ -150,9 +160,17 @@ size_t emb_fmt_ldouble9(char *dst, long double v)
                 q++;
         }
     }
-    n += emb_fmt_u64(dst + n, (uint64_t)(q / 1000000000u));
+    uint64_t whole, part;
+    if ((q >> 64) == 0u) { /* a 64-bit division, not a call */
+        whole = (uint64_t)q / 1000000000u;
+        part = (uint64_t)q % 1000000000u;
+    } else {
+        whole = (uint64_t)(q / 1000000000u);
+        part = (uint64_t)(q % 1000000000u);
+    }
+    n += emb_fmt_u64(dst + n, whole);
     dst[n++] = '.';
-    emb_fmt_nine_digits(dst + n, (uint32_t)(q % 1000000000u));
+    emb_fmt_nine_digits(dst + n, (uint32_t)part);
     return n + 9u;
 #else
     return (size_t)snprintf(dst, 32, "%.9Lf", v);

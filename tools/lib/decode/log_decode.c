@@ -15,6 +15,7 @@
 
 #include "buffer.h"
 #include "frame_decode.h"
+#include "log_plan.h"
 
 struct segment {
     size_t at;           /* index in the context's buffer where the segment starts */
@@ -26,6 +27,7 @@ struct context {
     uint16_t id;
     bool raw;            /* bare records: offsets are exact, positions are offsets */
     char name[24];
+    uint8_t *mem;        /* the bytes received and not yet decoded: buf[0..len) in it */
     uint8_t *buf;
     size_t len, cap;
     struct segment *segs;
@@ -54,6 +56,8 @@ struct emb_log_decoder {
     uint64_t data_before_hello;
     bool warned_no_build_id;
     bool *site_marked;   /* by site index: its marked conversion was reported */
+    char *text;          /* a planned site's record text, kept across records */
+    const struct emb_log_site *last_site; /* the last record's: most often the next one's */
 };
 
 static void problem(struct emb_log_decoder *d, uint64_t offset, enum emb_severity severity,
@@ -116,8 +120,18 @@ static void consume(struct context *c, size_t n)
 {
     if (n == 0u)
         return;
-    memmove(c->buf, c->buf + n, c->len - n);
+    c->buf += n; /* moved down only when more bytes come (append_bytes) */
     c->len -= n;
+    if (c->len == 0u)
+        c->buf = c->mem;
+    if (c->nsegs == 1u) { /* most often: the bytes of one frame */
+        struct segment *g = &c->segs[0];
+        size_t past = n > g->at ? n - g->at : 0u;
+        g->pos += (uint32_t)past;
+        g->offset += c->raw ? past : 0u;
+        g->at = n > g->at ? 0u : g->at - n;
+        return;
+    }
     size_t keep = 0;
     for (size_t s = 0; s < c->nsegs; s++) {
         struct segment g = c->segs[s];
@@ -144,10 +158,14 @@ static bool append_bytes(struct context *c, const uint8_t *data, size_t len, uin
         return true;
     if (len > SIZE_MAX - c->len)
         return false;
-    uint8_t *buf = emb_array_grow(c->buf, &c->cap, c->len + len, 1u);
-    if (buf == NULL)
+    if (c->buf != c->mem) {
+        memmove(c->mem, c->buf, c->len);
+        c->buf = c->mem;
+    }
+    uint8_t *mem = emb_array_grow(c->mem, &c->cap, c->len + len, 1u);
+    if (mem == NULL)
         return false;
-    c->buf = buf;
+    c->mem = c->buf = mem;
     if (!raw || c->nsegs == 0u) {
         struct segment *segs = emb_array_grow(c->segs, &c->seg_cap, c->nsegs + 1u, sizeof *segs);
         if (segs == NULL)
@@ -229,14 +247,22 @@ static void emit_log_record(struct emb_log_decoder *d, struct context *c, const 
     } else {
         r.type = EMB_LREC_LOG;
         const char *mark = NULL;
-        if (!d->opt.no_text && !emb_log_format(d->opt.db, site, rec + hdr, size - hdr, &text,
+        if (d->opt.no_text) {
+            r.text = "";
+        } else if (emb_log_format_planned(d->opt.db, site, rec + hdr, d->text, &r.text_len,
+                                          &r.clipped)) {
+            d->text[r.text_len] = '\0';
+            r.text = d->text; /* the plan's path: no text of its own to free */
+        } else if (!emb_log_format(d->opt.db, site, rec + hdr, size - hdr, &text,
                                                &text_len, &r.clipped, &mark))
             problem(d, offset, EMB_WARNING, "ctx %s: record of %s:%u: %s", c->name, site->file,
                          site->line, text != NULL ? text : "cannot format");
         else if (mark != NULL)
             report_marked(d, site, offset, mark, &r);
-        r.text = text != NULL ? text : "";
-        r.text_len = text_len;
+        if (r.text == NULL) {
+            r.text = text != NULL ? text : "";
+            r.text_len = text_len;
+        }
     }
     d->sum.records++;
     emit(d, &r);
@@ -413,7 +439,9 @@ static void parse(struct emb_log_decoder *d, struct context *c)
         if (id == EMB_LOG_ID_DROPPED) {
             if (!take_dropped(d, c, ts, offset, pos))
                 return;
-        } else if ((site = emb_logdb_site(db, id)) == NULL) {
+        } else if ((site = d->last_site != NULL && d->last_site->id == id
+                               ? d->last_site
+                               : (d->last_site = emb_logdb_site(db, id))) == NULL) {
             take_unknown(d, c, id, ts, offset, pos);
         } else if (!take_record(d, c, site, ts, offset, pos)) {
             return;
@@ -623,7 +651,10 @@ struct emb_log_decoder *emb_log_decoder_new(const struct emb_log_decoder_options
     if (d->opt.name == NULL)
         d->opt.name = "log";
     d->site_marked = calloc(opt->db->nsites + 1u, sizeof *d->site_marked);
-    if (d->site_marked == NULL) {
+    d->text = malloc(opt->db->plan_text_max + 1u);
+    if (d->site_marked == NULL || d->text == NULL) {
+        free(d->site_marked);
+        free(d->text);
         free(d);
         return NULL;
     }
@@ -631,6 +662,7 @@ struct emb_log_decoder *emb_log_decoder_new(const struct emb_log_decoder_options
     struct emb_frame_callbacks cb = {on_frame, &d->frame_problems, d};
     if (!opt->raw && !emb_frame_decoder_init(&d->frames, 65536u, &cb)) {
         free(d->site_marked);
+        free(d->text);
         free(d);
         return NULL;
     }
@@ -638,7 +670,7 @@ struct emb_log_decoder *emb_log_decoder_new(const struct emb_log_decoder_options
         d->hello.seen = true; /* no identity to wait for */
         struct context *c = context_for(d, opt->raw_context);
         if (c == NULL) {
-            free(d);
+            emb_log_decoder_free(d);
             return NULL;
         }
         c->raw = true;
@@ -652,11 +684,12 @@ void emb_log_decoder_free(struct emb_log_decoder *d)
         return;
     emb_frame_decoder_free(&d->frames);
     for (size_t i = 0; i < d->nctx; i++) {
-        free(d->ctx[i].buf);
+        free(d->ctx[i].mem);
         free(d->ctx[i].segs);
     }
     free(d->ctx);
     free(d->site_marked);
+    free(d->text);
     free(d);
 }
 

@@ -30,6 +30,8 @@ struct emb_log_site {
     const char *module;
     const char *fmt;      /* printf format, or the hexdump's title */
     const char *file;
+    const struct emb_log_plan *plan; /* its format read once (log_plan.h), or NULL */
+    long args_fixed;      /* bytes its arguments always take; -1 with a %s, or a hexdump */
 };
 
 struct emb_logdb {
@@ -50,6 +52,7 @@ struct emb_logdb {
     size_t nsites;
     char *strings;        /* every string of every site, owned */
     int module_width, where_width; /* for aligned text */
+    size_t plan_text_max; /* the longest text a planned site makes, with a NUL */
 };
 
 /* Reads an ELF's log metadata. Returns NULL, with an error (no offset) reported to

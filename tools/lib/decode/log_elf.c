@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "log_decode.h"
+#include "log_plan.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -191,7 +192,7 @@ static bool read_sites(struct elf_reader *e, struct emb_logdb *db, const uint8_t
 {
     size_t cap = 64, nstr = 0;
     db->sites = malloc(cap * sizeof *db->sites);
-    db->strings = malloc(size + 1u);
+    db->strings = calloc(1, size + 1u + PLAN_SLACK); /* log_plan.c reads past a literal */
     if (db->sites == NULL || db->strings == NULL) {
         fail(e, "out of memory");
         return false;
@@ -303,7 +304,7 @@ struct emb_logdb *emb_logdb_open(const char *path, struct emb_problems *problems
     db->region_size = region->d_size;
     db->region_loaded = (shdr.sh_flags & SHF_ALLOC) != 0u &&
                         in_loaded_segment(&e, shdr.sh_addr, shdr.sh_size);
-    if (!read_sites(&e, db, region->d_buf, region->d_size))
+    if (!read_sites(&e, db, region->d_buf, region->d_size) || !emb_log_plan_sites(db))
         goto fail;
     if (db->id_bytes == 0u) /* chosen at link time, by the region's size (docs/formats/log.md) */
         db->id_bytes = db->region_size + EMB_LOG_ID_BIAS <= 0x10000u ? 2u : 4u;
@@ -328,6 +329,7 @@ void emb_logdb_free(struct emb_logdb *db)
     if (db == NULL)
         return;
     free(db->path);
+    emb_log_plans_free(db);
     free(db->sites);
     free(db->strings);
     free(db);

@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "log_decode.h"
+#include "log_plan.h"
 #include "out_buf.h"
 
 #include <stdint.h>
@@ -22,6 +23,8 @@ long emb_log_args_size(const struct emb_logdb *db, const struct emb_log_site *si
 {
     size_t off = 0;
     *err = NULL;
+    if (site->args_fixed >= 0) /* no %s: the size the plan counted (log_plan.c) */
+        return avail >= (size_t)site->args_fixed ? site->args_fixed : EMB_LOG_ARGS_MORE;
     if (site->kind == EMB_LOG_SITE_HEXDUMP) {
         if (avail < 2u)
             return EMB_LOG_ARGS_MORE;
@@ -110,24 +113,6 @@ static size_t decode_args(const struct emb_logdb *db, const struct emb_log_site 
     return off;
 }
 
-static bool is_int(char t)
-{
-    return t == EMB_LOG_ARG_I32 || t == EMB_LOG_ARG_U32 || t == EMB_LOG_ARG_I64 ||
-           t == EMB_LOG_ARG_U64 || t == EMB_LOG_ARG_PTR;
-}
-
-/* Bytes of the C type a length modifier names, on the target: %ld of a 32-bit target's
- * long prints its 32 bits, whatever the host's long is. */
-static unsigned target_int_bytes(const struct emb_logdb *db, const char *len)
-{
-    if (!strcmp(len, "hh")) return 1u;
-    if (!strcmp(len, "h")) return 2u;
-    if (!strcmp(len, "l")) return db->long_bytes;
-    if (!strcmp(len, "ll") || !strcmp(len, "q") || !strcmp(len, "L") || !strcmp(len, "j")) return 8u;
-    if (!strcmp(len, "z") || !strcmp(len, "Z")) return db->size_bytes;
-    if (!strcmp(len, "t")) return db->ptrdiff_bytes;
-    return db->int_bytes;
-}
 
 /* An integer cut to the width its length modifier has on the target (sign- or
  * zero-extended back) and printed as a long long (`spec` ends in "ll" and the
@@ -135,7 +120,7 @@ static unsigned target_int_bytes(const struct emb_logdb *db, const char *len)
 static void format_integer(const struct emb_logdb *db, struct emb_buf *b, const char *spec,
                            char conv, const char *len, uint64_t v)
 {
-    unsigned bits = 8u * target_int_bytes(db, len);
+    unsigned bits = 8u * emb_log_target_int_bytes(db, len);
     uint64_t keep = bits >= 64u ? ~(uint64_t)0 : ((uint64_t)1 << bits) - 1u;
     v &= keep;
     if ((conv == 'd' || conv == 'i') && bits < 64u && (v >> (bits - 1u)) != 0u)
@@ -187,12 +172,12 @@ static bool format_arg(const struct emb_logdb *db, struct emb_buf *b, const char
 {
     switch (conv) {
     case 'd': case 'i': case 'u': case 'o': case 'x': case 'X':
-        if (!is_int(a->type))
+        if (!emb_log_arg_is_int(a->type))
             return false;
         format_integer(db, b, spec, conv, len, a->u);
         return true;
     case 'c':
-        if (!is_int(a->type))
+        if (!emb_log_arg_is_int(a->type))
             return false;
         emb_buf_printf(b, spec, (int)a->u);
         return true;
@@ -200,7 +185,7 @@ static bool format_arg(const struct emb_logdb *db, struct emb_buf *b, const char
         if (a->type == EMB_LOG_ARG_STR)
             *why = "a char or uint8_t pointer is recorded as the string it points to: cast it "
                    "to (void *) to log the address";
-        if (!is_int(a->type))
+        if (!emb_log_arg_is_int(a->type))
             return false;
         emb_buf_printf(b, spec, (void *)(uintptr_t)a->u);
         return true;
@@ -279,7 +264,7 @@ static void read_width(struct conversion *cv, int part, const char **p,
 {
     if (**p == '*') {
         (*p)++;
-        long v = *next < nargs && is_int(av[*next].type) ? (long)(int)av[*next].u : 0;
+        long v = *next < nargs && emb_log_arg_is_int(av[*next].type) ? (long)(int)av[*next].u : 0;
         (*next)++;
         if (part == 0 && v < 0) {
             if (strchr(cv->flags, '-') == NULL)
@@ -394,6 +379,13 @@ bool emb_log_format(const struct emb_logdb *db, const struct emb_log_site *site,
         emb_buf_printf(&b, "<%s>", err != NULL ? err : "arguments do not match the call site");
         take_text(&b, out, len);
         return false;
+    }
+    if (site->plan != NULL && emb_buf_reserve(&b, db->plan_text_max) &&
+        emb_log_format_planned(db, site, args, (char *)b.data, &b.len, clipped)) {
+        *out = (char *)b.data;
+        *len = b.len;
+        (*out)[b.len] = '\0';
+        return true;
     }
     decode_args(db, site, args, av);
     size_t next = 0;
