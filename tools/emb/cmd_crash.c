@@ -422,14 +422,6 @@ static void json_code(struct emb_json *j, const char *key, const struct emb_cras
     emb_json_end_object(j);
 }
 
-static void json_name(struct emb_json *j, const char *key, const char *name)
-{
-    if (name)
-        emb_json_string(j, key, name);
-    else
-        emb_json_null(j, key);
-}
-
 static void json_interrupt_and_locks(struct emb_json *j, const struct emb_crash_report *rep)
 {
     const struct emb_crash_flight *f = &rep->flight;
@@ -453,7 +445,7 @@ static void json_interrupt_and_locks(struct emb_json *j, const struct emb_crash_
         const char *cn = context_name(rep, l->context_id);
         emb_json_begin_object(j, NULL);
         emb_json_hex(j, "mutex", l->mutex);
-        json_name(j, "name", l->named ? l->name : NULL);
+        emb_json_string(j, "name", l->named ? l->name : NULL);
         emb_json_uint(j, "context_id", l->context_id);
         emb_json_string(j, "context", cn ? cn : "");
         char holder[160];
@@ -553,7 +545,7 @@ static void json_fault(struct emb_json *j, const struct emb_crash_report *rep)
     emb_json_begin_object(j, "thread");
     emb_json_uint(j, "index", r->thread_index);
     emb_json_uint(j, "generation", r->thread_generation);
-    json_name(j, "name", rep->thread_name ? esc(rep->thread_name) : NULL);
+    emb_json_string(j, "name", rep->thread_name ? esc(rep->thread_name) : NULL);
     emb_json_end_object(j);
 }
 

@@ -6,6 +6,7 @@
 #include "command.h"
 
 #include "crash_decode.h"
+#include "crash_report.h"
 #include "desc_read.h"
 #include "desc_threads.h"
 #include "elf_image.h"
@@ -93,15 +94,6 @@ struct desc {
     struct emb_command_input dump; /* --dump: the bytes (a capture's descriptor section) */
     char name[320];                /* the source for messages: "pid 12", "dump FILE" */
 };
-
-static const char *hex(const uint8_t *b, size_t n, char *buf, size_t len)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < n && used + 3 <= len; i++)
-        used += (size_t)snprintf(buf + used, len - used, "%02x", b[i]);
-    return buf;
-}
 
 static const char *symbolise(struct desc *d, uint64_t runtime, char *buf, size_t len)
 {
@@ -195,7 +187,8 @@ static void print_text_header(struct desc *d, const char *source)
            m->profile, d->image.ptr_size * 8, d->image.little ? "little" : "big");
     printf("  library %u.%u.%u, configuration hash 0x%08x, catalogue 0x%08x, build id %s\n",
            m->lib_version >> 16, (m->lib_version >> 8) & 0xFF, m->lib_version & 0xFF, m->config_hash,
-           m->catalog_checksum, m->build_id_len ? hex(m->build_id, m->build_id_len, buf, sizeof buf) : "(none)");
+           m->catalog_checksum,
+           m->build_id_len ? emb_crash_report_hex(m->build_id, m->build_id_len, buf, sizeof buf) : "(none)");
     printf("  trace: clock %.6f GHz, mode %s, classes 0x%08x, %u-byte packets, %u per ring\n",
            (double)m->clock_hz / 1e9, mode_name(m->trace_mode), m->class_mask, m->packet_size,
            m->ring_packets);
@@ -332,7 +325,7 @@ static void json_identity(struct emb_json *j, const struct desc *d)
     emb_json_hex(j, "config_hash", m->config_hash);
     emb_json_uint(j, "lib_version", m->lib_version);
     emb_json_hex(j, "catalog_checksum", m->catalog_checksum);
-    emb_json_string(j, "build_id", hex(m->build_id, m->build_id_len, buf, sizeof buf));
+    emb_json_string(j, "build_id", emb_crash_report_hex(m->build_id, m->build_id_len, buf, sizeof buf));
     emb_json_bool(j, "ready", m->ready);
     emb_json_uint(j, "clock_hz", m->clock_hz);
     emb_json_int(j, "clock_offset_ns", m->clock_offset_ns);
@@ -635,8 +628,8 @@ static int check_identity(struct desc *d)
         return 0;
     if (n != d->model.build_id_len || memcmp(id, d->model.build_id, n)) {
         emb_cli_error(CMD, "%s runs another build: its build id is %s, %s has %s", d->name,
-                      hex(d->model.build_id, d->model.build_id_len, a, sizeof a), emb_elf_path(d->elf),
-                      hex(id, n, b, sizeof b));
+                      emb_crash_report_hex(d->model.build_id, d->model.build_id_len, a, sizeof a),
+                      emb_elf_path(d->elf), emb_crash_report_hex(id, n, b, sizeof b));
         return -1;
     }
     return 0;
