@@ -230,3 +230,55 @@ void emb_json_hex_bytes(struct emb_json *j, const char *key, const unsigned char
     }
     fputc('"', j->out);
 }
+
+static unsigned long long field_unsigned(const unsigned char *p, size_t size)
+{
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t u64;
+    switch (size) {
+    case 1: memcpy(&u8, p, 1); return u8;
+    case 2: memcpy(&u16, p, 2); return u16;
+    case 4: memcpy(&u32, p, 4); return u32;
+    default: memcpy(&u64, p, 8); return u64;
+    }
+}
+
+static long long field_signed(const unsigned char *p, size_t size)
+{
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    int64_t i64;
+    switch (size) {
+    case 1: memcpy(&i8, p, 1); return i8;
+    case 2: memcpy(&i16, p, 2); return i16;
+    case 4: memcpy(&i32, p, 4); return i32;
+    default: memcpy(&i64, p, 8); return i64;
+    }
+}
+
+void emb_json_fields(struct emb_json *j, const void *object, const struct emb_json_field *fields, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct emb_json_field *f = &fields[i];
+        const unsigned char *p = (const unsigned char *)object + f->offset;
+        bool b;
+        double d;
+        const char *s;
+        switch (f->kind) {
+        case EMB_JSON_UINT_FIELD: emb_json_uint(j, f->key, field_unsigned(p, f->size)); break;
+        case EMB_JSON_INT_FIELD: emb_json_int(j, f->key, field_signed(p, f->size)); break;
+        case EMB_JSON_HEX_FIELD: emb_json_hex(j, f->key, field_unsigned(p, f->size)); break;
+        case EMB_JSON_BOOL_FIELD: memcpy(&b, p, sizeof b); emb_json_bool(j, f->key, b); break;
+        case EMB_JSON_DOUBLE_FIELD: memcpy(&d, p, sizeof d); emb_json_double(j, f->key, d); break;
+        case EMB_JSON_STRING_FIELD: memcpy(&s, p, sizeof s); emb_json_string(j, f->key, s); break;
+        case EMB_JSON_TEXT_FIELD: {
+            const unsigned char *end = memchr(p, 0, f->size);
+            emb_json_string_n(j, f->key, (const char *)p, end ? (size_t)(end - p) : f->size);
+            break;
+        }
+        }
+    }
+}
