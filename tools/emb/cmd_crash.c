@@ -398,6 +398,12 @@ static void print_text(const struct emb_crash_report *rep, const char *file)
     print_mini(rep);
 }
 
+#define FRAME(member, kind) EMB_JSON_FIELD(struct emb_elf_frame, member, #member, kind)
+static const struct emb_json_field FRAME_FIELDS[] = {
+    FRAME(function, TEXT), FRAME(file, TEXT), FRAME(line, INT), FRAME(inlined, BOOL),
+};
+#undef FRAME
+
 /* A code address and its frames; a partial one (a v2 field that could not hold it) is
  * not symbolised. */
 static void json_code(struct emb_json *j, const char *key, const struct emb_crash_code *code)
@@ -409,16 +415,7 @@ static void json_code(struct emb_json *j, const char *key, const struct emb_cras
     emb_json_bool(j, "in_image", code->status == EMB_CRASH_CODE_SYMBOLISED ||
                                      code->status == EMB_CRASH_CODE_NO_SYMBOL);
     emb_json_uint(j, "offset", code->offset);
-    emb_json_begin_array(j, "frames");
-    for (size_t i = 0; i < code->nframes; i++) {
-        emb_json_begin_object(j, NULL);
-        emb_json_string(j, "function", code->frames[i].function);
-        emb_json_string(j, "file", code->frames[i].file);
-        emb_json_int(j, "line", code->frames[i].line);
-        emb_json_bool(j, "inlined", code->frames[i].inlined);
-        emb_json_end_object(j);
-    }
-    emb_json_end_array(j);
+    EMB_JSON_FIELD_ARRAY(j, "frames", code->frames, code->nframes, FRAME_FIELDS);
     emb_json_end_object(j);
 }
 

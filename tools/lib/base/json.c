@@ -231,32 +231,22 @@ void emb_json_hex_bytes(struct emb_json *j, const char *key, const unsigned char
     fputc('"', j->out);
 }
 
-static unsigned long long field_unsigned(const unsigned char *p, size_t size)
+/* A field of `size` bytes (1, 2, 4 or 8) as stored on this host; sign-extended when signed. */
+static unsigned long long field_integer(const unsigned char *p, size_t size, bool is_signed)
 {
     uint8_t u8;
     uint16_t u16;
     uint32_t u32;
     uint64_t u64;
     switch (size) {
-    case 1: memcpy(&u8, p, 1); return u8;
-    case 2: memcpy(&u16, p, 2); return u16;
-    case 4: memcpy(&u32, p, 4); return u32;
+    case 1: memcpy(&u8, p, 1); u64 = u8; break;
+    case 2: memcpy(&u16, p, 2); u64 = u16; break;
+    case 4: memcpy(&u32, p, 4); u64 = u32; break;
     default: memcpy(&u64, p, 8); return u64;
     }
-}
-
-static long long field_signed(const unsigned char *p, size_t size)
-{
-    int8_t i8;
-    int16_t i16;
-    int32_t i32;
-    int64_t i64;
-    switch (size) {
-    case 1: memcpy(&i8, p, 1); return i8;
-    case 2: memcpy(&i16, p, 2); return i16;
-    case 4: memcpy(&i32, p, 4); return i32;
-    default: memcpy(&i64, p, 8); return i64;
-    }
+    if (is_signed && (u64 >> (8u * size - 1u)) & 1u)
+        u64 |= ~0ull << (8u * size);
+    return u64;
 }
 
 void emb_json_fields(struct emb_json *j, const void *object, const struct emb_json_field *fields, size_t n)
@@ -268,9 +258,9 @@ void emb_json_fields(struct emb_json *j, const void *object, const struct emb_js
         double d;
         const char *s;
         switch (f->kind) {
-        case EMB_JSON_UINT_FIELD: emb_json_uint(j, f->key, field_unsigned(p, f->size)); break;
-        case EMB_JSON_INT_FIELD: emb_json_int(j, f->key, field_signed(p, f->size)); break;
-        case EMB_JSON_HEX_FIELD: emb_json_hex(j, f->key, field_unsigned(p, f->size)); break;
+        case EMB_JSON_UINT_FIELD: emb_json_uint(j, f->key, field_integer(p, f->size, false)); break;
+        case EMB_JSON_INT_FIELD: emb_json_int(j, f->key, (long long)field_integer(p, f->size, true)); break;
+        case EMB_JSON_HEX_FIELD: emb_json_hex(j, f->key, field_integer(p, f->size, false)); break;
         case EMB_JSON_BOOL_FIELD: memcpy(&b, p, sizeof b); emb_json_bool(j, f->key, b); break;
         case EMB_JSON_DOUBLE_FIELD: memcpy(&d, p, sizeof d); emb_json_double(j, f->key, d); break;
         case EMB_JSON_STRING_FIELD: memcpy(&s, p, sizeof s); emb_json_string(j, f->key, s); break;
@@ -281,4 +271,16 @@ void emb_json_fields(struct emb_json *j, const void *object, const struct emb_js
         }
         }
     }
+}
+
+void emb_json_field_array(struct emb_json *j, const char *key, const void *items, size_t n, size_t size,
+                          const struct emb_json_field *fields, size_t nfields)
+{
+    emb_json_begin_array(j, key);
+    for (size_t i = 0; i < n; i++) {
+        emb_json_begin_object(j, NULL);
+        emb_json_fields(j, (const unsigned char *)items + i * size, fields, nfields);
+        emb_json_end_object(j);
+    }
+    emb_json_end_array(j);
 }

@@ -78,6 +78,12 @@ struct emb_json_field {
 /* Writes the rows of `fields` (n of them) for the struct at `object`, in order. */
 void emb_json_fields(struct emb_json *j, const void *object, const struct emb_json_field *fields, size_t n);
 #define EMB_JSON_FIELDS(j, object, table) emb_json_fields((j), (object), (table), sizeof(table) / sizeof((table)[0]))
+/* "key": [{...}, ...]: n structs of `size` bytes from `items`, each an object of the table's
+ * fields. */
+void emb_json_field_array(struct emb_json *j, const char *key, const void *items, size_t n, size_t size,
+                          const struct emb_json_field *fields, size_t nfields);
+#define EMB_JSON_FIELD_ARRAY(j, key, items, n, table)                                             \
+    emb_json_field_array((j), (key), (items), (n), sizeof *(items), (table), sizeof(table) / sizeof((table)[0]))
 /* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 when it is not one:
  * overlong forms, surrogates and code points above U+10FFFF are not. */
 size_t emb_json_utf8_sequence(const unsigned char *s, size_t n);
