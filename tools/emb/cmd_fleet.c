@@ -219,17 +219,17 @@ static const char *esc(const char *text)
 /* A bucket's and a stored row's fields, under their own names. */
 #define BUCKET(member, kind) EMB_JSON_FIELD(struct emb_fleet_bucket, member, #member, kind)
 static const struct emb_json_field BUCKET_FIELDS[] = {
-    BUCKET(id, TEXT),     BUCKET(signature, TEXT), BUCKET(count, UINT),
+    BUCKET(id, TEXT),      BUCKET(signature, TEXT), BUCKET(count, UINT),
     BUCKET(devices, UINT), BUCKET(first_seen, INT), BUCKET(last_seen, INT),
 };
 #undef BUCKET
 #define EXAMPLE(member, kind) EMB_JSON_FIELD(struct emb_fleet_example, member, #member, kind)
 static const struct emb_json_field EXAMPLE_FIELDS[] = {
-    EXAMPLE(hash, TEXT),         EXAMPLE(kind, TEXT),          EXAMPLE(source, TEXT),
-    EXAMPLE(device, TEXT),       EXAMPLE(fw_version, TEXT),    EXAMPLE(build_id, TEXT),
-    EXAMPLE(uploaded, INT),      EXAMPLE(reset_reason, TEXT),  EXAMPLE(fault_class, TEXT),
-    EXAMPLE(fault_code, UINT),   EXAMPLE(fault_address, HEX),  EXAMPLE(pc, HEX),
-    EXAMPLE(thread, TEXT),       EXAMPLE(symbolised, BOOL),
+    EXAMPLE(hash, TEXT),       EXAMPLE(kind, TEXT),         EXAMPLE(source, TEXT),
+    EXAMPLE(device, TEXT),     EXAMPLE(fw_version, TEXT),   EXAMPLE(build_id, TEXT),
+    EXAMPLE(uploaded, INT),    EXAMPLE(reset_reason, TEXT), EXAMPLE(fault_class, TEXT),
+    EXAMPLE(fault_code, UINT), EXAMPLE(fault_address, HEX), EXAMPLE(pc, HEX),
+    EXAMPLE(thread, TEXT),     EXAMPLE(symbolised, BOOL),
 };
 #undef EXAMPLE
 

@@ -32,8 +32,8 @@ static const struct emb_json_field WINDOW_COUNTS[] = {
 #undef WINDOW
 #define ROW(member, key, kind) EMB_JSON_FIELD(struct emb_capture_row, member, key, kind)
 static const struct emb_json_field ROW_FIELDS[] = {
-    ROW(name, "name", TEXT),         ROW(id, "id", UINT),
-    ROW(events, "events", UINT),     ROW(discarded, "discarded", UINT),
+    ROW(name, "name", TEXT),                 ROW(id, "id", UINT),
+    ROW(events, "events", UINT),             ROW(discarded, "discarded", UINT),
     ROW(lost_packets, "lost_packets", UINT), ROW(earlier, "earlier_packets", UINT),
 };
 #undef ROW
