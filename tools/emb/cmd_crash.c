@@ -398,11 +398,17 @@ static void print_text(const struct emb_crash_report *rep, const char *file)
     print_mini(rep);
 }
 
+/* The runs of fields the JSON takes as they are (the others are written one by one). */
 #define FRAME(member, kind) EMB_JSON_FIELD(struct emb_elf_frame, member, #member, kind)
 static const struct emb_json_field FRAME_FIELDS[] = {
     FRAME(function, TEXT), FRAME(file, TEXT), FRAME(line, INT), FRAME(inlined, BOOL),
 };
 #undef FRAME
+#define MINI(member) EMB_JSON_FIELD(struct emb_crash_mini, member, #member, UINT)
+static const struct emb_json_field MINI_FIELDS[] = {
+    MINI(sequence), MINI(partition), MINI(thread), MINI(generation),
+};
+#undef MINI
 
 /* A code address and its frames; a partial one (a v2 field that could not hold it) is
  * not symbolised. */
@@ -625,10 +631,7 @@ static void json_minis(struct emb_json *j, const struct emb_crash_report *rep)
     for (size_t i = 0; i < in->nminis && i < EMB_CRASH_REPORT_MINIS; i++) {
         const struct emb_crash_mini *m = &in->minis[i];
         emb_json_begin_object(j, NULL);
-        emb_json_uint(j, "sequence", m->sequence);
-        emb_json_uint(j, "partition", m->partition);
-        emb_json_uint(j, "thread", m->thread);
-        emb_json_uint(j, "generation", m->generation);
+        EMB_JSON_FIELDS(j, m, MINI_FIELDS);
         emb_json_string(j, "class", emb_crash_fault_class_name(m->fault_class));
         emb_json_uint(j, "code", m->fault_code);
         emb_crash_report_code(rep, m->pc, false, &pc);

@@ -314,9 +314,6 @@ static const struct emb_json_field IDENTITY_FIELDS[] = {
     MODEL(port, TEXT),        MODEL(profile, TEXT), MODEL(config_hash, HEX),
     MODEL(lib_version, UINT), MODEL(catalog_checksum, HEX),
 };
-static const struct emb_json_field CLOCK_FIELDS[] = {
-    MODEL(ready, BOOL), MODEL(clock_hz, UINT), MODEL(clock_offset_ns, INT),
-};
 #undef MODEL
 
 static void json_identity(struct emb_json *j, const struct desc *d)
@@ -332,7 +329,9 @@ static void json_identity(struct emb_json *j, const struct desc *d)
     emb_json_begin_object(j, "identity");
     EMB_JSON_FIELDS(j, m, IDENTITY_FIELDS);
     emb_json_hex_bytes(j, "build_id", m->build_id, m->build_id_len);
-    EMB_JSON_FIELDS(j, m, CLOCK_FIELDS);
+    emb_json_bool(j, "ready", m->ready);
+    emb_json_uint(j, "clock_hz", m->clock_hz);
+    emb_json_int(j, "clock_offset_ns", m->clock_offset_ns);
     emb_json_hex(j, "load_bias", d->bias);
     emb_json_end_object(j);
     emb_json_begin_object(j, "trace");
@@ -348,10 +347,6 @@ static const struct emb_json_field CONTEXT_FIELDS[] = {
     CONTEXT(index, "index", UINT),      CONTEXT(name, "name", TEXT),
     CONTEXT(state_name, "state", TEXT), CONTEXT(os_id, "os_id", INT),
 };
-static const struct emb_json_field STACK_FIELDS[] = {
-    CONTEXT(stack_low, "stack_low", HEX), CONTEXT(stack_size, "stack_size", UINT),
-    CONTEXT(stack_used, "stack_used", UINT),
-};
 static const struct emb_json_field RING_COUNTS[] = {
     CONTEXT(packets_held, "packets_held", UINT),     CONTEXT(open_bytes, "open_bytes", UINT),
     CONTEXT(packets_opened, "packets_opened", UINT), CONTEXT(discarded, "discarded", UINT),
@@ -365,7 +360,9 @@ static void json_context(struct emb_json *j, struct desc *d, const struct emb_de
     emb_json_begin_object(j, NULL);
     EMB_JSON_FIELDS(j, c, CONTEXT_FIELDS);
     emb_json_string(j, "entry", symbolise(d, c->entry, buf, sizeof buf));
-    EMB_JSON_FIELDS(j, c, STACK_FIELDS);
+    emb_json_hex(j, "stack_low", c->stack_low);
+    emb_json_uint(j, "stack_size", c->stack_size);
+    emb_json_uint(j, "stack_used", c->stack_used);
     if (c->ring_ok) {
         emb_json_begin_object(j, "ring");
         emb_json_hex(j, "address", c->ring);
@@ -381,9 +378,6 @@ static void json_context(struct emb_json *j, struct desc *d, const struct emb_de
 }
 
 #define MONITOR(member, key, kind) EMB_JSON_FIELD(struct emb_desc_monitor, member, key, kind)
-static const struct emb_json_field MONITOR_FIELDS[] = {
-    MONITOR(category, "category", UINT), MONITOR(name, "name", TEXT), MONITOR(worst, "worst_cycles", UINT),
-};
 static const struct emb_json_field MONITOR_LIMIT_FIELDS[] = {
     MONITOR(threshold, "threshold_cycles", UINT), MONITOR(over, "over", UINT),
     MONITOR(action, "action", UINT),              MONITOR(pc, "opener_pc", HEX),
@@ -405,7 +399,9 @@ static void json_monitors_objects(struct emb_json *j, struct desc *d)
         if (!mo->worst && !mo->threshold)
             continue;
         emb_json_begin_object(j, NULL);
-        EMB_JSON_FIELDS(j, mo, MONITOR_FIELDS);
+        emb_json_uint(j, "category", mo->category);
+        emb_json_string(j, "name", mo->name);
+        emb_json_uint(j, "worst_cycles", mo->worst);
         emb_json_double(j, "worst_us", to_us(d, mo->worst));
         EMB_JSON_FIELDS(j, mo, MONITOR_LIMIT_FIELDS);
         emb_json_string(j, "opener", symbolise(d, mo->pc, buf, sizeof buf));
@@ -423,13 +419,9 @@ static void json_monitors_objects(struct emb_json *j, struct desc *d)
     emb_json_end_array(j);
 }
 
-#define LOG_RING(member, key, kind) EMB_JSON_FIELD(struct emb_desc_logring, member, key, kind)
-static const struct emb_json_field LOG_RING_FIELDS[] = {
-    LOG_RING(addr, "address", HEX), LOG_RING(context_id, "context_id", UINT), LOG_RING(name, "name", TEXT),
-};
+#define LOG_RING(member) EMB_JSON_FIELD(struct emb_desc_logring, member, #member, UINT)
 static const struct emb_json_field LOG_RING_COUNTS[] = {
-    LOG_RING(write_pos, "write_pos", UINT), LOG_RING(read_pos, "read_pos", UINT),
-    LOG_RING(dropped, "dropped", UINT),     LOG_RING(pending, "pending", UINT),
+    LOG_RING(write_pos), LOG_RING(read_pos), LOG_RING(dropped), LOG_RING(pending),
 };
 #undef LOG_RING
 
@@ -442,7 +434,9 @@ static void json_log_rings(struct emb_json *j, const struct emb_desc_model *m)
         if (!l->ok)
             continue;
         emb_json_begin_object(j, NULL);
-        EMB_JSON_FIELDS(j, l, LOG_RING_FIELDS);
+        emb_json_hex(j, "address", l->addr);
+        emb_json_uint(j, "context_id", l->context_id);
+        emb_json_string(j, "name", l->name);
         emb_json_uint(j, "bytes", l->mask + 1u);
         EMB_JSON_FIELDS(j, l, LOG_RING_COUNTS);
         emb_json_end_object(j);

@@ -118,6 +118,12 @@ static void json_alignment(struct emb_json *j, const struct emb_diff *d)
     emb_json_end_object(j);
 }
 
+#define GAP(member, kind) EMB_JSON_FIELD(struct emb_diff_gap, member, #member, kind)
+static const struct emb_json_field GAP_FIELDS[] = {
+    GAP(where, TEXT), GAP(epoch, INT), GAP(count, UINT), GAP(what, STRING),
+};
+#undef GAP
+
 static void json_gaps(struct emb_json *j, const struct emb_diff *d)
 {
     emb_json_bool(j, "complete", !d->incomplete);
@@ -126,10 +132,7 @@ static void json_gaps(struct emb_json *j, const struct emb_diff *d)
         const struct emb_diff_gap *g = &d->gaps[i];
         emb_json_begin_object(j, NULL);
         emb_json_string(j, "run", g->side ? "bad" : "good");
-        emb_json_string(j, "where", g->where);
-        emb_json_int(j, "epoch", g->epoch);
-        emb_json_uint(j, "count", g->count);
-        emb_json_string(j, "what", g->what);
+        EMB_JSON_FIELDS(j, g, GAP_FIELDS);
         emb_json_end_object(j);
     }
     emb_json_end_array(j);
