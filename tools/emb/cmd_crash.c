@@ -645,9 +645,8 @@ static void json_minis(struct emb_json *j, const struct emb_crash_report *rep)
 static void print_json(const struct emb_crash_report *rep, const char *file)
 {
     struct emb_json j;
-    emb_json_init(&j, stdout, true);
+    emb_json_begin_document(&j, stdout);
     j.flat_depth = 4;
-    emb_json_begin_object(&j, NULL);
     emb_json_string(&j, "file", file);
     if (rep->record) {
         json_record(&j, rep);

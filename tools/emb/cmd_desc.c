@@ -483,9 +483,8 @@ static void json_rest(struct emb_json *j, const struct desc *d)
 static void print_json(struct desc *d, const char *source)
 {
     struct emb_json j;
-    emb_json_init(&j, stdout, true);
+    emb_json_begin_document(&j, stdout);
     j.flat_depth = 3;
-    emb_json_begin_object(&j, NULL);
     emb_json_string(&j, "source", source);
     json_identity(&j, d);
     emb_json_uint(&j, "context_capacity", d->model.context_capacity);

@@ -245,9 +245,8 @@ static void json_bucket(struct emb_json *j, const struct emb_fleet_bucket *b)
 static void print_buckets_json(const struct emb_fleet_buckets *b)
 {
     struct emb_json j;
-    emb_json_init(&j, stdout, true);
+    emb_json_begin_document(&j, stdout);
     j.flat_depth = 3;
-    emb_json_begin_object(&j, NULL);
     emb_json_uint(&j, "records", b->records);
     emb_json_uint(&j, "refused", b->refused);
     emb_json_begin_array(&j, "buckets");
@@ -371,9 +370,8 @@ static int show(struct emb_fleet_db *db, const struct emb_fleet_args *a, const c
     }
     if (a->json) {
         struct emb_json j;
-        emb_json_init(&j, stdout, true);
+        emb_json_begin_document(&j, stdout);
         j.flat_depth = 2;
-        emb_json_begin_object(&j, NULL);
         json_bucket(&j, k);
         json_example(&j, &e);
         emb_json_end_object(&j);

@@ -223,9 +223,8 @@ static void json_pi_chains(struct emb_json *j, const struct emb_diff *d)
 int emb_diff_write_json(const struct emb_diff *d, FILE *out)
 {
     struct emb_json j;
-    emb_json_init(&j, out, true);
+    emb_json_begin_document(&j, out);
     j.flat_depth = 3;
-    emb_json_begin_object(&j, NULL);
     json_runs(&j, d);
     json_alignment(&j, d);
     json_gaps(&j, d);
