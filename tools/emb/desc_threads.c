@@ -86,13 +86,6 @@ static const struct emb_json_field THREAD_TIMEOUT_FIELDS[] = {
     THREAD(notify_mask, "notify_mask", UINT),
 };
 #undef THREAD
-#define KERNEL(member, key) EMB_JSON_FIELD(struct emb_desc_kernel_view, member, key, UINT)
-static const struct emb_json_field SCHEDULER_FIELDS[] = {
-    KERNEL(irq_nesting, "irq_nesting_depth"), KERNEL(sched_lock, "sched_lock_depth"),
-    KERNEL(reschedule, "reschedule_pending"), KERNEL(switches, "switches"),
-    KERNEL(tick, "tick"),                     KERNEL(ready_bitmap, "ready_bitmap"),
-};
-#undef KERNEL
 static const struct emb_json_field KERNEL_OBJECT_FIELDS[] = {
     EMB_JSON_FIELD(struct emb_desc_kobject, handle, "handle", UINT),
     EMB_JSON_FIELD(struct emb_desc_kobject, type_name, "type", TEXT),
@@ -127,6 +120,15 @@ static void json_thread(struct emb_json *j, const struct emb_desc_kernel_view *k
     emb_json_end_object(j);
     emb_json_end_object(j);
 }
+
+/* The scheduler's per-CPU state, under the names the JSON gives it. */
+#define KERNEL(member, key) EMB_JSON_FIELD(struct emb_desc_kernel_view, member, key, UINT)
+static const struct emb_json_field SCHEDULER_FIELDS[] = {
+    KERNEL(irq_nesting, "irq_nesting_depth"), KERNEL(sched_lock, "sched_lock_depth"),
+    KERNEL(reschedule, "reschedule_pending"), KERNEL(switches, "switches"),
+    KERNEL(tick, "tick"),                     KERNEL(ready_bitmap, "ready_bitmap"),
+};
+#undef KERNEL
 
 void emb_desc_json_threads(struct emb_json *j, const struct emb_desc_model *m, emb_desc_symbolise_fn sym,
                            void *arg)
