@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +149,63 @@ static void test_numbers(void)
           "doubles round-trip in the shortest form; NaN and infinity are null");
 }
 
+/* Field tables: each kind at each width, signed ones sign-extended, a full char array
+ * without its NUL cut at its size, a NULL string null; arrays of table-described objects. */
+struct fields_sample {
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    int64_t i64;
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t u64;
+    uint32_t hex[2];
+    bool flag;
+    double ratio;
+    const char *none, *some;
+    char full[3], part[8];
+};
+
+#define SAMPLE(member, kind) EMB_JSON_FIELD(struct fields_sample, member, #member, kind)
+static const struct emb_json_field SAMPLE_FIELDS[] = {
+    SAMPLE(i8, INT),      SAMPLE(i16, INT),        SAMPLE(i32, INT),      SAMPLE(i64, INT),
+    SAMPLE(u8, UINT),     SAMPLE(u16, UINT),       SAMPLE(u32, UINT),     SAMPLE(u64, UINT),
+    SAMPLE(hex[1], HEX),  SAMPLE(flag, BOOL),      SAMPLE(ratio, DOUBLE), SAMPLE(none, STRING),
+    SAMPLE(some, STRING), SAMPLE(full, TEXT),      SAMPLE(part, TEXT),
+};
+#undef SAMPLE
+
+static void test_fields(void)
+{
+    struct fields_sample v[2] = {
+        {-1, -300, -70000, INT64_MIN, 255, 65535, 4294967295u, UINT64_MAX, {0, 0xbeef}, true, 0.5,
+         NULL, "s", {'a', 'b', 'c'}, "de"},
+        {.some = "t", .part = "f"},
+    };
+    struct emb_json *j = start(false);
+    emb_json_begin_object(j, NULL);
+    EMB_JSON_FIELDS(j, &v[0], SAMPLE_FIELDS);
+    emb_json_end_object(j);
+    emb_json_end(j);
+    check(j, "{\"i8\":-1,\"i16\":-300,\"i32\":-70000,\"i64\":-9223372036854775808,\"u8\":255,"
+             "\"u16\":65535,\"u32\":4294967295,\"u64\":18446744073709551615,\"hex[1]\":\"0xbeef\","
+             "\"flag\":true,\"ratio\":0.5,\"none\":null,\"some\":\"s\",\"full\":\"abc\",\"part\":\"de\"}\n",
+          "a field table writes every kind at every width as the single calls would");
+    static const struct emb_json_field TWO[] = {
+        EMB_JSON_FIELD(struct fields_sample, u8, "n", UINT),
+        EMB_JSON_FIELD(struct fields_sample, part, "s", TEXT),
+    };
+    j = start(false);
+    emb_json_begin_object(j, NULL);
+    EMB_JSON_FIELD_ARRAY(j, "rows", v, 2, TWO);
+    EMB_JSON_FIELD_ARRAY(j, "none", v, 0, TWO);
+    emb_json_end_object(j);
+    emb_json_end(j);
+    check(j, "{\"rows\":[{\"n\":255,\"s\":\"de\"},{\"n\":0,\"s\":\"f\"}],\"none\":[]}\n",
+          "an array of table-described objects, and an empty one");
+}
+
 static void test_color(void)
 {
     FILE *f = tmpfile();
@@ -196,6 +254,7 @@ int main(void)
     test_structure();
     test_strings();
     test_numbers();
+    test_fields();
     test_color();
     free(out_buf);
     return emb_test_done();

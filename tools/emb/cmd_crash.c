@@ -398,6 +398,18 @@ static void print_text(const struct emb_crash_report *rep, const char *file)
     print_mini(rep);
 }
 
+/* The runs of fields the JSON takes as they are (the others are written one by one). */
+#define FRAME(member, kind) EMB_JSON_FIELD(struct emb_elf_frame, member, #member, kind)
+static const struct emb_json_field FRAME_FIELDS[] = {
+    FRAME(function, TEXT), FRAME(file, TEXT), FRAME(line, INT), FRAME(inlined, BOOL),
+};
+#undef FRAME
+#define MINI(member) EMB_JSON_FIELD(struct emb_crash_mini, member, #member, UINT)
+static const struct emb_json_field MINI_FIELDS[] = {
+    MINI(sequence), MINI(partition), MINI(thread), MINI(generation),
+};
+#undef MINI
+
 /* A code address and its frames; a partial one (a v2 field that could not hold it) is
  * not symbolised. */
 static void json_code(struct emb_json *j, const char *key, const struct emb_crash_code *code)
@@ -409,25 +421,8 @@ static void json_code(struct emb_json *j, const char *key, const struct emb_cras
     emb_json_bool(j, "in_image", code->status == EMB_CRASH_CODE_SYMBOLISED ||
                                      code->status == EMB_CRASH_CODE_NO_SYMBOL);
     emb_json_uint(j, "offset", code->offset);
-    emb_json_begin_array(j, "frames");
-    for (size_t i = 0; i < code->nframes; i++) {
-        emb_json_begin_object(j, NULL);
-        emb_json_string(j, "function", code->frames[i].function);
-        emb_json_string(j, "file", code->frames[i].file);
-        emb_json_int(j, "line", code->frames[i].line);
-        emb_json_bool(j, "inlined", code->frames[i].inlined);
-        emb_json_end_object(j);
-    }
-    emb_json_end_array(j);
+    EMB_JSON_FIELD_ARRAY(j, "frames", code->frames, code->nframes, FRAME_FIELDS);
     emb_json_end_object(j);
-}
-
-static void json_name(struct emb_json *j, const char *key, const char *name)
-{
-    if (name)
-        emb_json_string(j, key, name);
-    else
-        emb_json_null(j, key);
 }
 
 static void json_interrupt_and_locks(struct emb_json *j, const struct emb_crash_report *rep)
@@ -453,7 +448,7 @@ static void json_interrupt_and_locks(struct emb_json *j, const struct emb_crash_
         const char *cn = context_name(rep, l->context_id);
         emb_json_begin_object(j, NULL);
         emb_json_hex(j, "mutex", l->mutex);
-        json_name(j, "name", l->named ? l->name : NULL);
+        emb_json_string(j, "name", l->named ? l->name : NULL);
         emb_json_uint(j, "context_id", l->context_id);
         emb_json_string(j, "context", cn ? cn : "");
         char holder[160];
@@ -553,7 +548,7 @@ static void json_fault(struct emb_json *j, const struct emb_crash_report *rep)
     emb_json_begin_object(j, "thread");
     emb_json_uint(j, "index", r->thread_index);
     emb_json_uint(j, "generation", r->thread_generation);
-    json_name(j, "name", rep->thread_name ? esc(rep->thread_name) : NULL);
+    emb_json_string(j, "name", rep->thread_name ? esc(rep->thread_name) : NULL);
     emb_json_end_object(j);
 }
 
@@ -636,10 +631,7 @@ static void json_minis(struct emb_json *j, const struct emb_crash_report *rep)
     for (size_t i = 0; i < in->nminis && i < EMB_CRASH_REPORT_MINIS; i++) {
         const struct emb_crash_mini *m = &in->minis[i];
         emb_json_begin_object(j, NULL);
-        emb_json_uint(j, "sequence", m->sequence);
-        emb_json_uint(j, "partition", m->partition);
-        emb_json_uint(j, "thread", m->thread);
-        emb_json_uint(j, "generation", m->generation);
+        EMB_JSON_FIELDS(j, m, MINI_FIELDS);
         emb_json_string(j, "class", emb_crash_fault_class_name(m->fault_class));
         emb_json_uint(j, "code", m->fault_code);
         emb_crash_report_code(rep, m->pc, false, &pc);
@@ -653,9 +645,8 @@ static void json_minis(struct emb_json *j, const struct emb_crash_report *rep)
 static void print_json(const struct emb_crash_report *rep, const char *file)
 {
     struct emb_json j;
-    emb_json_init(&j, stdout, true);
+    emb_json_begin_document(&j, stdout);
     j.flat_depth = 4;
-    emb_json_begin_object(&j, NULL);
     emb_json_string(&j, "file", file);
     if (rep->record) {
         json_record(&j, rep);

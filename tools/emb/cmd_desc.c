@@ -6,6 +6,7 @@
 #include "command.h"
 
 #include "crash_decode.h"
+#include "crash_report.h"
 #include "desc_read.h"
 #include "desc_threads.h"
 #include "elf_image.h"
@@ -93,15 +94,6 @@ struct desc {
     struct emb_command_input dump; /* --dump: the bytes (a capture's descriptor section) */
     char name[320];                /* the source for messages: "pid 12", "dump FILE" */
 };
-
-static const char *hex(const uint8_t *b, size_t n, char *buf, size_t len)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < n && used + 3 <= len; i++)
-        used += (size_t)snprintf(buf + used, len - used, "%02x", b[i]);
-    return buf;
-}
 
 static const char *symbolise(struct desc *d, uint64_t runtime, char *buf, size_t len)
 {
@@ -195,7 +187,8 @@ static void print_text_header(struct desc *d, const char *source)
            m->profile, d->image.ptr_size * 8, d->image.little ? "little" : "big");
     printf("  library %u.%u.%u, configuration hash 0x%08x, catalogue 0x%08x, build id %s\n",
            m->lib_version >> 16, (m->lib_version >> 8) & 0xFF, m->lib_version & 0xFF, m->config_hash,
-           m->catalog_checksum, m->build_id_len ? hex(m->build_id, m->build_id_len, buf, sizeof buf) : "(none)");
+           m->catalog_checksum,
+           m->build_id_len ? emb_crash_report_hex(m->build_id, m->build_id_len, buf, sizeof buf) : "(none)");
     printf("  trace: clock %.6f GHz, mode %s, classes 0x%08x, %u-byte packets, %u per ring\n",
            (double)m->clock_hz / 1e9, mode_name(m->trace_mode), m->class_mask, m->packet_size,
            m->ring_packets);
@@ -315,10 +308,17 @@ static void json_stats(struct emb_json *j, const char *key, const struct emb_des
     emb_json_end_object(j);
 }
 
+/* The runs of fields the JSON takes as they are (the others are written one by one). */
+#define MODEL(member, kind) EMB_JSON_FIELD(struct emb_desc_model, member, #member, kind)
+static const struct emb_json_field IDENTITY_FIELDS[] = {
+    MODEL(port, TEXT),        MODEL(profile, TEXT), MODEL(config_hash, HEX),
+    MODEL(lib_version, UINT), MODEL(catalog_checksum, HEX),
+};
+#undef MODEL
+
 static void json_identity(struct emb_json *j, const struct desc *d)
 {
     const struct emb_desc_model *m = &d->model;
-    char buf[300];
     emb_json_begin_object(j, "descriptor");
     emb_json_hex(j, "address", d->image.addr);
     emb_json_uint(j, "version", d->image.version);
@@ -327,12 +327,8 @@ static void json_identity(struct emb_json *j, const struct desc *d)
     emb_json_uint(j, "sections", d->image.nsections);
     emb_json_end_object(j);
     emb_json_begin_object(j, "identity");
-    emb_json_string(j, "port", m->port);
-    emb_json_string(j, "profile", m->profile);
-    emb_json_hex(j, "config_hash", m->config_hash);
-    emb_json_uint(j, "lib_version", m->lib_version);
-    emb_json_hex(j, "catalog_checksum", m->catalog_checksum);
-    emb_json_string(j, "build_id", hex(m->build_id, m->build_id_len, buf, sizeof buf));
+    EMB_JSON_FIELDS(j, m, IDENTITY_FIELDS);
+    emb_json_hex_bytes(j, "build_id", m->build_id, m->build_id_len);
     emb_json_bool(j, "ready", m->ready);
     emb_json_uint(j, "clock_hz", m->clock_hz);
     emb_json_int(j, "clock_offset_ns", m->clock_offset_ns);
@@ -346,42 +342,52 @@ static void json_identity(struct emb_json *j, const struct desc *d)
     emb_json_end_object(j);
 }
 
-static void json_contexts(struct emb_json *j, struct desc *d)
+#define CONTEXT(member, key, kind) EMB_JSON_FIELD(struct emb_desc_context, member, key, kind)
+static const struct emb_json_field CONTEXT_FIELDS[] = {
+    CONTEXT(index, "index", UINT),      CONTEXT(name, "name", TEXT),
+    CONTEXT(state_name, "state", TEXT), CONTEXT(os_id, "os_id", INT),
+};
+static const struct emb_json_field RING_COUNTS[] = {
+    CONTEXT(packets_held, "packets_held", UINT),     CONTEXT(open_bytes, "open_bytes", UINT),
+    CONTEXT(packets_opened, "packets_opened", UINT), CONTEXT(discarded, "discarded", UINT),
+    CONTEXT(write_pos, "write_pos", UINT),
+};
+#undef CONTEXT
+
+static void json_context(struct emb_json *j, struct desc *d, const struct emb_desc_context *c)
 {
-    const struct emb_desc_model *m = &d->model;
     char buf[300];
-    emb_json_uint(j, "context_capacity", m->context_capacity);
-    emb_json_begin_array(j, "contexts");
-    for (size_t i = 0; i < m->ncontexts; i++) {
-        const struct emb_desc_context *c = &m->contexts[i];
-        emb_json_begin_object(j, NULL);
-        emb_json_uint(j, "index", c->index);
-        emb_json_string(j, "name", c->name);
-        emb_json_string(j, "state", c->state_name);
-        emb_json_int(j, "os_id", c->os_id);
-        emb_json_string(j, "entry", symbolise(d, c->entry, buf, sizeof buf));
-        emb_json_hex(j, "stack_low", c->stack_low);
-        emb_json_uint(j, "stack_size", c->stack_size);
-        emb_json_uint(j, "stack_used", c->stack_used);
-        if (c->ring_ok) {
-            emb_json_begin_object(j, "ring");
-            emb_json_hex(j, "address", c->ring);
-            emb_json_uint(j, "context_id", c->context_id);
-            emb_json_uint(j, "slots", c->slot_mask + 1u);
-            emb_json_uint(j, "packets_held", c->packets_held);
-            emb_json_uint(j, "open_bytes", c->open_bytes);
-            emb_json_uint(j, "packets_opened", c->packets_opened);
-            emb_json_uint(j, "discarded", c->discarded);
-            emb_json_uint(j, "write_pos", c->write_pos);
-            emb_json_end_object(j);
-        } else {
-            emb_json_null(j, "ring");
-        }
-        json_stats(j, "stats", c->stats, c->nstats);
+    emb_json_begin_object(j, NULL);
+    EMB_JSON_FIELDS(j, c, CONTEXT_FIELDS);
+    emb_json_string(j, "entry", symbolise(d, c->entry, buf, sizeof buf));
+    emb_json_hex(j, "stack_low", c->stack_low);
+    emb_json_uint(j, "stack_size", c->stack_size);
+    emb_json_uint(j, "stack_used", c->stack_used);
+    if (c->ring_ok) {
+        emb_json_begin_object(j, "ring");
+        emb_json_hex(j, "address", c->ring);
+        emb_json_uint(j, "context_id", c->context_id);
+        emb_json_uint(j, "slots", c->slot_mask + 1u);
+        EMB_JSON_FIELDS(j, c, RING_COUNTS);
         emb_json_end_object(j);
+    } else {
+        emb_json_null(j, "ring");
     }
-    emb_json_end_array(j);
+    json_stats(j, "stats", c->stats, c->nstats);
+    emb_json_end_object(j);
 }
+
+#define MONITOR(member, key, kind) EMB_JSON_FIELD(struct emb_desc_monitor, member, key, kind)
+static const struct emb_json_field MONITOR_LIMIT_FIELDS[] = {
+    MONITOR(threshold, "threshold_cycles", UINT), MONITOR(over, "over", UINT),
+    MONITOR(action, "action", UINT),              MONITOR(pc, "opener_pc", HEX),
+};
+#undef MONITOR
+static const struct emb_json_field OBJECT_FIELDS[] = {
+    EMB_JSON_FIELD(struct emb_desc_object, handle, "handle", HEX),
+    EMB_JSON_FIELD(struct emb_desc_object, type_name, "type", TEXT),
+    EMB_JSON_FIELD(struct emb_desc_object, name, "name", TEXT),
+};
 
 static void json_monitors_objects(struct emb_json *j, struct desc *d)
 {
@@ -397,10 +403,7 @@ static void json_monitors_objects(struct emb_json *j, struct desc *d)
         emb_json_string(j, "name", mo->name);
         emb_json_uint(j, "worst_cycles", mo->worst);
         emb_json_double(j, "worst_us", to_us(d, mo->worst));
-        emb_json_uint(j, "threshold_cycles", mo->threshold);
-        emb_json_uint(j, "over", mo->over);
-        emb_json_uint(j, "action", mo->action);
-        emb_json_hex(j, "opener_pc", mo->pc);
+        EMB_JSON_FIELDS(j, mo, MONITOR_LIMIT_FIELDS);
         emb_json_string(j, "opener", symbolise(d, mo->pc, buf, sizeof buf));
         emb_json_end_object(j);
     }
@@ -409,14 +412,18 @@ static void json_monitors_objects(struct emb_json *j, struct desc *d)
     for (size_t i = 0; i < m->nobjects; i++) {
         const struct emb_desc_object *o = &m->objects[i];
         emb_json_begin_object(j, NULL);
-        emb_json_hex(j, "handle", o->handle);
-        emb_json_string(j, "type", o->type_name);
-        emb_json_string(j, "name", o->name);
+        EMB_JSON_FIELDS(j, o, OBJECT_FIELDS);
         json_stats(j, "stats", o->stats, o->nstats);
         emb_json_end_object(j);
     }
     emb_json_end_array(j);
 }
+
+#define LOG_RING(member) EMB_JSON_FIELD(struct emb_desc_logring, member, #member, UINT)
+static const struct emb_json_field LOG_RING_COUNTS[] = {
+    LOG_RING(write_pos), LOG_RING(read_pos), LOG_RING(dropped), LOG_RING(pending),
+};
+#undef LOG_RING
 
 static void json_log_rings(struct emb_json *j, const struct emb_desc_model *m)
 {
@@ -431,10 +438,7 @@ static void json_log_rings(struct emb_json *j, const struct emb_desc_model *m)
         emb_json_uint(j, "context_id", l->context_id);
         emb_json_string(j, "name", l->name);
         emb_json_uint(j, "bytes", l->mask + 1u);
-        emb_json_uint(j, "write_pos", l->write_pos);
-        emb_json_uint(j, "read_pos", l->read_pos);
-        emb_json_uint(j, "dropped", l->dropped);
-        emb_json_uint(j, "pending", l->pending);
+        EMB_JSON_FIELDS(j, l, LOG_RING_COUNTS);
         emb_json_end_object(j);
     }
     emb_json_end_array(j);
@@ -479,12 +483,15 @@ static void json_rest(struct emb_json *j, const struct desc *d)
 static void print_json(struct desc *d, const char *source)
 {
     struct emb_json j;
-    emb_json_init(&j, stdout, true);
+    emb_json_begin_document(&j, stdout);
     j.flat_depth = 3;
-    emb_json_begin_object(&j, NULL);
     emb_json_string(&j, "source", source);
     json_identity(&j, d);
-    json_contexts(&j, d);
+    emb_json_uint(&j, "context_capacity", d->model.context_capacity);
+    emb_json_begin_array(&j, "contexts");
+    for (size_t i = 0; i < d->model.ncontexts; i++)
+        json_context(&j, d, &d->model.contexts[i]);
+    emb_json_end_array(&j);
     emb_desc_json_threads(&j, &d->model, symbolise_cb, d);
     json_monitors_objects(&j, d);
     json_log_rings(&j, &d->model);
@@ -635,8 +642,8 @@ static int check_identity(struct desc *d)
         return 0;
     if (n != d->model.build_id_len || memcmp(id, d->model.build_id, n)) {
         emb_cli_error(CMD, "%s runs another build: its build id is %s, %s has %s", d->name,
-                      hex(d->model.build_id, d->model.build_id_len, a, sizeof a), emb_elf_path(d->elf),
-                      hex(id, n, b, sizeof b));
+                      emb_crash_report_hex(d->model.build_id, d->model.build_id_len, a, sizeof a),
+                      emb_elf_path(d->elf), emb_crash_report_hex(id, n, b, sizeof b));
         return -1;
     }
     return 0;

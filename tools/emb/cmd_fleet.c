@@ -216,14 +216,26 @@ static const char *esc(const char *text)
     return emb_text_escape_str(buf[next++ % 2u], sizeof buf[0], text);
 }
 
+/* A bucket's and a stored row's fields, under their own names. */
+#define BUCKET(member, kind) EMB_JSON_FIELD(struct emb_fleet_bucket, member, #member, kind)
+static const struct emb_json_field BUCKET_FIELDS[] = {
+    BUCKET(id, TEXT),      BUCKET(signature, TEXT), BUCKET(count, UINT),
+    BUCKET(devices, UINT), BUCKET(first_seen, INT), BUCKET(last_seen, INT),
+};
+#undef BUCKET
+#define EXAMPLE(member, kind) EMB_JSON_FIELD(struct emb_fleet_example, member, #member, kind)
+static const struct emb_json_field EXAMPLE_FIELDS[] = {
+    EXAMPLE(hash, TEXT),       EXAMPLE(kind, TEXT),         EXAMPLE(source, TEXT),
+    EXAMPLE(device, TEXT),     EXAMPLE(fw_version, TEXT),   EXAMPLE(build_id, TEXT),
+    EXAMPLE(uploaded, INT),    EXAMPLE(reset_reason, TEXT), EXAMPLE(fault_class, TEXT),
+    EXAMPLE(fault_code, UINT), EXAMPLE(fault_address, HEX), EXAMPLE(pc, HEX),
+    EXAMPLE(thread, TEXT),     EXAMPLE(symbolised, BOOL),
+};
+#undef EXAMPLE
+
 static void json_bucket(struct emb_json *j, const struct emb_fleet_bucket *b)
 {
-    emb_json_string(j, "id", b->id);
-    emb_json_string(j, "signature", b->signature);
-    emb_json_uint(j, "count", b->count);
-    emb_json_uint(j, "devices", b->devices);
-    emb_json_int(j, "first_seen", b->first_seen);
-    emb_json_int(j, "last_seen", b->last_seen);
+    EMB_JSON_FIELDS(j, b, BUCKET_FIELDS);
     emb_json_begin_object(j, "versions");
     for (size_t v = 0; v < b->nversions; v++)
         emb_json_uint(j, b->versions[v].version, b->versions[v].count);
@@ -233,9 +245,8 @@ static void json_bucket(struct emb_json *j, const struct emb_fleet_bucket *b)
 static void print_buckets_json(const struct emb_fleet_buckets *b)
 {
     struct emb_json j;
-    emb_json_init(&j, stdout, true);
+    emb_json_begin_document(&j, stdout);
     j.flat_depth = 3;
-    emb_json_begin_object(&j, NULL);
     emb_json_uint(&j, "records", b->records);
     emb_json_uint(&j, "refused", b->refused);
     emb_json_begin_array(&j, "buckets");
@@ -291,20 +302,7 @@ static int cmd_buckets(const struct emb_fleet_args *a)
 static void json_example(struct emb_json *j, const struct emb_fleet_example *e)
 {
     emb_json_begin_object(j, "example");
-    emb_json_string(j, "hash", e->hash);
-    emb_json_string(j, "kind", e->kind);
-    emb_json_string(j, "source", e->source);
-    emb_json_string(j, "device", e->device);
-    emb_json_string(j, "fw_version", e->fw_version);
-    emb_json_string(j, "build_id", e->build_id);
-    emb_json_int(j, "uploaded", e->uploaded);
-    emb_json_string(j, "reset_reason", e->reset_reason);
-    emb_json_string(j, "fault_class", e->fault_class);
-    emb_json_uint(j, "fault_code", e->fault_code);
-    emb_json_hex(j, "fault_address", e->fault_address);
-    emb_json_hex(j, "pc", e->pc);
-    emb_json_string(j, "thread", e->thread);
-    emb_json_bool(j, "symbolised", e->symbolised);
+    EMB_JSON_FIELDS(j, e, EXAMPLE_FIELDS);
     emb_json_begin_array(j, "chain");
     for (const char *line = e->chain; *line;) {
         size_t n = strcspn(line, "\n");
@@ -372,9 +370,8 @@ static int show(struct emb_fleet_db *db, const struct emb_fleet_args *a, const c
     }
     if (a->json) {
         struct emb_json j;
-        emb_json_init(&j, stdout, true);
+        emb_json_begin_document(&j, stdout);
         j.flat_depth = 2;
-        emb_json_begin_object(&j, NULL);
         json_bucket(&j, k);
         json_example(&j, &e);
         emb_json_end_object(&j);

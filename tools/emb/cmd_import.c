@@ -158,6 +158,29 @@ static void summary_text(const struct emb_rtems_import *imp, const struct args *
                 "best-effort time\n", y, r, s->unreliable);
 }
 
+/* What the stream's header said and what the import counted, as the JSON names them. */
+#define STREAM(member, key, kind) EMB_JSON_FIELD(struct emb_rtems_record_info, member, key, kind)
+static const struct emb_json_field STREAM_FIELDS[] = {
+    STREAM(big_endian, "big_endian", BOOL),
+    STREAM(cpu_count, "processors", UINT),
+    STREAM(per_cpu_items, "per_processor_items", UINT),
+    STREAM(frequency, "frequency_hz", UINT),
+    STREAM(arch, "arch", TEXT),
+    STREAM(multilib, "multilib", TEXT),
+    STREAM(bsp, "bsp", TEXT),
+    STREAM(version_control_key, "version_control_key", TEXT),
+    STREAM(tools, "tools", TEXT),
+};
+#undef STREAM
+#define COUNT(member, key) EMB_JSON_FIELD(struct emb_rtems_import_stats, member, key, UINT)
+static const struct emb_json_field IMPORT_COUNTS[] = {
+    COUNT(items, "items"),                  COUNT(events, "events"),
+    COUNT(lost, "lost"),                    COUNT(overflows, "overflows"),
+    COUNT(adjustments, "time_adjustments"), COUNT(unreliable, "unreliable_times"),
+    COUNT(first_ns, "first_ns"),            COUNT(last_ns, "last_ns"),
+};
+#undef COUNT
+
 static void summary_json(const struct emb_rtems_import *imp, const struct args *a, const char *error,
                          uint64_t offset)
 {
@@ -170,23 +193,8 @@ static void summary_json(const struct emb_rtems_import *imp, const struct args *
     emb_json_uint(&j, "version", in->version);
     emb_json_bool(&j, "version_table_exact", in->table_exact);
     emb_json_uint(&j, "item_bits", in->data_size * 8u);
-    emb_json_bool(&j, "big_endian", in->big_endian);
-    emb_json_uint(&j, "processors", in->cpu_count);
-    emb_json_uint(&j, "per_processor_items", in->per_cpu_items);
-    emb_json_uint(&j, "frequency_hz", in->frequency);
-    emb_json_string(&j, "arch", in->arch);
-    emb_json_string(&j, "multilib", in->multilib);
-    emb_json_string(&j, "bsp", in->bsp);
-    emb_json_string(&j, "version_control_key", in->version_control_key);
-    emb_json_string(&j, "tools", in->tools);
-    emb_json_uint(&j, "items", s->items);
-    emb_json_uint(&j, "events", s->events);
-    emb_json_uint(&j, "lost", s->lost);
-    emb_json_uint(&j, "overflows", s->overflows);
-    emb_json_uint(&j, "time_adjustments", s->adjustments);
-    emb_json_uint(&j, "unreliable_times", s->unreliable);
-    emb_json_uint(&j, "first_ns", s->first_ns);
-    emb_json_uint(&j, "last_ns", s->last_ns);
+    EMB_JSON_FIELDS(&j, in, STREAM_FIELDS);
+    EMB_JSON_FIELDS(&j, s, IMPORT_COUNTS);
     if (error != NULL) {
         emb_json_string(&j, "error", error);
         emb_json_uint(&j, "error_offset", offset);

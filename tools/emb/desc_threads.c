@@ -72,6 +72,26 @@ void emb_desc_print_threads(FILE *out, const struct emb_desc_model *m, emb_desc_
     }
 }
 
+/* The runs of fields the JSON takes as they are (the others are written one by one). */
+#define THREAD(member, key, kind) EMB_JSON_FIELD(struct emb_desc_thread, member, key, kind)
+static const struct emb_json_field THREAD_WAIT_FIELDS[] = {
+    THREAD(wait_name, "wait_reason", TEXT),             THREAD(wait_object, "wait_object", UINT),
+    THREAD(wait_object_name, "wait_object_name", TEXT), THREAD(wake_result, "wake_result", INT),
+    THREAD(base_priority, "base_priority", UINT),       THREAD(eff_priority, "eff_priority", UINT),
+    THREAD(sp, "sp", UINT),                             THREAD(stack_low, "stack_low", UINT),
+    THREAD(stack_size, "stack_size", UINT),             THREAD(stack_used, "stack_used", UINT),
+};
+static const struct emb_json_field THREAD_TIMEOUT_FIELDS[] = {
+    THREAD(timeout_deadline, "timeout_deadline", UINT), THREAD(notify_bits, "notify_bits", UINT),
+    THREAD(notify_mask, "notify_mask", UINT),
+};
+#undef THREAD
+static const struct emb_json_field KERNEL_OBJECT_FIELDS[] = {
+    EMB_JSON_FIELD(struct emb_desc_kobject, handle, "handle", UINT),
+    EMB_JSON_FIELD(struct emb_desc_kobject, type_name, "type", TEXT),
+    EMB_JSON_FIELD(struct emb_desc_kobject, name, "name", TEXT),
+};
+
 static void json_thread(struct emb_json *j, const struct emb_desc_kernel_view *k, const struct emb_desc_thread *t,
                         emb_desc_symbolise_fn sym, void *arg)
 {
@@ -82,20 +102,9 @@ static void json_thread(struct emb_json *j, const struct emb_desc_kernel_view *k
     emb_json_uint(j, "address", t->addr);
     emb_json_string(j, "state", t->running ? "running" : t->state_name);
     emb_json_bool(j, "running", t->running);
-    emb_json_string(j, "wait_reason", t->wait_name);
-    emb_json_uint(j, "wait_object", t->wait_object);
-    emb_json_string(j, "wait_object_name", t->wait_object_name);
-    emb_json_int(j, "wake_result", t->wake_result);
-    emb_json_uint(j, "base_priority", t->base_priority);
-    emb_json_uint(j, "eff_priority", t->eff_priority);
-    emb_json_uint(j, "sp", t->sp);
-    emb_json_uint(j, "stack_low", t->stack_low);
-    emb_json_uint(j, "stack_size", t->stack_size);
-    emb_json_uint(j, "stack_used", t->stack_used);
+    EMB_JSON_FIELDS(j, t, THREAD_WAIT_FIELDS);
     emb_json_bool(j, "timeout_armed", t->timeout_armed != 0);
-    emb_json_uint(j, "timeout_deadline", t->timeout_deadline);
-    emb_json_uint(j, "notify_bits", t->notify_bits);
-    emb_json_uint(j, "notify_mask", t->notify_mask);
+    EMB_JSON_FIELDS(j, t, THREAD_TIMEOUT_FIELDS);
     emb_json_string(j, "entry", sym(arg, t->entry, buf, sizeof buf));
     emb_json_begin_array(j, "locks_held");
     for (size_t i = 0; i < t->nowned; i++)
@@ -112,6 +121,15 @@ static void json_thread(struct emb_json *j, const struct emb_desc_kernel_view *k
     emb_json_end_object(j);
 }
 
+/* The scheduler's per-CPU state, under the names the JSON gives it. */
+#define KERNEL(member, key) EMB_JSON_FIELD(struct emb_desc_kernel_view, member, key, UINT)
+static const struct emb_json_field SCHEDULER_FIELDS[] = {
+    KERNEL(irq_nesting, "irq_nesting_depth"), KERNEL(sched_lock, "sched_lock_depth"),
+    KERNEL(reschedule, "reschedule_pending"), KERNEL(switches, "switches"),
+    KERNEL(tick, "tick"),                     KERNEL(ready_bitmap, "ready_bitmap"),
+};
+#undef KERNEL
+
 void emb_desc_json_threads(struct emb_json *j, const struct emb_desc_model *m, emb_desc_symbolise_fn sym,
                            void *arg)
 {
@@ -121,12 +139,7 @@ void emb_desc_json_threads(struct emb_json *j, const struct emb_desc_model *m, e
     emb_json_begin_object(j, "kernel");
     emb_json_string(j, "name", k->name);
     emb_json_string(j, "current_thread", thread_name(k, k->current));
-    emb_json_uint(j, "irq_nesting_depth", k->irq_nesting);
-    emb_json_uint(j, "sched_lock_depth", k->sched_lock);
-    emb_json_uint(j, "reschedule_pending", k->reschedule);
-    emb_json_uint(j, "switches", k->switches);
-    emb_json_uint(j, "tick", k->tick);
-    emb_json_uint(j, "ready_bitmap", k->ready_bitmap);
+    EMB_JSON_FIELDS(j, k, SCHEDULER_FIELDS);
     emb_json_begin_array(j, "threads");
     for (size_t i = 0; i < k->nthreads; i++)
         json_thread(j, k, &k->threads[i], sym, arg);
@@ -135,9 +148,7 @@ void emb_desc_json_threads(struct emb_json *j, const struct emb_desc_model *m, e
     for (size_t i = 0; i < k->nobjects; i++) {
         const struct emb_desc_kobject *o = &k->objects[i];
         emb_json_begin_object(j, NULL);
-        emb_json_uint(j, "handle", o->handle);
-        emb_json_string(j, "type", o->type_name);
-        emb_json_string(j, "name", o->name);
+        EMB_JSON_FIELDS(j, o, KERNEL_OBJECT_FIELDS);
         if (o->type == 1u)
             emb_json_string(j, "owner", o->owner ? thread_name(k, o->owner) : "");
         emb_json_end_object(j);

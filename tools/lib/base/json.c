@@ -230,3 +230,57 @@ void emb_json_hex_bytes(struct emb_json *j, const char *key, const unsigned char
     }
     fputc('"', j->out);
 }
+
+/* A field of `size` bytes (1, 2, 4 or 8) as stored on this host; sign-extended when signed. */
+static unsigned long long field_integer(const unsigned char *p, size_t size, bool is_signed)
+{
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t u64;
+    switch (size) {
+    case 1: memcpy(&u8, p, 1); u64 = u8; break;
+    case 2: memcpy(&u16, p, 2); u64 = u16; break;
+    case 4: memcpy(&u32, p, 4); u64 = u32; break;
+    default: memcpy(&u64, p, 8); return u64;
+    }
+    if (is_signed && (u64 >> (8u * size - 1u)) & 1u)
+        u64 |= ~0ull << (8u * size);
+    return u64;
+}
+
+void emb_json_fields(struct emb_json *j, const void *object, const struct emb_json_field *fields, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct emb_json_field *f = &fields[i];
+        const unsigned char *p = (const unsigned char *)object + f->offset;
+        bool b;
+        double d;
+        const char *s;
+        switch (f->kind) {
+        case EMB_JSON_UINT_FIELD: emb_json_uint(j, f->key, field_integer(p, f->size, false)); break;
+        case EMB_JSON_INT_FIELD: emb_json_int(j, f->key, (long long)field_integer(p, f->size, true)); break;
+        case EMB_JSON_HEX_FIELD: emb_json_hex(j, f->key, field_integer(p, f->size, false)); break;
+        case EMB_JSON_BOOL_FIELD: memcpy(&b, p, sizeof b); emb_json_bool(j, f->key, b); break;
+        case EMB_JSON_DOUBLE_FIELD: memcpy(&d, p, sizeof d); emb_json_double(j, f->key, d); break;
+        case EMB_JSON_STRING_FIELD: memcpy(&s, p, sizeof s); emb_json_string(j, f->key, s); break;
+        case EMB_JSON_TEXT_FIELD: {
+            const unsigned char *end = memchr(p, 0, f->size);
+            emb_json_string_n(j, f->key, (const char *)p, end ? (size_t)(end - p) : f->size);
+            break;
+        }
+        }
+    }
+}
+
+void emb_json_field_array(struct emb_json *j, const char *key, const void *items, size_t n, size_t size,
+                          const struct emb_json_field *fields, size_t nfields)
+{
+    emb_json_begin_array(j, key);
+    for (size_t i = 0; i < n; i++) {
+        emb_json_begin_object(j, NULL);
+        emb_json_fields(j, (const unsigned char *)items + i * size, fields, nfields);
+        emb_json_end_object(j);
+    }
+    emb_json_end_array(j);
+}

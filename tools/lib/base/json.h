@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdint.h>
 
 /* Minimal streaming JSON writer: handles commas, nesting and string escaping. */
 struct emb_json {
@@ -39,6 +40,50 @@ void emb_json_raw(struct emb_json *j, const char *key, const char *text);
  * through, every byte of invalid UTF-8 replaced by U+FFFD. */
 void emb_json_write_string(FILE *out, const char *s, size_t len);
 void emb_json_end(struct emb_json *j); /* final newline */
+
+/* A run of an object's members that are a C struct's fields, written from a table: each row
+ * names the key, how the value is written and where the field is. A table says an object's
+ * layout once, as data; the fields worked out on the way (a sum, a name looked up) stay
+ * calls around it. */
+enum emb_json_field_kind {
+    EMB_JSON_UINT_FIELD,   /* any unsigned integer (or enum) field */
+    EMB_JSON_INT_FIELD,    /* any signed integer field */
+    EMB_JSON_HEX_FIELD,    /* an unsigned integer written as "0x1a2b" (emb_json_hex) */
+    EMB_JSON_BOOL_FIELD,   /* a bool */
+    EMB_JSON_DOUBLE_FIELD, /* a double */
+    EMB_JSON_STRING_FIELD, /* a const char * (null when NULL) */
+    EMB_JSON_TEXT_FIELD,   /* a char array holding a NUL-terminated string */
+};
+struct emb_json_field {
+    const char *key;
+    enum emb_json_field_kind kind;
+    size_t offset, size;
+};
+/* The row for `member` of `type` under `key`; kind is UINT, INT, HEX, BOOL, DOUBLE, STRING
+ * or TEXT. A kind that does not fit the member's type does not compile. */
+#define EMB_JSON_FIELD(type, member, key, kind)                                                   \
+    {(key), EMB_JSON_##kind##_FIELD, offsetof(type, member), EMB_JSON_SIZE_##kind(((type *)0)->member)}
+/* The sizes, checked against the member's type (an unlisted type matches nothing). */
+#define EMB_JSON_SIZE_UINT(m)                                                                    \
+    _Generic((m), unsigned char: 1u, unsigned short: sizeof(short), unsigned: sizeof(int),          \
+             unsigned long: sizeof(long), unsigned long long: sizeof(long long))
+#define EMB_JSON_SIZE_HEX(m) EMB_JSON_SIZE_UINT(m)
+#define EMB_JSON_SIZE_INT(m)                                                                     \
+    _Generic((m), signed char: 1u, short: sizeof(short), int: sizeof(int), long: sizeof(long),      \
+             long long: sizeof(long long))
+#define EMB_JSON_SIZE_BOOL(m) _Generic((m), bool: sizeof(bool))
+#define EMB_JSON_SIZE_DOUBLE(m) _Generic((m), double: sizeof(double))
+#define EMB_JSON_SIZE_STRING(m) _Generic(&(m), char **: sizeof(char *), const char **: sizeof(char *))
+#define EMB_JSON_SIZE_TEXT(m) _Generic(&(m), char(*)[sizeof(m)]: sizeof(m))
+/* Writes the rows of `fields` (n of them) for the struct at `object`, in order. */
+void emb_json_fields(struct emb_json *j, const void *object, const struct emb_json_field *fields, size_t n);
+#define EMB_JSON_FIELDS(j, object, table) emb_json_fields((j), (object), (table), sizeof(table) / sizeof((table)[0]))
+/* "key": [{...}, ...]: n structs of `size` bytes from `items`, each an object of the table's
+ * fields. */
+void emb_json_field_array(struct emb_json *j, const char *key, const void *items, size_t n, size_t size,
+                          const struct emb_json_field *fields, size_t nfields);
+#define EMB_JSON_FIELD_ARRAY(j, key, items, n, table)                                             \
+    emb_json_field_array((j), (key), (items), (n), sizeof *(items), (table), sizeof(table) / sizeof((table)[0]))
 /* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 when it is not one:
  * overlong forms, surrogates and code points above U+10FFFF are not. */
 size_t emb_json_utf8_sequence(const unsigned char *s, size_t n);

@@ -118,6 +118,12 @@ static void json_alignment(struct emb_json *j, const struct emb_diff *d)
     emb_json_end_object(j);
 }
 
+#define GAP(member, kind) EMB_JSON_FIELD(struct emb_diff_gap, member, #member, kind)
+static const struct emb_json_field GAP_FIELDS[] = {
+    GAP(where, TEXT), GAP(epoch, INT), GAP(count, UINT), GAP(what, STRING),
+};
+#undef GAP
+
 static void json_gaps(struct emb_json *j, const struct emb_diff *d)
 {
     emb_json_bool(j, "complete", !d->incomplete);
@@ -126,10 +132,7 @@ static void json_gaps(struct emb_json *j, const struct emb_diff *d)
         const struct emb_diff_gap *g = &d->gaps[i];
         emb_json_begin_object(j, NULL);
         emb_json_string(j, "run", g->side ? "bad" : "good");
-        emb_json_string(j, "where", g->where);
-        emb_json_int(j, "epoch", g->epoch);
-        emb_json_uint(j, "count", g->count);
-        emb_json_string(j, "what", g->what);
+        EMB_JSON_FIELDS(j, g, GAP_FIELDS);
         emb_json_end_object(j);
     }
     emb_json_end_array(j);
@@ -167,20 +170,27 @@ static void json_differences(struct emb_json *j, const struct emb_diff *d)
     emb_json_bool(j, "differences_truncated", d->nitems > JSON_MAX_ITEMS);
 }
 
+/* What the comparison set aside, and why: each count under its reason. */
+#define SET_ASIDE(member, key) EMB_JSON_FIELD(struct emb_diff, member, key, UINT)
+static const struct emb_json_field SET_ASIDE_COUNTS[] = {
+    SET_ASIDE(matched, "matched"),
+    SET_ASIDE(boundary_shifts, "matched_across_epochs"),
+    SET_ASIDE(edge, "leading_edge"),
+    SET_ASIDE(after_close, "after_window_closed"),
+    SET_ASIDE(isolated_timing, "isolated_timing_outliers"),
+    SET_ASIDE(within_tolerance, "within_tolerance"),
+    SET_ASIDE(outside[0], "outside_good"),
+    SET_ASIDE(outside[1], "outside_bad"),
+    SET_ASIDE(dropped_after[0], "dropped_after_good"),
+    SET_ASIDE(dropped_after[1], "dropped_after_bad"),
+    SET_ASIDE(diff_fallbacks, "unaligned_epochs"),
+};
+#undef SET_ASIDE
+
 static void json_set_aside(struct emb_json *j, const struct emb_diff *d)
 {
     emb_json_begin_object(j, "set_aside");
-    emb_json_uint(j, "matched", d->matched);
-    emb_json_uint(j, "matched_across_epochs", d->boundary_shifts);
-    emb_json_uint(j, "leading_edge", d->edge);
-    emb_json_uint(j, "after_window_closed", d->after_close);
-    emb_json_uint(j, "isolated_timing_outliers", d->isolated_timing);
-    emb_json_uint(j, "within_tolerance", d->within_tolerance);
-    emb_json_uint(j, "outside_good", d->outside[0]);
-    emb_json_uint(j, "outside_bad", d->outside[1]);
-    emb_json_uint(j, "dropped_after_good", d->dropped_after[0]);
-    emb_json_uint(j, "dropped_after_bad", d->dropped_after[1]);
-    emb_json_uint(j, "unaligned_epochs", d->diff_fallbacks);
+    EMB_JSON_FIELDS(j, d, SET_ASIDE_COUNTS);
     emb_json_end_object(j);
     emb_json_begin_object(j, "rules");
     for (int i = 0; i < EMB_DIFF_NRULES; i++)
@@ -194,31 +204,27 @@ static void json_set_aside(struct emb_json *j, const struct emb_diff *d)
 }
 
 /* "pi_chains": [{"text", "links", "good", "bad"}]: each run's waits with the chain standing. */
+#define PI_CHAIN(member, key) EMB_JSON_FIELD(struct emb_diff_pi_chain, member, key, UINT)
+static const struct emb_json_field PI_CHAIN_FIELDS[] = {
+    EMB_JSON_FIELD(struct emb_diff_pi_chain, text, "text", TEXT),
+    PI_CHAIN(links, "links"), PI_CHAIN(waits[0], "good"), PI_CHAIN(waits[1], "bad"),
+};
+#undef PI_CHAIN
+
 static void json_pi_chains(struct emb_json *j, const struct emb_diff *d)
 {
     struct emb_diff_pi_chain *c;
     size_t n;
-    emb_json_begin_array(j, "pi_chains");
-    if (emb_diff_pi_chains(d, &c, &n) == 0) {
-        for (size_t i = 0; i < n; i++) {
-            emb_json_begin_object(j, NULL);
-            emb_json_string(j, "text", c[i].text);
-            emb_json_uint(j, "links", c[i].links);
-            emb_json_uint(j, "good", c[i].waits[0]);
-            emb_json_uint(j, "bad", c[i].waits[1]);
-            emb_json_end_object(j);
-        }
-        free(c);
-    }
-    emb_json_end_array(j);
+    (void)emb_diff_pi_chains(d, &c, &n); /* out of memory: none (c NULL, n 0) */
+    EMB_JSON_FIELD_ARRAY(j, "pi_chains", c, n, PI_CHAIN_FIELDS);
+    free(c);
 }
 
 int emb_diff_write_json(const struct emb_diff *d, FILE *out)
 {
     struct emb_json j;
-    emb_json_init(&j, out, true);
+    emb_json_begin_document(&j, out);
     j.flat_depth = 3;
-    emb_json_begin_object(&j, NULL);
     json_runs(&j, d);
     json_alignment(&j, d);
     json_gaps(&j, d);

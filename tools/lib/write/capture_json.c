@@ -24,6 +24,20 @@ void emb_capture_json_identity(struct emb_json *j, const struct emb_capture_iden
     emb_json_end_object(j);
 }
 
+/* The window's counts and each context's row, under the names the schema gives them. */
+#define WINDOW(member) EMB_JSON_FIELD(struct emb_capture_window, member, #member, UINT)
+static const struct emb_json_field WINDOW_COUNTS[] = {
+    WINDOW(capacity), WINDOW(writes), WINDOW(stored), WINDOW(drops), WINDOW(lost_packets),
+};
+#undef WINDOW
+#define ROW(member, key, kind) EMB_JSON_FIELD(struct emb_capture_row, member, key, kind)
+static const struct emb_json_field ROW_FIELDS[] = {
+    ROW(name, "name", TEXT),                 ROW(id, "id", UINT),
+    ROW(events, "events", UINT),             ROW(discarded, "discarded", UINT),
+    ROW(lost_packets, "lost_packets", UINT), ROW(earlier, "earlier_packets", UINT),
+};
+#undef ROW
+
 void emb_capture_json_window(struct emb_json *j, const struct emb_capture_window *w)
 {
     emb_json_begin_object(j, "window");
@@ -31,22 +45,7 @@ void emb_capture_json_window(struct emb_json *j, const struct emb_capture_window
         emb_json_uint(j, "armed_frame", w->armed_frame);
     else
         emb_json_null(j, "armed_frame");
-    emb_json_uint(j, "capacity", w->capacity);
-    emb_json_uint(j, "writes", w->writes);
-    emb_json_uint(j, "stored", w->stored);
-    emb_json_uint(j, "drops", w->drops);
-    emb_json_uint(j, "lost_packets", w->lost_packets);
-    emb_json_begin_array(j, "contexts");
-    for (size_t i = 0; i < w->nrows; i++) {
-        emb_json_begin_object(j, NULL);
-        emb_json_string(j, "name", w->rows[i].name);
-        emb_json_uint(j, "id", w->rows[i].id);
-        emb_json_uint(j, "events", w->rows[i].events);
-        emb_json_uint(j, "discarded", w->rows[i].discarded);
-        emb_json_uint(j, "lost_packets", w->rows[i].lost_packets);
-        emb_json_uint(j, "earlier_packets", w->rows[i].earlier);
-        emb_json_end_object(j);
-    }
-    emb_json_end_array(j);
+    EMB_JSON_FIELDS(j, w, WINDOW_COUNTS);
+    EMB_JSON_FIELD_ARRAY(j, "contexts", w->rows, w->nrows, ROW_FIELDS);
     emb_json_end_object(j);
 }
