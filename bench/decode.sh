@@ -6,8 +6,9 @@
 # memory from /usr/bin/time; instructions per event from callgrind on 20k and 100k
 # events (the difference: start-up left out). Usage: bench/decode.sh BUILD_DIR
 # Knobs (environment): EMB_DECODE_SIZES ("1000000 4000000"), EMB_DECODE_CG_EVENTS (100000),
-# EMB_DECODE_LOG_RECORDS (3000000), EMB_DECODE_BASELINE (another emb, for emb log), and
-# EMB_DECODE_ONLY=log (the emb log part alone). Writes BUILD_DIR/bench/decode.txt.
+# EMB_DECODE_LOG_RECORDS (3000000), EMB_DECODE_BASELINE (another emb, run beside this one
+# on the same inputs, its outputs compared byte for byte), and EMB_DECODE_ONLY=log or
+# =trace (one part alone). Writes BUILD_DIR/bench/decode.txt.
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: bench/decode.sh BUILD_DIR" >&2; exit 2; }
 build=$(cd "$1" && pwd)
@@ -58,9 +59,18 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf (b > 0 ? "%.1fx" : "-"), a / b}
 out=$dir/decode.txt
 : >"$out"
 say() { echo "$*" | tee -a "$out"; }
+base=${EMB_DECODE_BASELINE:-}
+trace_args() { # trace_args KIND: the emb trace options of a row
+    case $1 in
+    text) echo --color=never ;;
+    summary) echo --summary ;;
+    ndjson) echo -f ndjson ;;
+    perfetto) echo -f perfetto ;;
+    esac
+}
 if [ "${EMB_DECODE_ONLY:-}" != log ]; then
-say "| events | command | CPU s | wall s | peak MiB | vs babeltrace2 (CPU) |"
-say "|---|---|---|---|---|---|"
+say "| events | command | CPU s | wall s | peak MiB | vs babeltrace2 (CPU) | baseline CPU s, peak MiB |"
+say "|---|---|---|---|---|---|---|"
 for n in $sizes; do
     trace=$dir/trace-$n.embt
     [ -f "$trace" ] || "$gen" "$trace" "$n" >/dev/null
@@ -69,17 +79,25 @@ for n in $sizes; do
     row cat cat "$trace"
     row bt_text babeltrace2 "$dir/ctf-$n"
     row bt_dummy babeltrace2 "$dir/ctf-$n" -o dummy
-    row text "$emb" trace --color=never "$trace"
-    row summary "$emb" trace --summary "$trace"
-    row ndjson "$emb" trace -f ndjson "$trace"
-    row perfetto "$emb" trace -f perfetto "$trace"
+    for k in text summary ndjson perfetto; do
+        # shellcheck disable=SC2046 # the options are words
+        row $k "$emb" trace $(trace_args $k) "$trace"
+        [ -n "$base" ] || continue
+        # shellcheck disable=SC2046
+        row ${k}_base "$base" trace $(trace_args $k) "$trace"
+        # shellcheck disable=SC2046
+        cmp <("$emb" trace $(trace_args $k) "$trace") <("$base" trace $(trace_args $k) "$trace") ||
+            { echo "bench: emb trace $(trace_args $k) differs from the baseline's at $n events" >&2; exit 1; }
+    done
     for k in cat bt_text bt_dummy text summary ndjson perfetto; do
         vs=
         case $k in
         text | ndjson | perfetto) vs=$(ratio "${cpu[bt_text]}" "${cpu[$k]}") ;;
         summary) vs="$(ratio "${cpu[bt_dummy]}" "${cpu[$k]}") (vs -o dummy)" ;;
         esac
-        say "| $n | $k | ${cpu[$k]} | ${wall[$k]} | $((mem[$k] / 1024)) | $vs |"
+        b=
+        [ -n "$base" ] && [ -n "${cpu[${k}_base]:-}" ] && b="${cpu[${k}_base]}, $((mem[${k}_base] / 1024))"
+        say "| $n | $k | ${cpu[$k]} | ${wall[$k]} | $((mem[$k] / 1024)) | $vs | $b |"
     done
 done
 
@@ -115,12 +133,19 @@ say "| emb trace text | $(per_event "$emb" trace --color=never @TRACE@) |"
 say "| emb trace --summary | $(per_event "$emb" trace --summary @TRACE@) |"
 say "| emb trace -f ndjson | $(per_event "$emb" trace -f ndjson @TRACE@) |"
 say "| emb trace -f perfetto | $(per_event "$emb" trace -f perfetto @TRACE@) |"
+if [ -n "$base" ]; then
+    for k in text summary ndjson perfetto; do
+        # shellcheck disable=SC2046
+        say "| baseline emb trace $(trace_args $k) | $(per_event "$base" trace $(trace_args $k) @TRACE@) |"
+    done
+    say "every emb trace output above is byte for byte the baseline's"
 fi
+fi
+[ "${EMB_DECODE_ONLY:-}" != trace ] || { say ""; say "load average during the run: $(cut -d' ' -f1-3 /proc/loadavg)"; exit 0; }
 
 # emb log on streams of the real library's records: one context, and four threads at once
 # (the contexts merged by time); EMB_DECODE_BASELINE=EMB runs another emb beside it on the
 # same streams (a ratio in one run). Instructions per record: callgrind on 100k and 500k.
-base=${EMB_DECODE_BASELINE:-}
 log=$dir/log-$log_records.bin
 log4=$dir/log4-$log_records.bin
 [ -f "$log" ] || "$logger" "$log" "$log_records"

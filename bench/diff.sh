@@ -1,35 +1,56 @@
 #!/usr/bin/env bash
 # Benchmarks of emb inspect and emb diff on large captures made by the real library
-# (bench/diff_bench.c): wall time and peak memory (/usr/bin/time -v), best of 3.
-# Usage: bench/diff.sh [BUILD]   (results: docs/benchmarks.md)
+# (bench/diff_bench.c): wall and CPU time and peak memory (/usr/bin/time -v), best of 3,
+# and the peak per event of the captures read (a diff reads two).
+# Usage: bench/diff.sh [BUILD [OTHER_EMB]]   (results: docs/benchmarks.md)
+# OTHER_EMB: another build's emb (main's, say), timed on the same captures in the same run.
 set -euo pipefail
 build=${1:-build}
+other=${2:-}
 emb="$build/bin/emb"
 gen="$build/bin/diff_bench"
 dir="$build/bench-diff"
 mkdir -p "$dir"
 
-best() { # best WALL-SECONDS and its peak RSS of 3 runs of a command (exit 0 or 1 accepted)
-  local best_t=999 best_m=0
+best() { # best WALL-SECONDS, its CPU seconds and peak RSS (KiB) of 3 runs (exit 0 or 1 accepted)
+  local best_t=999 best_c=0 best_m=0
   for _ in 1 2 3; do
     /usr/bin/time -v "$@" >/dev/null 2>"$dir/time.txt" || [ $? -eq 1 ] || { cat "$dir/time.txt" >&2; exit 1; }
-    local t m
+    local t c m
     t=$(awk -F': ' '/Elapsed \(wall clock\)/ {split($2, a, ":"); print a[1] * 60 + a[2]}' "$dir/time.txt")
+    c=$(awk -F': ' '/User time/ {u = $2} /System time/ {s = $2} END {print u + s}' "$dir/time.txt")
     m=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$dir/time.txt")
-    if awk "BEGIN {exit !($t < $best_t)}"; then best_t=$t best_m=$m; fi
+    if awk "BEGIN {exit !($t < $best_t)}"; then best_t=$t best_c=$c best_m=$m; fi
   done
-  echo "$best_t $best_m"
+  echo "$best_t $best_c $best_m"
 }
 
-printf '%-10s %-12s %10s %12s\n' events command seconds "peak MiB"
+row() { # row EVENTS-READ BINARY-NAME COMMAND-NAME EMB ARGS...
+  local events=$1 who=$2 what=$3 t c m
+  shift 3
+  read -r t c m < <(best "$@")
+  printf '%-9s %-6s %-8s %8.2f %8.2f %9.0f %7.1f\n' "$n" "$who" "$what" "$t" "$c" "$((m / 1024))" \
+    "$(awk "BEGIN {print $m * 1024 / $events}")"
+}
+
+printf '%-9s %-6s %-8s %8s %8s %9s %7s\n' events emb command wall_s cpu_s peak_MiB B/event
 for n in 1000000 4000000; do
   "$gen" "$dir/good-$n.embt" "$n"
   "$gen" "$dir/bad-$n.embt" "$n" --bad $((n / 200))
   "$emb" capture --label good -o "$dir/good-$n.emb" "$dir/good-$n.embt" >/dev/null
   "$emb" capture --label bad -o "$dir/bad-$n.emb" "$dir/bad-$n.embt" >/dev/null
-  read -r t m < <(best "$emb" inspect "$dir/good-$n.emb")
-  printf '%-10s %-12s %10.2f %12.0f\n' "$n" inspect "$t" "$((m / 1024))"
-  read -r t m < <(best "$emb" diff "$dir/good-$n.emb" "$dir/bad-$n.emb")
-  printf '%-10s %-12s %10.2f %12.0f\n' "$n" diff "$t" "$((m / 1024))"
+  for who in this ${other:+other}; do
+    bin=$emb
+    [ "$who" = other ] && bin=$other
+    row "$n" "$who" inspect "$bin" inspect "$dir/good-$n.emb"
+    row $((2 * n)) "$who" diff "$bin" diff "$dir/good-$n.emb" "$dir/bad-$n.emb"
+  done
+  if [ -n "$other" ]; then
+    "$emb" diff "$dir/good-$n.emb" "$dir/bad-$n.emb" >"$dir/this.txt" || true
+    "$other" diff "$dir/good-$n.emb" "$dir/bad-$n.emb" >"$dir/other.txt" || true
+    cmp -s "$dir/this.txt" "$dir/other.txt" && echo "$n: both reports the same bytes" ||
+      echo "$n: the reports differ"
+  fi
+  rm -f "$dir/good-$n.embt" "$dir/bad-$n.embt"
 done
 "$emb" diff "$dir/good-1000000.emb" "$dir/bad-1000000.emb" | sed -n '/FIRST/,/^  [a-z]/p' | head -3

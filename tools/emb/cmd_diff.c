@@ -11,6 +11,7 @@
 #include "catalog_known.h"
 #include "diff.h"
 #include "diff_policy.h"
+#include "input_file.h"
 
 static const char *const CMD = "emb diff";
 
@@ -157,7 +158,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct emb_diff_rul
     a->files[0] = argv[optind];
     a->files[1] = argv[optind + 1];
     for (int s = 0; s < 2; s++)
-        if (emb_command_input_read(CMD, a->files[s], 0, 0, &in[s]) != 0)
+        if (emb_command_input_map(CMD, a->files[s], 0, &in[s]) != 0)
             return EMB_EXIT_BAD;
     if (!(*cat = emb_catalog_choose_named(CMD, a->catalog, a->files[0], in[0].bytes, in[0].size,
                                          own)))
@@ -192,7 +193,9 @@ int emb_cmd_diff(int argc, char **argv)
     rc = EMB_EXIT_BAD;
     for (int s = 0; s < 2; s++) {
         struct emb_progress *progress = NULL;
+        /* No record kept: the comparison packs each event as the cursor reads it. */
         struct emb_capture_options opt = {.catalog = cat, .name = a.files[s], .no_merge = true,
+                                          .stream = true, .mapped = in[s].mapped,
                                           .progress = emb_progress_decoding, .progress_arg = &progress};
         cap[s] = emb_capture_decode(in[s].bytes, in[s].size, &opt);
         emb_progress_finish(progress);
@@ -206,6 +209,10 @@ int emb_cmd_diff(int argc, char **argv)
             emb_cli_error_at(CMD, a.files[s], off, "%s", msg);
             goto out;
         }
+        /* The checks read the whole file: its pages are given back, read again only where
+         * the comparison looks at a payload. */
+        if (in[s].mapped)
+            emb_input_map_release(in[s].bytes, in[s].size);
     }
     if (rules.anchor_event == NULL && emb_catalog_find(cat, "frame_start") == NULL) {
         char could[600];

@@ -5,6 +5,7 @@
 
 #include "capture.h"
 #include "capture_json.h"
+#include "input_file.h"
 #include "trace_decode.h"
 
 static const char *const CMD = "emb inspect";
@@ -17,32 +18,35 @@ struct stats {
     uint64_t span_ns;
 };
 
-static void gather(const struct emb_trace *t, struct stats *s)
+/* The counts, in one walk of the decoder's cursor (a streaming decode keeps no record):
+ * none of them depends on the order. False when out of memory. */
+static bool gather(const struct emb_trace *t, struct stats *s)
 {
     const struct emb_catalog_event *fs = emb_catalog_find(emb_trace_catalog(t), "frame_start");
     const struct emb_catalog_field *ff = NULL;
     for (size_t f = 0; fs && f < fs->nfields; f++)
         if (fs->fields[f].meaning == EMB_CAT_MEANING_FRAME)
             ff = &fs->fields[f];
-    for (size_t i = 0; i < emb_trace_context_count(t); i++) {
-        const struct emb_trace_context *c = emb_trace_context(t, i);
-        for (size_t k = 0; k < c->nrecs; k++) {
-            const struct emb_trace_event *r = &c->recs[k];
-            if (r->type != EMB_TREC_EVENT)
-                continue;
-            s->by_id[r->id]++;
-            if (r->ev == fs && ff) {
-                uint32_t v = (uint32_t)emb_catalog_field_get_uint(ff, r->payload);
-                if (!s->frames || v < s->first_frame)
-                    s->first_frame = v;
-                if (!s->frames || v > s->last_frame)
-                    s->last_frame = v;
-                s->frames++;
-            }
+    struct emb_trace_cursor *cur = emb_trace_cursor_open(t);
+    if (!cur)
+        return false;
+    for (const struct emb_trace_event *r; (r = emb_trace_cursor_next(cur)) != NULL;) {
+        if (r->type != EMB_TREC_EVENT)
+            continue;
+        s->by_id[r->id]++;
+        if (r->ev == fs && ff) {
+            uint32_t v = (uint32_t)emb_catalog_field_get_uint(ff, r->payload);
+            if (!s->frames || v < s->first_frame)
+                s->first_frame = v;
+            if (!s->frames || v > s->last_frame)
+                s->last_frame = v;
+            s->frames++;
         }
     }
+    emb_trace_cursor_close(cur);
     const struct emb_trace_info *h = emb_trace_info(t);
     s->span_ns = emb_trace_ticks_to_ns(h->end_ts - h->start_ts, h->clock_hz);
+    return true;
 }
 
 static const char *or_none(const char *s) { return s[0] ? s : "(none)"; }
@@ -193,7 +197,7 @@ int emb_cmd_inspect(int argc, char **argv)
         return rc < 0 ? EMB_EXIT_OK : rc;
     const char *path = argv[optind];
     struct emb_command_input in;
-    if (emb_command_input_read(CMD, path, 0, 0, &in) != 0)
+    if (emb_command_input_map(CMD, path, 0, &in) != 0)
         return EMB_EXIT_BAD;
     struct emb_catalog *own = NULL;
     const struct emb_catalog *cat = emb_catalog_choose_named(CMD, a.catalog, path, in.bytes, in.size,
@@ -202,16 +206,21 @@ int emb_cmd_inspect(int argc, char **argv)
         emb_command_input_free(&in);
         return EMB_EXIT_BAD;
     }
-    struct emb_capture_options opt = {.catalog = cat, .name = path, .no_merge = true};
+    struct emb_capture_options opt = {.catalog = cat, .name = path, .no_merge = true,
+                                      .stream = true, .mapped = in.mapped};
     struct emb_capture *cap = emb_capture_decode(in.bytes, in.size, &opt);
+    /* The checks read the whole file: its pages are given back before the walk. */
+    if (in.mapped)
+        emb_input_map_release(in.bytes, in.size);
     rc = EMB_EXIT_BAD;
     struct stats s = {.by_id = calloc(65536, sizeof(uint64_t))};
     if (!cap || !s.by_id) {
         emb_cli_error_at(CMD, path, -1, "out of memory");
     } else if (emb_capture_failed(cap, NULL, NULL)) {
         emb_cli_problems(CMD, emb_capture_problems(cap));
+    } else if (!gather(emb_capture_trace(cap), &s)) {
+        emb_cli_error_at(CMD, path, -1, "out of memory");
     } else {
-        gather(emb_capture_trace(cap), &s);
         if (a.json)
             print_json(cap, &s, stdout);
         else

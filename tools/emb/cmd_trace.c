@@ -357,10 +357,10 @@ int emb_cmd_trace(int argc, char **argv)
     struct emb_progress *progress = NULL;
     struct emb_trace_options opt = {
         .catalog = cat,
-        /* Only Perfetto (JSON and protobuf), speedscope and the JSON document read records kept in
-         * memory; the summary's threads and the latency metrics walk a cursor. */
+        /* Only Perfetto (JSON and protobuf) and speedscope read records kept in memory; the
+         * JSON document, the summary's threads and the latency metrics walk a cursor. */
         .stream = a.format != FMT_PERFETTO && a.format != FMT_PERFETTO_PROTO &&
-                  a.format != FMT_SPEEDSCOPE && (a.format != FMT_JSON || a.summary || a.latency),
+                  a.format != FMT_SPEEDSCOPE,
         .mapped = in.mapped,
         .name = a.file,
         .base_offset = in.part.offset,

@@ -223,13 +223,18 @@ struct candidate {
     uint64_t count;
     uint32_t ctx;
     uint64_t rising;   /* bit per field (the first 64) */
+    uint64_t in_ctx;   /* occurrences in ctx */
     int64_t last[64];
 };
 
 static void watch(struct candidate *c, const struct emb_trace_event *rec)
 {
     const struct emb_catalog_event *ev = rec->ev;
-    if (c->count == 0) {
+    if (c->count == 0 || rec->ctx < c->ctx) {
+        /* the first ring that has the event decides, whenever the walk meets it */
+        uint64_t count = c->count;
+        memset(c, 0, sizeof *c);
+        c->count = count;
         c->ctx = rec->ctx;
         for (size_t f = 0; f < ev->nfields && f < 64; f++)
             if (ev->fields[f].type != EMB_CAT_CHARS && ev->fields[f].type != EMB_CAT_BOOL)
@@ -242,10 +247,11 @@ static void watch(struct candidate *c, const struct emb_trace_event *rec)
         if (!(c->rising >> f & 1u))
             continue;
         int64_t v = emb_catalog_field_get_int(&ev->fields[f], rec->payload);
-        if (c->count > 1 && v <= c->last[f])
+        if (c->in_ctx > 0 && v <= c->last[f])
             c->rising &= ~(UINT64_C(1) << f);
         c->last[f] = v;
     }
+    c->in_ctx++;
 }
 
 void emb_diff_anchor_candidates(const struct emb_capture *cap, char *buf, size_t len)
@@ -256,12 +262,11 @@ void emb_diff_anchor_candidates(const struct emb_capture *cap, char *buf, size_t
     buf[0] = '\0';
     if (c == NULL)
         return;
-    for (size_t i = 0; i < emb_trace_context_count(t); i++) {
-        const struct emb_trace_context *tc = emb_trace_context(t, i);
-        for (size_t k = 0; k < tc->nrecs; k++)
-            if (tc->recs[k].type == EMB_TREC_EVENT)
-                watch(&c[tc->recs[k].id], &tc->recs[k]);
-    }
+    struct emb_trace_cursor *cur = emb_trace_cursor_open(t);
+    for (const struct emb_trace_event *e; cur && (e = emb_trace_cursor_next(cur)) != NULL;)
+        if (e->type == EMB_TREC_EVENT)
+            watch(&c[e->id], e);
+    emb_trace_cursor_close(cur);
     size_t used = 0;
     unsigned shown = 0;
     for (int pass = 0; pass < 2; pass++)

@@ -51,6 +51,14 @@ static inline void emb_out_bytes(struct emb_out *o, const void *bytes, size_t n)
 
 static inline void emb_out_str(struct emb_out *o, const char *s) { emb_out_bytes(o, s, strlen(s)); }
 
+/* n bytes at s, n at most 32, where 32 bytes can be read at s (text kept with padding
+ * after it): one fixed-size copy, no call. */
+static inline void emb_out_short(struct emb_out *o, const char *s, size_t n)
+{
+    memcpy(emb_out_room(o, 32), s, 32);
+    o->len += n;
+}
+
 static inline void emb_out_char(struct emb_out *o, char c)
 {
     *emb_out_room(o, 1) = c;

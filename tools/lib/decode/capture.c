@@ -509,6 +509,8 @@ static struct emb_capture *run(struct emb_capture *c, const struct emb_capture_o
         .base_offset = s->offset,
         .ignore_checksum = opt->ignore_checksum,
         .no_merge = opt->no_merge,
+        .stream = opt->stream,
+        .mapped = opt->mapped,
         .progress = opt->progress,
         .progress_arg = opt->progress_arg,
     };

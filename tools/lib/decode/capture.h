@@ -163,6 +163,8 @@ struct emb_capture_options {
     bool ignore_checksum;              /* decode with a catalogue that differs (reported) */
     bool skip_trace;                   /* check the file, do not decode the trace */
     bool no_merge;                     /* per-context records only (see emb_trace_options) */
+    bool stream;                       /* keep no records: walk a cursor (emb_trace_options) */
+    bool mapped;                       /* the bytes are a read-only file mapping */
     void (*progress)(void *arg, uint64_t done, uint64_t total);
     void *progress_arg;
 };

@@ -41,18 +41,45 @@ void emb_trace_report(struct emb_trace *t, enum emb_severity severity, long long
     va_end(ap);
 }
 
-void emb_trace_release_before(const struct emb_trace *t, const uint8_t *p)
+void emb_trace_release_range(const struct emb_trace *t, uint64_t from, uint64_t to)
 {
-    /* Only the mapped input itself: after unsealing, data is a malloc'd copy. */
     const uint8_t *mapped = t->map ? (const uint8_t *)t->map : t->input_mapped ? t->input : NULL;
-    if (mapped == NULL || t->data != mapped || p <= t->data)
+    size_t mapped_size = t->map ? t->map_size : t->input_size;
+    if (mapped == NULL || to > mapped_size || from >= to)
         return;
     long page = sysconf(_SC_PAGESIZE);
     uintptr_t step = (uintptr_t)(page > 0 ? page : 4096);
-    uintptr_t lo = ((uintptr_t)t->data + step - 1u) / step * step; /* whole pages only */
-    uintptr_t hi = (uintptr_t)p / step * step;
+    /* Whole pages only: a page shared with bytes outside the range is kept. */
+    uintptr_t lo = ((uintptr_t)(mapped + from) + step - 1u) / step * step;
+    uintptr_t hi = (uintptr_t)(mapped + to) / step * step;
     if (hi > lo)
         madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+void emb_trace_release_before(const struct emb_trace *t, uint64_t input_off)
+{
+    emb_trace_release_range(t, 0, input_off);
+}
+
+const uint8_t *emb_trace_packet_bytes(struct emb_trace *t, size_t off)
+{
+    uint32_t P = t->info.packet_size;
+    if (!t->seal.sealed)
+        return t->data + off;
+    const uint8_t *at = emb_trace_unsealed_in_place(&t->seal, off, P);
+    if (at != NULL)
+        return at;
+    /* Found by resynchronisation at an odd offset: it crosses a CRC, so it is copied. */
+    uint8_t **copies = emb_array_grow(t->copies, &t->copies_cap, t->ncopies + 1, sizeof *copies);
+    uint8_t *copy = copies ? malloc(P) : NULL;
+    if (copies)
+        t->copies = copies;
+    if (copy == NULL) {
+        t->oom = true;
+        return NULL;
+    }
+    t->copies[t->ncopies++] = copy;
+    return emb_trace_unsealed_bytes(&t->seal, off, P, copy);
 }
 
 uint64_t emb_trace_ticks_to_ns(uint64_t ticks, uint64_t hz)
@@ -230,7 +257,7 @@ static void seal_problem(void *arg, const struct emb_problem *p)
         t->sum.fatal = true;
 }
 
-/* A sealed file is checked, and decoded from its copy without the CRCs. */
+/* A sealed file is checked, and decoded through its view without the CRCs. */
 static bool unseal(struct emb_trace *t)
 {
     struct emb_problems seal_problems;
@@ -242,9 +269,9 @@ static bool unseal(struct emb_trace *t)
     }
     if (!t->seal.sealed)
         return true;
-    if (t->seal.data == NULL)
+    if (t->seal.header == NULL)
         return false;
-    t->data = t->seal.data;
+    t->data = t->seal.header;
     t->size = t->seal.size;
     return true;
 }
@@ -312,6 +339,7 @@ struct emb_trace *emb_trace_decode(const uint8_t *data, size_t size,
         return NULL;
     t->data = t->input = data;
     t->input_mapped = opt->mapped;
+    t->input_size = data ? size : 0;
     t->size = data ? size : 0;
     t->base = opt->base_offset;
     return run(t);
@@ -374,7 +402,10 @@ void emb_trace_free(struct emb_trace *t)
     free(t->owned);
     if (t->map != NULL)
         munmap(t->map, t->map_size);
-    free(t->seal.data);
+    free(t->seal.header);
+    for (size_t i = 0; i < t->ncopies; i++)
+        free(t->copies[i]);
+    free(t->copies);
     free(t->name);
     free(t);
 }

@@ -11,7 +11,9 @@
  * event sequence, where they happened.
  *
  * Memory is linear in the input: at most one record per 8 input bytes; a streaming decode
- * (emb_trace_options.stream) keeps none, and a file is mapped, not read.
+ * (emb_trace_options.stream) keeps none, and a file is mapped, not read. A sealed file's
+ * packets are read where they lie (trace_seal.h): only the header, and a packet that
+ * resynchronisation finds across a CRC, are copied.
  */
 #ifndef EMB_HOST_TRACE_DECODE_H
 #define EMB_HOST_TRACE_DECODE_H

@@ -25,6 +25,14 @@ struct merge_run {
     enum { AT_LOST, AT_EVENTS, AT_DISCARDED, AT_DONE } phase;
     uint32_t pos;
     uint64_t prev;
+    uint64_t pk_at;  /* the packet's offset in the data decoded */
+    bool pk_linear;  /* its bytes are contiguous in the source: offsets are pk->offset + pos */
+    /* The input offset where the run's latest stretch of its own packets (no other
+     * context's between them) begins, and how many packets it holds so far: the stretch
+     * is let go as the run leaves it, since contexts written in blocks lie far apart. */
+    uint64_t own_from;
+    size_t own_packets;
+    size_t pk_last; /* the index of the packet taken last */
     bool final_pending;
     struct emb_trace_event now;
     /* A streaming context that goes back in time: its records read, then ordered. */
@@ -71,11 +79,38 @@ static const struct emb_trace_event *packet_event(struct merge_run *r)
     }
     e->ctx = r->ctx;
     e->context_id = r->t->ctx[r->ctx].pub.id;
-    e->offset = emb_trace_source_offset(r->t, (uint64_t)(pk->data - r->t->data) + r->pos);
+    e->offset = r->pk_linear ? pk->offset + r->pos
+                             : emb_trace_source_offset(r->t, r->pk_at + r->pos);
     emb_trace_set_times(r->t, e);
     r->prev = e->ts;
     r->pos = step == EMB_STEP_UNKNOWN ? pk->content_size : r->pos + e->ev->size;
     return e;
+}
+
+/* Where the packet just taken lies in the data decoded, and whether its events' source
+ * offsets follow from its own (in a sealed file, unless it crosses a CRC). */
+static void packet_place(struct merge_run *r)
+{
+    const struct emb_trace_unsealed *u = &r->t->seal;
+    r->pk_at = emb_trace_unsealed_offset(u, r->pk->offset - r->t->base);
+    r->pk_linear = !u->sealed || r->pk_at < u->header_size ||
+                   (r->pk_at - u->header_size) % u->packet_size == 0u;
+}
+
+/* Before the run takes the packet at r->next_pkt: the stretch of its own packets it has
+ * read is let go when this one does not follow it, or every 256 packets. */
+static void release_own(struct merge_run *r, const struct emb_trace_packet *pkts, size_t npk)
+{
+    uint64_t at = pkts[r->next_pkt].offset - r->t->base;
+    bool follows = r->pk_last + 1u == r->next_pkt && r->own_packets != 0u;
+    if (follows && ++r->own_packets % 256u != 0u)
+        return;
+    if (r->own_packets != 0u) { /* up to the packet after its last: another context's */
+        uint64_t end = r->pk_last + 1u < npk ? pkts[r->pk_last + 1u].offset - r->t->base : at;
+        emb_trace_release_range(r->t, r->own_from, end);
+    }
+    r->own_from = at;
+    r->own_packets = 1u;
 }
 
 /* The context's next record from its packets: the order the walk pushed them in. */
@@ -96,8 +131,11 @@ static const struct emb_trace_event *packet_run_next(struct merge_run *r)
                                    emb_trace_source_offset(r->t, EMB_TSF_FIXED_SIZE),
                                    c->final_discarded);
             }
+            release_own(r, pkts, npk);
+            r->pk_last = r->next_pkt;
             r->pk = &pkts[r->next_pkt++];
             r->phase = AT_LOST;
+            packet_place(r);
         }
         const struct emb_trace_packet *pk = r->pk;
         const struct emb_trace_event *e;
@@ -259,17 +297,17 @@ struct emb_trace_cursor *emb_trace_cursor_open(const struct emb_trace *t)
 /* The mapped file's pages before every run's packet are let go now and then. */
 static void release_behind(struct emb_trace_cursor *c)
 {
-    const uint8_t *low = NULL;
+    uint64_t low = UINT64_MAX;
     const struct emb_trace *t = NULL;
     for (size_t i = 0; i < c->n; i++) {
         const struct merge_run *r = c->heap[i];
         if (r->t == NULL)
             continue;
         t = r->t;
-        if (r->pk != NULL && (low == NULL || r->pk->data < low))
-            low = r->pk->data;
+        if (r->pk != NULL && r->pk->offset - t->base < low)
+            low = r->pk->offset - t->base;
     }
-    if (t != NULL && low != NULL)
+    if (t != NULL && low != UINT64_MAX)
         emb_trace_release_before(t, low);
 }
 

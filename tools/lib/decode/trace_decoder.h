@@ -44,6 +44,7 @@ struct emb_trace {
     const uint8_t *data;
     size_t size;
     const uint8_t *input; /* the bytes emb_trace_decode() was given */
+    size_t input_size;
     bool input_mapped;    /* ... a read-only file mapping (emb_trace_options.mapped) */
     uint64_t base;
     const struct emb_catalog *cat;
@@ -63,7 +64,12 @@ struct emb_trace {
     uint64_t *event_count;          /* EVENT records per event id */
     size_t nrecords;                /* records of every context */
     uint64_t last_ts;               /* the latest record's timestamp */
-    struct emb_trace_unsealed seal; /* a sealed file: the checked copy that data points to */
+    /* A sealed file: its view without CRCs (data is then its header, as version 1); a
+     * few bytes across a CRC are copied to `window`, a packet across one to `copies`. */
+    struct emb_trace_unsealed seal;
+    uint8_t window[EMB_PKT_HEADER_SIZE];
+    uint8_t **copies;
+    size_t ncopies, copies_cap;
     bool offsets_raw;               /* report() offsets are the source's already */
     bool start_known;               /* start_ts carried on from an earlier decode */
     bool oom;
@@ -111,10 +117,25 @@ bool emb_trace_order_context(struct emb_trace *t, struct ctx_state *c);
 /* Builds t->merged. False when out of memory. */
 bool emb_trace_merge(struct emb_trace *t);
 
-/* Lets the system take back the mapped file's pages before p (they are read again if
- * needed): memory stays flat however large the file. Does nothing unless the data decoded
- * is the mapped file. */
-void emb_trace_release_before(const struct emb_trace *t, const uint8_t *p);
+/* `len` bytes (at most EMB_PKT_HEADER_SIZE) at byte `off` of the data decoded, as one
+ * run: in place, or for a sealed file across a packet's CRC copied to t->window (valid
+ * until the next call). */
+static inline const uint8_t *emb_trace_at(struct emb_trace *t, size_t off, size_t len)
+{
+    if (!t->seal.sealed)
+        return t->data + off;
+    return emb_trace_unsealed_bytes(&t->seal, off, len, t->window);
+}
+/* The packet at `off` (packet_size bytes): in place, or a copy that lives as long as the
+ * trace. NULL when out of memory. */
+const uint8_t *emb_trace_packet_bytes(struct emb_trace *t, size_t off);
+
+/* Lets the system take back the mapped input's pages before its byte `input_off` (they
+ * are read again if needed): memory stays flat however large the file. Does nothing
+ * unless the input is a file mapping. */
+void emb_trace_release_before(const struct emb_trace *t, uint64_t input_off);
+/* The same for the input's bytes [from, to): pages wholly inside the range. */
+void emb_trace_release_range(const struct emb_trace *t, uint64_t from, uint64_t to);
 
 /* Validates the file header and reads the context table and extension blocks. False
  * when the stream must be refused (reported as an error). */

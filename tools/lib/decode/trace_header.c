@@ -83,7 +83,9 @@ static bool check_magic(struct emb_trace *t)
               t->size, EMB_TSF_FIXED_SIZE);
         return false;
     }
-    enum emb_stream_kind kind = emb_stream_kind(t->data, t->size);
+    /* A sealed file's data is its header alone: the packets are read through the view. */
+    size_t held = t->seal.sealed ? t->seal.header_size : t->size;
+    enum emb_stream_kind kind = emb_stream_kind(t->data, held);
     if (kind != EMB_STREAM_TRACE) {
         uint32_t magic = emb_get_le32(t->data + EMB_TSF_OFF_MAGIC);
         if (kind == EMB_STREAM_TRACE_PACKET)

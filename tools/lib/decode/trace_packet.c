@@ -16,7 +16,7 @@
  * the reason into `why` and returns false when it is not a packet of this trace. */
 static bool packet_header_ok(struct emb_trace *t, size_t off, char *why, size_t whylen)
 {
-    const uint8_t *p = t->data + off;
+    const uint8_t *p = emb_trace_at(t, off, EMB_PKT_HEADER_SIZE);
     uint32_t P = t->info.packet_size;
     uint32_t magic = emb_get_le32(p + EMB_PKT_OFF_MAGIC);
     if (magic != EMB_PKT_MAGIC) {
@@ -71,11 +71,13 @@ static bool packet_header_ok(struct emb_trace *t, size_t off, char *why, size_t 
 
 /* Where the next packet of this trace may start, scanning from `from` in 4-byte steps:
  * the packet magic followed by the trace's uuid. Returns t->size when there is none. */
-static size_t resync(const struct emb_trace *t, size_t from)
+static size_t resync(struct emb_trace *t, size_t from)
 {
-    for (size_t q = from; q + 20 <= t->size; q += 4)
-        if (emb_get_le32(t->data + q) == EMB_PKT_MAGIC && !memcmp(t->data + q + 4, t->info.uuid, 16))
+    for (size_t q = from; q + 20 <= t->size; q += 4) {
+        const uint8_t *at = emb_trace_at(t, q, 20);
+        if (emb_get_le32(at) == EMB_PKT_MAGIC && !memcmp(at + 4, t->info.uuid, 16))
             return q;
+    }
     return t->size;
 }
 
@@ -114,14 +116,15 @@ enum emb_trace_step emb_trace_step_event(const struct emb_trace *t, const uint8_
 
 /* Why the event at `at` was not decoded, reported. */
 static void report_step(struct emb_trace *t, const struct ctx_state *c, enum emb_trace_step step,
-                        long long at, uint32_t left, const struct emb_trace_event *r)
+                        long long at, const uint8_t *bytes, uint32_t left,
+                        const struct emb_trace_event *r)
 {
     if (step == EMB_STEP_SHORT)
         emb_trace_report(t, EMB_WARNING, at, "ctx %s: %" PRIu32 " bytes before content end, too few for an event header",
               c->pub.name, left);
     else if (step == EMB_STEP_FLAGS)
         emb_trace_report(t, EMB_WARNING, at + EMB_EVT_OFF_FLAGS, "ctx %s: event flags 0x%04x are not valid",
-              c->pub.name, emb_get_le16(t->data + at + EMB_EVT_OFF_FLAGS));
+              c->pub.name, emb_get_le16(bytes + EMB_EVT_OFF_FLAGS));
     else if (step == EMB_STEP_PAST_END)
         emb_trace_report(t, EMB_WARNING, at, "ctx %s: event %s (%" PRIu32 " bytes) runs past the content end (%" PRIu32
               " bytes left)", c->pub.name, r->ev->name, r->ev->size, left);
@@ -130,21 +133,65 @@ static void report_step(struct emb_trace *t, const struct ctx_state *c, enum emb
               " bytes) is not decoded", c->pub.name, r->id, r->payload_size);
 }
 
+/* A streaming decode's first walk over a packet's events: it counts them and notes their
+ * order as emb_trace_step_event() and emb_trace_note_record() would, reading only each
+ * event's header (the cursor reads them again). It stops at the first event that is not a
+ * plain catalogue event, which decode_events() then reads the long way; returns its pos. */
+static uint32_t count_events(struct emb_trace *t, struct ctx_state *c, const uint8_t *p,
+                             uint32_t pos, uint32_t content, uint64_t *prev_io)
+{
+    if (c->scratch_held) { /* the marker held comes first */
+        c->scratch_held = false;
+        emb_trace_note_record(t, c, c->scratch.ts);
+    }
+    uint64_t prev = *prev_io, last = c->last_seen_ts, latest = t->last_ts, events = 0;
+    size_t seen = c->nseen;
+    bool back = c->back_in_time;
+    while (content - pos >= EMB_EVT_HEADER_SIZE) {
+        const uint8_t *e = p + pos;
+        uint16_t flags = emb_get_le16(e + EMB_EVT_OFF_FLAGS);
+        const struct emb_catalog_event *ev = emb_catalog_event(t->cat, emb_get_le16(e + EMB_EVT_OFF_ID));
+        if (flags & 0xFF00u || (flags & EMB_EVT_FLAG_KIND_MASK) > EMB_EVT_KIND_FAULT ||
+            ev == NULL || ev->size > content - pos)
+            break;
+        uint64_t ts = (prev & ~(uint64_t)0xFFFFFFFFu) | emb_get_le32(e + EMB_EVT_OFF_TS);
+        if (ts < prev)
+            ts += (uint64_t)1 << 32;
+        if (seen++ != 0 && ts < last)
+            back = true;
+        last = prev = ts;
+        latest = ts > latest ? ts : latest;
+        t->event_count[ev->id]++;
+        events++;
+        pos += ev->size;
+    }
+    c->nseen = seen;
+    c->last_seen_ts = last;
+    c->back_in_time = back;
+    t->last_ts = latest;
+    c->pub.events += events;
+    t->sum.events += events;
+    *prev_io = prev;
+    return pos;
+}
+
 /* Decodes the events of a packet whose header is valid. Returns false when an event
  * could not be decoded (the ones before it are kept). */
 static bool decode_events(struct emb_trace *t, struct ctx_state *c, size_t off,
                           const struct emb_trace_packet *pk)
 {
-    const uint8_t *p = t->data + off;
+    const uint8_t *p = pk->data;
     uint32_t content = pk->content_size;
     uint64_t prev = pk->ts_begin;
     uint32_t pos = EMB_PKT_HEADER_SIZE;
+    if (t->stream)
+        pos = count_events(t, c, p, pos, content, &prev);
     while (pos < content) {
         long long at = (long long)(off + pos);
         struct emb_trace_event e = {0};
         enum emb_trace_step step = emb_trace_step_event(t, p, pos, content, prev, &e);
         if (step != EMB_STEP_EVENT && step != EMB_STEP_UNKNOWN) {
-            report_step(t, c, step, at, content - pos, &e);
+            report_step(t, c, step, at, p + pos, content - pos, &e);
             return false;
         }
         if (t->stream) { /* counted only: the cursor reads the event again */
@@ -161,7 +208,7 @@ static bool decode_events(struct emb_trace *t, struct ctx_state *c, size_t off,
         if (step == EMB_STEP_UNKNOWN) {
             c->pub.unknown++;
             t->sum.unknown++;
-            report_step(t, c, step, at, content - pos, &e);
+            report_step(t, c, step, at, p + pos, content - pos, &e);
             return false;
         }
         c->pub.events++;
@@ -267,7 +314,9 @@ static bool count_discarded(struct emb_trace *t, struct ctx_state *c,
  * Returns false when it is refused as a whole (it breaks its context's order). */
 static bool take_packet(struct emb_trace *t, size_t off)
 {
-    const uint8_t *p = t->data + off;
+    const uint8_t *p = emb_trace_packet_bytes(t, off);
+    if (p == NULL)
+        return false;
     struct emb_trace_packet pk = {
         .offset = emb_trace_source_offset(t, off),
         .data = p,
@@ -304,12 +353,12 @@ void emb_trace_walk_packets(struct emb_trace *t)
 {
     uint32_t P = t->info.packet_size;
     size_t off = t->info.header_size;
-    uint64_t next_progress = 0, next_release = 1u << 24;
+    uint64_t next_progress = 0, next_release = 1u << 22;
     char why[256];
     while (off < t->size && !t->oom) {
         if (t->stream && off >= next_release) { /* nothing before `off` is read again here */
-            emb_trace_release_before(t, t->data + off);
-            next_release = off + (1u << 24);
+            emb_trace_release_before(t, emb_trace_sealed_offset(&t->seal, off));
+            next_release = off + (1u << 22);
         }
         if (t->opt->progress && off >= next_progress) {
             t->opt->progress(t->opt->progress_arg, off, t->size);
@@ -323,7 +372,7 @@ void emb_trace_walk_packets(struct emb_trace *t)
             continue;
         }
         if (header_ok || (left < EMB_PKT_HEADER_SIZE && left >= 4 &&
-                          emb_get_le32(t->data + off) == EMB_PKT_MAGIC)) {
+                          emb_get_le32(emb_trace_at(t, off, 4)) == EMB_PKT_MAGIC)) {
             emb_trace_report(t, EMB_WARNING, (long long)off, "truncated packet: %zu of %" PRIu32 " bytes", left, P);
             t->sum.bad_packets++;
             break;

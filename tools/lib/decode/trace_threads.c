@@ -204,6 +204,14 @@ static void on_other(struct follow *f, const struct emb_trace_event *e, int *oom
 int emb_trace_threads_compute(const struct emb_trace *t, struct emb_trace_threads *out)
 {
     memset(out, 0, sizeof *out);
+    const struct emb_catalog *cat = emb_trace_catalog(t);
+    const struct emb_catalog_event *sw = emb_catalog_find(cat, "switch");
+    const struct emb_catalog_event *wait_begin = emb_catalog_find(cat, "wait_begin");
+    const struct emb_catalog_event *wait_end = emb_catalog_find(cat, "wait_end");
+    if (sw == NULL || emb_trace_event_count(t, sw->id) == 0) {
+        out->running = -1; /* no switch (the decode counted them): no thread, no walk */
+        return 0;
+    }
     struct follow f = {.th = out, .names = emb_trace_names_build(t), .current = -1,
                        .slot = calloc(NO_THREAD, sizeof(uint32_t))};
     /* One pass in time order: a streaming decode keeps no records. */
@@ -214,13 +222,13 @@ int emb_trace_threads_compute(const struct emb_trace *t, struct emb_trace_thread
         if (e->type != EMB_TREC_EVENT)
             continue;
         last = e->ts;
-        if (strcmp(e->ev->name, "switch") == 0) {
+        if (e->ev == sw) {
             if (out->switches == 0)
                 start = e->ts;
             on_switch(&f, e, &oom);
-        } else if (out->switches > 0 && strcmp(e->ev->name, "wait_begin") == 0) {
+        } else if (out->switches > 0 && e->ev == wait_begin) {
             on_wait(&f, e, true, &oom);
-        } else if (out->switches > 0 && strcmp(e->ev->name, "wait_end") == 0) {
+        } else if (out->switches > 0 && e->ev == wait_end) {
             on_wait(&f, e, false, &oom);
         } else if (out->switches > 0) {
             on_other(&f, e, &oom);

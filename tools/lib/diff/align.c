@@ -32,7 +32,7 @@ static int find_markers(struct emb_diff_work *w, int side, struct markers *m)
     for (size_t i = 0; i < d->nctx; i++) {
         size_t n = 0;
         for (size_t k = 0; k < d->ctx[i].n[side]; k++)
-            n += d->ctx[i].ev[side][k].rec->ev == d->anchor;
+            n += emb_diff_event_id(&d->ctx[i].ev[side][k]) == d->anchor->id;
         if (n > best_n) {
             best_n = n;
             best = i;
@@ -50,11 +50,12 @@ static int find_markers(struct emb_diff_work *w, int side, struct markers *m)
     }
     const struct emb_diff_ctx *c = &d->ctx[best];
     for (size_t k = 0; k < c->n[side]; k++) {
-        const struct emb_trace_event *r = c->ev[side][k].rec;
-        if (r->ev != d->anchor)
+        const struct emb_diff_event *e = &c->ev[side][k];
+        if (emb_diff_event_id(e) != d->anchor->id)
             continue;
         m->pos[m->n] = k;
-        m->value[m->n] = d->anchor_field ? (uint32_t)emb_catalog_field_get_uint(d->anchor_field, r->payload)
+        m->value[m->n] = d->anchor_field ? (uint32_t)emb_catalog_field_get_uint(
+                                               d->anchor_field, emb_diff_payload(d, side, e))
                                          : (uint32_t)m->n;
         m->n++;
     }

@@ -1,6 +1,7 @@
-/* The comparison's contexts: each run's records laid out by thread (the ring's name), by
- * interrupt (its number, across every ring it landed on) and the fault handler, and each
- * event's identity, the hash the matching compares. */
+/* The comparison's contexts: each run's events laid out by thread (the ring's name), by
+ * interrupt (its number, across every ring it landed on) and the fault handler in one walk
+ * of the decoder's cursor, each packed with its identity, the hash the matching compares
+ * (the rules' policies found once per event id, not per event). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdlib.h>
@@ -36,29 +37,6 @@ static long ctx_get(struct emb_diff_work *w, const char *name, uint8_t kind)
     return (long)d->nctx++;
 }
 
-/* Records in a diff context before they are laid out: for the merge of interrupt
- * contexts across rings. */
-struct pending {
-    const struct emb_trace_event *rec;
-    uint32_t ring, pos;
-};
-
-static int cmp_pending(const void *x, const void *y)
-{
-    const struct pending *a = x, *b = y;
-    int c = emb_diff_order_u64(a->rec->ns, b->rec->ns);
-    if (!c)
-        c = emb_diff_order_u64(a->ring, b->ring);
-    return c ? c : emb_diff_order_u64(a->pos, b->pos);
-}
-
-/* One run's records, a list per context (index as in d->ctx). */
-struct pending_lists {
-    struct pending **v;
-    size_t *count, *cap;
-    size_t n;
-};
-
 void emb_diff_thread_key(const struct emb_diff *d, int side, size_t ring, char *buf, size_t len)
 {
     const struct emb_trace *t = d->trace[side];
@@ -79,131 +57,262 @@ void emb_diff_thread_key(const struct emb_diff *d, int side, size_t ring, char *
         snprintf(buf, len, "%s", c->name);
 }
 
-/* The context a record of a ring belongs to: the interrupt it ran in (irq_at: the number
- * of the interrupt entered at each nesting depth), the fault handler, or the ring's thread.
- * -1 out of memory. */
-static long record_context(struct emb_diff_work *w, const struct emb_trace_event *rec,
-                           long thread, int32_t *irq_at)
+/* A context of one run while the walk fills it. It becomes a comparison context at the
+ * end, in the order a walk of ring after ring would have met it: by the first ring it
+ * appears in, then its first record there (a ring's thread before its records). */
+struct slot {
+    char name[40];
+    uint8_t kind;
+    uint32_t ring;
+    uint64_t pos;
+    struct emb_diff_event *ev;
+    size_t n, cap;
+};
+
+/* One run's walk of the decoder's cursor, which keeps each ring's records in ring order
+ * and merges the rings by time, as the interrupt contexts want them. */
+struct walk {
+    struct emb_diff_work *w;
+    int side;
+    size_t nrings;
+    struct slot *slots;
+    size_t nslots, cap;
+    long *ring_slot;            /* [ring] its thread's slot */
+    int32_t (*irq_at)[64];      /* [ring][depth] the interrupt entered there, -1 none */
+    long (*irq_slot)[64];       /* [ring][depth] its slot, -1 not looked up */
+    uint64_t *pos;              /* [ring] records walked */
+    uint64_t *last_ns;          /* [ring] its last event's time */
+};
+
+/* The slot of this name and kind, first met at record `pos` of `ring`; -1 out of memory. */
+static long slot_get(struct walk *k, const char *name, uint8_t kind, uint32_t ring, uint64_t pos)
 {
-    char key[64];
-    if (rec->kind == EMB_EVT_KIND_ISR) {
-        unsigned depth = rec->depth < 64 ? rec->depth : 63;
-        if (rec->ev == w->irq_enter && rec->ev->nfields > 0)
-            irq_at[depth] = (int32_t)emb_catalog_field_get_uint(&rec->ev->fields[0], rec->payload);
-        if (irq_at[depth] >= 0)
-            snprintf(key, sizeof key, "irq %d", (int)irq_at[depth]);
+    for (size_t i = 0; i < k->nslots; i++) {
+        struct slot *s = &k->slots[i];
+        if (s->kind != kind || strcmp(s->name, name))
+            continue;
+        if (ring < s->ring) {
+            s->ring = ring;
+            s->pos = pos;
+        }
+        return (long)i;
+    }
+    struct slot *slots = emb_diff_grow(k->w, k->slots, &k->cap, k->nslots + 1, sizeof *slots);
+    if (!slots)
+        return -1;
+    k->slots = slots;
+    slots[k->nslots] = (struct slot){.kind = kind, .ring = ring, .pos = pos};
+    snprintf(slots[k->nslots].name, sizeof slots->name, "%s", name);
+    return (long)k->nslots++;
+}
+
+/* The slot a record of ring r belongs to: the interrupt it ran in (the number of the
+ * interrupt entered at its nesting depth), the fault handler, or the ring's thread. */
+static long record_slot(struct walk *k, const struct emb_trace_event *rec, uint64_t pos)
+{
+    uint32_t r = rec->ctx;
+    if (rec->kind == EMB_EVT_KIND_FAULT)
+        return slot_get(k, "fault", EMB_DIFF_CTX_FAULT, r, pos + 1);
+    if (rec->kind != EMB_EVT_KIND_ISR)
+        return k->ring_slot[r];
+    unsigned depth = rec->depth < 64 ? rec->depth : 63;
+    if (rec->ev == k->w->irq_enter && rec->ev->nfields > 0) {
+        int32_t v = (int32_t)emb_catalog_field_get_uint(&rec->ev->fields[0], rec->payload);
+        if (v != k->irq_at[r][depth])
+            k->irq_slot[r][depth] = -1;
+        k->irq_at[r][depth] = v;
+    }
+    if (k->irq_slot[r][depth] < 0) {
+        char key[64];
+        if (k->irq_at[r][depth] >= 0)
+            snprintf(key, sizeof key, "irq %d", (int)k->irq_at[r][depth]);
         else
             snprintf(key, sizeof key, "irq ?");
-        return ctx_get(w, key, EMB_DIFF_CTX_IRQ);
+        k->irq_slot[r][depth] = slot_get(k, key, EMB_DIFF_CTX_IRQ, r, pos + 1);
     }
-    if (rec->kind == EMB_EVT_KIND_FAULT)
-        return ctx_get(w, "fault", EMB_DIFF_CTX_FAULT);
-    return thread;
+    return k->irq_slot[r][depth];
 }
 
-/* Ring r's events, each into its context's list. */
-static int collect_ring(struct emb_diff_work *w, int side, size_t r, struct pending_lists *l)
+static uint64_t identity(struct emb_diff_work *w, int side, const struct emb_trace_event *r);
+
+/* One EVENT record into its slot, packed. */
+static int add_event(struct walk *k, const struct emb_trace_event *rec, uint64_t pos)
 {
-    const struct emb_trace *t = w->d->trace[side];
-    const struct emb_trace_context *c = emb_trace_context(t, r);
-    char key[64];
-    emb_diff_thread_key(w->d, side, r, key, sizeof key);
-    long tc = ctx_get(w, key, EMB_DIFF_CTX_THREAD);
-    if (tc < 0)
+    long si = record_slot(k, rec, pos);
+    if (si < 0)
         return -1;
-    w->tid_map[side][c->id] = (uint32_t)tc;
-    int32_t irq_at[64];
-    for (int i = 0; i < 64; i++)
-        irq_at[i] = -1;
-    for (size_t k = 0; k < c->nrecs; k++) {
-        const struct emb_trace_event *rec = &c->recs[k];
-        if (rec->type != EMB_TREC_EVENT)
+    const uint8_t *base = k->w->d->bytes[k->side];
+    uint64_t at = (uint64_t)(rec->payload - EMB_EVT_HEADER_SIZE - base);
+    if (at > EMB_DIFF_OFFSET_MASK)
+        return emb_diff_refuse(k->w, "%s: an event past byte 2^48", k->w->d->name[k->side]);
+    struct slot *s = &k->slots[si];
+    if (s->n == INT32_MAX)
+        return emb_diff_refuse(k->w, "%s: context %s holds more than 2^31 events",
+                               k->w->d->name[k->side], s->name);
+    struct emb_diff_event *ev = emb_diff_grow(k->w, s->ev, &s->cap, s->n + 1, sizeof *ev);
+    if (!ev)
+        return -1;
+    s->ev = ev;
+    ev[s->n++] = (struct emb_diff_event){.identity = identity(k->w, k->side, rec), .ns = rec->ns,
+                                         .at = at | (uint64_t)rec->id << 48, .peer = -1};
+    k->last_ns[rec->ctx] = rec->ns;
+    k->w->ring_events[k->side][rec->ctx]++;
+    return 0;
+}
+
+/* A loss record, kept for losses.c with what the ring had recorded before it. */
+static int add_loss(struct walk *k, const struct emb_trace_event *rec)
+{
+    struct emb_diff_work *w = k->w;
+    int side = k->side;
+    struct emb_diff_loss *l = emb_diff_grow(w, w->loss[side], &w->loss_cap[side], w->nloss[side] + 1,
+                                            sizeof *l);
+    if (!l)
+        return -1;
+    w->loss[side] = l;
+    uint64_t before = w->ring_events[side][rec->ctx];
+    l[w->nloss[side]++] = (struct emb_diff_loss){
+        .ring = rec->ctx, .type = rec->type, .count = rec->count, .ns = rec->ns,
+        .offset = rec->offset, .prev_ns = before ? k->last_ns[rec->ctx] : 0,
+        .events_before = before};
+    return 0;
+}
+
+static int walk_records(struct walk *k)
+{
+    struct emb_trace_cursor *cur = emb_trace_cursor_open(k->w->d->trace[k->side]);
+    if (!cur) {
+        k->w->oom = true;
+        return -1;
+    }
+    int rc = 0;
+    for (const struct emb_trace_event *rec; rc == 0 && (rec = emb_trace_cursor_next(cur)) != NULL;) {
+        if (rec->ctx >= k->nrings)
             continue;
-        long target = record_context(w, rec, tc, irq_at);
-        if (target < 0 || (size_t)target >= l->n) {
-            w->oom = w->oom || target < 0;
+        uint64_t pos = k->pos[rec->ctx]++;
+        if (rec->type == EMB_TREC_EVENT)
+            rc = add_event(k, rec, pos);
+        else if (rec->type == EMB_TREC_DISCARDED || rec->type == EMB_TREC_LOST)
+            rc = add_loss(k, rec);
+    }
+    emb_trace_cursor_close(cur);
+    return rc;
+}
+
+/* A `meaning: thread` field's value names a thread by its ring's name: numbered in the
+ * order both runs' rings are met, the same number for the same name in either run. */
+static long thread_number(struct emb_diff_work *w, const char *name)
+{
+    for (size_t i = 0; i < w->nthreads; i++)
+        if (!strcmp(w->threads[i], name))
+            return (long)i;
+    char (*names)[64] = emb_diff_grow(w, w->threads, &w->thread_cap, w->nthreads + 1, sizeof *names);
+    if (!names)
+        return -1;
+    w->threads = names;
+    snprintf(w->threads[w->nthreads], sizeof *names, "%s", name);
+    return (long)w->nthreads++;
+}
+
+/* Each ring's thread slot, and its thread id's number. */
+static int ring_slots(struct walk *k)
+{
+    struct emb_diff_work *w = k->w;
+    const struct emb_trace *t = w->d->trace[k->side];
+    for (size_t r = 0; r < k->nrings; r++) {
+        char key[64];
+        emb_diff_thread_key(w->d, k->side, r, key, sizeof key);
+        long n = thread_number(w, key);
+        if ((k->ring_slot[r] = slot_get(k, key, EMB_DIFF_CTX_THREAD, (uint32_t)r, 0)) < 0 || n < 0)
             return -1;
+        w->tid_map[k->side][emb_trace_context(t, r)->id] = (uint32_t)n;
+        for (int i = 0; i < 64; i++) {
+            k->irq_at[r][i] = -1;
+            k->irq_slot[r][i] = -1;
         }
-        struct pending *list = emb_diff_grow(w, l->v[target], &l->cap[target], l->count[target] + 1,
-                                             sizeof *list);
-        if (!list)
-            return -1;
-        l->v[target] = list;
-        list[l->count[target]++] = (struct pending){rec, (uint32_t)r, (uint32_t)k};
     }
     return 0;
 }
 
-static bool has_ring_named(const struct emb_diff *d, int side, const char *name)
+static int cmp_slot(const void *x, const void *y)
 {
-    char key[64];
-    for (size_t r = 0; r < emb_trace_context_count(d->trace[side]); r++) {
-        emb_diff_thread_key(d, side, r, key, sizeof key);
-        if (!strcmp(key, name))
-            return true;
-    }
-    return false;
+    const struct slot *a = *(const struct slot *const *)x, *b = *(const struct slot *const *)y;
+    int c = emb_diff_order_u64(a->ring, b->ring);
+    return c ? c : emb_diff_order_u64(a->pos, b->pos);
 }
 
-/* The lists become the contexts' events of this run: an interrupt's merged across rings
- * in time order; a thread is present when the run has its ring, even without events. */
-static int lay_out(struct emb_diff_work *w, int side, struct pending_lists *l)
+/* The slots become the run's comparison contexts, made in the order of first meeting. */
+static int lay_out(struct walk *k)
 {
-    struct emb_diff *d = w->d;
-    for (size_t i = 0; i < d->nctx; i++) {
-        struct emb_diff_ctx *c = &d->ctx[i];
-        size_t n = l->count[i];
-        if (!n && c->kind != EMB_DIFF_CTX_THREAD)
-            continue;
-        if (c->kind == EMB_DIFF_CTX_THREAD) {
-            if (!has_ring_named(d, side, c->name))
-                continue;
-        } else {
-            qsort(l->v[i], n, sizeof **l->v, cmp_pending);
-        }
-        c->present[side] = true;
-        c->n[side] = n;
-        c->ev[side] = calloc(n ? n : 1, sizeof *c->ev[side]);
-        if (!c->ev[side]) {
+    struct emb_diff_work *w = k->w;
+    struct slot **order = malloc((k->nslots + 1) * sizeof *order);
+    if (!order) {
+        w->oom = true;
+        return -1;
+    }
+    for (size_t i = 0; i < k->nslots; i++)
+        order[i] = &k->slots[i];
+    qsort(order, k->nslots, sizeof *order, cmp_slot);
+    int rc = 0;
+    for (size_t i = 0; i < k->nslots && rc == 0; i++) {
+        struct slot *s = order[i];
+        long ci = ctx_get(w, s->name, s->kind);
+        if (ci < 0 || (!s->ev && !(s->ev = calloc(1, sizeof *s->ev)))) {
             w->oom = true;
-            return -1;
+            rc = -1;
+            break;
         }
-        for (size_t k = 0; k < n; k++) {
-            c->ev[side][k].rec = l->v[i][k].rec;
-            c->ev[side][k].ns = l->v[i][k].rec->ns;
-            c->ev[side][k].peer = -1;
-        }
+        struct emb_diff_ctx *c = &w->d->ctx[ci];
+        c->present[k->side] = true;
+        c->ev[k->side] = s->ev;
+        c->n[k->side] = s->n;
+        s->ev = NULL;
     }
-    return 0;
+    free(order);
+    return rc;
+}
+
+static void walk_free(struct walk *k)
+{
+    for (size_t i = 0; k->slots && i < k->nslots; i++)
+        free(k->slots[i].ev);
+    free(k->slots);
+    free(k->ring_slot);
+    free(k->irq_at);
+    free(k->irq_slot);
+    free(k->pos);
+    free(k->last_ns);
 }
 
 int emb_diff_build_contexts(struct emb_diff_work *w, int side)
 {
-    struct emb_diff *d = w->d;
-    size_t nrings = emb_trace_context_count(d->trace[side]);
-    struct pending_lists l = {.n = d->nctx + nrings + 64};
-    l.v = calloc(l.n, sizeof *l.v);
-    l.count = calloc(l.n, sizeof *l.count);
-    l.cap = calloc(l.n, sizeof *l.cap);
-    /* thread id -> name index shared by both runs, for `meaning: thread` fields */
+    struct walk k = {.w = w, .side = side, .nrings = emb_trace_context_count(w->d->trace[side])};
+    size_t n = k.nrings + 1;
+    k.ring_slot = calloc(n, sizeof *k.ring_slot);
+    k.irq_at = calloc(n, sizeof *k.irq_at);
+    k.irq_slot = calloc(n, sizeof *k.irq_slot);
+    k.pos = calloc(n, sizeof *k.pos);
+    k.last_ns = calloc(n, sizeof *k.last_ns);
+    w->ring_events[side] = calloc(n, sizeof *w->ring_events[side]);
+    /* thread id -> thread number shared by both runs, for `meaning: thread` fields */
     w->tid_map[side] = malloc(65536 * sizeof(uint32_t));
     int rc = -1;
-    if (!l.v || !l.count || !l.cap || !w->tid_map[side]) {
+    if (!k.ring_slot || !k.irq_at || !k.irq_slot || !k.pos || !k.last_ns || !w->ring_events[side] ||
+        !w->tid_map[side]) {
         w->oom = true;
         goto out;
     }
     memset(w->tid_map[side], 0xFF, 65536 * sizeof(uint32_t));
-    rc = 0;
-    for (size_t r = 0; r < nrings && rc == 0; r++)
-        rc = collect_ring(w, side, r, &l);
+    rc = ring_slots(&k);
     if (rc == 0)
-        rc = lay_out(w, side, &l);
+        rc = walk_records(&k);
+    if (rc == 0)
+        rc = lay_out(&k);
+    for (size_t r = 0; r < k.nrings; r++)
+        if (w->ring_events[side][r] && k.last_ns[r] > w->last_event_ns[side])
+            w->last_event_ns[side] = k.last_ns[r];
 out:
-    for (size_t i = 0; l.v && i < l.n; i++)
-        free(l.v[i]);
-    free(l.v);
-    free(l.count);
-    free(l.cap);
+    walk_free(&k);
     return rc;
 }
 
@@ -234,15 +343,64 @@ uint64_t emb_diff_thread_value(const struct emb_diff_work *w, int side, uint64_t
     return v;
 }
 
-/* The hash of an event's name and of the fields compared exactly: a thread field by the
- * thread's name, so two runs whose thread ids differ still agree. */
-static uint64_t identity(const struct emb_diff_work *w, int side, const struct emb_trace_event *r)
+const struct emb_diff_event_rules *emb_diff_event_rules(struct emb_diff_work *w,
+                                                        const struct emb_catalog_event *ev)
 {
-    const struct emb_catalog_event *ev = r->ev;
-    uint64_t h = emb_key_mix64(0x1234567u, ev->id);
+    static const struct emb_diff_event_rules varies = {.known = true, .varies = true};
+    if (!w->event_rules && !(w->event_rules = calloc(65536, sizeof *w->event_rules))) {
+        w->oom = true;
+        return &varies;
+    }
+    struct emb_diff_event_rules *er = &w->event_rules[ev->id];
+    if (er->known)
+        return er;
+    er->known = true;
+    er->varies = ev->nfields > 64;
+    for (size_t i = 0; i < w->d->rules.npolicies; i++)
+        er->varies |= w->d->rules.policies[i].event == ev && w->d->rules.policies[i].has_when;
+    for (size_t f = 0; !er->varies && f < ev->nfields; f++) {
+        double tol;
+        /* no `when` policy for this event: the payload is not read */
+        enum emb_catalog_compare c = emb_diff_policy_of(&w->d->rules, ev, f, NULL, &tol);
+        er->exact |= (uint64_t)(c == EMB_CAT_COMPARE_EXACT) << f;
+        er->tolerance |= c == EMB_CAT_COMPARE_TOLERANCE || c == EMB_CAT_COMPARE_TOLERANCE_PCT;
+    }
+    return er;
+}
+
+bool emb_diff_field_exact(const struct emb_diff_work *w, const struct emb_diff_event_rules *er,
+                          const struct emb_catalog_event *ev, size_t f, const uint8_t *payload)
+{
+    double tol;
+    if (!er->varies)
+        return er->exact >> f & 1u;
+    return emb_diff_policy_of(&w->d->rules, ev, f, payload, &tol) == EMB_CAT_COMPARE_EXACT;
+}
+
+bool emb_diff_has_tolerance(struct emb_diff_work *w, const struct emb_catalog_event *ev,
+                            const uint8_t *payload)
+{
+    const struct emb_diff_event_rules *er = emb_diff_event_rules(w, ev);
+    if (!er->varies)
+        return er->tolerance;
     for (size_t f = 0; f < ev->nfields; f++) {
         double tol;
-        if (emb_diff_policy_of(&w->d->rules, ev, f, r->payload, &tol) != EMB_CAT_COMPARE_EXACT)
+        enum emb_catalog_compare p = emb_diff_policy_of(&w->d->rules, ev, f, payload, &tol);
+        if (p == EMB_CAT_COMPARE_TOLERANCE || p == EMB_CAT_COMPARE_TOLERANCE_PCT)
+            return true;
+    }
+    return false;
+}
+
+/* The hash of an event's name and of the fields compared exactly: a thread field by the
+ * thread's name, so two runs whose thread ids differ still agree. */
+static uint64_t identity(struct emb_diff_work *w, int side, const struct emb_trace_event *r)
+{
+    const struct emb_catalog_event *ev = r->ev;
+    const struct emb_diff_event_rules *er = emb_diff_event_rules(w, ev);
+    uint64_t h = emb_key_mix64(0x1234567u, ev->id);
+    for (size_t f = 0; f < ev->nfields; f++) {
+        if (!emb_diff_field_exact(w, er, ev, f, r->payload))
             continue;
         const struct emb_catalog_field *fd = &ev->fields[f];
         if (fd->type == EMB_CAT_CHARS) {
@@ -256,13 +414,4 @@ static uint64_t identity(const struct emb_diff_work *w, int side, const struct e
         h = emb_key_mix64(h, v);
     }
     return h;
-}
-
-void emb_diff_identities(struct emb_diff_work *w)
-{
-    struct emb_diff *d = w->d;
-    for (size_t i = 0; i < d->nctx; i++)
-        for (int s = 0; s < 2; s++)
-            for (size_t k = 0; k < d->ctx[i].n[s]; k++)
-                d->ctx[i].ev[s][k].identity = identity(w, s, d->ctx[i].ev[s][k].rec);
 }

@@ -19,6 +19,49 @@ char *emb_diff_event_text(const struct emb_trace_event *r, char *buf, size_t len
     return buf;
 }
 
+struct emb_trace_event emb_diff_event_record(const struct emb_diff *d, int side,
+                                             const struct emb_diff_event *e)
+{
+    struct emb_trace_event r = {.ns = e->ns, .offset = emb_diff_event_file_offset(d, side, e),
+                                .id = emb_diff_event_id(e), .type = EMB_TREC_EVENT};
+    r.ev = emb_catalog_event(emb_trace_catalog(d->trace[side]), r.id);
+    r.payload = emb_diff_payload(d, side, e);
+    r.payload_size = r.ev ? r.ev->payload_size : 0;
+    return r;
+}
+
+uint64_t emb_diff_event_file_offset(const struct emb_diff *d, int side,
+                                    const struct emb_diff_event *e)
+{
+    /* The packet that holds it (packets lie in file order): its offset in the file, and
+     * the event's place in it, which no CRC of a sealed file's interrupts. */
+    size_t n;
+    const struct emb_trace_packet *pk = emb_trace_packets(d->trace[side], &n);
+    const uint8_t *at = d->bytes[side] + emb_diff_event_pos(e);
+    size_t lo = 0, hi = n; /* pk[lo].data <= at < pk[hi].data */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (pk[mid].data <= at)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return n ? pk[lo].offset + (uint64_t)(at - pk[lo].data) : 0;
+}
+
+char *emb_diff_event_words(const struct emb_diff *d, int side, const struct emb_diff_event *e,
+                           char *buf, size_t len)
+{
+    struct emb_trace_event r = emb_diff_event_record(d, side, e);
+    return emb_diff_event_text(&r, buf, len);
+}
+
+const struct emb_catalog_event *emb_diff_event_def(const struct emb_diff *d,
+                                                   const struct emb_diff_event *e)
+{
+    return emb_catalog_event(emb_trace_catalog(d->trace[0]), emb_diff_event_id(e));
+}
+
 char *emb_diff_epoch_text(const struct emb_diff *d, int32_t epoch, char *buf, size_t len)
 {
     if (epoch < 0 || (size_t)epoch > d->epochs)
@@ -47,30 +90,31 @@ char *emb_diff_item_text(const struct emb_diff *d, const struct emb_diff_item *i
     switch (it->rule) {
     case EMB_DIFF_MISSING:
         snprintf(buf, len, "observed in the good run only: %s",
-                 emb_diff_event_text(c->ev[0][it->a].rec, ev, sizeof ev));
+                 emb_diff_event_words(d, 0, &c->ev[0][it->a], ev, sizeof ev));
         break;
     case EMB_DIFF_EXTRA:
         snprintf(buf, len, "observed in the bad run only: %s",
-                 emb_diff_event_text(c->ev[1][it->b].rec, ev, sizeof ev));
+                 emb_diff_event_words(d, 1, &c->ev[1][it->b], ev, sizeof ev));
         break;
     case EMB_DIFF_REORDER:
         snprintf(buf, len, "observed in another order within %s: %s (good #%" PRId64 ", bad #%" PRId64 ")",
-                 c->name, emb_diff_event_text(c->ev[1][it->b].rec, ev, sizeof ev),
+                 c->name, emb_diff_event_words(d, 1, &c->ev[1][it->b], ev, sizeof ev),
                  it->a - (int64_t)c->epoch_start[0][it->epoch < 0 ? 0 : it->epoch],
                  it->b - (int64_t)c->epoch_start[1][it->epoch < 0 ? 0 : it->epoch]);
         break;
     case EMB_DIFF_ARGUMENT: {
-        const struct emb_trace_event *ra = c->ev[0][it->a].rec, *rb = c->ev[1][it->b].rec;
+        struct emb_trace_event ra = emb_diff_event_record(d, 0, &c->ev[0][it->a]);
+        struct emb_trace_event rb = emb_diff_event_record(d, 1, &c->ev[1][it->b]);
         if (it->field >= 0) {
-            const struct emb_catalog_field *f = &ra->ev->fields[it->field];
+            const struct emb_catalog_field *f = &ra.ev->fields[it->field];
             char va[80], vb[80];
-            emb_trace_field_text(f, ra->payload, va, sizeof va);
-            emb_trace_field_text(f, rb->payload, vb, sizeof vb);
+            emb_trace_field_text(f, ra.payload, va, sizeof va);
+            emb_trace_field_text(f, rb.payload, vb, sizeof vb);
             snprintf(buf, len, "%s.%s observed as %s in the good run, %s in the bad run",
-                     ra->ev->name, f->name, va, vb);
+                     ra.ev->name, f->name, va, vb);
         } else {
             snprintf(buf, len, "observed with other values: good %s, bad %s",
-                     emb_diff_event_text(ra, ev, sizeof ev), emb_diff_event_text(rb, ev2, sizeof ev2));
+                     emb_diff_event_text(&ra, ev, sizeof ev), emb_diff_event_text(&rb, ev2, sizeof ev2));
         }
         break;
     }
@@ -88,8 +132,8 @@ char *emb_diff_item_text(const struct emb_diff *d, const struct emb_diff_item *i
         if (it->rule == EMB_DIFF_EPOCH_DURATION)
             snprintf(what, sizeof what, "epoch observed lasting %s", v);
         else
-            snprintf(what, sizeof what, "%s observed %s after %s in %s", c->ev[1][it->b].rec->ev->name,
-                     v, c->ev[1][it->b_prev].rec->ev->name, c->name);
+            snprintf(what, sizeof what, "%s observed %s after %s in %s", emb_diff_event_def(d, &c->ev[1][it->b])->name,
+                     v, emb_diff_event_def(d, &c->ev[1][it->b_prev])->name, c->name);
         snprintf(buf, len, "%s, %s the good run's band for %" PRIu32 " epoch%s in a row; good run: "
                  "median %s, %g%%..%g%% %s .. %s (%" PRIu32 " values, margin %s); bad run: median "
                  "%s, %g%%..%g%% %s .. %s (%" PRIu32 " values)", what,

@@ -113,8 +113,8 @@ static uint16_t item_id(const struct emb_diff *d, const struct emb_diff_item *it
         return prev ? 0 : it->rule == EMB_DIFF_EPOCH_DURATION ? d->anchor->id : 0;
     const struct emb_diff_ctx *c = &d->ctx[it->ctx];
     if (prev)
-        return it->b_prev >= 0 ? c->ev[1][it->b_prev].rec->id : 0;
-    return it->b >= 0 ? c->ev[1][it->b].rec->id : c->ev[0][it->a].rec->id;
+        return it->b_prev >= 0 ? emb_diff_event_id(&c->ev[1][it->b_prev]) : 0;
+    return it->b >= 0 ? emb_diff_event_id(&c->ev[1][it->b]) : emb_diff_event_id(&c->ev[0][it->a]);
 }
 
 static int group_items(struct emb_diff_work *w)
@@ -230,7 +230,6 @@ static int compare(struct emb_diff_work *w)
     struct emb_diff *d = w->d;
     if (check_identities(w) || emb_diff_build_contexts(w, 0) || emb_diff_build_contexts(w, 1))
         return -1;
-    emb_diff_identities(w);
     if (emb_diff_align(w) || emb_diff_assign_epochs(w))
         return -1;
     w->closed_ctx[0] = w->closed_ctx[1] = -1;
@@ -243,6 +242,19 @@ static int compare(struct emb_diff_work *w)
     if (emb_diff_timing(w) || group_items(w))
         return -1;
     return w->oom ? -1 : 0;
+}
+
+/* What the steps kept for one another. */
+static void work_free(struct emb_diff_work *w)
+{
+    for (int s = 0; s < 2; s++) {
+        free(w->tid_map[s]);
+        free(w->marker_pos[s]);
+        free(w->loss[s]);
+        free(w->ring_events[s]);
+    }
+    free(w->threads);
+    free(w->event_rules);
 }
 
 struct emb_diff *emb_diff_run(const struct emb_capture *good, const struct emb_capture *bad,
@@ -260,6 +272,11 @@ struct emb_diff *emb_diff_run(const struct emb_capture *good, const struct emb_c
     d->trace[1] = emb_capture_trace(bad);
     d->name[0] = emb_capture_name(good);
     d->name[1] = emb_capture_name(bad);
+    for (int s = 0; s < 2; s++) {
+        size_t np;
+        const struct emb_trace_packet *pk = emb_trace_packets(d->trace[s], &np);
+        d->bytes[s] = np ? pk[0].data : NULL;
+    }
     w.cat = emb_trace_catalog(d->trace[0]);
     w.irq_enter = emb_catalog_find(w.cat, "irq_enter");
     int rc = -1;
@@ -269,10 +286,7 @@ struct emb_diff *emb_diff_run(const struct emb_capture *good, const struct emb_c
         rc = compare(&w);
     if (w.oom)
         emb_report(ps, EMB_ERROR, -1, "out of memory");
-    free(w.tid_map[0]);
-    free(w.tid_map[1]);
-    free(w.marker_pos[0]);
-    free(w.marker_pos[1]);
+    work_free(&w);
     if (rc) {
         emb_diff_free(d);
         return NULL;

@@ -96,14 +96,27 @@ int emb_diff_rules_load(struct emb_diff_rules *r, const struct emb_catalog *cat,
 int emb_diff_rules_anchor(struct emb_diff_rules *r, const struct emb_catalog *cat, const char *spec,
                           struct emb_problems *ps);
 
-/* One event as the comparison sees it. */
+/* One event as the comparison sees it, 32 bytes: the comparison keeps no decoded record.
+ * Its payload stays in the trace's bytes, read again there where a report or a tolerance
+ * needs it (emb_diff_event_record). */
 struct emb_diff_event {
-    const struct emb_trace_event *rec;
     uint64_t identity;   /* hash of the name and the fields compared exactly */
     uint64_t ns;         /* since the trace start */
+    uint64_t at;         /* bits 0..47: where its header is in the trace's bytes (from
+                          * emb_diff.bytes); 48..63: the event id */
     int32_t epoch;       /* -1 before the anchor; >= epochs: after the compared range */
     int32_t peer;        /* index of the counterpart in the other run's context, -1 none */
 };
+
+#define EMB_DIFF_OFFSET_MASK ((UINT64_C(1) << 48) - 1u)
+static inline uint16_t emb_diff_event_id(const struct emb_diff_event *e)
+{
+    return (uint16_t)(e->at >> 48);
+}
+static inline uint64_t emb_diff_event_pos(const struct emb_diff_event *e)
+{
+    return e->at & EMB_DIFF_OFFSET_MASK;
+}
 
 enum emb_diff_ctx_kind { EMB_DIFF_CTX_THREAD, EMB_DIFF_CTX_IRQ, EMB_DIFF_CTX_FAULT };
 
@@ -161,6 +174,7 @@ struct emb_diff_gap {        /* where the comparison is incomplete */
 struct emb_diff {
     const struct emb_capture *cap[2];
     const struct emb_trace *trace[2];
+    const uint8_t *bytes[2];   /* the first packet's bytes: an event's position counts from there */
     const char *name[2];
     struct emb_diff_rules rules;
     /* alignment */
@@ -204,6 +218,13 @@ static inline size_t emb_diff_significant(const struct emb_diff *d) { return d->
 
 /* One line describing an event: name and fields ("user_event id=3 a=612 b=16384"). */
 char *emb_diff_event_text(const struct emb_trace_event *r, char *buf, size_t len);
+/* An event of run `side` as the decoder gave it (an EVENT record): its definition, its
+ * payload read in the capture, its time and offset. */
+struct emb_trace_event emb_diff_event_record(const struct emb_diff *d, int side,
+                                             const struct emb_diff_event *e);
+/* The byte offset of its header in its capture file, as the decoder reports it. */
+uint64_t emb_diff_event_file_offset(const struct emb_diff *d, int side,
+                                    const struct emb_diff_event *e);
 /* The epoch's label: "12 (frame 612)". */
 char *emb_diff_epoch_text(const struct emb_diff *d, int32_t epoch, char *buf, size_t len);
 /* One sentence about an item, in the report's vocabulary. */

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <emb/trace_format.h>
+
 #include "diff.h"
 #include "key_map.h"
 
@@ -23,6 +25,24 @@
 static inline int emb_diff_order_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
 static inline int emb_diff_order_i64(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
 
+/* A loss record (DISCARDED, LOST) of a ring, as the walk met it. */
+struct emb_diff_loss {
+    uint32_t ring;
+    uint8_t type;            /* enum emb_trace_rec_type */
+    uint32_t count;
+    uint64_t ns, offset;
+    uint64_t prev_ns;        /* the ring's last event before it (0: none) */
+    uint64_t events_before;  /* the ring's events before it */
+};
+
+/* What the rules make of one event's fields, found once per event id: which are compared
+ * exactly (bit f) and whether one has a tolerance. `varies` when a `when` policy makes it
+ * depend on the payload (or past 64 fields): emb_diff_policy_of then decides per event. */
+struct emb_diff_event_rules {
+    bool known, varies, tolerance;
+    uint64_t exact;
+};
+
 /* The state of one comparison while it is made. */
 struct emb_diff_work {
     struct emb_diff *d;
@@ -31,8 +51,16 @@ struct emb_diff_work {
     struct emb_problems *ps; /* where a refusal goes */
     bool oom;
     size_t ctx_cap, item_cap, gap_cap;
-    /* thread id -> global thread-name index, per run */
+    /* thread id -> number of its thread's name (threads), per run */
     uint32_t *tid_map[2];
+    char (*threads)[64];
+    size_t nthreads, thread_cap;
+    struct emb_diff_event_rules *event_rules; /* [event id], filled as met */
+    /* what the walk of each run found besides its events */
+    struct emb_diff_loss *loss[2];
+    size_t nloss[2], loss_cap[2];
+    uint64_t *ring_events[2];    /* [ring] events */
+    uint64_t last_event_ns[2];   /* the latest of each ring's last event */
     size_t anchor_ctx[2];
     size_t *marker_pos[2];   /* [epochs + 1] index of marker k in the anchor context */
     size_t markers_after[2]; /* anchor markers a run has after the last compared one */
@@ -60,9 +88,8 @@ void emb_diff_set_offset(struct emb_diff *d, struct emb_diff_item *it);
 /* Whether an event of this epoch is inside the compared range. */
 bool emb_diff_compared(const struct emb_diff *d, int32_t epoch);
 
-/* contexts.c: one run's events laid out in the comparison's contexts, and their identity. */
+/* contexts.c: one run's events laid out in the comparison's contexts, with their identity. */
 int emb_diff_build_contexts(struct emb_diff_work *w, int side);
-void emb_diff_identities(struct emb_diff_work *w);
 /* The name a thread context goes by: its ring's name, numbered when a run has two. */
 /* The name a ring of run `side` is paired by: its own (`name#2` for a second ring of that
  * name), or the good run's name a `pair` rule gives it. */
@@ -72,6 +99,20 @@ long emb_diff_ctx_find(struct emb_diff *d, const char *name, uint8_t kind);
 enum emb_catalog_compare emb_diff_policy_of(const struct emb_diff_rules *r,
                                             const struct emb_catalog_event *ev, size_t f,
                                             const uint8_t *payload, double *tol);
+/* The rules of an event id, found the first time; whether field f is compared exactly
+ * (payload read only when the rules vary with it); whether a field has a tolerance. */
+const struct emb_diff_event_rules *emb_diff_event_rules(struct emb_diff_work *w,
+                                                        const struct emb_catalog_event *ev);
+bool emb_diff_field_exact(const struct emb_diff_work *w, const struct emb_diff_event_rules *er,
+                          const struct emb_catalog_event *ev, size_t f, const uint8_t *payload);
+bool emb_diff_has_tolerance(struct emb_diff_work *w, const struct emb_catalog_event *ev,
+                            const uint8_t *payload);
+/* An event's payload, read again in its trace's bytes. */
+static inline const uint8_t *emb_diff_payload(const struct emb_diff *d, int side,
+                                              const struct emb_diff_event *e)
+{
+    return d->bytes[side] + emb_diff_event_pos(e) + EMB_EVT_HEADER_SIZE;
+}
 /* A `meaning: thread` field's value as both runs can compare it. */
 uint64_t emb_diff_thread_value(const struct emb_diff_work *w, int side, uint64_t v);
 
@@ -85,11 +126,11 @@ void emb_diff_window_closed_early(struct emb_diff_work *w);
 
 /* edit_script.c: the edit script between two contexts' event sequences. */
 enum { EMB_DIFF_OP_MATCH, EMB_DIFF_OP_DEL, EMB_DIFF_OP_INS };
-struct emb_diff_op {
+struct emb_diff_op {          /* 16 bytes: a context holds fewer than 2^31 events (peer) */
+    int32_t ia, ib;
+    uint32_t region;
     uint8_t t;
     bool used;
-    uint32_t region;
-    int64_t ia, ib;
 };
 struct emb_diff_ops {
     struct emb_diff_op *v;
@@ -111,6 +152,11 @@ const char *emb_diff_label(const struct emb_diff *d, int side);
 char *emb_diff_group_event_text(const struct emb_diff *d, const struct emb_diff_group *g,
                                 char *buf, size_t len);
 const char *emb_diff_ctx_name(const struct emb_diff *d, uint32_t ci);
+/* An event of run `side` in words (emb_diff_event_text); its catalogue definition. */
+char *emb_diff_event_words(const struct emb_diff *d, int side, const struct emb_diff_event *e,
+                           char *buf, size_t len);
+const struct emb_catalog_event *emb_diff_event_def(const struct emb_diff *d,
+                                                   const struct emb_diff_event *e);
 /* The event index a neighbourhood centres on, per side; -1 none. */
 int64_t emb_diff_centre(const struct emb_diff_item *it, int side);
 /* The epoch an event's time is measured from: its own, clamped to the compared range. */

@@ -15,7 +15,7 @@ bool emb_diff_push_op(struct emb_diff_ops *o, uint8_t t, int64_t ia, int64_t ib)
     if (!v)
         return false;
     o->v = v;
-    o->v[o->n++] = (struct emb_diff_op){t, false, 0, ia, ib};
+    o->v[o->n++] = (struct emb_diff_op){.ia = (int32_t)ia, .ib = (int32_t)ib, .t = t};
     return true;
 }
 

@@ -45,22 +45,6 @@ static int32_t epoch_at(const struct emb_diff *d, int side, uint64_t ns)
     return (int32_t)lo;
 }
 
-/* The last event recorded in any ring of a trace. */
-static uint64_t last_event_ns(const struct emb_trace *t)
-{
-    uint64_t last = 0;
-    for (size_t r = 0; r < emb_trace_context_count(t); r++) {
-        const struct emb_trace_context *c = emb_trace_context(t, r);
-        for (size_t k = c->nrecs; k-- > 0;)
-            if (c->recs[k].type == EMB_TREC_EVENT) {
-                if (c->recs[k].ns > last)
-                    last = c->recs[k].ns;
-                break;
-            }
-    }
-    return last;
-}
-
 /* One run's compared range and the end of its recording. */
 struct loss_scope {
     int side;
@@ -70,7 +54,7 @@ struct loss_scope {
 
 /* One loss record of a ring (key, context ci), which happened after `from`. */
 static void place_loss(struct emb_diff_work *w, const struct loss_scope *sc, const char *key,
-                       long ci, const struct emb_trace_event *rec, uint64_t from, bool closed)
+                       long ci, const struct emb_diff_loss *rec, uint64_t from, bool closed)
 {
     struct emb_diff *d = w->d;
     int side = sc->side;
@@ -108,28 +92,18 @@ static void ring_losses(struct emb_diff_work *w, const struct loss_scope *sc, si
     char key[64];
     emb_diff_thread_key(d, sc->side, r, key, sizeof key);
     long ci = emb_diff_ctx_find(d, key, EMB_DIFF_CTX_THREAD);
-    uint64_t prev_ns = 0;
-    bool seen = false;
-    size_t last_event = SIZE_MAX;
     uint32_t ring_packets = emb_trace_info(t)->ring_packets;
     bool filled = ring_packets == 0 || c->packets >= ring_packets;
-    for (size_t k = 0; k < c->nrecs; k++)
-        if (c->recs[k].type == EMB_TREC_EVENT)
-            last_event = k;
-    for (size_t k = 0; k < c->nrecs; k++) {
-        const struct emb_trace_event *rec = &c->recs[k];
-        if (rec->type == EMB_TREC_EVENT) {
-            prev_ns = rec->ns;
-            seen = true;
-            continue;
-        }
-        if (rec->type != EMB_TREC_DISCARDED && rec->type != EMB_TREC_LOST)
+    uint64_t events = w->ring_events[sc->side][r];
+    for (size_t k = 0; k < w->nloss[sc->side]; k++) {
+        const struct emb_diff_loss *rec = &w->loss[sc->side][k];
+        if (rec->ring != r)
             continue;
         if (rec->type == EMB_TREC_DISCARDED && f && f->seq > 0 && rec->offset == f->offset)
             continue; /* the overwritten packets' events: the gap below */
-        uint64_t from = seen ? prev_ns : 0;
-        bool closed = sc->window && rec->type == EMB_TREC_DISCARDED &&
-                      (last_event == SIZE_MAX || k > last_event);
+        uint64_t from = rec->prev_ns;
+        /* no event of the ring after it */
+        bool closed = sc->window && rec->type == EMB_TREC_DISCARDED && rec->events_before == events;
         if (closed && sc->end > from)
             from = sc->end;
         /* Every ring counts the events fired after the close; the one that closed the
@@ -166,7 +140,7 @@ void emb_diff_find_losses(struct emb_diff_work *w, int side)
         .window = emb_capture_window(d->cap[side])->armed_frame != EMB_CAP_NO_FRAME,
         .T0 = d->epoch_ns[side][0],
         .TE = d->epoch_ns[side][d->epochs],
-        .end = last_event_ns(t),
+        .end = w->last_event_ns[side],
     };
     /* Each context's first packet: a snapshot ring that overwrote its oldest packets
      * covers the range only from there on, and the events they held are that packet's

@@ -72,17 +72,6 @@ static int differing_field(const struct emb_diff_work *w, const struct emb_trace
     return -1;
 }
 
-static bool has_tolerance(const struct emb_diff_work *w, const struct emb_trace_event *r)
-{
-    for (size_t f = 0; f < r->ev->nfields; f++) {
-        double tol;
-        enum emb_catalog_compare p = emb_diff_policy_of(&w->d->rules, r->ev, f, r->payload, &tol);
-        if (p == EMB_CAT_COMPARE_TOLERANCE || p == EMB_CAT_COMPARE_TOLERANCE_PCT)
-            return true;
-    }
-    return false;
-}
-
 /* The same events in another order within one context: an unmatched event of the good
  * run and one of the bad run with one identity, between the same two stretches of
  * agreement (EMB_DIFF_RESYNC matches in a row). */
@@ -238,9 +227,10 @@ static void check_match(struct emb_diff_work *w, uint32_t ci, const struct emb_d
     d->matched++;
     if (ci != d->anchor_ctx && ea->epoch != eb->epoch)
         d->boundary_shifts++;
-    if (!has_tolerance(w, eb->rec))
+    if (!emb_diff_has_tolerance(w, emb_diff_event_def(d, eb), emb_diff_payload(d, 1, eb)))
         return;
-    int f = differing_field(w, ea->rec, eb->rec, true);
+    struct emb_trace_event ra = emb_diff_event_record(d, 0, ea), rb = emb_diff_event_record(d, 1, eb);
+    int f = differing_field(w, &ra, &rb, true);
     struct emb_diff_item *it =
         f >= 0 ? emb_diff_add_item(w, EMB_DIFF_ARGUMENT,
                                    emb_diff_compared(d, eb->epoch) ? eb->epoch : ea->epoch, ci)
@@ -269,7 +259,7 @@ static void pair_same_events(struct emb_diff_work *w, uint32_t ci, struct emb_di
         for (size_t q = i; q < j; q++) {
             struct emb_diff_op *ins = &o->v[q];
             if (ins->t != EMB_DIFF_OP_INS || ins->used ||
-                c->ev[0][del->ia].rec->ev != c->ev[1][ins->ib].rec->ev)
+                emb_diff_event_id(&c->ev[0][del->ia]) != emb_diff_event_id(&c->ev[1][ins->ib]))
                 continue;
             del->used = ins->used = true;
             c->ev[0][del->ia].peer = (int32_t)ins->ib;
@@ -282,7 +272,9 @@ static void pair_same_events(struct emb_diff_work *w, uint32_t ci, struct emb_di
             if (it) {
                 it->a = del->ia;
                 it->b = ins->ib;
-                it->field = differing_field(w, c->ev[0][del->ia].rec, c->ev[1][ins->ib].rec, false);
+                struct emb_trace_event ra = emb_diff_event_record(d, 0, &c->ev[0][del->ia]);
+                struct emb_trace_event rb = emb_diff_event_record(d, 1, &c->ev[1][ins->ib]);
+                it->field = differing_field(w, &ra, &rb, false);
                 emb_diff_set_offset(d, it);
             }
             break;

@@ -163,7 +163,7 @@ static void html_neighbourhood(const struct emb_diff *d, const struct emb_diff_i
             bool self = i == (s ? it->b : it->a);
             fprintf(out, "<tr class=\"%s\"><td>e%d</td><td>%s</td><td>", self ? "hit" : e->peer < 0 ? "only" : "",
                     (int)e->epoch, emb_diff_signed_time_text(off, t, sizeof t));
-            html_text(out, emb_diff_event_text(e->rec, ev, sizeof ev));
+            html_text(out, emb_diff_event_words(d, s, e, ev, sizeof ev));
             fprintf(out, "</td></tr>\n");
         }
     } else {

@@ -27,8 +27,8 @@ static void json_event(struct emb_json *j, const char *key, const struct emb_dif
     emb_json_int(j, "epoch", e->epoch);
     emb_json_int(j, "offset_ns",
                  (long long)e->ns - (long long)d->epoch_ns[s][emb_diff_event_epoch(d, e)]);
-    emb_json_uint(j, "file_offset", e->rec->offset);
-    emb_json_string(j, "event", emb_diff_event_text(e->rec, ev, sizeof ev));
+    emb_json_uint(j, "file_offset", emb_diff_event_file_offset(d, s, e));
+    emb_json_string(j, "event", emb_diff_event_words(d, s, e, ev, sizeof ev));
     emb_json_end_object(j);
 }
 
@@ -61,7 +61,7 @@ static void json_item(struct emb_json *j, const struct emb_diff *d, const struct
         emb_json_uint(j, "bad_values", it->bad_n);
     }
     if (it->rule == EMB_DIFF_ARGUMENT && it->field >= 0 && c)
-        emb_json_string(j, "field", c->ev[0][it->a].rec->ev->fields[it->field].name);
+        emb_json_string(j, "field", emb_diff_event_def(d, &c->ev[0][it->a])->fields[it->field].name);
     if (it->rule == EMB_DIFF_DROPS) {
         emb_json_string(j, "run", it->side ? "bad" : "good");
         emb_json_uint(j, "count", it->count);

@@ -34,7 +34,7 @@ static void neighbourhood_text(const struct emb_diff *d, const struct emb_diff_i
         char mark = i == (s ? it->b : it->a) ? '>' : e->peer < 0 ? (s ? '+' : '-') : ' ';
         fprintf(out, "    %c e%-4d %12s  %s%s%s\n", mark, (int)e->epoch,
                 emb_diff_signed_time_text(off, t, sizeof t), self ? red : "",
-                emb_diff_event_text(e->rec, ev, sizeof ev), self ? rst : "");
+                emb_diff_event_words(d, s, e, ev, sizeof ev), self ? rst : "");
     }
 }
 

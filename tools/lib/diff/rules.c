@@ -129,6 +129,21 @@ static int split(char *line, char **w)
     }
 }
 
+/* Adds `item` (`size` bytes) at the end of a rules list: `list` points to the list's
+ * pointer, *n counts its items. -1 (reported) when out of memory: the list is unchanged. */
+static int append(void *list, size_t *n, const void *item, size_t size, struct emb_problems *ps)
+{
+    void *items;
+    memcpy(&items, list, sizeof items);
+    unsigned char *grown = realloc(items, (*n + 1) * size);
+    if (!grown)
+        return emb_diff_report_error(ps, ps->file, -1, "out of memory");
+    memcpy(grown + *n * size, item, size);
+    memcpy(list, &grown, sizeof grown);
+    ++*n;
+    return 0;
+}
+
 static int parse_compare(struct emb_diff_rules *r, const struct emb_catalog *cat, char **w, int n,
                          struct emb_problems *ps)
 {
@@ -171,12 +186,7 @@ static int parse_compare(struct emb_diff_rules *r, const struct emb_catalog *cat
         p.has_when = true;
         p.when_field = (size_t)wf;
     }
-    void *q = realloc(r->policies, (r->npolicies + 1) * sizeof *r->policies);
-    if (!q)
-        return emb_diff_report_error(ps, ps->file, -1, "out of memory");
-    r->policies = q;
-    r->policies[r->npolicies++] = p;
-    return 0;
+    return append(&r->policies, &r->npolicies, &p, sizeof p, ps);
 }
 
 static int parse_pair(struct emb_diff_rules *r, char **w, int n, struct emb_problems *ps)
@@ -186,14 +196,10 @@ static int parse_pair(struct emb_diff_rules *r, char **w, int n, struct emb_prob
         strlen(w[2]) >= sizeof r->pairs[0].bad)
         return emb_diff_report_error(ps, ps->file, -1, "pair GOOD BAD: the good run's context name, "
                                      "then the bad run's (quote a NAME with spaces)");
-    void *q = realloc(r->pairs, (r->npairs + 1) * sizeof *r->pairs);
-    if (!q)
-        return emb_diff_report_error(ps, ps->file, -1, "out of memory");
-    r->pairs = q;
-    struct emb_diff_pair *p = &r->pairs[r->npairs++];
-    snprintf(p->good, sizeof p->good, "%s", w[1]);
-    snprintf(p->bad, sizeof p->bad, "%s", w[2]);
-    return 0;
+    struct emb_diff_pair p = {{0}, {0}};
+    snprintf(p.good, sizeof p.good, "%s", w[1]);
+    snprintf(p.bad, sizeof p.bad, "%s", w[2]);
+    return append(&r->pairs, &r->npairs, &p, sizeof p, ps);
 }
 
 int emb_diff_rules_line(struct emb_diff_rules *r, const struct emb_catalog *cat, const char *text,
@@ -231,15 +237,9 @@ int emb_diff_rules_line(struct emb_diff_rules *r, const struct emb_catalog *cat,
                 rule = i;
         if (rule < 0)
             return emb_diff_report_error(ps, ps->file, -1, "no rule '%s'", w[2]);
-        void *q = realloc(r->switches, (r->nswitches + 1) * sizeof *r->switches);
-        if (!q)
-            return emb_diff_report_error(ps, ps->file, -1, "out of memory");
-        r->switches = q;
-        struct emb_diff_switch *sw = &r->switches[r->nswitches++];
-        snprintf(sw->context, sizeof sw->context, "%s", w[1]);
-        sw->rule = (uint8_t)rule;
-        sw->enabled = !strcmp(w[3], "on");
-        return 0;
+        struct emb_diff_switch sw = {.rule = (uint8_t)rule, .enabled = !strcmp(w[3], "on")};
+        snprintf(sw.context, sizeof sw.context, "%s", w[1]);
+        return append(&r->switches, &r->nswitches, &sw, sizeof sw, ps);
     }
     if (!strcmp(w[0], "margin-pct") || !strcmp(w[0], "margin-us") || !strcmp(w[0], "repeat") ||
         !strcmp(w[0], "context-lines") || !strcmp(w[0], "quantile")) {

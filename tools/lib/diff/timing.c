@@ -20,21 +20,49 @@ struct tclass {
     size_t bseen;             /* the bad run's occurrences checked so far */
 };
 
-static int cmp_double(const void *x, const void *y)
+/* The k-th smallest of v[0..n) (from 0), v reordered so that no value before it is
+ * larger and none after it smaller: Hoare's selection, linear on average where a sort
+ * of every class's values was n log n. */
+static double kth_smallest(double *v, size_t n, size_t k)
 {
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
+    ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1;
+    while (lo < hi) {
+        double a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi];
+        double pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+        ptrdiff_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                double t = v[i];
+                v[i++] = v[j];
+                v[j--] = t;
+            }
+        }
+        if ((ptrdiff_t)k <= j)
+            hi = j;
+        else if ((ptrdiff_t)k >= i)
+            lo = i;
+        else
+            return v[k];
+    }
+    return v[k];
 }
 
-/* The p-quantile of sorted v[0..n), linear between the order statistics (Hyndman and
- * Fan's type 7, R's and NumPy's default). */
-static double quantile(const double *v, size_t n, double p)
+/* The p-quantile of v[0..n), linear between the order statistics (Hyndman and Fan's
+ * type 7, R's and NumPy's default). */
+static double quantile(double *v, size_t n, double p)
 {
     double h = (double)(n - 1) * p;
     size_t i = (size_t)h;
     if (i + 1 >= n)
-        return v[n - 1];
-    return v[i] + (h - (double)i) * (v[i + 1] - v[i]);
+        return kth_smallest(v, n, n - 1);
+    double below = kth_smallest(v, n, i), above = v[i + 1];
+    for (size_t k = i + 2; k < n; k++) /* the next order statistic: the least after it */
+        above = v[k] < above ? v[k] : above;
+    return below + (h - (double)i) * (above - below);
 }
 
 static void spread(double *v, size_t n, double q, double *lo, double *median, double *hi)
@@ -43,23 +71,9 @@ static void spread(double *v, size_t n, double q, double *lo, double *median, do
         *lo = *median = *hi = 0;
         return;
     }
-    qsort(v, n, sizeof *v, cmp_double);
     *lo = quantile(v, n, q);
     *median = quantile(v, n, 0.5);
     *hi = quantile(v, n, 1.0 - q);
-}
-
-static void finish_class(struct tclass *t, const struct emb_diff_rules *r)
-{
-    struct emb_diff_item *b = &t->band;
-    double q = r->quantile_pct / 100.0;
-    emb_diff_item_clear(b);
-    spread(t->v, t->n, q, &b->lo, &b->median, &b->hi);
-    spread(t->bv, t->bn, q, &b->b_lo, &b->b_median, &b->b_hi);
-    double m = r->margin_pct / 100.0 * b->median, floor_ns = r->margin_us * 1000.0;
-    b->margin = m > floor_ns ? m : floor_ns;
-    b->good_n = (uint32_t)t->n;
-    b->bad_n = (uint32_t)t->bn;
 }
 
 static bool class_add(double **v, size_t *n, size_t *cap, double x)
@@ -83,17 +97,17 @@ static uint64_t event_number(const struct emb_trace_event *r)
 
 /* Which fields compared exactly change from p to e, two events of one kind: the same
  * packet event within a frame (its frame field unchanged) and across frames (changed). */
-static uint64_t changed_fields(const struct emb_diff_rules *rules, const struct emb_trace_event *p,
+static uint64_t changed_fields(struct emb_diff_work *w, const struct emb_trace_event *p,
                                const struct emb_trace_event *e)
 {
     if (p->ev != e->ev)
         return 0;
+    const struct emb_diff_event_rules *er = emb_diff_event_rules(w, e->ev);
     uint64_t mask = 0;
     for (size_t f = 0; f < e->ev->nfields && f < 64; f++) {
         const struct emb_catalog_field *fd = &e->ev->fields[f];
-        double tol;
         if (fd->type == EMB_CAT_CHARS || fd->meaning == EMB_CAT_MEANING_CYCLES ||
-            emb_diff_policy_of(rules, e->ev, f, e->payload, &tol) != EMB_CAT_COMPARE_EXACT)
+            !emb_diff_field_exact(w, er, e->ev, f, e->payload))
             continue;
         if (emb_catalog_field_get_uint(fd, p->payload) != emb_catalog_field_get_uint(fd, e->payload))
             mask |= 1ull << f;
@@ -108,18 +122,29 @@ static uint64_t changed_fields(const struct emb_diff_rules *rules, const struct 
  * a context of user_events does not pool its gaps inside a frame with its gaps between
  * frames. (An ordinal within the epoch would say it too, until a late context's events
  * spill into the next epoch and shift every ordinal there.) Never 0. */
-static uint64_t class_key(const struct emb_diff_rules *rules, uint32_t ci, const struct emb_trace_event *p,
+static uint64_t class_key(struct emb_diff_work *w, uint32_t ci, const struct emb_trace_event *p,
                           const struct emb_trace_event *e)
 {
     uint64_t h = emb_key_mix64(emb_key_mix64(ci + 1u, p->id), e->id);
     h = emb_key_mix64(emb_key_mix64(h, event_number(p)), event_number(e));
-    return emb_key_mix64(h, changed_fields(rules, p, e)) | 1u;
+    return emb_key_mix64(h, changed_fields(w, p, e)) | 1u;
+}
+
+/* A good run's event as class_key reads it: its id, definition and payload. */
+static struct emb_trace_event event_fields(const struct emb_diff *d, const struct emb_diff_event *e)
+{
+    struct emb_trace_event r = {.id = emb_diff_event_id(e), .payload = emb_diff_payload(d, 0, e)};
+    r.ev = emb_diff_event_def(d, e);
+    return r;
 }
 
 /* The class of the good run's interval ending at event j of context c (j > 0). */
-static uint64_t good_class_key(const struct emb_diff *d, const struct emb_diff_ctx *c, uint32_t ci, size_t j)
+static uint64_t good_class_key(struct emb_diff_work *w, const struct emb_diff_ctx *c, uint32_t ci,
+                               size_t j)
 {
-    return class_key(&d->rules, ci, c->ev[0][j - 1].rec, c->ev[0][j].rec);
+    struct emb_trace_event p = event_fields(w->d, &c->ev[0][j - 1]);
+    struct emb_trace_event e = event_fields(w->d, &c->ev[0][j]);
+    return class_key(w, ci, &p, &e);
 }
 
 struct candidate {
@@ -263,8 +288,9 @@ static int epoch_class(const struct emb_diff *d, struct timing *tm)
 }
 
 /* The good run's intervals between consecutive events of a context, by class. */
-static int good_intervals(const struct emb_diff *d, struct timing *tm)
+static int good_intervals(struct emb_diff_work *w, struct timing *tm)
 {
+    const struct emb_diff *d = w->d;
     size_t E = d->epochs;
     for (uint32_t ci = 0; ci < d->nctx; ci++) {
         const struct emb_diff_ctx *c = &d->ctx[ci];
@@ -274,7 +300,7 @@ static int good_intervals(const struct emb_diff *d, struct timing *tm)
             return -1;
         memset(tm->gcls[ci], 0xFF, (c->n[0] + 1) * sizeof *tm->gcls[ci]);
         for (size_t j = c->epoch_start[0][0] + 1; j < c->epoch_start[0][E]; j++) {
-            uint64_t key = good_class_key(d, c, ci, j);
+            uint64_t key = good_class_key(w, c, ci, j);
             uint32_t x = emb_key_map_get(&tm->classes, key);
             if (x == UINT32_MAX) {
                 long n = new_class(tm);
@@ -439,17 +465,45 @@ static void timing_free(const struct emb_diff *d, struct timing *tm)
     emb_key_map_free(&tm->classes);
 }
 
+/* The good run's band of each class with values, then (bad) the bad run's spread in it;
+ * each run's values are let go once read, before the next run's are gathered. */
+static void finish_classes(struct timing *tm, const struct emb_diff_rules *r, bool bad)
+{
+    double q = r->quantile_pct / 100.0;
+    for (size_t i = 0; i < tm->ncls; i++) {
+        struct tclass *t = &tm->cls[i];
+        struct emb_diff_item *b = &t->band;
+        if (!t->n)
+            continue;
+        if (bad) {
+            spread(t->bv, t->bn, q, &b->b_lo, &b->b_median, &b->b_hi);
+            b->bad_n = (uint32_t)t->bn;
+            free(t->bv);
+            t->bv = NULL;
+            continue;
+        }
+        emb_diff_item_clear(b);
+        spread(t->v, t->n, q, &b->lo, &b->median, &b->hi);
+        double m = r->margin_pct / 100.0 * b->median, floor_ns = r->margin_us * 1000.0;
+        b->margin = m > floor_ns ? m : floor_ns;
+        b->good_n = (uint32_t)t->n;
+        free(t->v);
+        t->v = NULL;
+    }
+}
+
 int emb_diff_timing(struct emb_diff_work *w)
 {
     struct emb_diff *d = w->d;
     struct timing tm = {0};
     int rc = -1;
     tm.gcls = calloc(d->nctx + 1, sizeof *tm.gcls);
-    if (!tm.gcls || epoch_class(d, &tm) || good_intervals(d, &tm) || bad_intervals(d, &tm))
+    if (!tm.gcls || epoch_class(d, &tm) || good_intervals(w, &tm))
         goto out;
-    for (size_t i = 0; i < tm.ncls; i++)
-        if (tm.cls[i].n)
-            finish_class(&tm.cls[i], &d->rules);
+    finish_classes(&tm, &d->rules, false);
+    if (bad_intervals(d, &tm))
+        goto out;
+    finish_classes(&tm, &d->rules, true);
     if (epoch_candidates(w, &tm))
         goto out;
     interval_candidates(w, &tm);

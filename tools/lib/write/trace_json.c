@@ -1,4 +1,5 @@
-/* The trace for programs: one JSON object per line, or one document. */
+/* The trace for programs as one JSON document, and the pieces of it that other writers
+ * share (NDJSON lines: trace_ndjson.c). */
 #include "trace_threads.h"
 #include "trace_write.h"
 
@@ -7,8 +8,6 @@
 #include <stdio.h>
 
 #include <emb/trace_format.h>
-
-#include "out_buf.h"
 
 static void json_hex(struct emb_json *j, const char *key, const uint8_t *b, size_t n)
 {
@@ -81,121 +80,6 @@ void emb_trace_json_record(struct emb_json *j, const struct emb_trace *t,
         emb_trace_json_field(j, &e->ev->fields[k], e->payload, false);
     emb_json_end_object(j);
     emb_json_end_object(j);
-}
-
-/* The NDJSON line of a record, formatted by hand: the bytes emb_trace_json_record() and
- * emb_json_end() write for it (a test compares the two). */
-static void ndjson_key(struct emb_out *o, const char *key)
-{
-    emb_out_json_string(o, key, strlen(key));
-    emb_out_char(o, ':');
-}
-
-static void ndjson_field(struct emb_out *o, const struct emb_catalog_field *f,
-                         const uint8_t *payload)
-{
-    ndjson_key(o, f->name);
-    if (f->type == EMB_CAT_CHARS) {
-        const char *s;
-        size_t n = emb_trace_field_chars(f, payload, &s);
-        emb_out_json_string(o, s, n);
-        return;
-    }
-    bool is_signed = f->type >= EMB_CAT_I8 && f->type <= EMB_CAT_I64;
-    int64_t sv = emb_catalog_field_get_int(f, payload);
-    uint64_t uv = emb_catalog_field_get_uint(f, payload);
-    const char *label =
-        f->nvalues ? emb_catalog_value_label(f, is_signed ? sv : (int64_t)uv) : NULL;
-    if (label)
-        emb_out_json_string(o, label, strlen(label));
-    else if (f->type == EMB_CAT_BOOL && uv <= 1)
-        emb_out_str(o, uv ? "true" : "false");
-    else if (is_signed)
-        emb_out_i64(o, sv);
-    else
-        emb_out_u64(o, uv);
-}
-
-static void ndjson_unknown(struct emb_out *o, const struct emb_trace_event *e)
-{
-    emb_out_str(o, ",\"event\":null,\"class\":null,\"id\":");
-    emb_out_u64(o, e->id);
-    emb_out_str(o, ",\"offset\":");
-    emb_out_u64(o, e->offset);
-    emb_out_str(o, ",\"raw\":\"");
-    for (uint32_t k = 0; k < e->payload_size && k < 64; k++) /* as json_hex: 64 at most */
-        emb_out_hex(o, e->payload[k], 2);
-    emb_out_str(o, "\"}\n");
-}
-
-static void ndjson_record(struct emb_out *o, const struct emb_trace *t,
-                          const struct emb_trace_event *e)
-{
-    const struct emb_trace_context *c = emb_trace_context(t, e->ctx);
-    emb_out_str(o, "{\"ts\":");
-    emb_out_u64(o, e->ts);
-    emb_out_str(o, ",\"ns\":");
-    emb_out_u64(o, e->ns);
-    emb_out_str(o, ",\"context\":");
-    emb_out_json_string(o, c->name, strlen(c->name));
-    emb_out_str(o, ",\"context_id\":");
-    emb_out_u64(o, e->context_id);
-    if (e->type == EMB_TREC_DISCARDED || e->type == EMB_TREC_LOST) {
-        emb_out_str(o, e->type == EMB_TREC_DISCARDED ? ",\"loss\":\"events_discarded\",\"count\":"
-                                                     : ",\"loss\":\"packets_lost\",\"count\":");
-        emb_out_u64(o, e->count);
-        emb_out_str(o, "}\n");
-        return;
-    }
-    emb_out_str(o, ",\"kind\":");
-    const char *kind = emb_trace_event_kind_name(e->kind);
-    emb_out_json_string(o, kind, strlen(kind));
-    emb_out_str(o, ",\"depth\":");
-    emb_out_u64(o, e->depth);
-    if (e->type == EMB_TREC_UNKNOWN) {
-        ndjson_unknown(o, e);
-        return;
-    }
-    emb_out_str(o, ",\"event\":");
-    emb_out_json_string(o, e->ev->name, strlen(e->ev->name));
-    emb_out_str(o, ",\"class\":");
-    if (e->ev->cls)
-        emb_out_json_string(o, e->ev->cls->name, strlen(e->ev->cls->name));
-    else
-        emb_out_str(o, "null");
-    emb_out_str(o, ",\"id\":");
-    emb_out_u64(o, e->id);
-    emb_out_str(o, ",\"fields\":{");
-    for (size_t k = 0; k < e->ev->nfields; k++) {
-        if (k)
-            emb_out_char(o, ',');
-        ndjson_field(o, &e->ev->fields[k], e->payload);
-    }
-    emb_out_str(o, "}}\n");
-}
-
-int emb_trace_write_ndjson(const struct emb_trace *t, FILE *out)
-{
-    return emb_trace_write_ndjson_from(t, out, NULL);
-}
-
-int emb_trace_write_ndjson_from(const struct emb_trace *t, FILE *out, const size_t *skip)
-{
-    struct emb_out o;
-    struct emb_trace_cursor *cur = emb_trace_cursor_open(t);
-    size_t *seen = calloc(emb_trace_context_count(t) + 1u, sizeof *seen);
-    if (cur == NULL || seen == NULL || !emb_out_init(&o, out)) {
-        emb_trace_cursor_close(cur);
-        free(seen);
-        return -1;
-    }
-    const struct emb_trace_event *e;
-    while ((e = emb_trace_cursor_next(cur)) != NULL)
-        if (!emb_trace_record_skipped(seen, e, skip))
-            ndjson_record(&o, t, e);
-    emb_trace_cursor_close(cur);
-    free(seen);
-    return emb_out_finish(&o);
 }
 
 void emb_trace_json_header(struct emb_json *j, const struct emb_trace *t)
@@ -361,13 +245,16 @@ int emb_trace_write_json(const struct emb_trace *t, FILE *out)
 {
     struct emb_json j;
     document_begin(&j, t, out);
-    size_t n;
-    const struct emb_trace_event *const *recs = emb_trace_events(t, &n);
+    /* The records one at a time in time order (a streaming decode keeps none). */
+    struct emb_trace_cursor *cur = emb_trace_cursor_open(t);
+    if (cur == NULL)
+        return -1;
     emb_json_begin_array(&j, "events");
     /* One event per line even in the pretty document: readable and diffable. */
     j.flat_depth = 2;
-    for (size_t i = 0; i < n; i++)
-        emb_trace_json_record(&j, t, recs[i]);
+    for (const struct emb_trace_event *e; (e = emb_trace_cursor_next(cur)) != NULL;)
+        emb_trace_json_record(&j, t, e);
+    emb_trace_cursor_close(cur);
     emb_json_end_array(&j);
     j.flat_depth = 0;
     return document_end(&j, t);

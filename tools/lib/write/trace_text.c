@@ -1,6 +1,7 @@
 /* The trace as aligned text for a person, and its summary. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "buffer.h"
 #include "out_buf.h"
 #include "trace_names.h"
 #include "trace_threads.h"
@@ -28,6 +29,10 @@ const char *emb_trace_event_kind_name(unsigned kind)
     }
 }
 
+struct piece {
+    uint32_t at, len;
+};
+
 /* The text writer's state: the columns' widths, the colour codes (all "" without colour)
  * and the output buffer every line is formatted into. */
 struct text_writer {
@@ -38,10 +43,13 @@ struct text_writer {
     uint64_t hz;
     bool absolute, wall;
     size_t wtime, wctx, wname;
-    /* strlen of each context's name (by index) and each catalogue event's name (by id),
-     * counted once: a strlen a column was a tenth of a line's instructions. */
-    size_t *ctx_len;
-    uint32_t *name_len;
+    /* What every line of a context or an event repeats, built once (build_pieces): its
+     * bytes in `text`, which has 32 bytes of padding after the last. */
+    struct emb_buf text;
+    struct piece *ctx_column;   /* by context index: the name padded to the column, the gap */
+    struct piece *event_column; /* by event id: the name column, colours and padding */
+    uint32_t *first_key;        /* by event id: its first field's key in `key` */
+    struct piece *key;          /* a field's "  name=", colours around the name */
     const char *dim, *reset, *red, *yellow, *bold;
     const char *class_code[5];
     time_t date_s; /* the second `date` holds (wall clock), to format each second once */
@@ -161,22 +169,24 @@ static void write_unknown(struct text_writer *w, const struct emb_trace_event *e
     emb_out_str(o, e->payload_size > 32 ? " ...)\n" : ")\n");
 }
 
+static void put_piece(struct text_writer *w, struct piece p)
+{
+    const char *s = (const char *)w->text.data + p.at;
+    if (p.len <= 32u)
+        emb_out_short(&w->o, s, p.len);
+    else
+        emb_out_bytes(&w->o, s, p.len);
+}
+
 static void write_event(struct text_writer *w, const struct emb_trace_event *e)
 {
     struct emb_out *o = &w->o;
     const struct emb_catalog_event *ev = e->ev;
-    out_code(o, w->bold);
-    out_code(o, ev->cls ? w->class_code[ev->cls->id % 5u] : w->red);
-    emb_out_align_left(o, ev->name, w->name_len[ev->id], ev->nfields ? w->wname : 0);
-    out_code(o, w->reset);
+    put_piece(w, w->event_column[ev->id]);
+    const struct piece *key = &w->key[w->first_key[ev->id]];
     for (size_t k = 0; k < ev->nfields; k++) {
-        const struct emb_catalog_field *f = &ev->fields[k];
-        emb_out_bytes(o, "  ", 2);
-        out_code(o, w->dim);
-        emb_out_str(o, f->name);
-        emb_out_char(o, '=');
-        out_code(o, w->reset);
-        write_value(w, f, e->payload);
+        put_piece(w, key[k]);
+        write_value(w, &ev->fields[k], e->payload);
     }
     emb_out_char(o, '\n');
 }
@@ -191,8 +201,7 @@ static void write_line(struct text_writer *w, const struct emb_trace_event *e)
     emb_out_align_right(o, tbuf, tlen, w->wtime);
     out_code(o, w->reset);
     emb_out_bytes(o, "  ", 2);
-    emb_out_align_left(o, ctx_name, w->ctx_len[e->ctx], w->wctx);
-    emb_out_bytes(o, "  ", 2);
+    put_piece(w, w->ctx_column[e->ctx]);
     if (e->type == EMB_TREC_DISCARDED || e->type == EMB_TREC_LOST) {
         write_marker(w, e, ctx_name);
         return;
@@ -222,25 +231,18 @@ static void writer_colours(struct text_writer *w, FILE *out)
         w->class_code[i] = emb_color_code(out, palette[i]);
 }
 
-/* The widths of the context, event name and time columns, and the names' lengths: false
- * when out of memory. */
-static bool column_widths(struct text_writer *w)
+/* The widths of the context, event name and time columns. */
+static void column_widths(struct text_writer *w)
 {
     const struct emb_trace *t = w->t;
-    w->ctx_len = calloc(emb_trace_context_count(t) + 1u, sizeof *w->ctx_len);
-    w->name_len = calloc(0x10000u, sizeof *w->name_len);
-    if (w->ctx_len == NULL || w->name_len == NULL)
-        return false;
     for (size_t i = 0; i < emb_trace_context_count(t); i++) {
-        size_t l = w->ctx_len[i] = strlen(emb_trace_context(t, i)->name);
+        size_t l = strlen(emb_trace_context(t, i)->name);
         w->wctx = l > w->wctx ? l : w->wctx;
     }
     for (uint32_t id = 0; id <= 0xFFFFu; id++) {
         const struct emb_catalog_event *ev = emb_catalog_event(emb_trace_catalog(t), (uint16_t)id);
-        if (ev == NULL)
-            continue;
-        size_t l = w->name_len[id] = (uint32_t)strlen(ev->name);
-        if (emb_trace_event_count(t, (uint16_t)id) != 0)
+        size_t l = ev != NULL ? strlen(ev->name) : 0u;
+        if (ev != NULL && emb_trace_event_count(t, (uint16_t)id) != 0)
             w->wname = l > w->wname ? l : w->wname;
     }
     if (emb_trace_record_count(t) != 0) { /* times only grow: the last is the widest */
@@ -249,7 +251,81 @@ static bool column_widths(struct text_writer *w)
         char tbuf[48];
         w->wtime = format_time(w, tbuf, &last);
     }
-    return true;
+}
+
+static void add_str(struct emb_buf *b, const char *s) { emb_buf_append(b, s, strlen(s)); }
+
+static void add_padded(struct emb_buf *b, const char *s, size_t width)
+{
+    size_t n = strlen(s);
+    emb_buf_append(b, s, n);
+    for (; n < width; n++)
+        emb_buf_append_byte(b, ' ');
+}
+
+static struct piece piece_since(const struct emb_buf *b, size_t at)
+{
+    return (struct piece){.at = (uint32_t)at, .len = (uint32_t)(b->len - at)};
+}
+
+/* An event's name column and its fields' keys, as write_event() writes them. */
+static void event_pieces(struct text_writer *w, const struct emb_catalog_event *ev, size_t *nkeys)
+{
+    struct emb_buf *b = &w->text;
+    size_t at = b->len;
+    add_str(b, w->bold);
+    add_str(b, ev->cls ? w->class_code[ev->cls->id % 5u] : w->red);
+    add_padded(b, ev->name, ev->nfields ? w->wname : 0);
+    add_str(b, w->reset);
+    w->event_column[ev->id] = piece_since(b, at);
+    w->first_key[ev->id] = (uint32_t)*nkeys;
+    for (size_t k = 0; k < ev->nfields; k++) {
+        at = b->len;
+        emb_buf_append(b, "  ", 2);
+        add_str(b, w->dim);
+        add_str(b, ev->fields[k].name);
+        emb_buf_append_byte(b, '=');
+        add_str(b, w->reset);
+        w->key[(*nkeys)++] = piece_since(b, at);
+    }
+}
+
+/* The pieces of text lines repeat (after the widths and colours): false when out of memory. */
+static bool build_pieces(struct text_writer *w)
+{
+    const struct emb_catalog *cat = emb_trace_catalog(w->t);
+    size_t nctx = emb_trace_context_count(w->t), nfields = 0, nkeys = 0;
+    for (size_t c = 0; c < cat->nclasses; c++)
+        for (size_t e = 0; e < cat->classes[c].nevents; e++)
+            nfields += cat->classes[c].events[e].nfields;
+    w->ctx_column = calloc(nctx + 1u, sizeof *w->ctx_column);
+    w->event_column = calloc(0x10000u, sizeof *w->event_column);
+    w->first_key = calloc(0x10000u, sizeof *w->first_key);
+    w->key = calloc(nfields + 1u, sizeof *w->key);
+    if (!w->ctx_column || !w->event_column || !w->first_key || !w->key)
+        return false;
+    struct emb_buf *b = &w->text;
+    for (size_t i = 0; i < nctx; i++) {
+        size_t at = b->len;
+        add_padded(b, emb_trace_context(w->t, i)->name, w->wctx);
+        emb_buf_append(b, "  ", 2);
+        w->ctx_column[i] = piece_since(b, at);
+    }
+    for (size_t c = 0; c < cat->nclasses; c++)
+        for (size_t e = 0; e < cat->classes[c].nevents; e++)
+            event_pieces(w, &cat->classes[c].events[e], &nkeys);
+    static const char padding[32];
+    emb_buf_append(b, padding, sizeof padding); /* emb_out_short() reads 32 bytes */
+    return !b->failed;
+}
+
+static void writer_free(struct text_writer *w)
+{
+    emb_buf_free(&w->text);
+    free(w->ctx_column);
+    free(w->event_column);
+    free(w->first_key);
+    free(w->key);
 }
 
 int emb_trace_write_text(const struct emb_trace *t, FILE *out,
@@ -258,13 +334,13 @@ int emb_trace_write_text(const struct emb_trace *t, FILE *out,
     struct text_writer w = {.t = t, .absolute = opt && opt->absolute,
                             .hz = emb_trace_info(t)->clock_hz};
     w.wall = w.absolute && emb_trace_info(t)->clock_offset_ns != 0;
-    bool widths = column_widths(&w);
+    column_widths(&w);
     writer_colours(&w, out);
-    struct emb_trace_cursor *cur = widths ? emb_trace_cursor_open(t) : NULL;
+    bool pieces = build_pieces(&w);
+    struct emb_trace_cursor *cur = pieces ? emb_trace_cursor_open(t) : NULL;
     if (cur == NULL || !emb_out_init(&w.o, out)) {
         emb_trace_cursor_close(cur);
-        free(w.ctx_len);
-        free(w.name_len);
+        writer_free(&w);
         return -1;
     }
     w.names = opt && opt->names ? opt->names : (w.own_names = emb_trace_names_build(t));
@@ -277,8 +353,7 @@ int emb_trace_write_text(const struct emb_trace *t, FILE *out,
     emb_trace_names_free(w.own_names);
     int rc = emb_out_finish(&w.o);
     free(seen);
-    free(w.ctx_len);
-    free(w.name_len);
+    writer_free(&w);
     return seen == NULL ? -1 : rc;
 }
 
