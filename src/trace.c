@@ -87,14 +87,10 @@ static void emb__window_list(struct emb_trace_ring *ring)
 }
 #endif
 
+/* log2 of a power of two, at least 1. */
 static uint8_t emb__log2(uint32_t v)
 {
-    uint8_t n = 0;
-    while (v > 1u) {
-        v >>= 1;
-        n++;
-    }
-    return n;
+    return (uint8_t)__builtin_ctzl((unsigned long)v); /* unsigned long: 32 bits at least */
 }
 
 emb_status emb_trace_ring_init(struct emb_trace_ring *ring, uint16_t context_id,
@@ -116,6 +112,7 @@ emb_status emb_trace_ring_init(struct emb_trace_ring *ring, uint16_t context_id,
     ring->context_id = context_id;
     ring->context_kind = (uint16_t)kind;
     ring->ts_high = 0xFFFFFFFFu; /* no packet open: force the slow path */
+    ring->commit_open = commit;
     if (ring->packet_shift != EMB_TRACE_PACKET_SHIFT)
         return EMB_E_INVALID;
     emb__window_list(ring);
@@ -144,6 +141,13 @@ uint32_t emb_trace_set_classes(uint32_t mask)
  * the check sees the window closed and stores the 0 itself. */
 static void emb__publish_end(struct emb_trace_ring *ring, uint32_t end)
 {
+#if EMB_TRACE_COMMIT_OPEN
+    /* The open packet's counter before its end (emb/trace.h, commit_open); the signal
+     * fence keeps the order against this thread's signal handlers, the nested producers. */
+    uint32_t slot = ((end - 1u) >> EMB_TRACE_PACKET_SHIFT) & ring->slot_mask;
+    __atomic_store_n(&ring->commit_open, &ring->commit[slot], __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_RELEASE);
+#endif
 #if CONFIG_EMB_TRACE_WINDOW
     if (emb__trace.mode == EMB_TRACE_MODE_WINDOW) {
         __atomic_store_n(&ring->packet_end, end, __ATOMIC_SEQ_CST);
@@ -158,7 +162,8 @@ static void emb__publish_end(struct emb_trace_ring *ring, uint32_t end)
 
 static inline uint32_t emb__slot_of(const struct emb_trace_ring *ring, uint32_t pos)
 {
-    return (pos >> ring->packet_shift) & ring->slot_mask;
+    /* The packet shift is the compile-time one (emb_trace_ring_init() checks it). */
+    return (pos >> EMB_TRACE_PACKET_SHIFT) & ring->slot_mask;
 }
 
 /* True when the use of a slot that starts at `start` is complete: every byte of it has
@@ -211,6 +216,7 @@ static bool emb__window_closed(void)
 }
 #endif
 
+#if CONFIG_EMB_TRACE_COUNT_OVERWRITTEN
 /* Events in the closed packet at `start`, walked with the catalogue's sizes. Runs only
  * when a packet is recycled unread (the slow path of a packet switch), never per event.
  * An id the catalogue does not know ends the walk counting one event for the rest. */
@@ -231,6 +237,15 @@ static uint32_t emb__packet_events(const struct emb_trace_ring *ring, uint32_t s
     }
     return events;
 }
+#else
+/* Not counted: the packet_seq_num gap is what says a recycled packet was lost. */
+static uint32_t emb__packet_events(const struct emb_trace_ring *ring, uint32_t start)
+{
+    (void)ring;
+    (void)start;
+    return 0u;
+}
+#endif
 
 /* Can the packet starting at `start` be opened now? *lost receives the events of the
  * packet it recycles unread (a snapshot ring's oldest packet), for the opener to count
@@ -285,7 +300,7 @@ static bool emb__may_open(struct emb_trace_ring *ring, uint32_t start, uint32_t 
     case EMB_TRACE_MODE_SNAPSHOT:
     default:
         /* Once every slot has held a packet, each opening recycles the oldest. */
-        if (__atomic_load_n(&ring->filled, __ATOMIC_RELAXED) != 0u)
+        if (CONFIG_EMB_TRACE_COUNT_OVERWRITTEN && __atomic_load_n(&ring->filled, __ATOMIC_RELAXED) != 0u)
             *lost = emb__packet_events(ring, start - ring_bytes);
         return true;
     }
@@ -303,7 +318,7 @@ static void emb__packet_open(struct emb_trace_ring *ring, uint32_t start, uint64
                       sizeof(uintptr_t));
     emb_put_le32(pkt + EMB_PKT_OFF_STREAM_ID, 0u);
     emb_put_le32(pkt + EMB_PKT_OFF_INSTANCE, ring->context_id);
-    emb_put_le32(pkt + EMB_PKT_OFF_SEQ, (start - ring->base_pos) >> ring->packet_shift);
+    emb_put_le32(pkt + EMB_PKT_OFF_SEQ, (start - ring->base_pos) >> EMB_TRACE_PACKET_SHIFT);
     emb_put_le64(pkt + EMB_PKT_OFF_TS_BEGIN, now);
     emb_put_le32(pkt + EMB_PKT_OFF_PACKET_SIZE, EMB__PACKET_SIZE * 8u);
     emb_put_le16(pkt + EMB_PKT_OFF_CONTEXT_ID, ring->context_id);
@@ -341,6 +356,63 @@ struct emb_trace_ring *emb_trace_context_ring(void)
     return ring == &emb_trace_unclaimed_ring ? emb_port_trace_ring_claim() : ring;
 }
 
+/* What one attempt of the slow path came to. */
+enum emb__attempt { EMB__RETRY, EMB__DROP, EMB__RESERVED };
+
+/* Closes the packet holding `pos` (if one is open) and opens the next with the event in
+ * it; sets *at to the event's position. */
+static enum emb__attempt emb__switch_packet(struct emb_trace_ring *ring, uint32_t pos,
+                                            uint32_t size, uint64_t now, uint32_t *at)
+{
+    uint32_t off = pos & (EMB__PACKET_SIZE - 1u);
+    uint32_t next = off != 0u ? pos - off + EMB__PACKET_SIZE : pos;
+    uint32_t lost;
+    if (!emb__may_open(ring, next, &lost)) {
+        /* A producer that preempted this one after `pos` was loaded may have opened
+         * `next` itself (its commits then say the slot is in use): the view is stale,
+         * not the ring full. */
+        return __atomic_load_n(&ring->write_pos, __ATOMIC_RELAXED) != pos ? EMB__RETRY : EMB__DROP;
+    }
+    *at = next + EMB_PKT_HEADER_SIZE;
+    if (!emb_port_local_cas32(&ring->write_pos, pos, *at + size))
+        return EMB__RETRY;
+    if (lost != 0u)
+        emb_port_local_add32_release(&ring->discarded, lost);
+
+    /* The swap made [pos, next + header + size) ours: the old packet's padding, the
+     * new header and the event. Refresh the hints before anything slow. */
+    __atomic_store_n(&ring->ts_high, (uint32_t)(now >> 32), __ATOMIC_RELAXED);
+    if (next - ring->base_pos >= ring->buf_mask + 1u - EMB__PACKET_SIZE)
+        __atomic_store_n(&ring->filled, 1u, __ATOMIC_RELAXED);
+    emb__publish_end(ring, next + EMB__PACKET_SIZE);
+    emb__packet_open(ring, next, now);
+    if (off != 0u)
+        emb__packet_close(ring, pos, now);
+    return EMB__RESERVED;
+}
+
+/* Reserves in the open packet when the event still fits (a hint was stale: a preempting
+ * producer switched packets and has not refreshed packet_end yet, or the 2^32 wrap of
+ * positions), else switches packets. */
+static enum emb__attempt emb__reserve_attempt(struct emb_trace_ring *ring, uint32_t size,
+                                              uint64_t *now_out, uint32_t *at)
+{
+    uint32_t pos = __atomic_load_n(&ring->write_pos, __ATOMIC_RELAXED);
+    /* The clock after the position: a producer that preempts in between makes the swap
+     * fail, so timestamps follow positions. */
+    uint64_t now = *now_out = emb_port_timestamp();
+    uint32_t off = pos & (EMB__PACKET_SIZE - 1u);
+    if (off != 0u && off + size < EMB__PACKET_SIZE &&
+        (uint32_t)(now >> 32) == __atomic_load_n(&ring->ts_high, __ATOMIC_RELAXED)) {
+        if (!emb_port_local_cas32(&ring->write_pos, pos, pos + size))
+            return EMB__RETRY;
+        emb__publish_end(ring, pos - off + EMB__PACKET_SIZE);
+        *at = pos;
+        return EMB__RESERVED;
+    }
+    return emb__switch_packet(ring, pos, size, now, at);
+}
+
 struct emb_trace_slot emb_trace_reserve_slow(struct emb_trace_ring *ring, uint32_t id, uint32_t size)
 {
     if (ring == &emb_trace_unclaimed_ring) {
@@ -353,54 +425,17 @@ struct emb_trace_slot emb_trace_reserve_slow(struct emb_trace_ring *ring, uint32
     EMB_ASSERT(size >= EMB_EVT_HEADER_SIZE && size % EMB_EVT_ALIGN == 0u &&
                size <= EMB_EVT_HEADER_SIZE + CONFIG_EMB_TRACE_MAX_PAYLOAD);
 
-    if (emb__window_closed()) {
+    enum emb__attempt result = EMB__DROP;
+    uint64_t now = 0;
+    uint32_t at = 0;
+    if (!emb__window_closed())
+        while ((result = emb__reserve_attempt(ring, size, &now, &at)) == EMB__RETRY) {
+        }
+    if (result == EMB__DROP) {
         emb__drop(ring);
         return emb__dropped;
     }
-    for (;;) {
-        uint32_t pos = __atomic_load_n(&ring->write_pos, __ATOMIC_RELAXED);
-        uint64_t now = emb_port_timestamp();
-        uint32_t off = pos & (EMB__PACKET_SIZE - 1u);
-        uint32_t start = pos - off;
-        uint32_t high = (uint32_t)(now >> 32);
-
-        if (off != 0u && off + size < EMB__PACKET_SIZE &&
-            high == __atomic_load_n(&ring->ts_high, __ATOMIC_RELAXED)) {
-            /* It fits: a hint was stale (a preempting producer switched packets and
-             * has not refreshed packet_end yet, or the 2^32 wrap of positions). */
-            if (!emb_port_local_cas32(&ring->write_pos, pos, pos + size))
-                continue;
-            emb__publish_end(ring, start + EMB__PACKET_SIZE);
-            return emb__write_header(ring, pos, id, now);
-        }
-
-        uint32_t next = off != 0u ? start + EMB__PACKET_SIZE : pos;
-        uint32_t lost;
-        if (!emb__may_open(ring, next, &lost)) {
-            /* A producer that preempted this one after `pos` was loaded may have opened
-             * `next` itself (its commits then say the slot is in use): the view is stale,
-             * not the ring full. */
-            if (__atomic_load_n(&ring->write_pos, __ATOMIC_RELAXED) != pos)
-                continue;
-            emb__drop(ring);
-            return emb__dropped;
-        }
-        if (!emb_port_local_cas32(&ring->write_pos, pos, next + EMB_PKT_HEADER_SIZE + size))
-            continue;
-        if (lost != 0u)
-            emb_port_local_add32_release(&ring->discarded, lost);
-
-        /* The swap made [pos, next + header + size) ours: the old packet's padding, the
-         * new header and the event. Refresh the hints before anything slow. */
-        __atomic_store_n(&ring->ts_high, high, __ATOMIC_RELAXED);
-        if (next - ring->base_pos >= ring->buf_mask + 1u - EMB__PACKET_SIZE)
-            __atomic_store_n(&ring->filled, 1u, __ATOMIC_RELAXED);
-        emb__publish_end(ring, next + EMB__PACKET_SIZE);
-        emb__packet_open(ring, next, now);
-        if (off != 0u)
-            emb__packet_close(ring, pos, now);
-        return emb__write_header(ring, next + EMB_PKT_HEADER_SIZE, id, now);
-    }
+    return emb__write_header(ring, at, id, now);
 }
 
 emb_status emb_trace_flush(struct emb_trace_ring *ring)

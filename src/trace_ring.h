@@ -10,7 +10,9 @@ static inline struct emb_ring_geometry emb__ring_geometry(const struct emb_trace
 {
     return (struct emb_ring_geometry){
         .base_pos = ring->base_pos,
-        .packet_shift = ring->packet_shift,
+        /* The compile-time shift (emb_trace_ring_init() refuses any other): shifts by a
+         * constant, no load. */
+        .packet_shift = EMB_TRACE_PACKET_SHIFT,
         .slot_shift = ring->slot_shift,
     };
 }

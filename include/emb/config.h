@@ -79,6 +79,16 @@
 #define CONFIG_EMB_TRACE_WINDOW 1
 #endif
 
+/* 1: a ring that recycles a packet nobody read (a snapshot ring wrapping, a streaming ring
+ * overtaking its consumer) adds that packet's events to events_discarded, walking it with
+ * the catalogue's event sizes (emb_trace_event_words, one byte per event id). 0: no walk
+ * and no size table in the image; such a loss then shows only as the packet_seq_num gap
+ * (docs/formats/trace.md, "What is lost"). Drops (no slot, a closed window) are counted
+ * either way. */
+#ifndef CONFIG_EMB_TRACE_COUNT_OVERWRITTEN
+#define CONFIG_EMB_TRACE_COUNT_OVERWRITTEN 1
+#endif
+
 /* Bytes per trace packet (a CTF packet). Power of two, at least 256. */
 #ifndef CONFIG_EMB_TRACE_PACKET_SIZE
 #define CONFIG_EMB_TRACE_PACKET_SIZE 1024u

@@ -129,6 +129,7 @@ static void emb__clock_start(void)
  * starts as "cortex-m"; the longest name, "cortex-m0+/systick", fits it. */
 static void emb__name_port(void)
 {
+    /* Written from offset 8 on: idempotent, so a late writer may call it again. */
     static const char v8m[4][2] = {{'2', '3'}, {'3', '3'}, {'5', '5'}, {'8', '5'}};
     uint32_t part = (EMB_CM_SCB_CPUID >> 4) & 0xFFFu;
     char *p = emb_cm_port_name + 8;
@@ -146,6 +147,12 @@ static void emb__name_port(void)
         *p++ = *s;
     *p = '\0';
 }
+
+/* The library's readers of the name that start with the port: the descriptor, the log's
+ * stream header, the crash record's flight recorder. Without all three (a trace-only
+ * image) the name is written by its one other reader, emb_cm_link_identity() (a trace
+ * stream header), when that runs, so the naming code is linked only where it is read. */
+#define EMB__CM_NAME_AT_START (CONFIG_EMB_DESCRIPTOR || CONFIG_EMB_LOG || CONFIG_EMB_CRASH)
 
 /* ---- Build id ---- */
 
@@ -172,6 +179,8 @@ uint32_t emb_cm_build_id(const uint8_t **id)
 
 void emb_cm_link_identity(struct emb_tsf_info *info, struct emb_log_identity *log_id, uint32_t ring_packets)
 {
+    if (!EMB__CM_NAME_AT_START)
+        emb__name_port();
     const uint8_t *build_id = 0;
     uint32_t n = emb_cm_build_id(&build_id);
     *info = (struct emb_tsf_info){
@@ -220,6 +229,8 @@ emb_status emb_cm_log_init(struct emb_log_ring *ring, uint8_t *buf, uint32_t siz
 /* Fills the stack below the caller's frame with the paint byte, for its high-water mark. */
 static uint32_t emb__paint_stack(uintptr_t low, uint32_t size)
 {
+    if (!CONFIG_EMB_CM_STACK_PAINT)
+        return 0u;
     uintptr_t sp;
     __asm__ __volatile__("mov %0, sp" : "=r"(sp));
     /* Leave room under sp for this function's own calls. */
@@ -237,7 +248,8 @@ emb_status emb_cm_start(const struct emb_cm_config *c)
         return EMB_E_INVALID;
     emb__clock_start();
     emb_cm_hz = c->cpu_hz;
-    emb__name_port();
+    if (EMB__CM_NAME_AT_START)
+        emb__name_port();
 
     const uint8_t *build_id = NULL;
     uint32_t build_id_len = emb_cm_build_id(&build_id);
@@ -266,7 +278,7 @@ emb_status emb_cm_start(const struct emb_cm_config *c)
     emb__cm_cpu.ring = c->ring;
     emb__cm_cpu.stack_low = c->stack_low;
     emb__cm_cpu.stack_size = c->stack_size;
-    if (c->paint_stack && c->stack_size > 0u)
+    if (CONFIG_EMB_CM_STACK_PAINT && c->paint_stack && c->stack_size > 0u)
         emb__cm_cpu.stack_painted = emb__paint_stack(c->stack_low, c->stack_size);
     emb__cm_cpu.state = EMB_CONTEXT_LIVE;
     struct emb_debug_registry *r = &emb_debug_registry;

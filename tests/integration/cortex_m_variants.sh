@@ -4,7 +4,7 @@
 # fault status registers), ARMv7-M and ARMv7E-M (LDREX/STREX; the BASEPRI critical
 # section; interrupt masking forced; each fixed clock; the size-optimised core without
 # monitors, statistics, streaming and window modes; emitters inlined at -Os), ARMv8-M
-# Baseline and Mainline.
+# Baseline and Mainline; the trace-only image at its smallest.
 # Then a firmware per variant is linked with the MPS2 board support, the port's linker
 # fragments and -Wl,--gc-sections, so nothing the port needs is missing (on ARMv6-M: the
 # atomics GCC calls instead of inlining). Last, the MPS2 example's call sites compiled
@@ -60,6 +60,29 @@ variant all m3-inline cortex-m3 -DCONFIG_EMB_TRACE_INLINE=1 -DCONFIG_EMB_LOG_INL
 variant all m0-inline cortex-m0 -DCONFIG_EMB_TRACE_INLINE=1 -DCONFIG_EMB_LOG_INLINE=1
 variant all m23 cortex-m23
 variant some m33 cortex-m33 -DCONFIG_EMB_CM_BASEPRI=0x20
+# Trace only, at its smallest (docs/benchmarks.md, "Flash per feature set"): each option
+# leaves its code out of the linked image. The application's event is compiled in.
+variant all m3-trace-minimal cortex-m3 -DCONFIG_EMB_TRACE_CLASSES=0xFFFFFFFFu -DCONFIG_EMB_MONITOR=0 \
+    -DCONFIG_EMB_STATS=0 -DCONFIG_EMB_TRACE_STREAMING=0 -DCONFIG_EMB_TRACE_WINDOW=0 -DCONFIG_EMB_CM_CLOCK=1 \
+    -DCONFIG_EMB_DESCRIPTOR=0 -DCONFIG_EMB_CRASH=0 -DCONFIG_EMB_LOG=0 -DCONFIG_EMB_CM_CMSIS_HANDLERS=0 \
+    -DCONFIG_EMB_TRACE_COUNT_OVERWRITTEN=0 -DCONFIG_EMB_CM_STACK_PAINT=0
+min_syms=$(arm-none-eabi-nm "$work/m3-trace-minimal/fw.elf")
+min_code=$(arm-none-eabi-objdump -d "$work/m3-trace-minimal/fw.elf")
+grep -q " T emb_trace_emit_slow_work_start$" <<< "$min_syms"
+ok $? "m3-trace-minimal: the application's event is in the image"
+! grep -q " emb_trace_event_words$" <<< "$min_syms"
+ok $? "m3-trace-minimal: CONFIG_EMB_TRACE_COUNT_OVERWRITTEN=0 links no event size table"
+! grep -q " emb_cm_fault_entry$" <<< "$min_syms"
+ok $? "m3-trace-minimal: CONFIG_EMB_CM_CMSIS_HANDLERS=0 without the crash record links no fault path"
+! grep -q " T SysTick_Handler$" <<< "$min_syms"
+ok $? "m3-trace-minimal: the DWT-only clock (CONFIG_EMB_CM_CLOCK=1) defines no SysTick_Handler"
+! grep -q " emb_cm_port_name$" <<< "$min_syms"
+ok $? "m3-trace-minimal: without descriptor, log and crash record the port's name is not written at start"
+# The stack paint word (EMB_STACK_PAINT, 0xE5, in every byte) is a constant of the painting loop.
+rc=1
+default_code=$(arm-none-eabi-objdump -d "$work/m3/fw.elf")
+if ! grep -qi "0xe5e5e5e5" <<< "$min_code" && grep -qi "0xe5e5e5e5" <<< "$default_code"; then rc=0; fi
+ok $rc "CONFIG_EMB_CM_STACK_PAINT=0 leaves out the stack painting the default build has"
 # ARMv6-M without LDREX/STREX: the port refuses LDREX/STREX atomics.
 dir=$work/m0-ldrex
 mkdir -p "$dir"

@@ -56,9 +56,11 @@
 #endif
 
 /* The port defines SysTick_Handler (calling emb_cm_systick_isr()) for the SysTick clock.
- * 0: the application has its own handler and calls emb_cm_systick_isr() from it. */
+ * 0: the application has its own handler and calls emb_cm_systick_isr() from it. The
+ * default is 0 when the clock is DWT only (CONFIG_EMB_CM_CLOCK 1): SysTick is no clock
+ * there. */
 #ifndef CONFIG_EMB_CM_SYSTICK_HANDLER
-#define CONFIG_EMB_CM_SYSTICK_HANDLER 1
+#define CONFIG_EMB_CM_SYSTICK_HANDLER (CONFIG_EMB_CM_CLOCK != 1)
 #endif
 
 /* The port defines the CMSIS fault handler names (HardFault_Handler, MemManage_Handler,
@@ -66,6 +68,12 @@
  * emb_cm_fault_entry itself, or the application handles faults and calls nothing here. */
 #ifndef CONFIG_EMB_CM_CMSIS_HANDLERS
 #define CONFIG_EMB_CM_CMSIS_HANDLERS 1
+#endif
+
+/* 0: emb_cm_start() leaves the stack unpainted whatever emb_cm_config.paint_stack says,
+ * and its painting code is left out (no stack high-water mark for the host). */
+#ifndef CONFIG_EMB_CM_STACK_PAINT
+#define CONFIG_EMB_CM_STACK_PAINT 1
 #endif
 
 /* Stack words above the faulting sp the fault handler copies into the crash record (status
@@ -89,7 +97,9 @@
 #endif
 
 /* "cortex-m3/dwt", "cortex-m4/systick": the core and the clock the trace declares, set
- * by emb_cm_start() (a RAM array, so the descriptor and the stream headers say it). */
+ * by emb_cm_start() (a RAM array, so the descriptor and the stream headers say it). In an
+ * image without the descriptor, the log and the crash record, emb_cm_link_identity() sets
+ * it instead, and it reads "cortex-m" until then. */
 extern char emb_cm_port_name[28];
 #define EMB_PORT_NAME ((const char *)emb_cm_port_name)
 
