@@ -33,11 +33,11 @@ struct args {
     const char *target;
     uint64_t interval_ms, poll_ms, baud;
     double duration;
-    bool resume, once, json;
+    bool resume, once, json, until_closed;
 };
 
 enum { OPT_QTEST = 256, OPT_RESUME, OPT_TOKEN_FILE, OPT_BAUD, OPT_POLL, OPT_DURATION, OPT_INTERVAL, OPT_ONCE,
-       OPT_SORT, OPT_DESC_QMP, OPT_FILTER };
+       OPT_SORT, OPT_DESC_QMP, OPT_FILTER, OPT_UNTIL_CLOSED };
 
 static const struct emb_cli_option OPTIONS[] = {
     EMB_CLI_OPTION_OUTPUT(struct args),
@@ -59,6 +59,7 @@ static const struct emb_cli_option OPTIONS[] = {
     EMB_CLI_CALL("duration", required_argument, OPT_DURATION),
     EMB_CLI_CALL("interval", required_argument, OPT_INTERVAL),
     EMB_CLI_FLAG("once", OPT_ONCE, struct args, once),
+    EMB_CLI_FLAG("until-closed", OPT_UNTIL_CLOSED, struct args, until_closed),
     EMB_CLI_STRING("sort", OPT_SORT, struct args, sort_name),
     EMB_CLI_STRING("desc-qmp", OPT_DESC_QMP, struct args, desc_qmp),
     EMB_CLI_STRING("filter", OPT_FILTER, struct args, filter),
@@ -288,22 +289,28 @@ static void take_rounds(struct top *t, bool last)
     }
 }
 
+/* The catalogue the stream names, from its header, once. False (stopping) when none. */
+static bool choose_catalog(struct top *t, const uint8_t *header, size_t header_len)
+{
+    if (t->chosen)
+        return true;
+    const struct emb_catalog *cat = emb_catalog_choose(CMD, t->a->catalog, header, header_len, &t->own);
+    if (cat == NULL) {
+        t->failed = true;
+        stop = 1;
+        return false;
+    }
+    emb_live_stream_set_catalog(t->stream, cat);
+    t->chosen = true;
+    return true;
+}
+
 static void on_packets(void *arg, const uint8_t *header, size_t header_len, const uint8_t *packets,
                        size_t len)
 {
     struct top *t = arg;
-    if (t->failed)
+    if (t->failed || !choose_catalog(t, header, header_len))
         return;
-    if (!t->chosen) { /* the catalogue the stream names, from its header */
-        const struct emb_catalog *cat = emb_catalog_choose(CMD, t->a->catalog, header, header_len, &t->own);
-        if (cat == NULL) {
-            t->failed = true;
-            stop = 1;
-            return;
-        }
-        emb_live_stream_set_catalog(t->stream, cat);
-        t->chosen = true;
-    }
     if (!emb_live_stream_packets(t->stream, header, header_len, packets, len))
         t->failed = true;
     take_rounds(t, false);
@@ -323,15 +330,23 @@ static struct emb_source_options live_options(struct top *t, const char *token)
         .kind = (enum emb_source_kind)a->kind, .target = a->target, .token = token,
         .baud = (uint32_t)a->baud, .elf = a->elf, .qtest = a->qtest, .resume = a->resume,
         .poll_ms = (int)a->poll_ms, .duration_s = a->duration, .stop = &stop,
+        .until_window_closed = a->until_closed,
         .progress = on_progress, .progress_arg = t, .on_packets = on_packets, .on_log = on_log,
         .packets_arg = t,
     };
 }
 
 /* The end of the source: the last view, kept on the screen until q. */
-static void last_view(struct top *t, const struct emb_source_result *res)
+static void last_view(struct top *t, const struct emb_capture_session *session)
 {
+    const struct emb_source_result *res = &session->live;
     const struct emb_source_stats *st = &res->stats;
+    /* A source that gave its trace stream whole (a trace stream file) handed no packets
+     * one by one: the whole stream is the one round. */
+    if (!t->chosen && !t->failed && session->trace != NULL &&
+        choose_catalog(t, session->trace, session->trace_len) &&
+        !emb_live_stream_bytes(t->stream, session->trace, session->trace_len))
+        t->failed = true;
     take_rounds(t, true);
     if (res->log_len > t->log_fed)
         on_log(t, res->log + t->log_fed, res->log_len - t->log_fed);
@@ -388,7 +403,7 @@ static int run(struct top *t)
     t->screen = isatty(STDOUT_FILENO) && !t->a->once && !t->a->json && top_screen_open();
     int rc = emb_capture_session_acquire(&so, &s, &ps) == 0 ? EMB_EXIT_OK : EMB_EXIT_BAD;
     if (rc == EMB_EXIT_OK)
-        last_view(t, &s.live);
+        last_view(t, &s);
     if (t->screen)
         top_screen_close();
     sigaction(SIGINT, &old_int, NULL);

@@ -84,6 +84,13 @@ if [ -s "$work/pane-pane.txt" ]; then
         "$emb" inspect "$work/run.emb" > "$work/inspect.txt" 2>&1 &&
             say "ok - -o sealed what emb top saw ($(wc -c < "$work/run.emb") bytes)" ||
             { say "not ok - -o sealed a capture"; cat "$work/inspect.txt"; }
+        # A trace stream file is a source too, read whole: its events are emb trace's.
+        "$emb" capture extract "$work/run.emb" --trace -o "$work/run.embt" &&
+            "$emb" top --file "$work/run.embt" --json > "$work/file-view.json" 2> "$work/top-file.err"
+        want=$("$emb" trace --summary "$work/run.embt" 2> /dev/null | sed -n 's/^\([0-9]*\) events in .*/\1/p')
+        got=$(tail -n 1 "$work/file-view.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
+        [ -n "$want" ] && [ "$got" = "$want" ] && say "ok - a trace stream file: emb top counts emb trace's $want events" ||
+            { say "not ok - a trace stream file: emb top counts $got events, emb trace $want"; cat "$work/top-file.err"; }
     else
         say "not ok - q quits emb top"
     fi
