@@ -233,6 +233,8 @@ static void maybe_draw(struct top *t)
 {
     keys(t);
     uint64_t now = now_ms();
+    if (stop) /* stopping: the last view is last_view()'s (--once: the one drawn) */
+        return;
     if (t->model == NULL || now - t->last_draw_ms < t->a->interval_ms || t->paused)
         return;
     t->last_draw_ms = now;

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """What `emb top` showed, held against what the kernel itself counted (printed on UART0 at
-its END event: `kern: switches N`, `kern: thread I NAME run CYCLES switches N ... stack
+its END event: `kern: switches N`, `kern: ticks T tick_irqs N ...` (its tick interrupts),
+`kern: thread I NAME run CYCLES switches N ... stack
 BYTES ... stack_size BYTES`, the stack from the kernel's own paint check; and once the
 link sent the rest: `kern: ring cpu0 unread U size S discarded D`, `kern: log ring unread
 U size S dropped D`, `kern: logged N last TEXT`, the text as the firmware renders it
@@ -26,6 +27,7 @@ def check(cond, what):
 
 
 kern_switches = int(re.search(r"kern: switches (\d+)", uart).group(1))
+kern_tick_irqs = int(re.search(r"kern: ticks \d+ tick_irqs (\d+)", uart).group(1))
 kern = {}
 for t in re.finditer(r"kern: thread (\d+) (\S+) run (\d+) switches (\d+) .*stack (\d+) .*stack_size (\d+)", uart):
     kern[int(t.group(1))] = dict(name=t.group(2), run=int(t.group(3)), switches=int(t.group(4)),
@@ -145,6 +147,11 @@ def check_json(lines):
             check(abs(t["run_ticks"] - k["run"]) <= 0.01 * k["run"],
                   f"{k['name']}: ran {t['run_ticks']} cycles by emb top, {k['run']} by the kernel")
     check(any(i["count"] > 0 for i in last["interrupts"]), "interrupts per vector")
+    tick = {i["irq"]: i for i in last["interrupts"]}.get(9, {})  # TIMER1, the kernel's tick
+    check(tick.get("count") == kern_tick_irqs,
+          f"irq 9 (the tick) entered {tick.get('count')} times (the kernel counted {kern_tick_irqs} tick interrupts)")
+    check(any(i["irq"] == 9 and i["per_s"] > 0 for v in views for i in v["interrupts"]),
+          "irq 9 per second, in the views while it ran")
     rates = {e["event"]: e for e in last["top_events"]}
     check("switch" in rates and rates["switch"]["count"] == kern_switches,
           "among the busiest event types: switch, the kernel's count")
