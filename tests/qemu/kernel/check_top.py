@@ -26,8 +26,11 @@ def check(cond, what):
     failed += 0 if cond else 1
 
 
-kern_switches = int(re.search(r"kern: switches (\d+)", uart).group(1))
-kern_tick_irqs = int(re.search(r"kern: ticks \d+ tick_irqs (\d+)", uart).group(1))
+m = re.search(r"kern: switches (\d+)", uart), re.search(r"kern: ticks \d+ tick_irqs (\d+)", uart)
+if None in m:
+    check(False, f"the kernel printed its switches and ticks on UART0 ({uart_path})")
+    sys.exit(1)
+kern_switches, kern_tick_irqs = int(m[0].group(1)), int(m[1].group(1))
 kern = {}
 for t in re.finditer(r"kern: thread (\d+) (\S+) run (\d+) switches (\d+) .*stack (\d+) .*stack_size (\d+)", uart):
     kern[int(t.group(1))] = dict(name=t.group(2), run=int(t.group(3)), switches=int(t.group(4)),

@@ -129,6 +129,9 @@ rc=$?
     { say "not ok - emb top --once (exit $rc)"; cat "$work/once.txt" "$work/top-once.err"; }
 [ "$(grep -c '^emb top ' "$work/once.txt")" = 1 ] && say "ok - --once: exactly one view" ||
     say "not ok - --once: exactly one view"
+# The kernel's accounting comes at the run's end, which goes on without a reader.
+until_true 60 grep -q '^kern: logged' "$work/uart0-once.txt" ||
+    say "not ok - the --once run's firmware printed its accounting"
 python3 "$here/check_top.py" once "$work/once.txt" "$work/uart0-once.txt" || fails=$((fails + 1))
 stop_qemu
 
