@@ -12,24 +12,20 @@ usage: check_top.py pane PANE.txt UART0.txt     the screen, read with tmux captu
        check_top.py once ONCE.txt UART0.txt     --once --filter logger
        check_top.py json VIEWS.ndjson UART0.txt  the --json views"""
 import json
+import os
 import re
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from tap import done, ok as check  # noqa: E402
+
 mode, shown, uart_path = sys.argv[1], sys.argv[2], sys.argv[3]
 uart = open(uart_path).read()
-failed = 0
-
-
-def check(cond, what):
-    global failed
-    print(("ok - " if cond else "not ok - ") + what)
-    failed += 0 if cond else 1
-
 
 m = re.search(r"kern: switches (\d+)", uart), re.search(r"kern: ticks \d+ tick_irqs (\d+)", uart)
 if None in m:
     check(False, f"the kernel printed its switches and ticks on UART0 ({uart_path})")
-    sys.exit(1)
+    done()
 kern_switches, kern_tick_irqs = int(m[0].group(1)), int(m[1].group(1))
 kern = {}
 for t in re.finditer(r"kern: thread (\d+) (\S+) run (\d+) switches (\d+) .*stack (\d+) .*stack_size (\d+)", uart):
@@ -187,4 +183,4 @@ try:
     check_shown()
 except (OSError, ValueError, IndexError, KeyError, TypeError) as e:  # a view cut short, a file missing
     check(False, f"{mode}: what emb top showed could be read ({e!r})")
-sys.exit(1 if failed else 0)
+done()
