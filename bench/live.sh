@@ -9,7 +9,12 @@
 #   3. the highest rate read with no loss: the steady firmware at 1, 2, 4, 8 and 16 times its
 #      tick rate (qemu-mps2-m3-steady-NNk.elf), each a one-second run taken by
 #      `emb capture --qemu-qmp --qtest`: events and trace bytes per second of the target's
-#      clock, and what was discarded (docs/benchmarks.md compares SEGGER's RTT figures).
+#      clock, and what was discarded (docs/benchmarks.md compares SEGGER's RTT figures);
+#   4. what `emb top` costs the host: its CPU time (user + system, from the kernel's
+#      accounting of the process) over a whole steady run read live through
+#      `--qemu-qmp --qtest` (the reading included) and over the largest trace of part 3 as
+#      a file (decoding and counting alone), per event; CPU per 100k events/s is the share
+#      of one core that rate would take.
 # Usage: bench/live.sh [BUILD]   (writes BUILD/bench/live.json)
 set -euo pipefail
 build=${1:-build}
@@ -91,6 +96,30 @@ for khz in 10 20 40 80 160; do
   done
 done
 
+# cpu_of FILE COMMAND...: runs it, writes "user system wall" seconds to FILE.
+cpu_of() {
+  python3 -c '
+import os, subprocess, sys, time
+start = time.monotonic()
+p = subprocess.Popen(sys.argv[2:], stdout=open(sys.argv[1] + ".out", "w"), stderr=open(sys.argv[1] + ".err", "w"))
+_, status, use = os.wait4(p.pid, 0)
+open(sys.argv[1], "w").write("%f %f %f\n" % (use.ru_utime, use.ru_stime, time.monotonic() - start))
+' "$@"
+}
+for khz in 10 40; do
+  elf="$build/fw/qemu-mps2-m3-steady-${khz}k.elf"
+  [ "$khz" = 10 ] && elf="$build/fw/qemu-mps2-m3-steady.elf"
+  [ -f "$elf" ] || continue
+  echo "-- emb top's cost: the steady firmware at a ${khz} kHz tick through --qemu-qmp --qtest"
+  start_qemu "$elf" "$port"
+  cpu_of "$dir/top-live-${khz}k.time" "$emb" top --qemu-qmp "$dir/qmp.sock" --qtest "$dir/qtest.sock" \
+    --resume --elf "$elf" --json --interval 500 --until-closed --duration 60
+  stop_qemu
+done
+biggest=$(ls -S "$dir"/rate-*.embt 2> /dev/null | head -n 1)
+echo "-- emb top's cost: $biggest as a file"
+[ -n "$biggest" ] && cpu_of "$dir/top-file.time" "$emb" top --file "$biggest" --json
+
 python3 - "$dir" "$out" << 'PY'
 import json, os, re, sys
 d, out = sys.argv[1], sys.argv[2]
@@ -145,5 +174,27 @@ best = max(clean, key=lambda r: r["events_per_s"]) if clean else None
 if best:
     print("highest rate with nothing discarded: %.0f events/s, %.1f KB/s of trace (%d kHz tick)" %
           (best["events_per_s"], best["trace_kb_per_s"], best["tick_khz"]))
-json.dump({"reads": reads, "runs": runs, "rates": rates, "highest_lossless": best}, open(out, "w"), indent=1)
+top = []
+for name in ("live-10k", "live-40k", "file"):
+    try:
+        user, system, wall = map(float, open("%s/top-%s.time" % (d, name)).read().split())
+        views = [json.loads(l) for l in open("%s/top-%s.time.out" % (d, name)) if l.strip()]
+    except (OSError, ValueError):
+        continue
+    if not views or not views[-1]["events"]:
+        continue
+    last, cpu = views[-1], user + system
+    top.append({"way": name, "events": last["events"], "discarded": last["discarded"],
+                "target_s": last["target_s"], "wall_s": wall,
+                "events_per_s": last["events"] / last["target_s"] if last["target_s"] else None,
+                "cpu_s": cpu, "events_per_cpu_s": last["events"] / cpu if cpu else None,
+                "core_share_per_100k_events_per_s": cpu / last["events"] * 1e5})
+print("%-9s %9s %9s %9s %9s %8s %8s %13s %18s" % ("emb top", "events", "discarded", "target s", "events/s",
+      "wall s", "CPU s", "events/CPU s", "core at 100k ev/s"))
+for r in top:
+    print("%-9s %9d %9d %9.2f %9.0f %8.2f %8.3f %13.0f %17.1f%%" % (r["way"], r["events"], r["discarded"],
+          r["target_s"], r["events_per_s"] or 0, r["wall_s"], r["cpu_s"], r["events_per_cpu_s"] or 0,
+          100 * r["core_share_per_100k_events_per_s"]))
+json.dump({"reads": reads, "runs": runs, "rates": rates, "highest_lossless": best, "top": top},
+          open(out, "w"), indent=1)
 PY

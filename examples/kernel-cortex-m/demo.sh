@@ -20,7 +20,7 @@ run "" "$out/uart.txt" "$out/uart1.bin"
 "$emb" trace --summary --color=never "$out/run.embt" > "$out/summary.txt"
 "$emb" trace --latency --color=never "$out/run.embt" > "$out/latency.txt"
 "$emb" log --elf "$fw" --color=never "$out/run.emb" > "$out/log.txt"
-"$emb" top --file "$out/uart1.bin" --once > "$out/top.txt" # the live view, once (docs/live.md)
+"$emb" top --file "$out/uart1.bin" --elf "$fw" --once > "$out/top.txt" # the live view, once (docs/live.md)
 run fault "$out/crash-uart.txt" "$out/crash-uart1.bin"
 "$emb" capture --file "$out/crash-uart1.bin" -o "$out/crash.emb" 2> /dev/null
 "$emb" crash --elf "$fw" --color=never "$out/crash.emb" > "$out/crash.txt" || true
@@ -28,7 +28,7 @@ run chainfault "$out/chain-crash-uart.txt" "$out/chain-crash-uart1.bin"
 "$emb" capture --file "$out/chain-crash-uart1.bin" -o "$out/chain-crash.emb" 2> /dev/null
 "$emb" crash --elf "$fw" --color=never "$out/chain-crash.emb" > "$out/chain-crash.txt" || true
 sed -n '/threads over/,$p' "$out/summary.txt"
-sed -n '/^THREAD/,/^$/p' "$out/top.txt"
+sed -n '/^THREAD/,/^$/p; /^LOG/,$p' "$out/top.txt"
 grep -A1 '^Summary' "$out/crash.txt" "$out/chain-crash.txt"
 echo "Made in $out: run.emb, trace.txt, trace.perfetto.json (ui.perfetto.dev), summary.txt, top.txt,"
 echo "  latency.txt, log.txt, crash.emb and crash.txt (the driver's fault with the I2C mutex held),"

@@ -159,10 +159,34 @@ static void sensor_main(void *arg)
     }
 }
 
+/* What the firmware logged, for the host to hold the log lines it decodes against: the
+ * calls made and the last one's text, as this firmware renders it itself (UART0, at the
+ * end). Each call and its note are made under the scheduler lock, so the last noted is
+ * the last in the ring. */
+static struct {
+    uint32_t calls;
+    const char *last_what; /* "control" or "report" */
+    uint32_t last_samples, last_actuator;
+} logged;
+
+static void log_state(const char *what, uint32_t samples, uint32_t act)
+{
+    kern_sched_lock();
+    if (what[0] == 'c')
+        EMB_LOG_INF(fw, "control: %u samples, actuator %u", (unsigned)samples, (unsigned)act);
+    else
+        EMB_LOG_INF(fw, "report: %u samples, actuator %u", (unsigned)samples, (unsigned)act);
+    logged.calls++;
+    logged.last_what = what;
+    logged.last_samples = samples;
+    logged.last_actuator = act;
+    kern_sched_unlock();
+}
+
 static void report_work(struct kern_work *w)
 {
     (void)w;
-    EMB_LOG_INF(fw, "report: %u samples, actuator %u", (unsigned)sample_count, (unsigned)actuator);
+    log_state("report", sample_count, actuator);
 }
 
 /* What emb_stats_thread_get() said of each thread at the END event. */
@@ -222,6 +246,8 @@ static void print_accounting(void)
         mps2_uart_dec(st.stack_high_water);
         mps2_uart_puts(" boost ");
         mps2_uart_dec(st.max_boost);
+        mps2_uart_puts(" stack_size ");
+        mps2_uart_dec(t->stack_size);
         mps2_uart_puts("\n");
     }
 }
@@ -252,10 +278,41 @@ static volatile uint32_t hold_at_end;
 
 /* With `-append hold` the system stays up at the end, every thread but idle blocked, for
  * a debugger to look at (tests/qemu/kernel: emb desc --gdb, GDB). */
+/* The rings as the firmware counts them, once the link has sent what they held: the
+ * trace ring's unread bytes and dropped events, the log ring's unread bytes and dropped
+ * records, and what it logged (the host reads the same through the descriptor). */
+static void print_rings(void)
+{
+    mps2_uart_puts("kern: ring cpu0 unread ");
+    mps2_uart_dec(ring.write_pos - (ring.read_pos & ~(uint32_t)EMB_TRACE_READ_BUSY));
+    mps2_uart_puts(" size ");
+    mps2_uart_dec(ring.buf_mask + 1u);
+    mps2_uart_puts(" discarded ");
+    mps2_uart_dec(ring.discarded);
+    mps2_uart_puts("\nkern: log ring unread ");
+    mps2_uart_dec(log_ring.committed - log_ring.read_pos);
+    mps2_uart_puts(" size ");
+    mps2_uart_dec(log_ring.mask + 1u);
+    mps2_uart_puts(" dropped ");
+    mps2_uart_dec(log_ring.dropped);
+    mps2_uart_puts("\nkern: logged ");
+    mps2_uart_dec(logged.calls);
+    if (logged.calls != 0u) {
+        mps2_uart_puts(" last ");
+        mps2_uart_puts(logged.last_what);
+        mps2_uart_puts(": ");
+        mps2_uart_dec(logged.last_samples);
+        mps2_uart_puts(" samples, actuator ");
+        mps2_uart_dec(logged.last_actuator);
+    }
+    mps2_uart_puts("\n");
+}
+
 static void send_rest_and_exit(void)
 {
     print_accounting();
     emb_frame_link_flush(&link);
+    print_rings();
     mps2_uart_puts("kern: run done\n");
     if (!hold_at_end)
         mps2_exit(0);
@@ -326,7 +383,7 @@ static void logger_main(void *arg)
         kern_sched_lock();
         uint32_t count = sample_count, act = actuator;
         kern_sched_unlock();
-        EMB_LOG_INF(fw, "control: %u samples, actuator %u", (unsigned)count, (unsigned)act);
+        log_state("control", count, act);
         (void)kern_mutex_lock(&spi, KERN_FOREVER);
         kern_sleep(4u); /* the flash's page program time */
         bool fault = chain_fault_armed && n == FW_CHAIN_FAULT_AT;

@@ -312,7 +312,7 @@ static const char *tracing_stopped(struct mask_watch *w, uint32_t mask)
     return NULL;
 }
 
-/* What the poll took, to a live view (emb_source_options.on_packets). */
+/* What the poll took, to a live view (emb_source_options.on_packets, on_log). */
 static void give_packets(struct emb_source_run *c, const struct emb_desc_follow *f)
 {
     static uint8_t header[EMB_DESC_FOLLOW_HEADER_MAX];
@@ -321,6 +321,9 @@ static void give_packets(struct emb_source_run *c, const struct emb_desc_follow 
     if (c->o->on_packets != NULL && packets != NULL &&
         (hlen = emb_desc_follow_header(f, header, sizeof header)) != 0)
         emb_source_give_packets(c, header, hlen, packets, len);
+    const uint8_t *log = emb_desc_follow_log(f, &len);
+    if (log != NULL)
+        emb_source_give_log(c, log, len);
 }
 
 /* Polls the rings until a stop condition, the target let run between polls. */

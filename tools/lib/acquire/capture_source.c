@@ -129,6 +129,7 @@ static void update_stats(struct emb_source_run *c)
     if (!c->direct && c->o->on_packets != NULL &&
         emb_trace_assemble_parts(c->tasm, &header, &header_len, &packets, &packets_len))
         emb_source_give_packets(c, header, header_len, packets, packets_len);
+    emb_source_give_log(c, c->log.data, c->log.len);
     if (c->o->progress != NULL && now - c->last_progress_ms >= 200u) {
         c->last_progress_ms = now;
         c->o->progress(c->o->progress_arg, st);
@@ -166,6 +167,14 @@ void emb_source_give_packets(struct emb_source_run *c, const uint8_t *header, si
     c->o->on_packets(c->o->packets_arg, header, header_len, packets + c->packets_given,
                      packets_len - c->packets_given);
     c->packets_given = packets_len;
+}
+
+void emb_source_give_log(struct emb_source_run *c, const uint8_t *log, size_t len)
+{
+    if (c->o->on_log == NULL || len <= c->log_given)
+        return;
+    c->o->on_log(c->o->packets_arg, log + c->log_given, len - c->log_given);
+    c->log_given = len;
 }
 
 void emb_source_stopped(struct emb_source_run *c, const char *why)

@@ -119,6 +119,9 @@ struct emb_source_options {
      * NULL: none. A live view (emb top) decodes only those. */
     void (*on_packets)(void *arg, const uint8_t *header, size_t header_len,
                        const uint8_t *packets, size_t packets_len);
+    /* Likewise for the log stream (struct emb_source_result.log): the bytes that arrived
+     * since the last call, with packets_arg. NULL: none. */
+    void (*on_log)(void *arg, const uint8_t *bytes, size_t len);
     void *packets_arg;
 };
 

@@ -35,6 +35,7 @@ struct emb_source_run {
     uint64_t start_ms, last_progress_ms, last_ping_ms, last_packet_ms, closed_ms;
     uint64_t last_packets;
     size_t packets_given;       /* bytes of packets handed to o->on_packets */
+    size_t log_given;           /* log bytes handed to o->on_log */
     uint32_t cookie;
     bool direct;                /* the trace and log arrive whole, not as frames */
 };
@@ -69,6 +70,9 @@ const char *emb_source_should_stop(struct emb_source_run *c);
  * far: its header, and every packet in order). */
 void emb_source_give_packets(struct emb_source_run *c, const uint8_t *header, size_t header_len,
                              const uint8_t *packets, size_t packets_len);
+/* Likewise the log stream's bytes past those given before to o->on_log (the stream so
+ * far). */
+void emb_source_give_log(struct emb_source_run *c, const uint8_t *log, size_t len);
 /* Records why the capture stopped. */
 void emb_source_stopped(struct emb_source_run *c, const char *why);
 

@@ -71,6 +71,13 @@ const char *emb_qmp_execute(struct emb_qmp *q, const char *command_json);
  * while waiting for replies. */
 uint64_t emb_qmp_event_count(const struct emb_qmp *q, const char *name);
 
+/* The guest's memory as a memory source (memsrc.h) over `q`: the ELF's RAM regions the
+ * reads may reach, written when `q` can write. NULL with a message in `err`. */
+struct emb_elf;
+struct emb_mem;
+struct emb_mem *emb_qmp_mem_open(struct emb_qmp *q, struct emb_elf *elf, const char *name, char *err,
+                                 size_t errlen);
+
 const char *emb_qmp_error(const struct emb_qmp *q);
 const struct emb_qmp_stats *emb_qmp_stats(const struct emb_qmp *q);
 void emb_qmp_close(struct emb_qmp *q);

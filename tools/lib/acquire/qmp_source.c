@@ -24,8 +24,8 @@ static int qmp_mem_write(void *arg, uint64_t addr, const void *buf, size_t len)
     return emb_qmp_write(arg, addr, buf, len);
 }
 
-/* The image's RAM as the memory the reads may reach; NULL after reporting why not. */
-static struct emb_mem *qmp_mem_open(struct emb_source_run *c, struct emb_qmp *q, struct emb_elf *elf)
+struct emb_mem *emb_qmp_mem_open(struct emb_qmp *q, struct emb_elf *elf, const char *name, char *err,
+                                 size_t errlen)
 {
     struct emb_elf_region er[MAX_REGIONS];
     struct emb_mem_region ram[MAX_REGIONS];
@@ -37,17 +37,26 @@ static struct emb_mem *qmp_mem_open(struct emb_source_run *c, struct emb_qmp *q,
         snprintf(ram[i].name, sizeof ram[i].name, "%s", er[i].name);
     }
     if (n == 0) {
-        emb_source_error(c, "%s: no writable section: nothing of it is RAM to read", emb_elf_path(elf));
+        snprintf(err, errlen, "%s: no writable section: nothing of it is RAM to read", emb_elf_path(elf));
         return NULL;
     }
     const struct emb_mem_ops ops = {qmp_mem_read, emb_qmp_can_write(q) ? qmp_mem_write : NULL};
-    char name[300];
-    snprintf(name, sizeof name, "qmp %s", c->o->target);
     struct emb_mem *m = emb_mem_open_ops(name, &ops, q, ram, n);
     if (m == NULL)
-        emb_source_error(c, "out of memory");
+        snprintf(err, errlen, "out of memory");
     else
         emb_mem_set_image(m, elf, 0);
+    return m;
+}
+
+/* The image's RAM as the memory the reads may reach; NULL after reporting why not. */
+static struct emb_mem *qmp_mem_open(struct emb_source_run *c, struct emb_qmp *q, struct emb_elf *elf)
+{
+    char name[300], err[512];
+    snprintf(name, sizeof name, "qmp %s", c->o->target);
+    struct emb_mem *m = emb_qmp_mem_open(q, elf, name, err, sizeof err);
+    if (m == NULL)
+        emb_source_error(c, "%s", err);
     return m;
 }
 

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "live_model.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,7 @@ struct emb_live_model {
     size_t nth, th_cap;
     struct emb_live_irq irqs[EMB_LIVE_MAX_IRQS];
     size_t nirqs;
+    struct emb_live_ring rings[EMB_LIVE_MAX_RINGS];
     uint64_t count[65536], window_count[65536]; /* per event id */
     int64_t running;               /* index into th, or -1 */
     uint64_t since;                /* when it was switched to */
@@ -258,6 +260,29 @@ int emb_live_model_add(struct emb_live_model *m, const struct emb_trace *round)
         on_event(m, e);
     emb_trace_cursor_close(cur);
     return 0;
+}
+
+void emb_live_model_set_stack(struct emb_live_model *m, uint32_t index, const char *name, uint32_t used,
+                              uint32_t size)
+{
+    struct emb_live_thread *t = thread(m, index);
+    if (t == NULL)
+        return;
+    if (t->name[0] == '\0' && name != NULL)
+        snprintf(t->name, sizeof t->name, "%s", name);
+    t->has_stack = true;
+    t->stack_used = used;
+    t->stack_size = size;
+}
+
+void emb_live_model_set_rings(struct emb_live_model *m, const struct emb_live_ring *rings, size_t n)
+{
+    if (n > EMB_LIVE_MAX_RINGS)
+        n = EMB_LIVE_MAX_RINGS;
+    memcpy(m->rings, rings, n * sizeof *rings);
+    m->view.rings = m->rings;
+    m->view.nrings = n;
+    m->view.target_reads++;
 }
 
 /* ---- the view ---- */

@@ -41,7 +41,22 @@ struct emb_live_thread {
     uint64_t window_ticks, window_switches;
     double load;               /* share of the view's span it ran, 0 to 1 */
     bool running;              /* it ran at the view's end */
+    /* Read from the target (emb_live_model_set_stack), not from the trace. */
+    bool has_stack;
+    uint32_t stack_used;       /* high-water: bytes of its stack ever used (the paint) */
+    uint32_t stack_size;
 };
+
+/* A ring as the target holds it, read from it (its debug descriptor), not from the trace:
+ * the trace rings of each context and the log rings. */
+struct emb_live_ring {
+    char name[24];
+    const char *kind;          /* "trace" or "log" */
+    uint16_t context_id;
+    uint64_t unread, size;     /* bytes written and not yet taken by its consumer; its size */
+    uint64_t dropped;          /* the ring's own count: events (trace) or records (log) */
+};
+#define EMB_LIVE_MAX_RINGS 32u
 
 struct emb_live_irq {
     uint32_t irq;
@@ -82,6 +97,9 @@ struct emb_live_view {
     struct emb_live_event_rate top[EMB_LIVE_TOP_EVENTS];
     size_t ntop;
     struct emb_live_monitor monitor; /* reports 0: none seen */
+    const struct emb_live_ring *rings; /* read from the target; none: not read */
+    size_t nrings;
+    uint64_t target_reads;     /* times the target's state was read (the set_* calls) */
 };
 
 struct emb_live_model;
@@ -91,6 +109,13 @@ void emb_live_model_free(struct emb_live_model *m);
 /* Counts one round's records (a trace decoded by emb_live_stream_next()). 0, or -1 when
  * out of memory. */
 int emb_live_model_add(struct emb_live_model *m, const struct emb_trace *round);
+/* The target's own state, read from it as it runs (its descriptor): a thread's stack
+ * high-water (a thread not seen in the trace yet is added, named `name`), and its rings,
+ * replacing those set before (at most EMB_LIVE_MAX_RINGS kept). */
+void emb_live_model_set_stack(struct emb_live_model *m, uint32_t index, const char *name, uint32_t used,
+                              uint32_t size);
+void emb_live_model_set_rings(struct emb_live_model *m, const struct emb_live_ring *rings, size_t n);
+
 /* Closes the window: the figures since the last view (its rates over the target time it
  * covers), threads in `sort` order. Valid until the next call. */
 const struct emb_live_view *emb_live_model_view(struct emb_live_model *m, enum emb_live_sort sort);
