@@ -316,6 +316,18 @@ int emb_cli_bad_value(const char *cmd, const char *name, const char *what, const
     return EMB_EXIT_BAD;
 }
 
+int emb_cli_source_option(const char *cmd, int opt, const char *value, int *kind,
+                          const char **target)
+{
+    if (*kind >= 0) {
+        emb_cli_error(cmd, "one source, please");
+        return EMB_EXIT_BAD;
+    }
+    *kind = opt - EMB_OPT_SOURCE;
+    *target = value;
+    return EMB_EXIT_OK;
+}
+
 int emb_cli_option_u64(const char *cmd, const char *name, const char *arg, uint64_t min,
                        uint64_t max, const char *what, uint64_t *out)
 {

@@ -139,6 +139,22 @@ enum { EMB_OPT_JSON = EMB_OPT_COLOR + 1, EMB_OPT_CATALOG, EMB_OPT_ELF };
  * plus the source's enum emb_source_kind, so the option says the kind. */
 #define EMB_OPT_SOURCE 0x7100
 #define EMB_CLI_SOURCE(name, kind) EMB_CLI_CALL(name, required_argument, EMB_OPT_SOURCE + (kind))
+/* The live sources every reading command (emb capture, emb top) takes alike, with
+ * --token-file FILE (the TCP record server's secret, stored into `type`'s token_file);
+ * for a table that includes capture_source.h. */
+#define EMB_OPT_TOKEN_FILE (EMB_OPT_ELF + 1)
+#define EMB_CLI_SOURCE_OPTIONS(type)                                                         \
+    EMB_CLI_SOURCE("pid", EMB_SOURCE_PID), EMB_CLI_SOURCE("file", EMB_SOURCE_FILE),          \
+        EMB_CLI_SOURCE("tcp", EMB_SOURCE_TCP), EMB_CLI_SOURCE("unix", EMB_SOURCE_UNIX),      \
+        EMB_CLI_SOURCE("serial", EMB_SOURCE_SERIAL), EMB_CLI_SOURCE("gdb", EMB_SOURCE_GDB),  \
+        EMB_CLI_SOURCE("qemu-qmp", EMB_SOURCE_QMP),                                          \
+        EMB_CLI_STRING("token-file", EMB_OPT_TOKEN_FILE, type, token_file)
+/* A source option (EMB_CLI_SOURCE) seen by on_option(): stores its kind and value into
+ * *kind and *target, or says "emb CMD: one source, please" when *kind already names one
+ * (>= 0) and returns EMB_EXIT_BAD. 0 otherwise. */
+#define EMB_CLI_IS_SOURCE(opt) ((opt) >= EMB_OPT_SOURCE && (opt) < EMB_OPT_SOURCE + 0x100)
+int emb_cli_source_option(const char *cmd, int opt, const char *value, int *kind,
+                          const char **target);
 #define EMB_CLI_OPTION_CATALOG_CALL EMB_CLI_CALL("catalog", required_argument, EMB_OPT_CATALOG)
 
 /* A command's options, parsed the one way. `options` ends with EMB_CLI_OPTIONS_END;

@@ -29,10 +29,9 @@ struct args {
     bool arm, until_closed, resume, json, no_halt;
 };
 
-enum { OPT_REV = 256, OPT_LOG, OPT_CRASH, OPT_DESC, OPT_PID, OPT_FILE, OPT_TCP, OPT_SERIAL,
-       OPT_BAUD, OPT_SWO, OPT_GDB, OPT_RAM, OPT_COUNT, OPT_DURATION, OPT_ARM, OPT_UNTIL, OPT_SAVE,
-       OPT_RETAINED, OPT_SAVE_LOG, OPT_SAVE_CRASH, OPT_VIA, OPT_POLL, OPT_UNIX, OPT_TOKEN_FILE,
-       OPT_QMP, OPT_QTEST, OPT_RESUME, OPT_NO_HALT };
+enum { OPT_REV = 256, OPT_LOG, OPT_CRASH, OPT_DESC, OPT_BAUD, OPT_RAM, OPT_COUNT, OPT_DURATION,
+       OPT_ARM, OPT_UNTIL, OPT_SAVE, OPT_SAVE_LOG, OPT_SAVE_CRASH, OPT_VIA, OPT_POLL, OPT_QTEST,
+       OPT_RESUME, OPT_NO_HALT };
 
 static const struct emb_cli_option OPTIONS[] = {
     EMB_CLI_OPTION_OUTPUT(struct args),
@@ -41,16 +40,11 @@ static const struct emb_cli_option OPTIONS[] = {
     EMB_CLI_STRING("log", OPT_LOG, struct args, log),
     EMB_CLI_STRING("crash", OPT_CRASH, struct args, crash),
     EMB_CLI_STRING("descriptor", OPT_DESC, struct args, descriptor),
-    EMB_CLI_CALL("pid", required_argument, OPT_PID),
     EMB_CLI_OPTION_CATALOG(struct args),
-    EMB_CLI_CALL("file", required_argument, OPT_FILE),
-    EMB_CLI_CALL("tcp", required_argument, OPT_TCP),
-    EMB_CLI_CALL("unix", required_argument, OPT_UNIX),
-    EMB_CLI_STRING("token-file", OPT_TOKEN_FILE, struct args, token_file),
-    EMB_CLI_CALL("serial", required_argument, OPT_SERIAL),
     EMB_CLI_CALL("baud", required_argument, OPT_BAUD),
-    EMB_CLI_CALL("swo", required_argument, OPT_SWO),
-    EMB_CLI_CALL("gdb", required_argument, OPT_GDB),
+    EMB_CLI_SOURCE_OPTIONS(struct args),
+    EMB_CLI_SOURCE("swo", EMB_SOURCE_SWO),
+    EMB_CLI_SOURCE("retained", EMB_SOURCE_RETAINED),
     EMB_CLI_OPTION_ELF(struct args),
     EMB_CLI_CALL("ram", required_argument, OPT_RAM),
     EMB_CLI_CALL("count", required_argument, OPT_COUNT),
@@ -59,11 +53,9 @@ static const struct emb_cli_option OPTIONS[] = {
     EMB_CLI_FLAG("until-closed", OPT_UNTIL, struct args, until_closed),
     EMB_CLI_STRING("save-trace", OPT_SAVE, struct args, save_trace),
     EMB_CLI_STRING("save-log", OPT_SAVE_LOG, struct args, save_log),
-    EMB_CLI_CALL("retained", required_argument, OPT_RETAINED),
     EMB_CLI_STRING("save-crash", OPT_SAVE_CRASH, struct args, save_crash),
     EMB_CLI_CALL("via", required_argument, OPT_VIA),
     EMB_CLI_CALL("poll-ms", required_argument, OPT_POLL),
-    EMB_CLI_CALL("qemu-qmp", required_argument, OPT_QMP),
     EMB_CLI_STRING("qtest", OPT_QTEST, struct args, qtest),
     EMB_CLI_FLAG("resume", OPT_RESUME, struct args, resume),
     EMB_CLI_FLAG("no-halt", OPT_NO_HALT, struct args, no_halt),
@@ -73,34 +65,6 @@ static const struct emb_cli_option OPTIONS[] = {
 static const struct emb_cli_command COMMAND = {
     .name = CMD, .help = emb_help_capture, .shortopts = ":o:l:h", .options = OPTIONS,
     .usage = "emb capture [options] -o OUT.emb SOURCE"};
-
-/* The option that names a live source, or -1. */
-static int source_kind(int opt)
-{
-    switch (opt) {
-    case OPT_PID: return EMB_SOURCE_PID;
-    case OPT_FILE: return EMB_SOURCE_FILE;
-    case OPT_TCP: return EMB_SOURCE_TCP;
-    case OPT_UNIX: return EMB_SOURCE_UNIX;
-    case OPT_SERIAL: return EMB_SOURCE_SERIAL;
-    case OPT_SWO: return EMB_SOURCE_SWO;
-    case OPT_GDB: return EMB_SOURCE_GDB;
-    case OPT_RETAINED: return EMB_SOURCE_RETAINED;
-    case OPT_QMP: return EMB_SOURCE_QMP;
-    }
-    return -1;
-}
-
-static int set_source(struct args *a, int kind, const char *target)
-{
-    if (a->kind >= 0) {
-        emb_cli_error(CMD, "one source, please");
-        return EMB_EXIT_BAD;
-    }
-    a->kind = kind;
-    a->target = target;
-    return EMB_EXIT_OK;
-}
 
 /* --ram START:END */
 static int ram_option(struct args *a, const char *arg)
@@ -149,8 +113,8 @@ static int number_option(struct args *a, int c, const char *arg)
 static int on_option(void *arg, int opt, char *value)
 {
     struct args *a = arg;
-    if (source_kind(opt) >= 0)
-        return set_source(a, source_kind(opt), value);
+    if (EMB_CLI_IS_SOURCE(opt))
+        return emb_cli_source_option(CMD, opt, value, &a->kind, &a->target);
     switch (opt) {
     case OPT_VIA: return via_option(a, value);
     case OPT_POLL: case OPT_BAUD: case OPT_COUNT: case OPT_DURATION: case OPT_RAM:

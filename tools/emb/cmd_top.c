@@ -36,7 +36,7 @@ struct args {
     bool resume, once, json, until_closed;
 };
 
-enum { OPT_QTEST = 256, OPT_RESUME, OPT_TOKEN_FILE, OPT_BAUD, OPT_POLL, OPT_DURATION, OPT_INTERVAL, OPT_ONCE,
+enum { OPT_QTEST = 256, OPT_RESUME, OPT_BAUD, OPT_POLL, OPT_DURATION, OPT_INTERVAL, OPT_ONCE,
        OPT_SORT, OPT_DESC_QMP, OPT_FILTER, OPT_UNTIL_CLOSED };
 
 static const struct emb_cli_option OPTIONS[] = {
@@ -44,16 +44,9 @@ static const struct emb_cli_option OPTIONS[] = {
     EMB_CLI_OPTION_CATALOG(struct args),
     EMB_CLI_OPTION_ELF(struct args),
     EMB_CLI_OPTION_JSON(struct args),
-    EMB_CLI_SOURCE("pid", EMB_SOURCE_PID),
-    EMB_CLI_SOURCE("file", EMB_SOURCE_FILE),
-    EMB_CLI_SOURCE("tcp", EMB_SOURCE_TCP),
-    EMB_CLI_SOURCE("unix", EMB_SOURCE_UNIX),
-    EMB_CLI_SOURCE("serial", EMB_SOURCE_SERIAL),
-    EMB_CLI_SOURCE("gdb", EMB_SOURCE_GDB),
-    EMB_CLI_SOURCE("qemu-qmp", EMB_SOURCE_QMP),
+    EMB_CLI_SOURCE_OPTIONS(struct args),
     EMB_CLI_STRING("qtest", OPT_QTEST, struct args, qtest),
     EMB_CLI_FLAG("resume", OPT_RESUME, struct args, resume),
-    EMB_CLI_STRING("token-file", OPT_TOKEN_FILE, struct args, token_file),
     EMB_CLI_CALL("baud", required_argument, OPT_BAUD),
     EMB_CLI_CALL("poll-ms", required_argument, OPT_POLL),
     EMB_CLI_CALL("duration", required_argument, OPT_DURATION),
@@ -72,15 +65,8 @@ static const struct emb_cli_command COMMAND = {
 static int on_option(void *arg, int opt, char *value)
 {
     struct args *a = arg;
-    if (opt >= EMB_OPT_SOURCE && opt <= EMB_OPT_SOURCE + EMB_SOURCE_QMP) {
-        if (a->kind >= 0) {
-            emb_cli_error(CMD, "one source, please");
-            return EMB_EXIT_BAD;
-        }
-        a->kind = opt - EMB_OPT_SOURCE;
-        a->target = value;
-        return EMB_EXIT_OK;
-    }
+    if (EMB_CLI_IS_SOURCE(opt))
+        return emb_cli_source_option(CMD, opt, value, &a->kind, &a->target);
     switch (opt) {
     case OPT_BAUD:
         return emb_cli_option_u64(CMD, "baud", value, 1, 4000000, "a rate such as 115200", &a->baud);

@@ -505,6 +505,29 @@ static bool field_item(struct catalog_parser *p, const yaml_node_t *n, void *ele
     return true;
 }
 
+/* "WHAT name `NAME` is already used (line N)", N the line of its first use; false. */
+static bool name_used(struct catalog_parser *p, const yaml_node_t *name, const char *what,
+                      unsigned line)
+{
+    parse_error(p, name->start_mark, "%s name `%s` is already used (line %u)", what, scalar(name),
+                line);
+    return false;
+}
+
+/* A class parsed before, other than `cls`, with this name (NULL: with this id), or NULL. */
+static const struct emb_catalog_class *other_class(const struct emb_catalog *cat,
+                                                   const struct emb_catalog_class *cls,
+                                                   const char *name, int64_t id)
+{
+    for (size_t i = 0; i < cat->nclasses; i++) {
+        const struct emb_catalog_class *o = &cat->classes[i];
+        if (o != cls && o->name != NULL &&
+            (name != NULL ? strcmp(o->name, name) == 0 : o->id == (unsigned)id))
+            return o;
+    }
+    return NULL;
+}
+
 static bool parse_event(struct catalog_parser *p, const yaml_node_t *n,
                         struct emb_catalog_event *ev)
 {
@@ -513,11 +536,8 @@ static bool parse_event(struct catalog_parser *p, const yaml_node_t *n,
     if (!parse_named(p, n, "an event", keys, 4, v, &ev->line, "event name", false))
         return false;
     const struct emb_catalog_event *other = emb_catalog_find(p->cat, scalar(v[0]));
-    if (other != NULL) {
-        parse_error(p, v[0]->start_mark, "event name `%s` is already used (line %u)",
-                    scalar(v[0]), other->line);
-        return false;
-    }
+    if (other != NULL)
+        return name_used(p, v[0], "event", other->line);
     ev->name = copy_string(scalar(v[0]));
     int64_t id;
     if (ev->name == NULL || !integer(p, v[1], 1, 65535, "event id", &id))
@@ -570,26 +590,18 @@ static bool parse_class(struct catalog_parser *p, const yaml_node_t *n,
     yaml_node_t *v[4];
     if (!parse_named(p, n, "a class", keys, 4, v, &cls->line, "class name", false))
         return false;
-    for (size_t i = 0; i < p->cat->nclasses; i++) {
-        const struct emb_catalog_class *o = &p->cat->classes[i];
-        if (o != cls && o->name != NULL && strcmp(o->name, scalar(v[0])) == 0) {
-            parse_error(p, v[0]->start_mark, "class name `%s` is already used (line %u)",
-                        o->name, o->line);
-            return false;
-        }
-    }
+    const struct emb_catalog_class *o = other_class(p->cat, cls, scalar(v[0]), -1);
+    if (o != NULL)
+        return name_used(p, v[0], "class", o->line);
     cls->name = copy_string(scalar(v[0]));
     int64_t id;
     if (cls->name == NULL ||
         !integer(p, v[1], 0, CATALOG_MAX_CLASSES - 1, "class id", &id))
         return false;
-    for (size_t i = 0; i < p->cat->nclasses; i++) {
-        const struct emb_catalog_class *o = &p->cat->classes[i];
-        if (o != cls && o->name != NULL && o->id == (unsigned)id) {
-            parse_error(p, v[1]->start_mark, "class id %u is already `%s` (line %u)",
-                        (unsigned)id, o->name, o->line);
-            return false;
-        }
+    if ((o = other_class(p->cat, cls, NULL, id)) != NULL) {
+        parse_error(p, v[1]->start_mark, "class id %u is already `%s` (line %u)",
+                    (unsigned)id, o->name, o->line);
+        return false;
     }
     cls->id = (unsigned)id;
     if (!text_value(p, v[2], "a class's doc", &cls->doc))

@@ -102,13 +102,20 @@ static struct lane *lane_of(struct emb_log_merge *m, uint16_t ctx)
     return l;
 }
 
-void emb_log_merge_plan(struct emb_log_merge *m, const struct emb_logrec *r)
+/* The lane of a record's context; NULL, the merge failed, when memory runs out. */
+static struct lane *record_lane(struct emb_log_merge *m, const struct emb_logrec *r)
 {
     struct lane *l = lane_of(m, r->ctx);
-    if (l == NULL) {
+    if (l == NULL)
         m->failed = true;
+    return l;
+}
+
+void emb_log_merge_plan(struct emb_log_merge *m, const struct emb_logrec *r)
+{
+    struct lane *l = record_lane(m, r);
+    if (l == NULL)
         return;
-    }
     if (l->planned_n > 0u && r->ts < l->last_ts)
         l->ordered = false;
     if (l->planned_n == 0u || l->last_piece != m->piece) {
@@ -277,11 +284,9 @@ static bool keep(struct lane *l, const struct emb_logrec *r, uint64_t seq)
 
 void emb_log_merge_push(struct emb_log_merge *m, const struct emb_logrec *r)
 {
-    struct lane *l = lane_of(m, r->ctx);
-    if (l == NULL) {
-        m->failed = true;
+    struct lane *l = record_lane(m, r);
+    if (l == NULL)
         return;
-    }
     uint64_t seq = m->seq++;
     l->pushed++;
     if (turn_now(m, l, r->ts, seq)) {
