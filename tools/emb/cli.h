@@ -139,16 +139,27 @@ enum { EMB_OPT_JSON = EMB_OPT_COLOR + 1, EMB_OPT_CATALOG, EMB_OPT_ELF };
  * plus the source's enum emb_source_kind, so the option says the kind. */
 #define EMB_OPT_SOURCE 0x7100
 #define EMB_CLI_SOURCE(name, kind) EMB_CLI_CALL(name, required_argument, EMB_OPT_SOURCE + (kind))
-/* The live sources every reading command (emb capture, emb top) takes alike, with
- * --token-file FILE (the TCP record server's secret, stored into `type`'s token_file);
- * for a table that includes capture_source.h. */
-#define EMB_OPT_TOKEN_FILE (EMB_OPT_ELF + 1)
+/* The live sources every reading command (emb capture, emb top) takes alike, and how it
+ * reads one, stored into the members of `type` that bear their names: --token-file FILE
+ * (the TCP record server's secret), --baud (serial), --poll-ms, --duration SECONDS,
+ * --until-closed, --qtest SOCKET and --resume; for a table that includes capture_source.h
+ * and <float.h>. */
+enum { EMB_OPT_TOKEN_FILE = EMB_OPT_ELF + 1, EMB_OPT_BAUD, EMB_OPT_POLL, EMB_OPT_DURATION,
+       EMB_OPT_UNTIL_CLOSED, EMB_OPT_QTEST, EMB_OPT_RESUME };
 #define EMB_CLI_SOURCE_OPTIONS(type)                                                         \
     EMB_CLI_SOURCE("pid", EMB_SOURCE_PID), EMB_CLI_SOURCE("file", EMB_SOURCE_FILE),          \
         EMB_CLI_SOURCE("tcp", EMB_SOURCE_TCP), EMB_CLI_SOURCE("unix", EMB_SOURCE_UNIX),      \
         EMB_CLI_SOURCE("serial", EMB_SOURCE_SERIAL), EMB_CLI_SOURCE("gdb", EMB_SOURCE_GDB),  \
         EMB_CLI_SOURCE("qemu-qmp", EMB_SOURCE_QMP),                                          \
-        EMB_CLI_STRING("token-file", EMB_OPT_TOKEN_FILE, type, token_file)
+        EMB_CLI_STRING("token-file", EMB_OPT_TOKEN_FILE, type, token_file),                  \
+        EMB_CLI_U64("baud", EMB_OPT_BAUD, type, baud, 1, 4000000, "a rate such as 115200"),  \
+        EMB_CLI_U64("poll-ms", EMB_OPT_POLL, type, poll_ms, 1, 60000,                        \
+                    "milliseconds, 1 to 60000"),                                             \
+        EMB_CLI_DOUBLE("duration", EMB_OPT_DURATION, type, duration, DBL_MIN, DBL_MAX,       \
+                       "seconds"),                                                           \
+        EMB_CLI_FLAG("until-closed", EMB_OPT_UNTIL_CLOSED, type, until_closed),              \
+        EMB_CLI_STRING("qtest", EMB_OPT_QTEST, type, qtest),                                 \
+        EMB_CLI_FLAG("resume", EMB_OPT_RESUME, type, resume)
 /* A source option (EMB_CLI_SOURCE) seen by on_option(): stores its kind and value into
  * *kind and *target, or says "emb CMD: one source, please" when *kind already names one
  * (>= 0) and returns EMB_EXIT_BAD. 0 otherwise. */

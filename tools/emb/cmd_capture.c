@@ -29,9 +29,8 @@ struct args {
     bool arm, until_closed, resume, json, no_halt;
 };
 
-enum { OPT_REV = 256, OPT_LOG, OPT_CRASH, OPT_DESC, OPT_BAUD, OPT_RAM, OPT_COUNT, OPT_DURATION,
-       OPT_ARM, OPT_UNTIL, OPT_SAVE, OPT_SAVE_LOG, OPT_SAVE_CRASH, OPT_VIA, OPT_POLL, OPT_QTEST,
-       OPT_RESUME, OPT_NO_HALT };
+enum { OPT_REV = 256, OPT_LOG, OPT_CRASH, OPT_DESC, OPT_RAM, OPT_COUNT, OPT_ARM, OPT_SAVE,
+       OPT_SAVE_LOG, OPT_SAVE_CRASH, OPT_VIA, OPT_NO_HALT };
 
 static const struct emb_cli_option OPTIONS[] = {
     EMB_CLI_OPTION_OUTPUT(struct args),
@@ -41,23 +40,17 @@ static const struct emb_cli_option OPTIONS[] = {
     EMB_CLI_STRING("crash", OPT_CRASH, struct args, crash),
     EMB_CLI_STRING("descriptor", OPT_DESC, struct args, descriptor),
     EMB_CLI_OPTION_CATALOG(struct args),
-    EMB_CLI_CALL("baud", required_argument, OPT_BAUD),
     EMB_CLI_SOURCE_OPTIONS(struct args),
     EMB_CLI_SOURCE("swo", EMB_SOURCE_SWO),
     EMB_CLI_SOURCE("retained", EMB_SOURCE_RETAINED),
     EMB_CLI_OPTION_ELF(struct args),
     EMB_CLI_CALL("ram", required_argument, OPT_RAM),
-    EMB_CLI_CALL("count", required_argument, OPT_COUNT),
-    EMB_CLI_CALL("duration", required_argument, OPT_DURATION),
+    EMB_CLI_U64("count", OPT_COUNT, struct args, count, 1, UINT64_MAX, "a number of packets"),
     EMB_CLI_FLAG("arm", OPT_ARM, struct args, arm),
-    EMB_CLI_FLAG("until-closed", OPT_UNTIL, struct args, until_closed),
     EMB_CLI_STRING("save-trace", OPT_SAVE, struct args, save_trace),
     EMB_CLI_STRING("save-log", OPT_SAVE_LOG, struct args, save_log),
     EMB_CLI_STRING("save-crash", OPT_SAVE_CRASH, struct args, save_crash),
     EMB_CLI_CALL("via", required_argument, OPT_VIA),
-    EMB_CLI_CALL("poll-ms", required_argument, OPT_POLL),
-    EMB_CLI_STRING("qtest", OPT_QTEST, struct args, qtest),
-    EMB_CLI_FLAG("resume", OPT_RESUME, struct args, resume),
     EMB_CLI_FLAG("no-halt", OPT_NO_HALT, struct args, no_halt),
     EMB_CLI_OPTION_JSON(struct args),
     EMB_CLI_OPTIONS_END,
@@ -93,23 +86,6 @@ static int via_option(struct args *a, const char *arg)
     return EMB_EXIT_OK;
 }
 
-/* One option that takes a number; EMB_EXIT_BAD after saying what it takes. */
-static int number_option(struct args *a, int c, const char *arg)
-{
-    switch (c) {
-    case OPT_POLL:
-        return emb_cli_option_u64(CMD, "poll-ms", arg, 1, 60000, "milliseconds, 1 to 60000",
-                                  &a->poll_ms);
-    case OPT_BAUD:
-        return emb_cli_option_u64(CMD, "baud", arg, 1, 4000000, "a rate such as 115200", &a->baud);
-    case OPT_COUNT:
-        return emb_cli_option_u64(CMD, "count", arg, 1, UINT64_MAX, "a number of packets", &a->count);
-    case OPT_DURATION:
-        return emb_cli_option_double(CMD, "duration", arg, DBL_MIN, DBL_MAX, "seconds", &a->duration);
-    }
-    return ram_option(a, arg);
-}
-
 static int on_option(void *arg, int opt, char *value)
 {
     struct args *a = arg;
@@ -117,8 +93,7 @@ static int on_option(void *arg, int opt, char *value)
         return emb_cli_source_option(CMD, opt, value, &a->kind, &a->target);
     switch (opt) {
     case OPT_VIA: return via_option(a, value);
-    case OPT_POLL: case OPT_BAUD: case OPT_COUNT: case OPT_DURATION: case OPT_RAM:
-        return number_option(a, opt, value);
+    case OPT_RAM: return ram_option(a, value);
     }
     return EMB_EXIT_OK;
 }

@@ -36,8 +36,7 @@ struct args {
     bool resume, once, json, until_closed;
 };
 
-enum { OPT_QTEST = 256, OPT_RESUME, OPT_BAUD, OPT_POLL, OPT_DURATION, OPT_INTERVAL, OPT_ONCE,
-       OPT_SORT, OPT_DESC_QMP, OPT_FILTER, OPT_UNTIL_CLOSED };
+enum { OPT_INTERVAL = 256, OPT_ONCE, OPT_SORT, OPT_DESC_QMP, OPT_FILTER };
 
 static const struct emb_cli_option OPTIONS[] = {
     EMB_CLI_OPTION_OUTPUT(struct args),
@@ -45,14 +44,9 @@ static const struct emb_cli_option OPTIONS[] = {
     EMB_CLI_OPTION_ELF(struct args),
     EMB_CLI_OPTION_JSON(struct args),
     EMB_CLI_SOURCE_OPTIONS(struct args),
-    EMB_CLI_STRING("qtest", OPT_QTEST, struct args, qtest),
-    EMB_CLI_FLAG("resume", OPT_RESUME, struct args, resume),
-    EMB_CLI_CALL("baud", required_argument, OPT_BAUD),
-    EMB_CLI_CALL("poll-ms", required_argument, OPT_POLL),
-    EMB_CLI_CALL("duration", required_argument, OPT_DURATION),
-    EMB_CLI_CALL("interval", required_argument, OPT_INTERVAL),
+    EMB_CLI_U64("interval", OPT_INTERVAL, struct args, interval_ms, 50, 60000,
+                "milliseconds, 50 to 60000"),
     EMB_CLI_FLAG("once", OPT_ONCE, struct args, once),
-    EMB_CLI_FLAG("until-closed", OPT_UNTIL_CLOSED, struct args, until_closed),
     EMB_CLI_STRING("sort", OPT_SORT, struct args, sort_name),
     EMB_CLI_STRING("desc-qmp", OPT_DESC_QMP, struct args, desc_qmp),
     EMB_CLI_STRING("filter", OPT_FILTER, struct args, filter),
@@ -67,17 +61,6 @@ static int on_option(void *arg, int opt, char *value)
     struct args *a = arg;
     if (EMB_CLI_IS_SOURCE(opt))
         return emb_cli_source_option(CMD, opt, value, &a->kind, &a->target);
-    switch (opt) {
-    case OPT_BAUD:
-        return emb_cli_option_u64(CMD, "baud", value, 1, 4000000, "a rate such as 115200", &a->baud);
-    case OPT_POLL:
-        return emb_cli_option_u64(CMD, "poll-ms", value, 1, 60000, "milliseconds, 1 to 60000", &a->poll_ms);
-    case OPT_INTERVAL:
-        return emb_cli_option_u64(CMD, "interval", value, 50, 60000, "milliseconds, 50 to 60000",
-                                  &a->interval_ms);
-    case OPT_DURATION:
-        return emb_cli_option_double(CMD, "duration", value, DBL_MIN, DBL_MAX, "seconds", &a->duration);
-    }
     return EMB_EXIT_OK;
 }
 
