@@ -17,7 +17,7 @@ demo_packages=(
   libelf-dev libdw-dev libyaml-dev          # ELF/DWARF reading, catalogue parsing
   zlib1g-dev                                # CRC-32 of capture files on the host
   libjansson-dev                            # QMP replies (emb capture --qemu-qmp)
-  libsqlite3-dev libpq-dev libmicrohttpd-dev libssl-dev # emb fleet: SQLite, PostgreSQL, HTTP, SHA-256
+  libsqlite3-dev libpq-dev libmicrohttpd-dev libssl-dev # emb fleet: SQLite, PostgreSQL, HTTP, SHA-256; qtest base64
   libncurses-dev                            # emb top's full-screen view
   python3 help2man                          # the man pages and completion, from emb --help
   babeltrace2                               # the demo shows the trace in babeltrace2

@@ -173,82 +173,82 @@ static bool emb__dec_inc(char *digits, size_t n)
 /* Integer digits of a double: at most 309, and 9 per division of the big integer. */
 #define EMB__INT_DIGITS_MAX 315
 
-static void emb__float(struct emb__out *o, const struct emb__spec *sp, double v)
+/* The sign's character, as v's sign bit and the flags ask: '-', '+', ' ' or none. Returns
+ * how many (0 or 1). */
+static size_t emb__float_sign(const struct emb__spec *sp, bool neg, char *prefix)
 {
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    bool neg = (bits >> 63) != 0u;
-    unsigned exp = (unsigned)(bits >> 52) & 0x7FFu;
-    uint64_t mant = bits & ((UINT64_C(1) << 52) - 1u);
-    char prefix[1];
-    size_t np = 0;
     if (neg)
-        prefix[np++] = '-';
+        prefix[0] = '-';
     else if (sp->plus)
-        prefix[np++] = '+';
+        prefix[0] = '+';
     else if (sp->space)
-        prefix[np++] = ' ';
-    bool upper = sp->conv == 'F';
-    if (exp == 0x7FFu) {
-        const char *text = mant != 0u ? (upper ? "NAN" : "nan") : (upper ? "INF" : "inf");
-        emb__field(o, sp, prefix, np, 0, text, 3u, false);
-        return;
-    }
-    uint64_t m = exp != 0u ? mant | (UINT64_C(1) << 52) : mant;
-    int e = exp != 0u ? (int)exp - 1075 : -1074; /* v = m * 2^e */
-
-    /* Integer part, written backwards from the end of idig. */
-    char idig[EMB__INT_DIGITS_MAX];
-    size_t first = sizeof idig;
-    struct emb__big big;
-    if (e >= 0)
-        emb__big_set(&big, m, (unsigned)e);
+        prefix[0] = ' ';
     else
-        emb__big_set(&big, -e < 64 ? m >> -e : 0u, 0u);
+        return 0;
+    return 1;
+}
+
+/* The integer digits of m * 2^e, written backwards to end at idig[EMB__INT_DIGITS_MAX], with
+ * one spare '0' in front for a carry out of rounding (9.99 -> 10.0). Returns the index of
+ * that spare digit. */
+static size_t emb__float_int_digits(char *idig, struct emb__big *big, uint64_t m, int e)
+{
+    size_t first = EMB__INT_DIGITS_MAX;
+    if (e >= 0)
+        emb__big_set(big, m, (unsigned)e);
+    else
+        emb__big_set(big, -e < 64 ? m >> -e : 0u, 0u);
     do {
-        uint32_t chunk = emb__big_div(&big, 1000000000u);
+        uint32_t chunk = emb__big_div(big, 1000000000u);
         for (int k = 0; k < 9; k++) {
             idig[--first] = (char)('0' + chunk % 10u);
             chunk /= 10u;
         }
-    } while (!emb__big_zero(&big));
-    while (first < sizeof idig - 1u && idig[first] == '0')
+    } while (!emb__big_zero(big));
+    while (first < EMB__INT_DIGITS_MAX - 1u && idig[first] == '0')
         first++;
-    /* One spare digit in front, for a carry out of rounding (9.99 -> 10.0). */
     idig[--first] = '0';
+    return first;
+}
 
-    /* Fraction: m's low -e bits over 2^-e, one decimal digit per multiplication by 10. */
-    int prec = sp->prec < 0 ? 6 : sp->prec;
-    int exact = prec < EMB__FRAC_DIGITS_MAX ? prec : EMB__FRAC_DIGITS_MAX;
-    char fdig[EMB__FRAC_DIGITS_MAX];
+/* The first `exact` fraction digits of m * 2^e into fdig: m's low -e bits over 2^-e, one
+ * decimal digit per multiplication by 10, rounded to nearest, ties to even. A carry out of
+ * them goes into the integer digits idig[first, EMB__INT_DIGITS_MAX). */
+static void emb__float_frac_digits(char *fdig, int exact, char *idig, size_t first, struct emb__big *big,
+                                   uint64_t m, int e)
+{
     for (int i = 0; i < exact; i++)
         fdig[i] = '0';
-    if (e < 0) {
-        unsigned k = (unsigned)-e;
-        emb__big_set(&big, k < 64u ? m & ((UINT64_C(1) << k) - 1u) : m, 0u);
-        for (int i = 0; i < exact; i++) {
-            emb__big_mul(&big, 10u);
-            unsigned word = k / 32u, bit = k % 32u;
-            uint64_t window = big.w[word];
-            if (word + 1u < EMB__BIG_WORDS)
-                window |= (uint64_t)big.w[word + 1u] << 32;
-            fdig[i] = (char)('0' + ((window >> bit) & 0xFu));
-            big.w[word] &= bit != 0u ? (1u << bit) - 1u : 0u;
-            if (word + 1u < EMB__BIG_WORDS)
-                big.w[word + 1u] = 0u;
-        }
-        /* Round to nearest, ties to even: what is left against one half (bit k - 1). */
-        if (emb__big_bit(&big, k - 1u)) {
-            char lastd = exact > 0 ? fdig[exact - 1] : idig[sizeof idig - 1u];
-            if (emb__big_low_nonzero(&big, k - 1u) || ((lastd - '0') & 1) != 0) {
-                if (emb__dec_inc(fdig, (size_t)exact))
-                    emb__dec_inc(idig + first, sizeof idig - first);
-            }
+    if (e >= 0)
+        return;
+    unsigned k = (unsigned)-e;
+    emb__big_set(big, k < 64u ? m & ((UINT64_C(1) << k) - 1u) : m, 0u);
+    for (int i = 0; i < exact; i++) {
+        emb__big_mul(big, 10u);
+        unsigned word = k / 32u, bit = k % 32u;
+        uint64_t window = big->w[word];
+        if (word + 1u < EMB__BIG_WORDS)
+            window |= (uint64_t)big->w[word + 1u] << 32;
+        fdig[i] = (char)('0' + ((window >> bit) & 0xFu));
+        big->w[word] &= bit != 0u ? (1u << bit) - 1u : 0u;
+        if (word + 1u < EMB__BIG_WORDS)
+            big->w[word + 1u] = 0u;
+    }
+    /* What is left against one half (bit k - 1). */
+    if (emb__big_bit(big, k - 1u)) {
+        char lastd = exact > 0 ? fdig[exact - 1] : idig[EMB__INT_DIGITS_MAX - 1u];
+        if (emb__big_low_nonzero(big, k - 1u) || ((lastd - '0') & 1) != 0) {
+            if (emb__dec_inc(fdig, (size_t)exact))
+                emb__dec_inc(idig + first, EMB__INT_DIGITS_MAX - first);
         }
     }
-    if (idig[first] == '0')
-        first++; /* the spare digit was not needed */
-    size_t ni = sizeof idig - first;
+}
+
+/* Writes the number within the field: the padding the width and flags ask for, the sign,
+ * the integer digits, the point, the exact fraction digits and zeros up to the precision. */
+static void emb__float_put(struct emb__out *o, const struct emb__spec *sp, const char *prefix, size_t np,
+                           const char *idig, size_t ni, const char *fdig, int exact, int prec)
+{
     bool point = prec > 0 || sp->alt;
     int total = (int)np + (int)ni + (point ? 1 : 0) + prec;
     int fill = sp->width > total ? sp->width - total : 0;
@@ -258,13 +258,41 @@ static void emb__float(struct emb__out *o, const struct emb__spec *sp, double v)
     emb__put_n(o, prefix, np);
     if (zero_pad)
         emb__pad(o, '0', fill);
-    emb__put_n(o, idig + first, ni);
+    emb__put_n(o, idig, ni);
     if (point)
         emb__put(o, '.');
     emb__put_n(o, fdig, (size_t)exact);
     emb__pad(o, '0', prec - exact); /* beyond the digits computed exactly */
     if (sp->left)
         emb__pad(o, ' ', fill);
+}
+
+static void emb__float(struct emb__out *o, const struct emb__spec *sp, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    unsigned exp = (unsigned)(bits >> 52) & 0x7FFu;
+    uint64_t mant = bits & ((UINT64_C(1) << 52) - 1u);
+    char prefix[1];
+    size_t np = emb__float_sign(sp, (bits >> 63) != 0u, prefix);
+    bool upper = sp->conv == 'F';
+    if (exp == 0x7FFu) {
+        const char *text = mant != 0u ? (upper ? "NAN" : "nan") : (upper ? "INF" : "inf");
+        emb__field(o, sp, prefix, np, 0, text, 3u, false);
+        return;
+    }
+    uint64_t m = exp != 0u ? mant | (UINT64_C(1) << 52) : mant;
+    int e = exp != 0u ? (int)exp - 1075 : -1074; /* v = m * 2^e */
+    struct emb__big big; /* one scratch number for both parts */
+    char idig[EMB__INT_DIGITS_MAX];
+    size_t first = emb__float_int_digits(idig, &big, m, e);
+    int prec = sp->prec < 0 ? 6 : sp->prec;
+    int exact = prec < EMB__FRAC_DIGITS_MAX ? prec : EMB__FRAC_DIGITS_MAX;
+    char fdig[EMB__FRAC_DIGITS_MAX];
+    emb__float_frac_digits(fdig, exact, idig, first, &big, m, e);
+    if (idig[first] == '0')
+        first++; /* the spare digit was not needed */
+    emb__float_put(o, sp, prefix, np, idig + first, EMB__INT_DIGITS_MAX - first, fdig, exact, prec);
 }
 
 /* ---- The format walk ---- */

@@ -225,13 +225,12 @@ struct emb__raised {
     uint32_t value, limit;
 };
 
-static void emb__write_record(uint8_t fault_class, uint8_t code, int signo, int si_code,
-                              struct emb__regs *r, const struct emb__raised *raised)
+/* The native record's status words (EMB_CRASH_NAT_*): the signal, the registers beyond the
+ * general ones, the load bias and where the return address came from. */
+static void emb__status_words(uint32_t *status, int signo, int si_code, const struct emb__regs *r,
+                              const struct emb__context *self)
 {
-    struct emb__context *self = emb__native_self();
-    emb__scan_return_address(r, self);
-    uint32_t status[EMB_CRASH_NAT_COUNT];
-    memset(status, 0, sizeof status);
+    memset(status, 0, EMB_CRASH_NAT_COUNT * sizeof *status);
     status[EMB_CRASH_NAT_LAYOUT] = EMB__LAYOUT;
     status[EMB_CRASH_NAT_SIGNO] = (uint32_t)signo;
     status[EMB_CRASH_NAT_SI_CODE] = (uint32_t)si_code;
@@ -246,24 +245,44 @@ static void emb__write_record(uint8_t fault_class, uint8_t code, int signo, int 
     emb__put64(status, EMB_CRASH_NAT_STACK_LOW, self != NULL ? self->info.stack_low : 0u);
     status[EMB_CRASH_NAT_RA_SOURCE] = r->ra_source;
     status[EMB_CRASH_NAT_RA_OFFSET] = r->ra_offset;
+}
 
-    uint32_t pc_elf = emb__elf_address(r->pc);
-    uint16_t thread = self != NULL ? self->ring.context_id : 0xFFFFu;
+/* The rings the flight copy reads: the faulting context's (its trace ended by the fault
+ * event first), else another live one's; the other live contexts' rings go into
+ * emb__fault.others, *n of them. NULL when no context has a ring. */
+static struct emb_trace_ring *emb__flight_rings(struct emb__context *self, uint8_t fault_class, uint8_t code,
+                                                const struct emb__regs *r, uint32_t *n)
+{
     struct emb_trace_ring *ring = self != NULL ? &self->ring : NULL;
     if (ring != NULL) {
         /* The fault itself ends the context's trace, marked as fault-handler code. */
         emb_trace_enter_handler(ring, EMB_EVT_KIND_FAULT);
-        EMB_TRACE_partition_fault(0u, fault_class, thread, code, r->pc);
+        EMB_TRACE_partition_fault(0u, fault_class, self->ring.context_id, code, r->pc);
         emb_trace_flush(ring);
     }
-    uint32_t n = 0, count = emb__native_context_count();
-    for (uint32_t i = 0; i < count && n < EMB_TSF_MAX_CONTEXTS; i++) {
+    uint32_t count = emb__native_context_count();
+    *n = 0;
+    for (uint32_t i = 0; i < count && *n < EMB_TSF_MAX_CONTEXTS; i++) {
         struct emb__context *ctx = emb__native_context(i);
         if (ctx != self && __atomic_load_n(&ctx->info.state, __ATOMIC_ACQUIRE) == EMB_CONTEXT_LIVE)
-            emb__fault.others[n++] = &ctx->ring;
+            emb__fault.others[(*n)++] = &ctx->ring;
     }
-    if (ring == NULL && n > 0u)
-        ring = emb__fault.others[--n];
+    if (ring == NULL && *n > 0u)
+        ring = emb__fault.others[--*n];
+    return ring;
+}
+
+static void emb__write_record(uint8_t fault_class, uint8_t code, int signo, int si_code,
+                              struct emb__regs *r, const struct emb__raised *raised)
+{
+    struct emb__context *self = emb__native_self();
+    emb__scan_return_address(r, self);
+    uint32_t status[EMB_CRASH_NAT_COUNT];
+    emb__status_words(status, signo, si_code, r, self);
+    uint32_t pc_elf = emb__elf_address(r->pc);
+    uint16_t thread = self != NULL ? self->ring.context_id : 0xFFFFu;
+    uint32_t n;
+    struct emb_trace_ring *ring = emb__flight_rings(self, fault_class, code, r, &n);
 
     uint32_t build_id_len;
     const uint8_t *build_id = emb__native_build_id(&build_id_len);

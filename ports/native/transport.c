@@ -471,6 +471,118 @@ void emb__native_server_client_input(struct emb_native_server *s, const uint8_t 
     pthread_mutex_unlock(&s->lock);
 }
 
+/* What a client that may be served gets first: the stream's header (when streaming) and
+ * the crash record; the next header is due a period later. */
+static void emb__welcome_client(struct emb_native_server *s, uint64_t now, uint64_t *next_header)
+{
+    if (s->streaming)
+        emb__queue_header(s);
+    emb__queue_crash(s);
+    *next_header = now + s->config.header_period_ms;
+}
+
+/* A connection waits on the listening socket: taken, unless another user's. */
+static void emb__accept_client(struct emb_native_server *s, uint64_t now, uint64_t *next_header)
+{
+    int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd >= 0 && s->unix_socket && !emb__peer_is_owner(fd)) {
+        close(fd); /* another user: nothing served, nothing obeyed */
+        s->stats.refused++;
+        fd = -1;
+    }
+    if (fd < 0)
+        return;
+    int one = 1;
+    if (!s->unix_socket)
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    s->client_fd = fd;
+    s->stats.clients++;
+    s->last_progress_ms = now;
+    s->client_ok = s->unix_socket; /* a TCP client presents the token first */
+    if (s->client_ok)
+        emb__welcome_client(s, now, next_header);
+    else
+        *next_header = now + s->config.header_period_ms;
+}
+
+/* The client's bytes: its token line until it is accepted, then its commands. Returns
+ * false when the client is gone (closed, failed, or refused). */
+static bool emb__read_client(struct emb_native_server *s, int client, uint64_t now, uint64_t *next_header)
+{
+    uint8_t in[4096];
+    ssize_t r = read(client, in, sizeof in);
+    if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+        emb__drop_client(s);
+        return false;
+    }
+    size_t used = 0;
+    if (r > 0 && !s->client_ok) {
+        int a = emb__auth_input(s, in, (size_t)r, &used);
+        if (a < 0) {
+            s->stats.refused++;
+            emb__drop_client(s);
+            return false;
+        }
+        if (a > 0) {
+            s->client_ok = true;
+            s->last_progress_ms = now;
+            emb__welcome_client(s, now, next_header);
+        } else {
+            used = (size_t)r;
+        }
+    }
+    if (r > 0 && s->client_ok && used < (size_t)r)
+        emb__client_input(s, in + used, (size_t)r - used);
+    return true;
+}
+
+/* Sends what is queued, as much as the socket takes now. Sent without the lock: the worker
+ * only appends past qhead + qlen, and only this thread moves qhead or drops the client, so
+ * the bytes stay put; the worker never waits for a system call. */
+static void emb__send_queued(struct emb_native_server *s, uint64_t now)
+{
+    while (s->client_fd >= 0 && s->qlen > 0u) {
+        size_t chunk = s->qcap - s->qhead < s->qlen ? s->qcap - s->qhead : s->qlen;
+        const uint8_t *from = s->queue + s->qhead;
+        int fd = s->client_fd;
+        pthread_mutex_unlock(&s->lock);
+        ssize_t w = send(fd, from, chunk, MSG_NOSIGNAL | MSG_DONTWAIT);
+        int e = errno;
+        pthread_mutex_lock(&s->lock);
+        if (w <= 0) {
+            if (w < 0 && e != EAGAIN && e != EINTR)
+                emb__drop_client(s);
+            break;
+        }
+        s->qhead = (s->qhead + (size_t)w) % s->qcap;
+        s->qlen -= (size_t)w;
+        s->stats.bytes += (uint64_t)w;
+        s->last_progress_ms = now;
+    }
+}
+
+/* One round with a client connected (the lock held): its input, the deadlines of its
+ * token and of its reading, the queue sent, the periodic header. */
+static void emb__serve_client(struct emb_native_server *s, int client, short revents, uint64_t now,
+                              uint64_t *next_header)
+{
+    if ((revents & (POLLIN | POLLHUP | POLLERR)) && !emb__read_client(s, client, now, next_header))
+        return;
+    if (s->client_fd >= 0 && !s->client_ok && now - s->last_progress_ms > s->config.stall_ms) {
+        s->stats.refused++; /* no token in time */
+        emb__drop_client(s);
+    }
+    emb__send_queued(s, now);
+    if (s->client_fd >= 0 && s->qlen > 0u && now - s->last_progress_ms > s->config.stall_ms) {
+        s->stats.stalls++;
+        emb__drop_client(s);
+    }
+    if (s->client_fd >= 0 && s->streaming && now >= *next_header) {
+        emb__queue_header(s);
+        *next_header = now + s->config.header_period_ms;
+    }
+}
+
 static void *emb__server_thread(void *arg)
 {
     struct emb_native_server *s = arg;
@@ -494,94 +606,10 @@ static void *emb__server_thread(void *arg)
         }
         uint64_t now = emb__now_ms();
         pthread_mutex_lock(&s->lock);
-        if (client < 0 && (pfd[1].revents & POLLIN)) {
-            int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-            if (fd >= 0 && s->unix_socket && !emb__peer_is_owner(fd)) {
-                close(fd); /* another user: nothing served, nothing obeyed */
-                s->stats.refused++;
-                fd = -1;
-            }
-            if (fd >= 0) {
-                int one = 1;
-                if (!s->unix_socket)
-                    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-                s->client_fd = fd;
-                s->stats.clients++;
-                s->last_progress_ms = now;
-                s->client_ok = s->unix_socket; /* a TCP client presents the token first */
-                if (s->streaming && s->client_ok)
-                    emb__queue_header(s);
-                if (s->client_ok)
-                    emb__queue_crash(s);
-                next_header = now + s->config.header_period_ms;
-            }
-        } else if (client >= 0) {
-            if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-                uint8_t in[4096];
-                ssize_t r = read(client, in, sizeof in);
-                if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
-                    emb__drop_client(s);
-                    pthread_mutex_unlock(&s->lock);
-                    continue;
-                }
-                size_t used = 0;
-                if (r > 0 && !s->client_ok) {
-                    int a = emb__auth_input(s, in, (size_t)r, &used);
-                    if (a < 0) {
-                        s->stats.refused++;
-                        emb__drop_client(s);
-                        pthread_mutex_unlock(&s->lock);
-                        continue;
-                    }
-                    if (a > 0) {
-                        s->client_ok = true;
-                        s->last_progress_ms = now;
-                        if (s->streaming)
-                            emb__queue_header(s);
-                        emb__queue_crash(s);
-                        next_header = now + s->config.header_period_ms;
-                    } else {
-                        used = (size_t)r;
-                    }
-                }
-                if (r > 0 && s->client_ok && used < (size_t)r)
-                    emb__client_input(s, in + used, (size_t)r - used);
-            }
-            if (s->client_fd >= 0 && !s->client_ok &&
-                now - s->last_progress_ms > s->config.stall_ms) {
-                s->stats.refused++; /* no token in time */
-                emb__drop_client(s);
-            }
-            /* Sent without the lock: the worker only appends past qhead + qlen, and only
-             * this thread moves qhead or drops the client, so the bytes stay put; the
-             * worker never waits for a system call. */
-            while (s->client_fd >= 0 && s->qlen > 0u) {
-                size_t chunk = s->qcap - s->qhead < s->qlen ? s->qcap - s->qhead : s->qlen;
-                const uint8_t *from = s->queue + s->qhead;
-                int fd = s->client_fd;
-                pthread_mutex_unlock(&s->lock);
-                ssize_t w = send(fd, from, chunk, MSG_NOSIGNAL | MSG_DONTWAIT);
-                int e = errno;
-                pthread_mutex_lock(&s->lock);
-                if (w <= 0) {
-                    if (w < 0 && e != EAGAIN && e != EINTR)
-                        emb__drop_client(s);
-                    break;
-                }
-                s->qhead = (s->qhead + (size_t)w) % s->qcap;
-                s->qlen -= (size_t)w;
-                s->stats.bytes += (uint64_t)w;
-                s->last_progress_ms = now;
-            }
-            if (s->client_fd >= 0 && s->qlen > 0u && now - s->last_progress_ms > s->config.stall_ms) {
-                s->stats.stalls++;
-                emb__drop_client(s);
-            }
-            if (s->client_fd >= 0 && s->streaming && now >= next_header) {
-                emb__queue_header(s);
-                next_header = now + s->config.header_period_ms;
-            }
-        }
+        if (client < 0 && (pfd[1].revents & POLLIN))
+            emb__accept_client(s, now, &next_header);
+        else if (client >= 0)
+            emb__serve_client(s, client, pfd[1].revents, now, &next_header);
         pthread_mutex_unlock(&s->lock);
     }
     return NULL;

@@ -5,8 +5,12 @@ own decoder) with the schema subset tools/lib/write/perfetto_trace.proto, whose 
 numbers are Perfetto's. usage: perfetto_proto_check.py DECODED.txt TRACE.json [LOG_LINES]"""
 import collections
 import json
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from tap import done, ok as check  # noqa: E402
 
 
 def parse(text):
@@ -34,12 +38,6 @@ def main():
     doc = json.load(open(sys.argv[2]))["traceEvents"]
     logs = int(sys.argv[3]) if len(sys.argv) > 3 else 0
     packets = trace["packet"]
-    fails = []
-
-    def check(cond, what):
-        if not cond:
-            fails.append(what)
-
     check(all(p["trusted_packet_sequence_id"] == ["1"] for p in packets), "one packet sequence")
     check("interned_data" in packets[0] and packets[0]["sequence_flags"] == ["1"],
           "the first packet interns and clears the sequence's state")
@@ -85,10 +83,8 @@ def main():
     # Timestamps never go back.
     ts = [int(p["timestamp"][0]) for p in events]
     check(ts == sorted(ts), "packets in time order")
-    for f in fails:
-        print("MISMATCH: " + f)
     print("%d packets, %d tracks, %d interned names checked" % (len(packets), len(descs), len(names)))
-    return 1 if fails else 0
 
 
-sys.exit(main())
+main()
+done()

@@ -9,12 +9,7 @@
 set -u
 emb=$1 console=$2 hostile=$3 desc_image=$4 tmp=$5
 rm -rf "$tmp" && mkdir -p "$tmp" && cd "$tmp" || exit 2
-passed=0 failed=0 n=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; passed=$((passed + 1))
-    else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
+. "$(dirname "$0")/../support/tap_check.sh"
 
 { "$console" --frames 100 --retained r.bin --fault-frame 30 -o crashed.embt >/dev/null 2>&1; } 2>/dev/null
 "$console" --frames 60 --retained r.bin --crash-out crash.rec -o run.embt --log run.embl \
@@ -190,5 +185,4 @@ ln -s new-target.txt dangling.txt && "$emb" trace -o dangling.txt run.embt && [ 
     cmp -s new-target.txt file.txt
 ok $? "-o through a link to no file yet makes that file"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_summary

@@ -5,16 +5,7 @@
 set -u
 emb=$1 files=$2 tmp=$3 catalog=$4
 rm -rf "$tmp" && mkdir -p "$tmp"
-passed=0 failed=0 n=0
-
-ok() { # ok CONDITION-STATUS DESCRIPTION
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then
-        echo "ok $n - $2"; passed=$((passed + 1))
-    else
-        echo "not ok $n - $2"; failed=$((failed + 1))
-    fi
-}
+. "$(dirname "$0")/../support/tap_check.sh"
 
 # run EXPECTED-STATUS DESCRIPTION CMD...: runs, keeps stdout/stderr in $tmp/out, $tmp/err
 run() {
@@ -224,5 +215,4 @@ for f in "$files/random.bin" /dev/null "$files/good.embt"; do
 done
 run 2 "random bytes" "$emb" trace "$files/random.bin"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_summary

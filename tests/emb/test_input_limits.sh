@@ -10,12 +10,7 @@ set -u
 shopt -s lastpipe # the counters of ok() survive `producer | refused ...`
 emb=$1 console=$2 tmp=$3
 rm -rf "$tmp" && mkdir -p "$tmp" && cd "$tmp" || exit 2
-passed=0 failed=0 n=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; passed=$((passed + 1))
-    else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
+. "$(dirname "$0")/../support/tap_check.sh"
 ldd "$emb" 2>/dev/null | grep -q libasan || ulimit -v $((6 * 1024 * 1024))
 
 "$console" --frames 40 -o run.embt --log run.embl >/dev/null 2>&1
@@ -84,5 +79,4 @@ refused "diff --rules DIRECTORY" ": is a directory" "$emb" diff --rules . run.em
 printf 'rule missing on\n\0rule extra on\n' > nul.rules
 refused "diff --rules with a NUL byte" "nul.rules: byte 16: a NUL byte" "$emb" diff --rules nul.rules run.emb run.emb
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_summary

@@ -10,16 +10,7 @@
 set -u
 emb=$1 console=$2 files=$3 node_dir=$4 tmp=$5
 rm -rf "$tmp" && mkdir -p "$tmp"
-passed=0 failed=0 n=0
-
-ok() { # ok CONDITION-STATUS DESCRIPTION
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then
-        echo "ok $n - $2"; passed=$((passed + 1))
-    else
-        echo "not ok $n - $2"; failed=$((failed + 1))
-    fi
-}
+. "$(dirname "$0")/../support/tap_check.sh"
 
 if [ ! -d "$node_dir/node_modules/@paulirish/trace_engine" ] ||
    [ ! -d "$node_dir/node_modules/@tracerbench/trace-model" ]; then
@@ -181,5 +172,4 @@ for run in good run; do
     fi
 done
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_summary

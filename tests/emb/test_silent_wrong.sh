@@ -11,12 +11,7 @@
 set -u
 emb=$1 console=$2 tmp=$3
 rm -rf "$tmp" && mkdir -p "$tmp" && cd "$tmp" || exit 2
-passed=0 failed=0 n=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; passed=$((passed + 1))
-    else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
+. "$(dirname "$0")/../support/tap_check.sh"
 # expect STATUS PATTERN WHAT CMD...
 expect() {
     local want=$1 pattern=$2 what=$3
@@ -108,5 +103,4 @@ PY
     rm -f flipped.core
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_summary

@@ -8,12 +8,7 @@
 set -u
 emb=$1 console=$2 files=$3 node_dir=$4 tmp=$5
 rm -rf "$tmp" && mkdir -p "$tmp"
-passed=0 failed=0 n=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; passed=$((passed + 1))
-    else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
+. "$(dirname "$0")/../support/tap_check.sh"
 if [ ! -f "$node_dir/node_modules/speedscope/dist/release/file-format-schema.json" ] ||
    [ ! -d "$node_dir/node_modules/ajv" ]; then
     echo "not ok - speedscope's schema and Ajv are not installed in $node_dir: run scripts/install-deps.sh"
@@ -72,5 +67,4 @@ ok $? "two closes out of stack order are refused"
 check "$tmp/no_unit.json" >/dev/null 2>"$tmp/no_unit.err"; [ $? = 1 ] && grep -q "not valid" "$tmp/no_unit.err"
 ok $? "a profile without its unit is refused by the schema"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_summary

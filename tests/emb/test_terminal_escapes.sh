@@ -7,12 +7,7 @@
 set -u
 emb=$1 console=$2 tmp=$3
 rm -rf "$tmp" && mkdir -p "$tmp" && cd "$tmp" || exit 2
-passed=0 failed=0 n=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; passed=$((passed + 1))
-    else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
+. "$(dirname "$0")/../support/tap_check.sh"
 # clean FILE WHAT: FILE holds no ESC (033) and no BEL (007) byte, and shows the escape.
 clean() {
     ! LC_ALL=C grep -q $'[\033\007]' "$1"; ok $? "$2: no ESC or BEL byte reaches the terminal"
@@ -45,5 +40,4 @@ clean diff.out "emb diff --rules"
 "$emb" diff --color=never --rule $'\033]0;PW\007=on' run.emb run.emb >rule.out 2>&1
 clean rule.out "emb diff --rule"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_summary

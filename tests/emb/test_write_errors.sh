@@ -7,12 +7,7 @@
 set -u
 emb=$1 console=$2 desc_image=$3 rtems=$4 tmp=$5
 rm -rf "$tmp" && mkdir -p "$tmp" && cd "$tmp" || exit 2
-passed=0 failed=0 n=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; passed=$((passed + 1))
-    else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
+. "$(dirname "$0")/../support/tap_check.sh"
 
 # The first run dies of its seeded fault (the shell's "Segmentation fault" line goes too).
 { "$console" --frames 100 --retained r.bin --fault-frame 30 -o crashed.embt >/dev/null 2>&1; } 2>/dev/null
@@ -72,5 +67,4 @@ file "import --capture" "$emb" import rtems-record "$rtems/v10_le32.rec" -o imp.
 file "import --catalog-out" "$emb" import rtems-record "$rtems/v10_le32.rec" -o imp.embt --catalog-out /dev/full
 out "import --json" "$emb" import rtems-record "$rtems/v10_le32.rec" -o imp.embt --json
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_summary

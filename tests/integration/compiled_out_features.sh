@@ -11,12 +11,7 @@ set -u
 cc=$1 src=$2 gen=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-passed=0 failed=0 n=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; passed=$((passed + 1))
-    else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
+. "$(dirname "$0")/../support/tap_check.sh"
 off="-DCONFIG_EMB_CRASH=0 -DCONFIG_EMB_MONITOR=0 -DCONFIG_EMB_STATS=0 -DCONFIG_EMB_DESCRIPTOR=0 -DCONFIG_EMB_FAULT_RECORD_RING=0"
 features="emb_crash_region emb_crash_retained_init emb_crash_write emb_crash_record_get emb_monitor_blocks emb_monitor_exceeded emb_stats_cpu emb_debug_descriptor"
 
@@ -61,5 +56,4 @@ if command -v arm-none-eabi-gcc >/dev/null; then
     check_port cortex-m3 arm-none-eabi-gcc "-mcpu=cortex-m3 -mthumb -ffreestanding" \
         "$src/ports/cortex-m/include" "$src"/ports/cortex-m/cortex_m.c "$src"/ports/cortex-m/fault.c
 fi
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ] && [ $passed -gt 0 ]
+tap_summary

@@ -17,12 +17,7 @@ cc=arm-none-eabi-gcc
 command -v $cc >/dev/null || { echo "arm-none-eabi-gcc not found (scripts/install-deps.sh)"; exit 1; }
 rm -rf "$work"
 mkdir -p "$work"
-passed=0 failed=0 n=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; passed=$((passed + 1))
-    else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
+. "$(dirname "$0")/../support/tap_check.sh"
 port=$src/ports/cortex-m
 all=("$src"/src/*.c "$src"/src/wire/*.c "$gen/../trace_events.c" "$port/cortex_m.c" "$port/fault.c" "$port/mps2/startup.c")
 app=$src/bench/cortex_m/size_fw.c
@@ -83,5 +78,4 @@ bash "$src/tests/integration/compiled_out.sh" --all-sections --sites 'EMB_TRACE_
     --define -DCONFIG_EMB_TRACE_CLASSES=0u --define -DCONFIG_EMB_LOG=0 \
     $cc "$ex/main.c" "$libs" -- -mcpu=cortex-m3 "${flags[@]}" -I"$ex" > "$work/compiled_out.txt" 2>&1
 ok $? "the MPS2 example's call sites compiled out: $(grep -E "call sites|identical|FAIL" "$work/compiled_out.txt" | tr '\n' ' ')"
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ] && [ $passed -gt 0 ]
+tap_summary

@@ -10,12 +10,7 @@
 set -u
 emb=$1 console=$2 tmp=$3
 rm -rf "$tmp" && mkdir -p "$tmp"
-passed=0 failed=0 n=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; passed=$((passed + 1))
-    else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
+. "$(dirname "$0")/../support/tap_check.sh"
 
 ("$console" --frames 200 --retained "$tmp/retained.bin" --fault-frame 20 -o "$tmp/run1.embt") \
     >/dev/null 2>&1
@@ -66,5 +61,4 @@ ok $? "emb crash --debuginfod exits 0 (the server has nothing)"
 grep -q "^/buildid/[0-9a-f]*/debuginfo" "$tmp/requests"
 ok $? "with --debuginfod the server was asked for the build id's debuginfo"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_summary

@@ -15,11 +15,7 @@
 #   events_peers.sh EMB
 set -uo pipefail
 emb=$1
-passed=0 failed=0
-ok() {
-    if [ "$1" -eq 0 ]; then passed=$((passed + 1)); echo "ok $((passed + failed)) - $2"
-    else failed=$((failed + 1)); echo "not ok $((passed + failed)) - $2"; fi
-}
+. "$(dirname "$0")/../support/tap_check.sh"
 if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
     echo "1..0 # skipped: needs root and setpriv to act as other users"
     exit 0
@@ -146,12 +142,11 @@ except OSError as e:
     r = b""
 print(len(r))
 PY
-n=$(as $nobody /usr/bin/python3 "$tmp/ask.py" "$tmp/own/events.sock" 2>&1)
-[ "$n" = 0 ]; ok $? "a client of another uid gets no STATUS reply (got $n bytes)"
+got=$(as $nobody /usr/bin/python3 "$tmp/ask.py" "$tmp/own/events.sock" 2>&1)
+[ "$got" = 0 ]; ok $? "a client of another uid gets no STATUS reply (got $got bytes)"
 grep -q "the client runs as uid $nobody (nobody)" "$tmp/serve3.err"
 ok $? "the sink says whom it refused: $(head -c 200 "$tmp/serve3.err")"
-n=$(/usr/bin/python3 "$tmp/ask.py" "$tmp/own/events.sock" 2>&1)
-[ "$n" -ge 32 ]; ok $? "the owner still gets its STATUS reply ($n bytes)"
+got=$(/usr/bin/python3 "$tmp/ask.py" "$tmp/own/events.sock" 2>&1)
+[ "$got" -ge 32 ]; ok $? "the owner still gets its STATUS reply ($got bytes)"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+tap_summary

@@ -12,12 +12,7 @@ cc=arm-none-eabi-gcc
 command -v $cc >/dev/null || { echo "arm-none-eabi-gcc not found (scripts/install-deps.sh)"; exit 1; }
 rm -rf "$work"
 mkdir -p "$work"
-passed=0 failed=0 n=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; passed=$((passed + 1))
-    else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
+. "$(dirname "$0")/../support/tap_check.sh"
 flags=(-mthumb -std=c11 -Wall -Wextra -Werror -ffreestanding -ffunction-sections
        -I"$src/include" -I"$src/ports/cortex-m/include" -I"$gen")
 itm=$src/ports/cortex-m/itm.c
@@ -59,5 +54,4 @@ for cpu in cortex-m0 cortex-m3; do
     $cc -mcpu=$cpu -O2 -DCONFIG_EMB_ITM=0 "${flags[@]}" -c "$work/caller.c" -o "$work/caller.o" 2>"$work/err"
     ok $? "$cpu: a caller builds with CONFIG_EMB_ITM=0 $(head -c 200 "$work/err")"
 done
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+tap_summary

@@ -8,12 +8,7 @@
 set -u
 emb=$1 console=$2 driver=$3 tmp=$4
 rm -rf "$tmp" && mkdir -p "$tmp"
-passed=0 failed=0 n=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; passed=$((passed + 1))
-    else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
+. "$(dirname "$0")/../support/tap_check.sh"
 line=$(grep -n "the seeded fault: regs is a bad pointer" "$driver" | cut -d: -f1)
 poll_line=$(grep -n "sensor_read_register(sensor_bank(frame), reg)" "$driver" | cut -d: -f1)
 fault=60
@@ -121,5 +116,4 @@ done
 "$emb" crash "$tmp/crash.rec" >/dev/null 2>&1; [ $? -eq 2 ]; ok $? "no --elf: usage error"
 "$emb" crash --elf "$console" >/dev/null 2>&1; [ $? -eq 2 ]; ok $? "no record: usage error"
 
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+tap_summary

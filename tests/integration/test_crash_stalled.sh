@@ -7,12 +7,7 @@
 set -u
 emb=$1 prog=$2 tmp=$3
 rm -rf "$tmp" && mkdir -p "$tmp"
-passed=0 failed=0 n=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; passed=$((passed + 1))
-    else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
+. "$(dirname "$0")/../support/tap_check.sh"
 
 "$prog" crash "$tmp/retained.bin" >"$tmp/crash.out" 2>&1
 rc=$?
@@ -36,5 +31,4 @@ sys.exit(0 if ok else 1)
 PY
 ok $? "the flight recorder ends with the ten events recorded before the fault, after the newest others"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_summary

@@ -8,12 +8,7 @@
 set -u
 emb=$1 console=$2 tmp=$3
 rm -rf "$tmp" && mkdir -p "$tmp"
-passed=0 failed=0 n=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; passed=$((passed + 1))
-    else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
+. "$(dirname "$0")/../support/tap_check.sh"
 
 # Frames enough to outlast every check however loaded the machine (10 minutes); the
 # trap ends it.
@@ -139,5 +134,4 @@ head -c 100000 /dev/urandom >"$tmp/nodesc.bin"
 "$emb" desc --help >/dev/null; ok $? "--help"
 
 kill $pid 2>/dev/null; wait $pid 2>/dev/null
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+tap_summary

@@ -9,12 +9,7 @@ set -u
 emb=$1 known=$2 tmp=$3
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$tmp" && mkdir -p "$tmp"
-passed=0 failed=0 n=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; passed=$((passed + 1))
-    else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
+. "$here/../support/tap_check.sh"
 
 frames=500 writes=300
 "$known" "$tmp/known.embt" $frames $writes; ok $? "trace_known recorded and dumped"
@@ -182,5 +177,4 @@ sys.exit(0 if ok else 1)
 PY
 ok $? "inspect, the summary and the diff agree on the events lost, and inspect shows the packets before the first held"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_summary

@@ -14,12 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 cycles=150 seed_at=61
 command -v babeltrace2 >/dev/null || { echo "SKIP: babeltrace2 is not installed (scripts/install-deps.sh)"; exit 77; }
 rm -rf "$tmp" && mkdir -p "$tmp"
-passed=0 failed=0 n=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; passed=$((passed + 1))
-    else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
+. "$here/../../support/tap_check.sh"
 run() { # NAME SEED_AT JITTER -> $tmp/NAME (the CTF directory)
     mkdir -p "$tmp/$1" && "$app" "$tmp/$1" $cycles "$2" "$3" && cp "$metadata" "$tmp/$1/metadata"
 }
@@ -73,5 +68,4 @@ ok $(($? == 1 ? 0 : 1)) "a context named otherwise is not paired by name (exit 1
 "$emb" diff --json --policy "$tmp/policy.yaml" --pair controller=actuator "$tmp/good" "$tmp/renamed" >/dev/null
 ok $? "--pair controller=actuator pairs it: no difference (exit 0)"
 
-echo "# $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_summary "# "

@@ -23,12 +23,7 @@ rm -rf "$tmp" && mkdir -p "$tmp" && chmod 777 "$tmp"
 cp "$app" "$tmp/reqsrv" && chmod 755 "$tmp/reqsrv"
 as_user=()
 [ "$(id -u)" -eq 0 ] && as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$tmp")
-passed=0 failed=0 n=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; passed=$((passed + 1))
-    else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
+. "$here/../../support/tap_check.sh"
 
 # One traced run: NAME SEED_AT JITTER EVENTS... -> $tmp/NAME.trace (the CTF directory).
 trace_run() {
@@ -104,5 +99,4 @@ ok $(($? == 2 ? 0 : 1)) "a floating-point field is refused (exit 2)"
 grep -q "event \`reqsrv:cpu_load\` field \`load\` is a floating-point number" "$tmp/float.err"
 ok $? "naming the event and the field: $(cat "$tmp/float.err")"
 
-echo "# $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_summary "# "

@@ -8,12 +8,7 @@ set -u
 emb=$1 console=$2 fw=$3 tmp=$4
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$tmp" && mkdir -p "$tmp"
-passed=0 failed=0 n=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; passed=$((passed + 1))
-    else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
+. "$here/../../support/tap_check.sh"
 agree() { # NAME: $tmp/NAME.embt both ways
     local t=$tmp/$1
     { "$emb" trace -f ctf -o "$t.ctf" "$t.embt" && "$emb" trace -f ndjson -o "$t.ours.ndjson" "$t.embt" &&
@@ -42,5 +37,4 @@ if [ -f "$fw" ] && command -v qemu-system-arm >/dev/null; then
 else
     echo "# the MPS2 firmware or qemu-system-arm is missing: only the console demo checked"
 fi
-echo "# $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_summary "# "

@@ -6,19 +6,15 @@ examples/kernel-cortex-m/fw.c). top_live.sh runs it.
 usage: check_top.py pane PANE.txt UART0.txt     the screen, read with tmux capture-pane
        check_top.py json VIEWS.ndjson UART0.txt  the --json views"""
 import json
+import os
 import re
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from tap import done, ok as check  # noqa: E402
+
 mode, shown, uart_path = sys.argv[1], sys.argv[2], sys.argv[3]
 uart = open(uart_path).read()
-failed = 0
-
-
-def check(cond, what):
-    global failed
-    print(("ok - " if cond else "not ok - ") + what)
-    failed += 0 if cond else 1
-
 
 kern_switches = int(re.search(r"kern: switches (\d+)", uart).group(1))
 kern = {}
@@ -74,4 +70,4 @@ if mode == "pane":
     check_pane(open(shown).read())
 else:
     check_json(open(shown).read().splitlines())
-sys.exit(1 if failed else 0)
+done()

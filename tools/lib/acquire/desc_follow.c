@@ -12,31 +12,15 @@
 #include <emb/trace_format.h>
 #include <emb/wire.h>
 
+#include "buffer.h"
 #include "desc_read.h"
 #include "desc_read_internal.h"
 
-struct outbuf {
-    uint8_t *data;
-    size_t len, cap;
-    bool oom;
-};
-
-static uint8_t *out_grow(struct outbuf *o, size_t n)
+/* Room for n more bytes at the end of o, counted as written; NULL once memory ran out. */
+static uint8_t *out_grow(struct emb_buf *o, size_t n)
 {
-    if (o->oom)
+    if (!emb_buf_reserve(o, n))
         return NULL;
-    if (o->len + n > o->cap) {
-        size_t cap = o->cap ? o->cap : 65536;
-        while (cap < o->len + n)
-            cap *= 2;
-        uint8_t *p = realloc(o->data, cap);
-        if (!p) {
-            o->oom = true;
-            return NULL;
-        }
-        o->data = p;
-        o->cap = cap;
-    }
     uint8_t *at = o->data + o->len;
     o->len += n;
     return at;
@@ -78,8 +62,8 @@ struct emb_desc_follow {
     size_t nt;
     struct lring *l;
     size_t nl;
-    struct outbuf packets;
-    struct outbuf log;
+    struct emb_buf packets;
+    struct emb_buf log;
     uint8_t *scratch;         /* the largest trace ring's bytes */
     uint8_t *commits;
     struct emb_desc_follow_stats st;
@@ -160,8 +144,8 @@ void emb_desc_follow_free(struct emb_desc_follow *f)
         free(f->l[i].image);
     free(f->t);
     free(f->l);
-    free(f->packets.data);
-    free(f->log.data);
+    emb_buf_free(&f->packets);
+    emb_buf_free(&f->log);
     free(f->scratch);
     free(f->commits);
     free(f);
@@ -576,7 +560,7 @@ int emb_desc_follow_finish(struct emb_desc_follow *f, struct emb_mem *m, struct 
 const uint8_t *emb_desc_follow_log(const struct emb_desc_follow *f, size_t *len)
 {
     *len = f->log.len;
-    return f->nl && !f->log.oom ? f->log.data : NULL;
+    return f->nl && !f->log.failed ? f->log.data : NULL;
 }
 
 size_t emb_desc_follow_header(const struct emb_desc_follow *f, uint8_t *header, size_t cap)
@@ -621,14 +605,14 @@ size_t emb_desc_follow_header(const struct emb_desc_follow *f, uint8_t *header, 
 
 const uint8_t *emb_desc_follow_packets(const struct emb_desc_follow *f, size_t *len)
 {
-    *len = f->packets.oom ? 0 : f->packets.len;
-    return f->packets.oom ? NULL : f->packets.data;
+    *len = f->packets.failed ? 0 : f->packets.len;
+    return f->packets.failed ? NULL : f->packets.data;
 }
 
 uint8_t *emb_desc_follow_trace(struct emb_desc_follow *f, size_t *len)
 {
     static uint8_t header[EMB_DESC_FOLLOW_HEADER_MAX];
-    size_t hlen = f->packets.oom ? 0 : emb_desc_follow_header(f, header, sizeof header);
+    size_t hlen = f->packets.failed ? 0 : emb_desc_follow_header(f, header, sizeof header);
     uint8_t *out = hlen ? malloc(hlen + f->packets.len + 1) : NULL;
     if (!out)
         return NULL;

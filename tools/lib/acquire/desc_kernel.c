@@ -113,6 +113,15 @@ static const struct emb_desc_kobject *object_at(const struct emb_desc_kernel_vie
     return NULL;
 }
 
+/* The fields of the kernel's structure of this kind at addr (emb_dr_read_struct), named
+ * "kernel KIND at ADDR" in what (64 bytes) for the messages about it. */
+static int read_kernel_struct(struct emb_dr *r, const char *kind, uint64_t addr, const uint64_t *fields,
+                              size_t n, uint8_t *buf, char what[64])
+{
+    snprintf(what, 64, "kernel %s at 0x%" PRIx64, kind, addr);
+    return emb_dr_read_struct(r, addr, fields, n, buf, what);
+}
+
 /* One object's header (and a mutex's owner) at addr. */
 static bool read_kobject(struct emb_dr *r, const struct layout *l, uint64_t addr, struct emb_desc_kobject *o,
                          uint64_t *next)
@@ -121,8 +130,7 @@ static bool read_kobject(struct emb_dr *r, const struct layout *l, uint64_t addr
                               lw(&l->ob, OB_F_NEXT), lw(&l->ob, OB_F_HANDLE), lw(&l->ob, OB_F_MUTEX_OWNER)};
     uint8_t buf[EMB_DR_MAX_STRUCT];
     char what[64];
-    snprintf(what, sizeof what, "kernel object at 0x%" PRIx64, addr);
-    int size = emb_dr_read_struct(r, addr, words, sizeof words / sizeof words[0], buf, what);
+    int size = read_kernel_struct(r, "object", addr, words, sizeof words / sizeof words[0], buf, what);
     if (size < 0)
         return false;
     memset(o, 0, sizeof *o);
@@ -266,8 +274,7 @@ static bool read_thread(struct emb_dr *r, const struct layout *l, const struct e
                                w[TH_F_STACK_SIZE], w[TH_F_ENTRY]};
     uint8_t buf[EMB_DR_MAX_STRUCT];
     char what[64];
-    snprintf(what, sizeof what, "kernel thread at 0x%" PRIx64, addr);
-    int n = emb_dr_read_struct(r, addr, fields, sizeof fields / sizeof fields[0], buf, what);
+    int n = read_kernel_struct(r, "thread", addr, fields, sizeof fields / sizeof fields[0], buf, what);
     if (n < 0)
         return false;
     size_t len = (size_t)n;

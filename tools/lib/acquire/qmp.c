@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,10 +14,10 @@
 #include <unistd.h>
 
 #include <jansson.h>
+#include <openssl/evp.h>
 
 #include "conn.h"
 #include "hostio.h"
-#include "qmp_base64.h"
 
 struct emb_qmp {
     struct emb_conn qmp, qtest; /* QMP sends a JSON object per line, qtest a text line */
@@ -291,6 +292,33 @@ static const char *qtest_call(struct emb_qmp *q, const char *line, size_t n)
     }
 }
 
+/* Characters of base64 (RFC 4648, padded) for len bytes, as qtest's b64read and b64write
+ * carry guest memory. */
+static size_t base64_size(size_t len)
+{
+    return (len + 2u) / 3u * 4u;
+}
+
+/* Exactly len bytes from their padded base64 text, or -1. OpenSSL's EVP_DecodeBlock decodes
+ * whole groups of four characters and reads '=' as zero bits, so the padding is checked
+ * here, and the last group decoded aside for the bytes its padding stands for. */
+static int decode_base64(const char *text, uint8_t *out, size_t len)
+{
+    size_t n = strlen(text), pad = (3u - len % 3u) % 3u;
+    if (n != base64_size(len) || n > INT_MAX || strspn(text + n - pad, "=") != pad ||
+        strcspn(text, "=") != n - pad)
+        return -1;
+    if (n == 0)
+        return 0;
+    int head = (int)n - 4;
+    uint8_t last[3];
+    if (EVP_DecodeBlock(out, (const unsigned char *)text, head) != head / 4 * 3 ||
+        EVP_DecodeBlock(last, (const unsigned char *)text + head, 4) != 3)
+        return -1;
+    memcpy(out + head / 4 * 3, last, 3u - pad);
+    return 0;
+}
+
 static int read_qtest(struct emb_qmp *q, uint64_t addr, uint8_t *out, size_t len)
 {
     char line[64];
@@ -298,8 +326,7 @@ static int read_qtest(struct emb_qmp *q, uint64_t addr, uint8_t *out, size_t len
     const char *b64 = qtest_call(q, line, (size_t)n);
     if (b64 == NULL)
         return -1;
-    size_t got;
-    if (emb_base64_decode(b64, strlen(b64), out, len, &got) != 0 || got != len)
+    if (decode_base64(b64, out, len) != 0)
         return fail(q, "qtest: b64read at 0x%" PRIx64 ": not %zu bytes of base64", addr, len);
     return 0;
 }
@@ -344,12 +371,14 @@ int emb_qmp_write(struct emb_qmp *q, uint64_t addr, const void *buf, size_t len)
 {
     if (q->qtest.fd < 0)
         return fail(q, "QMP cannot write guest memory: start QEMU with -qtest SOCKET and give it (--qtest)");
-    size_t cap = 64u + emb_base64_size(len);
+    if (len > INT_MAX / 4 * 3)
+        return fail(q, "qtest: b64write of %zu bytes: too many for one command", len);
+    size_t cap = 64u + base64_size(len) + 1u; /* EVP_EncodeBlock ends with a NUL */
     char *line = malloc(cap);
     if (!line)
         return fail(q, "out of memory");
     int n = snprintf(line, cap, "b64write 0x%" PRIx64 " 0x%zx ", addr, len);
-    size_t m = emb_base64_encode(buf, len, line + n);
+    size_t m = (size_t)EVP_EncodeBlock((unsigned char *)line + n, buf, (int)len);
     line[(size_t)n + m] = '\n';
     uint64_t t0 = emb_hostio_now_ns();
     const char *r = qtest_call(q, line, (size_t)n + m + 1u);

@@ -5,21 +5,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "trace_names.h"
 
 #define NO_THREAD 0xFFFFu
 
 #define IRQ_NEST 16
 
+/* What the pass follows of one item between its events. */
+struct timing {
+    uint64_t since;           /* when it started running */
+    uint64_t blocked_since;   /* when it began to wait */
+    bool running, blocked;
+};
+
 struct follow {
     struct emb_trace_threads *th;
     long current;             /* the running thread's item, -1 none */
     int32_t irqs[IRQ_NEST];   /* the interrupts running, innermost last */
     int nirq;
-    uint64_t *since;          /* per item: when it started running, or blocked */
-    uint64_t *blocked_since;
-    uint8_t *running, *blocked;
-    size_t cap;
+    struct timing *timing;    /* per item, as th->items */
+    size_t cap;               /* items and timings room for */
     uint32_t *slot;           /* by thread index (u16): its item + 1, 0 none */
     const struct emb_trace_names *names;
 };
@@ -38,27 +44,19 @@ static int64_t field_of(const struct emb_trace_event *e, const char *name)
     return f != NULL ? (int64_t)emb_catalog_field_get_uint(f, e->payload) : -1;
 }
 
+/* Room for one more item, in the items and their timings alike. */
 static int grow(struct follow *f)
 {
-    size_t cap = f->cap ? 2u * f->cap : 16u;
-    struct emb_trace_thread *items = realloc(f->th->items, cap * sizeof *items);
+    size_t need = f->th->n + 1u, items_cap = f->cap, timing_cap = f->cap;
+    struct emb_trace_thread *items = emb_array_grow(f->th->items, &items_cap, need, sizeof *items);
     if (items == NULL)
         return -1;
     f->th->items = items;
-    uint64_t *since = realloc(f->since, cap * sizeof *since);
-    uint64_t *bsince = since ? realloc(f->blocked_since, cap * sizeof *bsince) : NULL;
-    if (since)
-        f->since = since;
-    if (bsince)
-        f->blocked_since = bsince;
-    uint8_t *run = bsince ? realloc(f->running, cap) : NULL;
-    if (run)
-        f->running = run;
-    uint8_t *blk = run ? realloc(f->blocked, cap) : NULL;
-    if (blk == NULL)
+    struct timing *timing = emb_array_grow(f->timing, &timing_cap, need, sizeof *timing);
+    if (timing == NULL)
         return -1;
-    f->blocked = blk;
-    f->cap = cap;
+    f->timing = timing;
+    f->cap = items_cap < timing_cap ? items_cap : timing_cap;
     return 0;
 }
 
@@ -86,7 +84,7 @@ static long item_of(struct follow *f, int64_t index, int *oom)
     const char *name = emb_trace_names_thread(f->names, t->index);
     if (name != NULL)
         snprintf(t->name, sizeof t->name, "%s", name);
-    f->running[i] = f->blocked[i] = 0;
+    f->timing[i].running = f->timing[i].blocked = false;
     t->woken_in_irq = -1;
     return (long)i;
 }
@@ -96,18 +94,18 @@ static void on_switch(struct follow *f, const struct emb_trace_event *e, int *oo
     long from = item_of(f, field_of(e, "from"), oom), to = item_of(f, field_of(e, "to"), oom);
     if (f->th->switches++ == 0)
         f->th->span_ticks = e->ts; /* the start, until the end is known */
-    if (from >= 0 && f->running[from]) {
-        f->th->items[from].run_ticks += e->ts - f->since[from];
+    if (from >= 0 && f->timing[from].running) {
+        f->th->items[from].run_ticks += e->ts - f->timing[from].since;
         f->th->items[from].switches_out++;
-        f->running[from] = 0;
+        f->timing[from].running = false;
     }
-    if (from >= 0 && !f->blocked[from])
+    if (from >= 0 && !f->timing[from].blocked)
         f->th->items[from].state = EMB_TRACE_THREAD_READY;
     if (to >= 0) {
         f->th->items[to].switches_in++;
         f->th->items[to].state = EMB_TRACE_THREAD_RUNNING;
-        f->running[to] = 1;
-        f->since[to] = e->ts;
+        f->timing[to].running = true;
+        f->timing[to].since = e->ts;
     }
     f->current = to;
 }
@@ -144,8 +142,8 @@ static void on_wait(struct follow *f, const struct emb_trace_event *e, bool begi
         return;
     struct emb_trace_thread *t = &f->th->items[i];
     if (begin) {
-        f->blocked[i] = 1;
-        f->blocked_since[i] = e->ts;
+        f->timing[i].blocked = true;
+        f->timing[i].blocked_since = e->ts;
         t->waits++;
         t->state = EMB_TRACE_THREAD_BLOCKED;
         const struct emb_catalog_field *reason = field_named(e->ev, "reason");
@@ -156,11 +154,11 @@ static void on_wait(struct follow *f, const struct emb_trace_event *e, bool begi
             note_chain(f, t, e->ts);
         return;
     }
-    t->state = f->running[i] ? EMB_TRACE_THREAD_RUNNING : EMB_TRACE_THREAD_READY;
+    t->state = f->timing[i].running ? EMB_TRACE_THREAD_RUNNING : EMB_TRACE_THREAD_READY;
     t->wait_reason[0] = '\0';
-    if (f->blocked[i]) {
-        f->th->items[i].blocked_ticks += e->ts - f->blocked_since[i];
-        f->blocked[i] = 0;
+    if (f->timing[i].blocked) {
+        f->th->items[i].blocked_ticks += e->ts - f->timing[i].blocked_since;
+        f->timing[i].blocked = false;
     }
 }
 
@@ -230,8 +228,8 @@ int emb_trace_threads_compute(const struct emb_trace *t, struct emb_trace_thread
     }
     out->running = f.current >= 0 && !oom ? (int64_t)out->items[f.current].index : -1;
     for (size_t i = 0; i < out->n && !oom; i++)
-        if (f.running[i])
-            out->items[i].run_ticks += last - f.since[i];
+        if (f.timing[i].running)
+            out->items[i].run_ticks += last - f.timing[i].since;
     out->span_ticks = out->switches ? last - start : 0;
     for (size_t i = 0; i < out->n && !oom; i++) {
         struct emb_trace_thread *x = &out->items[i];
@@ -241,10 +239,7 @@ int emb_trace_threads_compute(const struct emb_trace *t, struct emb_trace_thread
     emb_trace_cursor_close(cur);
     emb_trace_names_free((struct emb_trace_names *)f.names);
     free(f.slot);
-    free(f.since);
-    free(f.blocked_since);
-    free(f.running);
-    free(f.blocked);
+    free(f.timing);
     if (oom) {
         emb_trace_threads_free(out);
         return -1;

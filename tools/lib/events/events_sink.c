@@ -59,33 +59,36 @@ struct emb_events_sink *emb_events_sink_new(const struct emb_events_sink_config 
                                          EMB_SVC_NAME_LEN + EMB_SVC_LOG_TEXT_MAX ||
         cfg->logs_reply_max > EMB_EVENTS_REPLY_MAX)
         return NULL;
-    struct emb_events_sink *s = calloc(1, sizeof *s);
-    if (s == NULL)
+    uint32_t caller_slots = 1;
+    while (caller_slots < 2u * cfg->callers)
+        caller_slots <<= 1;
+    /* The tables' sizes are fixed here, so the sink and its tables are one allocation: the
+     * tables follow the structure, the most strictly aligned first (each size a multiple
+     * of its alignment), so every one starts aligned. */
+    _Static_assert(_Alignof(struct emb_events_sink) >= _Alignof(struct metric) &&
+                       _Alignof(struct metric) >= _Alignof(struct caller) &&
+                       _Alignof(struct caller) >= _Alignof(struct log_line),
+                   "the tables laid out after the sink, the most strictly aligned first");
+    size_t metrics_at = sizeof(struct emb_events_sink);
+    size_t callers_at = metrics_at + (size_t)cfg->metrics * sizeof(struct metric);
+    size_t logs_at = callers_at + (size_t)caller_slots * sizeof(struct caller);
+    size_t ring_at = logs_at + (size_t)cfg->log_lines * sizeof(struct log_line);
+    uint8_t *block = calloc(1, ring_at + (size_t)cfg->capacity * EMB_SVC_EV_LEN);
+    if (block == NULL)
         return NULL;
+    struct emb_events_sink *s = (struct emb_events_sink *)block;
     s->cfg = *cfg;
-    s->caller_slots = 1;
-    while (s->caller_slots < 2u * cfg->callers)
-        s->caller_slots <<= 1;
-    s->ring = calloc(cfg->capacity, EMB_SVC_EV_LEN);
-    s->callers = calloc(s->caller_slots, sizeof *s->callers);
-    s->metrics = calloc(cfg->metrics, sizeof *s->metrics);
-    s->logs = calloc(cfg->log_lines, sizeof *s->logs);
-    if (!s->ring || !s->callers || !s->metrics || !s->logs) {
-        emb_events_sink_free(s);
-        return NULL;
-    }
+    s->caller_slots = caller_slots;
+    s->metrics = (struct metric *)(block + metrics_at);
+    s->callers = (struct caller *)(block + callers_at);
+    s->logs = (struct log_line *)(block + logs_at);
+    s->ring = block + ring_at;
     return s;
 }
 
 void emb_events_sink_free(struct emb_events_sink *s)
 {
-    if (s == NULL)
-        return;
-    free(s->ring);
-    free(s->callers);
-    free(s->metrics);
-    free(s->logs);
-    free(s);
+    free(s); /* its tables with it */
 }
 
 void emb_events_sink_count_malformed(struct emb_events_sink *s)

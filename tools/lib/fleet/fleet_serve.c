@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "fleet_serve.h"
 
+#include "buffer.h"
 #include "json.h"
 
 #include <arpa/inet.h>
@@ -32,8 +33,7 @@ struct emb_fleet_server {
 struct upload {
     const struct emb_fleet_token *token;
     char device[128];
-    uint8_t *body;
-    size_t len, cap;
+    struct emb_buf body;
     bool too_large;
 };
 
@@ -165,24 +165,9 @@ static enum MHD_Result admit(struct emb_fleet_server *s, struct MHD_Connection *
 
 static void take(struct upload *u, const char *data, size_t n, uint64_t max)
 {
-    if (u->too_large || u->len + n > max) {
-        u->too_large = true; /* a chunked upload that grew past the limit: read, dropped */
-        return;
-    }
-    if (u->len + n > u->cap) {
-        size_t cap = u->cap ? u->cap : 4096;
-        while (cap < u->len + n)
-            cap *= 2;
-        uint8_t *body = realloc(u->body, cap);
-        if (!body) {
-            u->too_large = true;
-            return;
-        }
-        u->body = body;
-        u->cap = cap;
-    }
-    memcpy(u->body + u->len, data, n);
-    u->len += n;
+    /* Past the limit (a chunked upload that grew), or out of memory: read, dropped. */
+    if (u->too_large || u->body.len + n > max || !emb_buf_append(&u->body, data, n))
+        u->too_large = true;
 }
 
 /* The whole body has arrived: ingest it and say what became of it. */
@@ -190,20 +175,20 @@ static enum MHD_Result finish(struct emb_fleet_server *s, struct MHD_Connection 
 {
     if (u->too_large)
         return refuse(s, conn, MHD_HTTP_CONTENT_TOO_LARGE, "the upload is larger than the server takes");
-    if (u->len == 0)
+    if (u->body.len == 0)
         return refuse(s, conn, MHD_HTTP_BAD_REQUEST, "an empty upload");
     char name[160];
     snprintf(name, sizeof name, "upload from %s", u->device);
     struct emb_fleet_source src = {.name = name, .device = u->device, .uploaded = (int64_t)time(NULL)};
     struct emb_fleet_ingest_result res;
-    if (emb_fleet_ingest(s->c.db, s->syms, &src, u->body, u->len, &res) != 0)
+    if (emb_fleet_ingest(s->c.db, s->syms, &src, u->body.data, u->body.len, &res) != 0)
         return refuse(s, conn, MHD_HTTP_INTERNAL_SERVER_ERROR, s->c.db->err);
     if (res.refused)
         return refuse(s, conn, MHD_HTTP_UNPROCESSABLE_CONTENT, res.reason); /* stored as refused */
     char body[256];
     snprintf(body, sizeof body, "{\"status\": \"%s\", \"rows\": %zu, \"new\": %zu, \"bucket\": \"%s\"}\n",
              res.inserted ? "stored" : "stored already", res.rows, res.inserted, res.bucket);
-    log_line(s, "%s: %zu bytes, %zu rows, %zu new%s%s", u->device, u->len, res.rows, res.inserted,
+    log_line(s, "%s: %zu bytes, %zu rows, %zu new%s%s", u->device, u->body.len, res.rows, res.inserted,
              res.bucket[0] ? ", bucket " : "", res.bucket);
     return reply(conn, res.inserted ? MHD_HTTP_CREATED : MHD_HTTP_OK, body);
 }
@@ -235,7 +220,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
     (void)why;
     struct upload *u = *state;
     if (u)
-        free(u->body);
+        emb_buf_free(&u->body);
     free(u);
     *state = NULL;
 }

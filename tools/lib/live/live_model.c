@@ -22,11 +22,11 @@ struct emb_live_model {
     struct fields f;
     struct emb_live_context *ctx;
     size_t nctx, ctx_cap;
-    struct emb_live_thread *th;
+    struct emb_live_thread th[EMB_LIVE_MAX_THREADS];
     size_t nth, th_cap;
     struct emb_live_irq irqs[EMB_LIVE_MAX_IRQS];
     size_t nirqs;
-    uint64_t *count, *window_count; /* per event id */
+    uint64_t count[65536], window_count[65536]; /* per event id */
     int64_t running;               /* index into th, or -1 */
     uint64_t since;                /* when it was switched to */
     bool have_ts;
@@ -44,13 +44,6 @@ struct emb_live_model *emb_live_model_new(void)
     struct emb_live_model *m = calloc(1, sizeof *m);
     if (m == NULL)
         return NULL;
-    m->count = calloc(65536, sizeof *m->count);
-    m->window_count = calloc(65536, sizeof *m->window_count);
-    m->th = calloc(EMB_LIVE_MAX_THREADS, sizeof *m->th);
-    if (m->count == NULL || m->window_count == NULL || m->th == NULL) {
-        emb_live_model_free(m);
-        return NULL;
-    }
     m->running = -1;
     return m;
 }
@@ -61,9 +54,6 @@ void emb_live_model_free(struct emb_live_model *m)
         return;
     free(m->ctx);
     free(m->vctx);
-    free(m->th);
-    free(m->count);
-    free(m->window_count);
     free(m);
 }
 
