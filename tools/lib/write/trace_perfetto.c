@@ -35,6 +35,10 @@ struct pf_out {
     size_t size;
     struct piece *str; /* by string id; m->str.n of them */
     size_t nstr;
+    uint32_t *slot;    /* catalogue event id -> its index in `ev` plus one; 0: none */
+    const struct emb_catalog_event **ev;
+    uint32_t *first_key; /* per catalogue event: its first field's index in `key` */
+    struct piece *key; /* a field's `"NAME": ` */
     bool member;       /* the open object has a member: the next one after a comma */
     bool any_event;    /* the traceEvents array has an element */
 };
@@ -56,43 +60,78 @@ static bool has_field(const struct emb_catalog_event *ev, const char *name)
     return emb_pf_field(ev, name) != NULL;
 }
 
-/* False when out of memory. */
-static bool strings_build(struct pf_out *w, const struct emb_pf_model *m)
+static uint32_t text_at(struct emb_out *o) { return (uint32_t)ftell(o->file) + (uint32_t)o->len; }
+
+static void piece_end(struct emb_out *o, struct piece *p, uint32_t at)
 {
-    w->text = NULL;
-    w->size = 0;
-    w->nstr = m->str.n ? m->str.n : 1u;
-    w->str = calloc(w->nstr, sizeof *w->str);
-    FILE *f = open_memstream(&w->text, &w->size);
-    struct emb_out o;
-    bool ok = w->str && f && emb_out_init(&o, f);
-    if (ok) {
-        uint32_t at = 0;
-        for (size_t id = 0; id < w->nstr; id++) {
-            const char *s = emb_pf_string(m, (uint32_t)id);
-            emb_out_json_string(&o, s, strlen(s));
-            uint32_t now = (uint32_t)ftell(f) + (uint32_t)o.len;
-            w->str[id].at = at;
-            w->str[id].len = now - at;
-            at = now;
+    p->at = at;
+    p->len = text_at(o) - at;
+}
+
+/* Every model string, then every catalogue field's key, escaped into one text. */
+static void write_pieces(struct emb_out *o, struct pf_out *w, const struct emb_pf_model *m)
+{
+    for (size_t id = 0; id < w->nstr; id++) {
+        uint32_t at = text_at(o);
+        const char *s = emb_pf_string(m, (uint32_t)id);
+        emb_out_json_string(o, s, strlen(s));
+        piece_end(o, &w->str[id], at);
+    }
+    const struct emb_catalog *cat = emb_trace_catalog(m->t);
+    size_t index = 0, nkeys = 0;
+    for (size_t c = 0; c < cat->nclasses; c++)
+        for (size_t e = 0; e < cat->classes[c].nevents; e++, index++) {
+            const struct emb_catalog_event *ev = &cat->classes[c].events[e];
+            w->ev[index] = ev;
+            w->first_key[index] = (uint32_t)nkeys;
+            for (size_t k = 0; k < ev->nfields; k++) {
+                uint32_t at = text_at(o);
+                emb_out_json_string(o, ev->fields[k].name, strlen(ev->fields[k].name));
+                emb_out_bytes(o, ": ", 2);
+                piece_end(o, &w->key[nkeys++], at);
+            }
+            w->slot[ev->id] = (uint32_t)index + 1u;
         }
-        ok = emb_out_finish(&o) == 0;
-    }
-    if (f != NULL && fclose(f) != 0)
-        ok = false;
-    if (!ok) {
-        free(w->text);
-        free(w->str);
-        w->text = NULL;
-        w->str = NULL;
-    }
-    return ok;
 }
 
 static void strings_free(struct pf_out *w)
 {
     free(w->text);
     free(w->str);
+    free(w->slot);
+    free(w->ev);
+    free(w->first_key);
+    free(w->key);
+}
+
+/* False when out of memory. */
+static bool strings_build(struct pf_out *w, const struct emb_pf_model *m)
+{
+    const struct emb_catalog *cat = emb_trace_catalog(m->t);
+    size_t nevents = 0, nfields = 0;
+    for (size_t c = 0; c < cat->nclasses; c++)
+        for (size_t e = 0; e < cat->classes[c].nevents; e++, nevents++)
+            nfields += cat->classes[c].events[e].nfields;
+    w->nstr = m->str.n ? m->str.n : 1u;
+    w->str = calloc(w->nstr, sizeof *w->str);
+    w->slot = calloc(65536, sizeof *w->slot);
+    w->ev = calloc(nevents + 1, sizeof *w->ev);
+    w->first_key = calloc(nevents + 1, sizeof *w->first_key);
+    w->key = calloc(nfields + 1, sizeof *w->key);
+    FILE *f = open_memstream(&w->text, &w->size);
+    struct emb_out o;
+    bool ok = w->str && w->slot && w->ev && w->first_key && w->key && f && emb_out_init(&o, f);
+    if (ok) {
+        write_pieces(&o, w, m);
+        ok = emb_out_finish(&o) == 0;
+    }
+    if (f != NULL && fclose(f) != 0)
+        ok = false;
+    if (!ok) {
+        strings_free(w);
+        memset(w, 0, sizeof *w);
+    }
+    return ok;
 }
 
 /* A model string, escaped and quoted. */
@@ -168,10 +207,18 @@ static void event_head(struct pf_out *w, const char *ph_member, uint32_t name, u
 }
 
 /* A field as emb_trace_json_field() writes it with hex_text. */
-static void field(struct pf_out *w, const struct emb_catalog_field *f, const uint8_t *payload)
+static void field(struct pf_out *w, const struct emb_catalog_field *f, const struct piece *key,
+                  const uint8_t *payload)
 {
     struct emb_out *o = &w->o;
-    key_name(w, f->name);
+    if (key) {
+        if (w->member)
+            emb_out_char(o, ',');
+        w->member = true;
+        emb_out_bytes(o, w->text + key->at, key->len);
+    } else {
+        key_name(w, f->name);
+    }
     if (f->type == EMB_CAT_CHARS) {
         const char *s;
         size_t n = emb_trace_field_chars(f, payload, &s);
@@ -200,9 +247,14 @@ static void field(struct pf_out *w, const struct emb_catalog_field *f, const uin
 static void fields(struct pf_out *w, const struct emb_trace_event *e,
                    const struct emb_trace_event *skip)
 {
-    for (size_t k = 0; e->ev && k < e->ev->nfields; k++)
+    if (!e->ev)
+        return;
+    uint32_t slot = w->slot[e->ev->id];
+    const struct piece *key =
+        slot != 0u && w->ev[slot - 1u] == e->ev ? &w->key[w->first_key[slot - 1u]] : NULL;
+    for (size_t k = 0; k < e->ev->nfields; k++)
         if (!skip || !has_field(skip->ev, e->ev->fields[k].name))
-            field(w, &e->ev->fields[k], e->payload);
+            field(w, &e->ev->fields[k], key ? &key[k] : NULL, e->payload);
 }
 
 static void args(struct pf_out *w, const struct emb_pf_item *it)
