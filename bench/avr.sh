@@ -22,7 +22,18 @@ echo "| image | cycles per event | cycles per log line (formatted) | same, writt
 echo "|---|---:|---:|---:|---:|---:|"
 echo "| emb (tiny, plain-text log) | $ev | $lg_cpu | $lg_uart | $(size "$build/fw/avr-bench.elf" | sed 's/ / | /') |"
 echo "| avr-libc printf, same lines | $pev | $pf_cpu | $pf_uart | $(size "$build/fw/avr-bench-printf.elf" | sed 's/ / | /') |"
+# The deferred log (CONFIG_EMB_LOG_TEXT=0): a call records into a RAM ring; the drain
+# writes the records over USART0 as log frames, which `emb log` must decode, all N.
+"$run" atmega2560 16000000 "$build/fw/avr-bench-deferred.elf" "$build/bench/avr-deferred.bin" /dev/null \
+  "$build/bench/avr-marks.txt" >/dev/null 2>&1
+read -r dev dlog ddrain < <(awk 'NR > 1 { d[NR - 1] = $1 - prev } { prev = $1 }
+  END { if (NR != 5) exit 1; for (i = 2; i <= 4; i++) printf "%d ", (d[i] - d[1]) / 32; print "" }' \
+  "$build/bench/avr-marks.txt")
+records=$("$build/bin/emb" log --no-build-id-check --elf "$build/fw/avr-bench-deferred.elf" \
+  "$build/bench/avr-deferred.bin" 2>/dev/null | grep -c ' value [0-9]* of 32$' || true)
+[ "$records" = 32 ] || { echo "bench/avr.sh: the deferred drain decodes to $records records, not 32" >&2; exit 1; }
+echo "| emb (tiny, deferred log) | $dev | $dlog (recorded) | $ddrain (drained as frames) | $(size "$build/fw/avr-bench-deferred.elf" | sed 's/ / | /') |"
 read -r fl ram < <(size "$build/fw/avr-sim.elf")
 echo "examples/avr-sim on the ATmega328P (tiny, trace off): flash $fl, RAM $ram"
-printf '{"event": %d, "log": %d, "log_uart": %d, "printf_event": %d, "printf": %d, "printf_uart": %d, "example_flash": %d, "example_ram": %d}\n' \
-  "$ev" "$lg_cpu" "$lg_uart" "$pev" "$pf_cpu" "$pf_uart" "$fl" "$ram" >"$build/bench/avr.json"
+printf '{"event": %d, "log": %d, "log_uart": %d, "printf_event": %d, "printf": %d, "printf_uart": %d, "deferred_log": %d, "deferred_drain": %d, "example_flash": %d, "example_ram": %d}\n' \
+  "$ev" "$lg_cpu" "$lg_uart" "$pev" "$pf_cpu" "$pf_uart" "$dlog" "$ddrain" "$fl" "$ram" >"$build/bench/avr.json"

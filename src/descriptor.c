@@ -3,6 +3,7 @@
 
 #include <emb/crash.h>
 #include <emb/log.h>
+#include <emb/partition.h>
 #include <emb/port.h>
 #include <emb/trace.h>
 #include <emb/trace_events.h>
@@ -65,6 +66,12 @@ _Static_assert(sizeof(uintptr_t) == sizeof(const void *), "a descriptor word hol
     (uint32_t)(kind) | (uint32_t)(version) << 16,                                             \
         (sizeof(((struct emb_desc_reduced *)0)->member) - 8u) / 4u
 
+#define EMB__CI32(member, kind) EMB_DESC_FIELD32(struct emb_context_info, member, kind)
+#define EMB__RF32(member, kind) EMB_DESC_FIELD32(struct emb_trace_ring, member, kind)
+#define EMB__LF32(member, kind) EMB_DESC_FIELD32(struct emb_log_ring, member, kind)
+_Static_assert(!EMB_DESC_REDUCED_LOG || CONFIG_EMB_LOG_ID_BYTES != 0,
+               "the reduced descriptor states a fixed log id width");
+
 /* 4-byte aligned: a reader scanning for "EMBD" looks at aligned addresses only. */
 EMB_USED _Alignas(4) const struct emb_desc_reduced emb_debug_descriptor = {
     .header = {
@@ -73,7 +80,7 @@ EMB_USED _Alignas(4) const struct emb_desc_reduced emb_debug_descriptor = {
         .pointer_size = sizeof(void *),
         .version = EMB_DESC_VERSION,
         .length = sizeof(struct emb_desc_reduced),
-        .section_count = 2u,
+        .section_count = 2u + (EMB_DESC_REDUCED_TRACE ? 2u : 0u) + (EMB_DESC_REDUCED_LOG ? 1u : 0u),
         .self = EMB__A16(&emb_debug_descriptor),
     },
     .identity = {
@@ -92,8 +99,51 @@ EMB_USED _Alignas(4) const struct emb_desc_reduced emb_debug_descriptor = {
 #else
     .crash = {EMB__RSECTION(crash, EMB_DESC_CRASH, 1), {0, 0u}, {0, 0u}, 0u, {0, 0u}, {0, 0u}},
 #endif
+#if EMB_DESC_REDUCED_TRACE
+    .contexts = {
+        EMB__RSECTION(contexts, EMB_DESC_CONTEXTS, 1), EMB__A16(&emb_debug_registry.contexts),
+        EMB__A16(&emb_debug_registry.context_stride), EMB__A16(&emb_debug_registry.context_capacity),
+        EMB__A16(&emb_debug_registry.context_count), EMB__CI32(ring, EMB_DESC_POINTER),
+        EMB__CI32(state, EMB_DESC_UNSIGNED), EMB__CI32(os_id, EMB_DESC_SIGNED),
+        EMB__CI32(stack_low, EMB_DESC_POINTER), EMB__CI32(stack_size, EMB_DESC_UNSIGNED),
+        EMB__CI32(stack_painted, EMB_DESC_UNSIGNED), EMB_STACK_PAINT,
+        EMB__CI32(entry, EMB_DESC_POINTER), 0u, {0, 0u}, 0u,
+    },
+    .rings = {
+        EMB__RSECTION(rings, EMB_DESC_RINGS, 2), CONFIG_EMB_TRACE_PACKET_SIZE,
+        EMB__A16(&emb_debug_registry.ring_packets), EMB__A16(&emb_trace_class_mask),
+        EMB__A16(&emb_debug_registry.trace_mode), EMB__A16(emb_debug_registry.uuid),
+        EMB__RF32(write_pos, EMB_DESC_UNSIGNED), EMB__RF32(packet_end, EMB_DESC_UNSIGNED),
+        EMB__RF32(ts_high, EMB_DESC_UNSIGNED), EMB__RF32(event_flags, EMB_DESC_UNSIGNED),
+        EMB__RF32(context_id, EMB_DESC_UNSIGNED), EMB__RF32(buf, EMB_DESC_POINTER),
+        EMB__RF32(commit, EMB_DESC_POINTER), EMB__RF32(buf_mask, EMB_DESC_UNSIGNED),
+        EMB__RF32(slot_mask, EMB_DESC_UNSIGNED), EMB__RF32(packet_shift, EMB_DESC_UNSIGNED),
+        EMB__RF32(slot_shift, EMB_DESC_UNSIGNED), EMB__RF32(context_kind, EMB_DESC_UNSIGNED),
+        EMB__RF32(packet_seq, EMB_DESC_UNSIGNED), EMB__RF32(discarded, EMB_DESC_UNSIGNED),
+        EMB__RF32(base_pos, EMB_DESC_UNSIGNED), EMB__RF32(filled, EMB_DESC_UNSIGNED),
+        EMB__RF32(read_pos, EMB_DESC_UNSIGNED), EMB__RF32(name, EMB_DESC_TEXT),
+        EMB__A16(&emb_trace_unclaimed_ring), EMB__A16(&emb_debug_registry.probe_consumer),
+    },
+#endif
+#if EMB_DESC_REDUCED_LOG
+    .log = {
+        EMB__RSECTION(log, EMB_DESC_LOG, 1), EMB__A16(&emb_debug_registry.log_rings),
+        EMB__A16(&emb_debug_registry.log_ring_count), EMB__A16(&emb_debug_registry.probe_consumer),
+        CONFIG_EMB_LOG_ID_BYTES, CONFIG_EMB_LOG_TIMESTAMP ? 4u : 0u, EMB_LOG_RESERVE_MAX,
+        EMB__LF32(write_pos, EMB_DESC_UNSIGNED), EMB__LF32(committed, EMB_DESC_UNSIGNED),
+        EMB__LF32(read_pos, EMB_DESC_UNSIGNED), EMB__LF32(buf, EMB_DESC_POINTER),
+        EMB__LF32(mask, EMB_DESC_UNSIGNED), EMB__LF32(spill_pos, EMB_DESC_UNSIGNED),
+        EMB__LF32(spill, EMB_DESC_UNSIGNED), EMB__LF32(dropped, EMB_DESC_UNSIGNED),
+        EMB__LF32(pending, EMB_DESC_UNSIGNED), EMB__LF32(draining, EMB_DESC_UNSIGNED),
+        EMB__LF32(context_id, EMB_DESC_UNSIGNED), EMB__LF32(context_kind, EMB_DESC_UNSIGNED),
+        EMB__LF32(name, EMB_DESC_TEXT),
+    },
+#endif
 };
-_Static_assert(sizeof(struct emb_desc_reduced) == 20u + 4u * (2u + 10u) + 4u * (2u + 5u),
+_Static_assert(sizeof(struct emb_desc_reduced) ==
+                   20u + 4u * (2u + 10u) + 4u * (2u + 5u) +
+                       (EMB_DESC_REDUCED_TRACE ? 4u * (2u + 15u) + 4u * (2u + 25u) : 0u) +
+                       (EMB_DESC_REDUCED_LOG ? 4u * (2u + 19u) : 0u),
                "every word of the reduced descriptor is 32 bits");
 
 #else /* the full descriptor */
@@ -165,6 +215,10 @@ static const struct emb_desc_named_field emb__cpu_stats[] = {
 #define EMB__LF(member, kind) EMB_DESC_FIELD(struct emb_log_ring, member, kind)
 #define EMB__CI(member, kind) EMB_DESC_FIELD(struct emb_context_info, member, kind)
 #define EMB__OI(member, kind) EMB_DESC_FIELD(struct emb_object_info, member, kind)
+#if CONFIG_EMB_PARTITIONS
+#define EMB__PI(member, kind) EMB_DESC_FIELD(struct emb_partition_info, member, kind)
+static const char *const emb__partition_states[] = {"unused", "running", "restarting"};
+#endif
 #define EMB__MB(member) EMB_DESC_FIELD(struct emb_monitor_block, member, EMB_DESC_UNSIGNED)
 
 EMB_USED const struct emb_debug_descriptor emb_debug_descriptor = {
@@ -174,7 +228,7 @@ EMB_USED const struct emb_debug_descriptor emb_debug_descriptor = {
         .pointer_size = sizeof(void *),
         .version = EMB_DESC_VERSION,
         .length = sizeof(struct emb_debug_descriptor),
-        .section_count = 11u,
+        .section_count = 12u,
         .self = &emb_debug_descriptor,
     },
     .identity = {
@@ -201,7 +255,7 @@ EMB_USED const struct emb_debug_descriptor emb_debug_descriptor = {
         .context_state_names = emb__context_states,
     },
     .contexts = {
-        .s = EMB__SECTION(struct emb_desc_contexts, EMB_DESC_CONTEXTS, 1),
+        .s = EMB__SECTION(struct emb_desc_contexts, EMB_DESC_CONTEXTS, 2),
         .table = &emb_debug_registry.contexts,
         .stride = &emb_debug_registry.context_stride,
         .capacity = &emb_debug_registry.context_capacity,
@@ -217,6 +271,7 @@ EMB_USED const struct emb_debug_descriptor emb_debug_descriptor = {
         .f_stats = EMB__CI(stats, EMB_DESC_BYTES),
         .stats_fields = emb_desc_thread_stats_fields,
         .stats_field_count = EMB__COUNT(emb_desc_thread_stats_fields),
+        .f_partition = EMB__CI(partition, EMB_DESC_UNSIGNED),
     },
     .rings = {
         .s = EMB__SECTION(struct emb_desc_rings, EMB_DESC_RINGS, 2),
@@ -291,7 +346,7 @@ EMB_USED const struct emb_debug_descriptor emb_debug_descriptor = {
 #endif
     },
     .monitors = {
-        .s = EMB__SECTION(struct emb_desc_monitors, EMB_DESC_MONITORS, 1),
+        .s = EMB__SECTION(struct emb_desc_monitors, EMB_DESC_MONITORS, 2),
 #if CONFIG_EMB_MONITOR
         .blocks = emb_monitor_blocks,
         .count = EMB_MONITOR_COUNT,
@@ -304,12 +359,15 @@ EMB_USED const struct emb_debug_descriptor emb_debug_descriptor = {
         .category_names = emb__monitor_names,
         .category_name_count = EMB__COUNT(emb__monitor_names),
         .isr_first = EMB_MONITOR_ISR_FIRST,
+        .cpus = CONFIG_EMB_CPUS,
 #endif
     },
     .stats = {
-        .s = EMB__SECTION(struct emb_desc_stats, EMB_DESC_STATS, 1),
+        .s = EMB__SECTION(struct emb_desc_stats, EMB_DESC_STATS, 2),
 #if CONFIG_EMB_STATS
-        .cpu = &emb_stats_cpu,
+        .cpu = emb_stats_cpu,
+        .cpus = CONFIG_EMB_CPUS,
+        .cpu_stride = sizeof(struct emb_stats_cpu_block),
         .cpu_fields = emb__cpu_stats,
         .cpu_field_count = EMB__COUNT(emb__cpu_stats),
 #endif
@@ -337,6 +395,24 @@ EMB_USED const struct emb_debug_descriptor emb_debug_descriptor = {
     .kernel = {
         .s = EMB__SECTION(struct emb_desc_kernel, EMB_DESC_KERNEL, 1),
         .layout = &emb_kernel_layout,
+    },
+    .partitions = {
+        .s = EMB__SECTION(struct emb_desc_partitions, EMB_DESC_PARTITIONS, 1),
+#if CONFIG_EMB_PARTITIONS
+        .table = emb_partitions,
+        .count = CONFIG_EMB_PARTITIONS,
+        .stride = sizeof(struct emb_partition_info),
+        .f_id = EMB__PI(id, EMB_DESC_UNSIGNED),
+        .f_state = EMB__PI(state, EMB_DESC_UNSIGNED),
+        .f_name = EMB__PI(name, EMB_DESC_TEXT),
+        .f_faults = EMB__PI(faults, EMB_DESC_UNSIGNED),
+        .f_restarts = EMB__PI(restarts, EMB_DESC_UNSIGNED),
+        .f_fault_class = EMB__PI(last_fault_class, EMB_DESC_UNSIGNED),
+        .f_fault_code = EMB__PI(last_fault_code, EMB_DESC_UNSIGNED),
+        .f_fault_pc = EMB__PI(last_fault_pc, EMB_DESC_POINTER),
+        .state_names = emb__partition_states,
+        .state_count = EMB__COUNT(emb__partition_states),
+#endif
     },
 };
 

@@ -32,8 +32,9 @@ void emb_isr_exit(uint16_t irq, bool switched)
         uint32_t depth = c->isr_depth;
         uint32_t cycles = emb_monitor_cycles(c->isr_t0[depth], emb_port_timestamp());
 #if CONFIG_EMB_STATS
-        emb_stats_add64(emb_stats_cpu.isr_cycles, cycles);
-        __atomic_fetch_add(&emb_stats_cpu.irq_count, 1u, __ATOMIC_RELAXED);
+        struct emb_stats_cpu_block *b = EMB_STATS_CPU();
+        emb_stats_add64(b->isr_cycles, cycles);
+        (void)emb_cpu_add32(&b->irq_count, 1u);
 #endif
         if (irq < CONFIG_EMB_MONITOR_ISR_VECTORS)
             emb_monitor_close(EMB_MONITOR_ISR(irq), cycles, c->isr_pc[depth]);
@@ -113,11 +114,12 @@ void emb_idle_enter(void)
 {
 #if CONFIG_EMB_STATS
     /* Idle is per CPU: the interval runs from the first context to enter to the last to
-     * leave. */
-    if (__atomic_fetch_add(&emb_stats_cpu.idle_depth, 1u, __ATOMIC_RELAXED) == 0u) {
+     * leave (one set of blocks: every context's CPU is the one CPU). */
+    struct emb_stats_cpu_block *b = EMB_STATS_CPU();
+    if (emb_cpu_add32(&b->idle_depth, 1u) == 0u) {
         uint64_t now = emb_port_timestamp();
-        __atomic_store_n(&emb_stats_cpu.idle_t0[0], (uint32_t)now, __ATOMIC_RELAXED);
-        __atomic_store_n(&emb_stats_cpu.idle_t0[1], (uint32_t)(now >> 32), __ATOMIC_RELAXED);
+        __atomic_store_n(&b->idle_t0[0], (uint32_t)now, __ATOMIC_RELAXED);
+        __atomic_store_n(&b->idle_t0[1], (uint32_t)(now >> 32), __ATOMIC_RELAXED);
     }
 #endif
     EMB_TRACE_idle_enter();
@@ -127,9 +129,9 @@ void emb_idle_exit(void)
 {
     EMB_TRACE_idle_exit();
 #if CONFIG_EMB_STATS
-    uint32_t depth = __atomic_load_n(&emb_stats_cpu.idle_depth, __ATOMIC_RELAXED);
-    if (depth > 0u && __atomic_sub_fetch(&emb_stats_cpu.idle_depth, 1u, __ATOMIC_RELAXED) == 0u)
-        emb_stats_add64(emb_stats_cpu.idle_cycles,
-                        emb_port_timestamp() - emb_stats_get64(emb_stats_cpu.idle_t0));
+    struct emb_stats_cpu_block *b = EMB_STATS_CPU();
+    uint32_t depth = __atomic_load_n(&b->idle_depth, __ATOMIC_RELAXED);
+    if (depth > 0u && emb_cpu_add32(&b->idle_depth, 0xFFFFFFFFu) == 1u)
+        emb_stats_add64(b->idle_cycles, emb_port_timestamp() - emb_stats_get64(b->idle_t0));
 #endif
 }

@@ -8,8 +8,9 @@
 
 #if CONFIG_EMB_MONITOR
 
-/* Zero: no worst case yet (the first nonzero interval takes the slow path), no threshold. */
-struct emb_monitor_block emb_monitor_blocks[EMB_MONITOR_COUNT];
+/* Zero: no worst case yet (the first nonzero interval takes the slow path), no threshold.
+ * One set of blocks per CPU (CONFIG_EMB_CPUS). */
+struct emb_monitor_block emb_monitor_blocks[CONFIG_EMB_CPUS * EMB_MONITOR_COUNT];
 
 static emb_monitor_notify_fn emb__notify;
 static void *emb__notify_arg;
@@ -20,26 +21,43 @@ static uint32_t emb__limit(uint32_t worst, uint32_t threshold)
     return threshold != 0u && threshold < worst ? threshold : worst;
 }
 
-/* Intervals end on every context at once on a multi-core target (or the native port), so
- * the worst case is raised with a compare-and-swap: it only ever grows, and its opener pc
- * is stored after it by the context that raised it. */
-void emb_monitor_exceeded(uint8_t category, uint32_t cycles, uintptr_t pc)
+/* Raises the worst case to `cycles` (it only ever grows), its opener pc stored after it by
+ * the context that raised it; returns the worst case now. One set of blocks: intervals end
+ * on every context at once (the native port's threads), so a compare-and-swap. Per-CPU
+ * blocks: only this CPU writes its own, a plain update with its interrupts masked. */
+static uint32_t emb__raise_worst(struct emb_monitor_block *m, uint32_t cycles, uintptr_t pc)
 {
-    struct emb_monitor_block *m = &emb_monitor_blocks[category];
+#if CONFIG_EMB_CPUS > 1
+    emb_port_irq_state s = emb_port_irq_save();
+    uint32_t worst = m->worst;
+    if (cycles > worst) {
+        m->worst = worst = cycles;
+        m->pc = pc;
+    }
+    emb_port_irq_restore(s);
+    return worst;
+#else
     uint32_t worst = __atomic_load_n(&m->worst, __ATOMIC_RELAXED);
     while (cycles > worst) {
         if (__atomic_compare_exchange_n(&m->worst, &worst, cycles, true, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED)) {
             __atomic_store_n(&m->pc, pc, __ATOMIC_RELAXED);
-            worst = cycles;
-            break;
+            return cycles;
         }
     }
+    return worst;
+#endif
+}
+
+void emb_monitor_exceeded(uint8_t category, uint32_t cycles, uintptr_t pc)
+{
+    struct emb_monitor_block *m = EMB_MONITOR_BLOCK(category);
+    uint32_t worst = emb__raise_worst(m, cycles, pc);
     uint32_t threshold = __atomic_load_n(&m->threshold, __ATOMIC_RELAXED);
-    __atomic_store_n(&m->limit, emb__limit(worst, threshold), __ATOMIC_RELAXED);
+    emb_cpu_store32(&m->limit, emb__limit(worst, threshold));
     if (threshold == 0u || cycles <= threshold)
         return;
-    __atomic_fetch_add(&m->over, 1u, __ATOMIC_RELAXED);
+    (void)emb_cpu_add32(&m->over, 1u);
     uint32_t action = __atomic_load_n(&m->action, __ATOMIC_RELAXED);
     if (action & EMB_MONITOR_TRACE)
         EMB_TRACE_irq_lock_max(cycles, (uint64_t)pc);
@@ -54,30 +72,42 @@ void emb_monitor_exceeded(uint8_t category, uint32_t cycles, uintptr_t pc)
 #endif
 }
 
+/* Every CPU's block of the category: the longest interval of all and its opener, the
+ * intervals over the threshold added up. */
 emb_status emb_monitor_get(uint8_t category, emb_monitor_t *out)
 {
     if (category >= EMB_MONITOR_COUNT || out == NULL)
         return EMB_E_INVALID;
     const struct emb_monitor_block *m = &emb_monitor_blocks[category];
-    uint32_t threshold = __atomic_load_n(&m->threshold, __ATOMIC_RELAXED);
-    out->worst_cycles = __atomic_load_n(&m->worst, __ATOMIC_RELAXED);
-    out->opener_pc = __atomic_load_n(&m->pc, __ATOMIC_RELAXED);
-    out->threshold = threshold;
-    out->over_count = __atomic_load_n(&m->over, __ATOMIC_RELAXED);
+    out->threshold = __atomic_load_n(&m->threshold, __ATOMIC_RELAXED);
     out->action = (uint8_t)__atomic_load_n(&m->action, __ATOMIC_RELAXED);
+    out->worst_cycles = 0u;
+    out->opener_pc = 0u;
+    out->over_count = 0u;
+    for (uint32_t cpu = 0; cpu < CONFIG_EMB_CPUS; cpu++, m += EMB_MONITOR_COUNT) {
+        uint32_t worst = __atomic_load_n(&m->worst, __ATOMIC_RELAXED);
+        if (worst > out->worst_cycles || cpu == 0u) {
+            out->worst_cycles = worst;
+            out->opener_pc = __atomic_load_n(&m->pc, __ATOMIC_RELAXED);
+        }
+        out->over_count += __atomic_load_n(&m->over, __ATOMIC_RELAXED);
+    }
     return EMB_OK;
 }
 
+/* On every CPU's block of the category. */
 emb_status emb_monitor_set_threshold(uint8_t category, uint32_t cycles, uint8_t action)
 {
     if (category >= EMB_MONITOR_COUNT ||
         (action & ~(EMB_MONITOR_TRACE | EMB_MONITOR_NOTIFY | EMB_MONITOR_FAULT)) != 0u)
         return EMB_E_INVALID;
-    struct emb_monitor_block *m = &emb_monitor_blocks[category];
-    __atomic_store_n(&m->action, action, __ATOMIC_RELAXED);
-    __atomic_store_n(&m->threshold, cycles, __ATOMIC_RELAXED);
-    __atomic_store_n(&m->limit, emb__limit(__atomic_load_n(&m->worst, __ATOMIC_RELAXED), cycles),
-                     __ATOMIC_RELAXED);
+    for (uint32_t cpu = 0; cpu < CONFIG_EMB_CPUS; cpu++) {
+        struct emb_monitor_block *m = &emb_monitor_blocks[cpu * EMB_MONITOR_COUNT + category];
+        __atomic_store_n(&m->action, action, __ATOMIC_RELAXED);
+        __atomic_store_n(&m->threshold, cycles, __ATOMIC_RELAXED);
+        __atomic_store_n(&m->limit, emb__limit(__atomic_load_n(&m->worst, __ATOMIC_RELAXED), cycles),
+                         __ATOMIC_RELAXED);
+    }
     return EMB_OK;
 }
 
@@ -89,7 +119,7 @@ void emb_monitor_set_notify(emb_monitor_notify_fn fn, void *arg)
 
 static void emb__monitors_reset(void)
 {
-    for (uint32_t i = 0; i < EMB_MONITOR_COUNT; i++) {
+    for (uint32_t i = 0; i < CONFIG_EMB_CPUS * EMB_MONITOR_COUNT; i++) {
         struct emb_monitor_block *m = &emb_monitor_blocks[i];
         __atomic_store_n(&m->worst, 0u, __ATOMIC_RELAXED);
         __atomic_store_n(&m->pc, 0u, __ATOMIC_RELAXED);
@@ -129,31 +159,32 @@ static void emb__monitors_reset(void)
 
 #if CONFIG_EMB_STATS
 
-struct emb_stats_cpu_block emb_stats_cpu;
+struct emb_stats_cpu_block emb_stats_cpu[CONFIG_EMB_CPUS];
 
 emb_status emb_stats_cpu_get(uint8_t cpu, emb_stats_cpu_t *out)
 {
     if (out == NULL)
         return EMB_E_INVALID;
-    if (cpu != 0u)
+    if (cpu >= CONFIG_EMB_CPUS)
         return EMB_E_NOTFOUND;
+    const struct emb_stats_cpu_block *b = &emb_stats_cpu[cpu];
     uint64_t now = emb_port_timestamp();
-    uint64_t start = emb_stats_get64(emb_stats_cpu.reset_ts);
+    uint64_t start = emb_stats_get64(b->reset_ts);
     out->uptime_cycles = now - start;
-    out->isr_cycles = emb_stats_get64(emb_stats_cpu.isr_cycles);
-    out->idle_cycles = emb_stats_get64(emb_stats_cpu.idle_cycles);
-    if (__atomic_load_n(&emb_stats_cpu.idle_depth, __ATOMIC_RELAXED) > 0u)
-        out->idle_cycles += now - emb_stats_get64(emb_stats_cpu.idle_t0);
+    out->isr_cycles = emb_stats_get64(b->isr_cycles);
+    out->idle_cycles = emb_stats_get64(b->idle_cycles);
+    if (__atomic_load_n(&b->idle_depth, __ATOMIC_RELAXED) > 0u)
+        out->idle_cycles += now - emb_stats_get64(b->idle_t0);
     if (out->idle_cycles > out->uptime_cycles)
         out->idle_cycles = out->uptime_cycles;
     out->utilization_permille =
         out->uptime_cycles > 0u
             ? (uint32_t)((out->uptime_cycles - out->idle_cycles) * 1000u / out->uptime_cycles)
             : 0u;
-    out->irq_count = __atomic_load_n(&emb_stats_cpu.irq_count, __ATOMIC_RELAXED);
+    out->irq_count = __atomic_load_n(&b->irq_count, __ATOMIC_RELAXED);
 #if CONFIG_EMB_MONITOR
-    out->max_critical_cycles = __atomic_load_n(&emb_monitor_blocks[EMB_MONITOR_IRQ_LOCK].worst,
-                                               __ATOMIC_RELAXED);
+    out->max_critical_cycles = __atomic_load_n(
+        &emb_monitor_blocks[cpu * EMB_MONITOR_COUNT + EMB_MONITOR_IRQ_LOCK].worst, __ATOMIC_RELAXED);
 #else
     out->max_critical_cycles = 0u;
 #endif
@@ -163,16 +194,19 @@ emb_status emb_stats_cpu_get(uint8_t cpu, emb_stats_cpu_t *out)
 void emb_stats_reset(void)
 {
     uint64_t now = emb_port_timestamp();
-    __atomic_store_n(&emb_stats_cpu.reset_ts[0], (uint32_t)now, __ATOMIC_RELAXED);
-    __atomic_store_n(&emb_stats_cpu.reset_ts[1], (uint32_t)(now >> 32), __ATOMIC_RELAXED);
-    for (uint32_t i = 0; i < 2u; i++) {
-        __atomic_store_n(&emb_stats_cpu.isr_cycles[i], 0u, __ATOMIC_RELAXED);
-        __atomic_store_n(&emb_stats_cpu.idle_cycles[i], 0u, __ATOMIC_RELAXED);
-    }
-    __atomic_store_n(&emb_stats_cpu.irq_count, 0u, __ATOMIC_RELAXED);
-    if (__atomic_load_n(&emb_stats_cpu.idle_depth, __ATOMIC_RELAXED) > 0u) {
-        __atomic_store_n(&emb_stats_cpu.idle_t0[0], (uint32_t)now, __ATOMIC_RELAXED);
-        __atomic_store_n(&emb_stats_cpu.idle_t0[1], (uint32_t)(now >> 32), __ATOMIC_RELAXED);
+    for (uint32_t cpu = 0; cpu < CONFIG_EMB_CPUS; cpu++) {
+        struct emb_stats_cpu_block *b = &emb_stats_cpu[cpu];
+        __atomic_store_n(&b->reset_ts[0], (uint32_t)now, __ATOMIC_RELAXED);
+        __atomic_store_n(&b->reset_ts[1], (uint32_t)(now >> 32), __ATOMIC_RELAXED);
+        for (uint32_t i = 0; i < 2u; i++) {
+            __atomic_store_n(&b->isr_cycles[i], 0u, __ATOMIC_RELAXED);
+            __atomic_store_n(&b->idle_cycles[i], 0u, __ATOMIC_RELAXED);
+        }
+        __atomic_store_n(&b->irq_count, 0u, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&b->idle_depth, __ATOMIC_RELAXED) > 0u) {
+            __atomic_store_n(&b->idle_t0[0], (uint32_t)now, __ATOMIC_RELAXED);
+            __atomic_store_n(&b->idle_t0[1], (uint32_t)(now >> 32), __ATOMIC_RELAXED);
+        }
     }
     emb__monitors_reset();
     emb_port_stats_reset();

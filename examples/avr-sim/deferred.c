@@ -47,7 +47,7 @@ int main(void)
     if (emb_avr_start(&config) != EMB_OK || emb_log_init() != EMB_OK ||
         emb_log_ring_init(&log_ring, 0u, EMB_CONTEXT_CPU, log_buf, LOG_SIZE) != EMB_OK)
         stop();
-    emb_avr_log_ring = &log_ring;
+    emb_avr_set_log_ring(&log_ring);
     const struct emb_log_identity id = {(const uint8_t *)0, 0u};
     (void)emb_log_write_hello(&uart, &id);
     EMB_LOG_INF(app, "avr up, %u Hz tick", (unsigned)EMB_AVR_TICK_HZ);

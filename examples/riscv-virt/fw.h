@@ -13,7 +13,15 @@ enum {
     FW_EV_TAKE = 2,   /* this hart took work item b from the queue */
     FW_EV_TICK = 3,   /* the machine timer interrupt of this hart; b = the hart */
     FW_EV_STRESS = 4, /* the stress phase, as fast as the hart goes; b = the hart */
+    FW_EV_PART = 5,   /* the worker partition runs on the last hart; b = its runs so far */
 };
+
+/* The last hart runs the worker partition (isolated profile, emb/partition.h) after the
+ * stress phase: its first FW_PART_FAULTS runs each load from an address no memory backs,
+ * a fault the port contains (a mini-record, partition_fault) and the hart restarts it
+ * (partition_restart); the run after them returns. */
+#define FW_PARTITION 1u
+#define FW_PART_FAULTS 3u
 
 #define FW_ITEMS 400u           /* work items hart 0 queues */
 #define FW_TICK_PERIOD 2000u    /* time-base ticks (10 MHz) between timer interrupts: 5 kHz */
@@ -27,7 +35,9 @@ struct fw_hart_stats {
     uint32_t taken;         /* work items taken */
     uint32_t logs;          /* log calls */
     uint32_t state;         /* FW_* the hart is in */
-    uint32_t pad[3];
+    uint32_t part_faults;   /* faults injected in the worker partition on this hart */
+    uint32_t part_restarts; /* its runs that came back faulted, and were run again */
+    uint32_t pad[1];
 };
 
 struct fw_stats {

@@ -4,7 +4,8 @@
  * application's, not the recorder's); every hart takes items from it, tracing and logging
  * what it does. Then the stress phase: every hart records as fast as it goes for two
  * seconds of the time base (from its own start of it), its timer interrupt at 5 kHz, while the host (`emb capture
- * --gdb`) reads and frees the rings. Last, hart 0 disables every class: a host that sees
+ * --gdb`) reads and frees the rings; after it the last hart runs the worker partition,
+ * whose faults the port contains (FW_PART_FAULTS of them, each run restarted). Last, hart 0 disables every class: a host that sees
  * the mask at zero has everything before it. fw_stats says what each hart emitted.
  *
  * Afterwards every hart waits for the host's command in fw_command: with FW_CMD_FAULT the
@@ -14,6 +15,7 @@
  * take through the descriptor. */
 #include <emb/crash.h>
 #include <emb/log.h>
+#include <emb/partition.h>
 #include <emb/riscv.h>
 #include <emb/trace_events.h>
 
@@ -127,6 +129,27 @@ static void work(uint32_t hart)
     }
 }
 
+/* The worker partition's body: an event, and while faults are still to be injected a
+ * load from an address no memory backs. The count goes up before the load: the fault
+ * abandons the rest of the call. */
+static void partition_body(void *arg)
+{
+    uint32_t hart = (uint32_t)(uintptr_t)arg;
+    volatile struct fw_hart_stats *s = &fw_stats.hart[hart];
+    emit(hart, FW_EV_PART, s->part_restarts);
+    if (s->part_faults < FW_PART_FAULTS) {
+        s->part_faults++;
+        (void)*(volatile uint32_t *)0x00800000u;
+    }
+}
+
+/* Runs the worker partition until a run returns: each faulted run is restarted. */
+static void partition_runs(uint32_t hart)
+{
+    while (emb_rv_partition_run(FW_PARTITION, partition_body, (void *)(uintptr_t)hart) != EMB_OK)
+        fw_stats.hart[hart].part_restarts++;
+}
+
 /* From the hart's own start of it, however long the work took on a loaded host. */
 static EMB_NOINLINE void stress(uint32_t hart)
 {
@@ -147,6 +170,9 @@ static void run(uint32_t hart)
     work(hart);
     fw_stats.hart[hart].state = FW_STRESS;
     stress(hart);
+    /* After the stress: no later event of this hart overwrites the partition's unread. */
+    if (hart + 1u == harts)
+        partition_runs(hart);
     virt_timer_stop(hart);
     __atomic_store_n(&fw_stats.hart[hart].state, FW_DONE, __ATOMIC_RELEASE);
 }
@@ -213,6 +239,7 @@ void virt_main(const void *fdt)
     };
     fw_stats.boots++;
     fw_stats.harts = harts;
+    (void)emb_partition_define(FW_PARTITION, "worker");
     if (emb_rv_start(&cfg) != EMB_OK) {
         virt_uart_puts("riscv-virt: emb_rv_start failed\n");
         virt_exit(1);

@@ -154,6 +154,14 @@
 #define CONFIG_EMB_FAULT_RECORD_RING 0
 #endif
 
+/* Partitions (emb/partition.h): the most partitions the table holds, their contained
+ * faults and restarts, in the descriptor's partitions section; 0 compiles them out (on
+ * by default in the isolated profile). Cost: 32 bytes of RAM per partition. */
+#ifndef CONFIG_EMB_PARTITIONS
+#define CONFIG_EMB_PARTITIONS 0
+#endif
+EMB_STATIC_ASSERT(CONFIG_EMB_PARTITIONS <= 255, "CONFIG_EMB_PARTITIONS above 255");
+
 /* Worst-case monitors (emb/monitor.h): interrupt lock, scheduler lock, each interrupt
  * vector, thread run, work handler. 0 compiles them out: the lock hooks still lock.
  * Cost: a timestamp read at each open and close, one compare at each close. */
@@ -170,6 +178,15 @@
  * observe. 0 compiles them out. Cost: a few adds at switches, locks and interrupts. */
 #ifndef CONFIG_EMB_STATS
 #define CONFIG_EMB_STATS 1
+#endif
+
+/* CPUs sharing memory that keep monitors and CPU statistics of their own (emb/monitor.h):
+ * with more than 1, each CPU updates only its own blocks, found through the port's
+ * emb_port_cpu_index(), with its interrupts masked around a plain load and store: no
+ * atomic read-modify-write across CPUs on the recording path. 1: one set of blocks,
+ * updated with atomics (the native port's threads, a single core). */
+#ifndef CONFIG_EMB_CPUS
+#define CONFIG_EMB_CPUS 1
 #endif
 
 /* The debug descriptor (emb/descriptor.h): read-only data that tells tools where
@@ -314,6 +331,7 @@ EMB_STATIC_ASSERT(CONFIG_EMB_CRASH_RECORD_VERSION == 1 || CONFIG_EMB_CRASH_RECOR
                "CONFIG_EMB_CRASH_RECORD_VERSION is 1 or 2");
 EMB_STATIC_ASSERT(CONFIG_EMB_FAULT_RECORD_RING <= 1024, "CONFIG_EMB_FAULT_RECORD_RING above 1024");
 EMB_STATIC_ASSERT(CONFIG_EMB_MONITOR_ISR_VECTORS <= 240, "CONFIG_EMB_MONITOR_ISR_VECTORS above 240");
+EMB_STATIC_ASSERT(CONFIG_EMB_CPUS >= 1 && CONFIG_EMB_CPUS <= 32, "CONFIG_EMB_CPUS is 1 to 32");
 
 #if CONFIG_EMB_ASSERT
 void emb_assert_failed(const char *file, int line);

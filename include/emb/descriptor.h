@@ -47,6 +47,7 @@ enum emb_desc_kind {
     EMB_DESC_THREADS = 12,  /* TCB field offsets and the all-threads list */
     EMB_DESC_SCHEDULER = 13,/* ready structure, per-CPU state */
     EMB_DESC_OBJECTS = 14,  /* object header offsets and registry heads */
+    EMB_DESC_PARTITIONS = 15, /* the partition table (emb/partition.h) */
 };
 
 /* Field descriptor types (bits 24-31 of a field word). */
@@ -83,6 +84,7 @@ struct emb_context_info {
     uint32_t state;              /* enum emb_context_state */
     int32_t os_id;               /* the OS thread id; 0 on bare metal */
     emb_stats_thread_t stats;
+    uint32_t partition;          /* the partition that runs on it (emb/partition.h); 0 none */
 };
 
 /* One object (mutex, work queue) with statistics. */
@@ -192,6 +194,7 @@ struct emb_desc_contexts {
     uintptr_t f_entry, f_stats;
     const struct emb_desc_named_field *stats_fields; /* offsets within the stats block */
     uintptr_t stats_field_count;
+    uintptr_t f_partition;       /* v2: the partition that runs on the context */
 };
 
 struct emb_desc_rings {
@@ -245,6 +248,7 @@ struct emb_desc_monitors {
     const char *const *category_names; /* the fixed categories */
     uintptr_t category_name_count;
     uintptr_t isr_first;         /* category of ISR vector 0 */
+    uintptr_t cpus;              /* v2: CPUs with blocks of their own, back to back */
 };
 
 struct emb_desc_stats {
@@ -257,6 +261,8 @@ struct emb_desc_stats {
     uintptr_t f_handle, f_type, f_name, f_object_state, f_stats;
     const struct emb_desc_named_field *object_stats_fields;
     uintptr_t object_stats_field_count;
+    uintptr_t cpus;              /* v2: CPU statistics blocks at `cpu`, one per CPU */
+    uintptr_t cpu_stride;        /* v2: bytes from one CPU's block to the next */
 };
 
 struct emb_desc_arch {
@@ -269,6 +275,18 @@ struct emb_desc_arch {
     const char *const *frame_names; /* from the saved stack pointer up, one per word */
     const void *irq_stack_low;
     uintptr_t irq_stack_size;
+};
+
+/* The partition table (emb/partition.h): where, how many, and its fields. */
+struct emb_desc_partitions {
+    struct emb_desc_section s;
+    const void *table;           /* the first entry (0: no partitions) */
+    uintptr_t count;
+    uintptr_t stride;
+    uintptr_t f_id, f_state, f_name, f_faults, f_restarts;
+    uintptr_t f_fault_class, f_fault_code, f_fault_pc;
+    const char *const *state_names;
+    uintptr_t state_count;
 };
 
 /* Where a kernel's own structures are described: the address of its layout block, the
@@ -392,13 +410,15 @@ struct emb_debug_descriptor {
     struct emb_desc_stats stats;
     struct emb_desc_arch arch;
     struct emb_desc_kernel kernel;
+    struct emb_desc_partitions partitions;
 };
 
 /* ---- The reduced descriptor (SPEC-015 §9, the tiny profile) ----
  * A target whose addresses are 16 bits (AVR) cannot pack a section tag or a field
  * descriptor into a pointer-sized word. Its descriptor says pointer size 2 and makes every
  * word, `self` included, 32 bits: a number as it is, an address zero-extended. It carries
- * the identity and the crash record area only (docs/formats/descriptor.md, "Reduced"). */
+ * the identity and the crash record area, and the rings the build records (the contexts
+ * and trace rings, the log rings; docs/formats/descriptor.md, "Reduced"). */
 #ifndef CONFIG_EMB_DESCRIPTOR_REDUCED
 #define CONFIG_EMB_DESCRIPTOR_REDUCED (UINTPTR_MAX <= 0xFFFFu)
 #endif
@@ -408,6 +428,20 @@ struct emb_desc_addr16 {
     const void *p;
     uint16_t zero;
 };
+
+/* The reduced descriptor's rings (on by default where the build records them): the
+ * contexts and trace rings sections when a trace class is compiled in, the log rings
+ * section with the deferred log, so a tool reads the rings out of RAM. */
+#ifndef CONFIG_EMB_DESCRIPTOR_REDUCED_RINGS
+#define CONFIG_EMB_DESCRIPTOR_REDUCED_RINGS 1
+#endif
+#define EMB_DESC_REDUCED_TRACE (CONFIG_EMB_DESCRIPTOR_REDUCED_RINGS && CONFIG_EMB_TRACE_CLASSES != 0)
+#define EMB_DESC_REDUCED_LOG (CONFIG_EMB_DESCRIPTOR_REDUCED_RINGS && CONFIG_EMB_LOG && !CONFIG_EMB_LOG_TEXT)
+
+/* A field descriptor as a 32-bit word, whatever the pointer size. */
+#define EMB_DESC_FIELD32(type, member, kind)                                                \
+    ((uint32_t)offsetof(type, member) | ((uint32_t)sizeof(((type *)0)->member) << 16) |    \
+     ((uint32_t)(kind) << 24))
 
 struct emb_desc_reduced {
     struct {
@@ -429,6 +463,33 @@ struct emb_desc_reduced {
         uint32_t version;
         struct emb_desc_addr16 found, found_length;
     } crash;    /* the words of struct emb_desc_crash */
+#if EMB_DESC_REDUCED_TRACE
+    struct {
+        uint32_t tag, words;
+        struct emb_desc_addr16 table, stride, capacity, count;
+        uint32_t f_ring, f_state, f_os_id, f_stack_low, f_stack_size, f_stack_painted;
+        uint32_t stack_paint, f_entry, f_stats;
+        struct emb_desc_addr16 stats_fields;
+        uint32_t stats_field_count;
+    } contexts; /* the words of struct emb_desc_contexts (no statistics table) */
+    struct {
+        uint32_t tag, words, packet_size;
+        struct emb_desc_addr16 ring_packets, class_mask, trace_mode, uuid;
+        uint32_t f_write_pos, f_packet_end, f_ts_high, f_flags, f_context_id, f_buf, f_commit;
+        uint32_t f_buf_mask, f_slot_mask, f_packet_shift, f_slot_shift, f_context_kind;
+        uint32_t f_packet_seq, f_discarded, f_base_pos, f_filled, f_read_pos, f_name;
+        struct emb_desc_addr16 unclaimed, consumer;
+    } rings;    /* the words of struct emb_desc_rings */
+#endif
+#if EMB_DESC_REDUCED_LOG
+    struct {
+        uint32_t tag, words;
+        struct emb_desc_addr16 rings, count, consumer;
+        uint32_t id_bytes, ts_bytes, slack;
+        uint32_t f_write_pos, f_committed, f_read_pos, f_buf, f_mask, f_spill_pos, f_spill;
+        uint32_t f_dropped, f_pending, f_draining, f_context_id, f_context_kind, f_name;
+    } log;      /* the words of struct emb_desc_log */
+#endif
 };
 
 #if CONFIG_EMB_DESCRIPTOR && CONFIG_EMB_DESCRIPTOR_REDUCED

@@ -23,6 +23,9 @@
 
 #include <emb/config.h>
 #include <emb/status.h>
+#if CONFIG_EMB_CPUS > 1
+#include <emb/port.h> /* emb_port_cpu_index(), emb_port_irq_save() */
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -99,7 +102,8 @@ typedef struct emb_stats_object {
     uint32_t max_queue;            /* longest queue seen (waiters, queued items) */
 } emb_stats_object_t;
 
-/* CPU statistics (cpu 0 on a single-ring port and on the native port). */
+/* CPU statistics: cpu 0 to CONFIG_EMB_CPUS - 1 (cpu 0 on a single-ring port and on the
+ * native port). */
 emb_status emb_stats_cpu_get(uint8_t cpu, emb_stats_cpu_t *out);
 /* Thread and object statistics: implemented by the port, which observes them. */
 emb_status emb_stats_thread_get(emb_thread_t thread, emb_stats_thread_t *out);
@@ -146,23 +150,60 @@ struct emb_stats_cpu_block {
     uint32_t idle_depth;
 };
 
+/* The running CPU's blocks (CONFIG_EMB_CPUS): CPU c's monitors are
+ * emb_monitor_blocks[c * EMB_MONITOR_COUNT ...], its statistics emb_stats_cpu[c]. */
+#if CONFIG_EMB_CPUS > 1
+#define EMB_CPU_INDEX() ((uint32_t)emb_port_cpu_index())
+#else
+#define EMB_CPU_INDEX() 0u
+#endif
+
 #if CONFIG_EMB_MONITOR
-extern struct emb_monitor_block emb_monitor_blocks[EMB_MONITOR_COUNT];
+extern struct emb_monitor_block emb_monitor_blocks[CONFIG_EMB_CPUS * EMB_MONITOR_COUNT];
+#define EMB_MONITOR_BLOCK(category) (&emb_monitor_blocks[EMB_CPU_INDEX() * EMB_MONITOR_COUNT + (category)])
 
 /* Slow path of the closing point: a new worst case, a crossed threshold, or both. */
 void emb_monitor_exceeded(uint8_t category, uint32_t cycles, uintptr_t pc);
 #endif
 
 #if CONFIG_EMB_STATS
-extern struct emb_stats_cpu_block emb_stats_cpu;
+extern struct emb_stats_cpu_block emb_stats_cpu[CONFIG_EMB_CPUS];
+#define EMB_STATS_CPU() (&emb_stats_cpu[EMB_CPU_INDEX()])
 #endif
+
+/* Adds to a word of the running CPU's blocks and returns what it held. One CPU: an atomic
+ * add (contexts on other threads share the block). Per-CPU blocks: only this CPU writes
+ * them, so its interrupts masked around a plain load and store suffice. */
+static inline uint32_t emb_cpu_add32(uint32_t *p, uint32_t v)
+{
+#if CONFIG_EMB_CPUS > 1
+    emb_port_irq_state s = emb_port_irq_save();
+    uint32_t old = *(volatile uint32_t *)p;
+    *(volatile uint32_t *)p = old + v;
+    emb_port_irq_restore(s);
+    return old;
+#else
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+/* Stores a word of the running CPU's blocks for a reader elsewhere: a plain store with
+ * per-CPU blocks (some compilers make an atomic store an AMO swap), else atomic. */
+static inline void emb_cpu_store32(uint32_t *p, uint32_t v)
+{
+#if CONFIG_EMB_CPUS > 1
+    *(volatile uint32_t *)p = v;
+#else
+    __atomic_store_n(p, v, __ATOMIC_RELAXED);
+#endif
+}
 
 /* Records an interval of `cycles` that `pc` opened. */
 static inline void emb_monitor_close(uint8_t category, uint32_t cycles, uintptr_t pc)
 {
 #if CONFIG_EMB_MONITOR
     if (category < EMB_MONITOR_COUNT &&
-        EMB_UNLIKELY(cycles > __atomic_load_n(&emb_monitor_blocks[category].limit,
+        EMB_UNLIKELY(cycles > __atomic_load_n(&EMB_MONITOR_BLOCK(category)->limit,
                                               __ATOMIC_RELAXED)))
         emb_monitor_exceeded(category, cycles, pc);
 #else
@@ -179,16 +220,16 @@ static inline uint32_t emb_monitor_cycles(uint64_t from, uint64_t to)
     return d > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)d;
 }
 
-/* Adds to a 64-bit counter kept as two 32-bit words (relaxed; a reader may see a carry
- * late). */
+/* Adds to a 64-bit counter of the running CPU's blocks kept as two 32-bit words (a
+ * reader may see a carry late). */
 static inline void emb_stats_add64(uint32_t pair[2], uint64_t v)
 {
     uint32_t lo = (uint32_t)v, hi = (uint32_t)(v >> 32);
-    uint32_t old = __atomic_fetch_add(&pair[0], lo, __ATOMIC_RELAXED);
+    uint32_t old = emb_cpu_add32(&pair[0], lo);
     if ((uint32_t)(old + lo) < old)
         hi++;
     if (hi != 0u)
-        __atomic_fetch_add(&pair[1], hi, __ATOMIC_RELAXED);
+        (void)emb_cpu_add32(&pair[1], hi);
 }
 
 static inline uint64_t emb_stats_get64(const uint32_t pair[2])

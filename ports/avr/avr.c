@@ -105,6 +105,40 @@ static void emb__avr_tick_start(uint32_t cpu_hz)
     TCCR0B = (uint8_t)((1u << CS01) | (1u << CS00));
 }
 
+/* ---- The registry: the one context (this CPU) and its rings, for the reduced
+ * descriptor's contexts, rings and log sections (a tool reads them out of RAM) ---- */
+
+#if EMB_DESC_REDUCED_TRACE
+static struct emb_context_info emb__avr_context;
+#endif
+#if EMB_DESC_REDUCED_LOG
+static struct emb_log_ring *emb__avr_log_rings[1];
+#endif
+
+static void emb__avr_registry(struct emb_trace_ring *ring)
+{
+#if EMB_DESC_REDUCED_TRACE
+    emb__avr_context.ring = ring;
+    emb__avr_context.state = EMB_CONTEXT_LIVE;
+    emb_debug_registry.contexts = &emb__avr_context;
+    emb_debug_registry.context_stride = sizeof emb__avr_context;
+    emb_debug_registry.context_capacity = 1u;
+    emb_debug_registry.context_count = ring != (struct emb_trace_ring *)0 ? 1u : 0u;
+#else
+    (void)ring;
+#endif
+}
+
+void emb_avr_set_log_ring(struct emb_log_ring *ring)
+{
+    emb_avr_log_ring = ring;
+#if EMB_DESC_REDUCED_LOG
+    emb__avr_log_rings[0] = ring;
+    emb_debug_registry.log_rings = emb__avr_log_rings;
+    emb_debug_registry.log_ring_count = 1u;
+#endif
+}
+
 /* ---- Start ---- */
 
 emb_status emb_avr_start(const struct emb_avr_config *c)
@@ -134,6 +168,7 @@ emb_status emb_avr_start(const struct emb_avr_config *c)
     (void)emb_crash_retained_init(emb__avr_record, sizeof emb__avr_record);
 #endif
     emb_debug_registry.ring_packets = c->ring_packets;
+    emb__avr_registry(c->ring);
     emb_debug_registry_identity((const uint8_t *)0, 0u, EMB_AVR_TICK_HZ, 0);
     emb__avr_tick_start(c->cpu_hz);
     sei();

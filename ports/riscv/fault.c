@@ -193,7 +193,8 @@ static EMB_NOINLINE void emb__rv_fault(uint32_t cause, uint32_t epc, uint32_t tv
 void emb_rv_trap(uint32_t cause, uint32_t epc, uint32_t tval, uint32_t *regs)
 {
     if ((int32_t)cause >= 0) {
-        emb__rv_fault(cause, epc, tval, regs);
+        if (!emb__rv_partition_contain(cause, epc, emb__rv_class(cause)))
+            emb__rv_fault(cause, epc, tval, regs);
         return;
     }
     uint16_t irq = (uint16_t)(cause & 0x3FFu);

@@ -5,6 +5,7 @@
 #include <emb/hooks.h>
 #include <emb/log.h>
 #include <emb/monitor.h>
+#include <emb/partition.h>
 #include <emb/port.h>
 #include <emb/riscv.h>
 #include <emb/trace_events.h>
@@ -168,3 +169,91 @@ emb_status emb_rv_start(const struct emb_rv_config *c)
     }
     return EMB_OK;
 }
+
+/* ---- Partitions: a contained fault returns to emb_rv_partition_run ---- */
+
+#if CONFIG_EMB_PARTITIONS
+
+struct emb__rv_partition {
+    void *jump[5];     /* __builtin_setjmp's buffer: where the run returns after a fault */
+    uint32_t id;       /* the partition running on this hart; 0 none */
+    uint64_t fault_ts; /* when it last faulted */
+};
+static struct emb__rv_partition emb__rv_partitions[CONFIG_EMB_RV_HARTS];
+
+static void emb__rv_partition_set(uint32_t hart, uint32_t id)
+{
+    emb__rv_partitions[hart].id = id;
+    __atomic_store_n(&emb__rv_contexts[hart].partition, id, __ATOMIC_RELAXED);
+}
+
+/* Where the trap returns to after a contained fault: the hart's registers are the
+ * fault's, its stack the partition's; the jump takes both back to the run's frame. */
+static __attribute__((noreturn, noinline)) void emb__rv_partition_unwind(void)
+{
+    __builtin_longjmp(emb__rv_partitions[emb_rv_self()->hart_id].jump, 1);
+}
+
+/* Out of line from the run: __builtin_setjmp's caller keeps no value in a register
+ * across it, and the frame whose sp the buffer holds outlives fn. */
+static EMB_NOINLINE emb_status emb__rv_partition_call(struct emb__rv_partition *p, uint32_t hart,
+                                                     uint8_t id, void (*fn)(void *), void *arg)
+{
+    if (__builtin_setjmp(p->jump) != 0)
+        return EMB_E_CORRUPT; /* the trap contained a fault and came back here */
+    emb__rv_partition_set(hart, id);
+    fn(arg);
+    emb__rv_partition_set(hart, 0u);
+    return EMB_OK;
+}
+
+emb_status emb_rv_partition_run(uint8_t id, void (*fn)(void *), void *arg)
+{
+    uint32_t hart = emb_rv_self()->hart_id;
+    struct emb__rv_partition *p = &emb__rv_partitions[hart];
+    if (id == 0u || id >= CONFIG_EMB_PARTITIONS || fn == NULL || p->id != 0u ||
+        emb_partitions[id].state == EMB_PARTITION_UNUSED)
+        return EMB_E_INVALID;
+    if (emb_partitions[id].state == EMB_PARTITION_RESTARTING)
+        (void)emb_partition_restarted(id, emb_monitor_cycles(p->fault_ts, emb_port_timestamp()));
+    return emb__rv_partition_call(p, hart, id, fn, arg);
+}
+
+bool emb__rv_partition_contain(uint32_t cause, uint32_t epc, uint8_t fault_class)
+{
+    struct emb_rv_hart *self = emb_rv_self();
+    struct emb__rv_partition *p = &emb__rv_partitions[self->hart_id];
+    uint32_t id = p->id;
+    if (id == 0u || self->irq_depth != 0u)
+        return false; /* not in a partition, or in an interrupt: the whole system's fault */
+    emb__rv_partition_set(self->hart_id, 0u);
+    p->fault_ts = emb_port_timestamp();
+    struct emb_trace_ring *ring = emb_port_trace_ring_claim();
+    if (ring != NULL)
+        emb_trace_enter_handler(ring, EMB_EVT_KIND_FAULT);
+    (void)emb_partition_fault((uint8_t)id, (uint16_t)self->hart_id, fault_class, (uint8_t)cause, epc);
+    if (ring != NULL)
+        emb_trace_leave_handler(ring);
+    __asm__ __volatile__("csrw mepc, %0" ::"r"((uint32_t)(uintptr_t)emb__rv_partition_unwind));
+    return true;
+}
+
+#else
+
+emb_status emb_rv_partition_run(uint8_t id, void (*fn)(void *), void *arg)
+{
+    (void)id;
+    (void)fn;
+    (void)arg;
+    return EMB_E_STATE;
+}
+
+bool emb__rv_partition_contain(uint32_t cause, uint32_t epc, uint8_t fault_class)
+{
+    (void)cause;
+    (void)epc;
+    (void)fault_class;
+    return false;
+}
+
+#endif /* CONFIG_EMB_PARTITIONS */

@@ -66,7 +66,7 @@ same("descriptor.md: sections with a version and word count", len(headings), cod
 names = {"identity": "identity", "types": "types", "contexts, the thread registry": "contexts",
          "rings": "rings", "log rings": "log_rings", "crash record": "crash_record",
          "mini-record ring": "mini_record_ring", "monitors": "monitors", "statistics": "statistics",
-         "arch": "arch", "kernel": "kernel"}
+         "arch": "arch", "kernel": "kernel", "partitions": "partitions"}
 for i, h in enumerate(headings):
     kind, title, version, words = int(h.group(1)), h.group(2), int(h.group(3)), int(h.group(4))
     key = names.get(title)

@@ -42,6 +42,7 @@ int main(void)
     section("statistics", &d->stats.s);
     section("arch", &d->arch.s);
     section("kernel", &d->kernel.s);
+    section("partitions", &d->partitions.s);
     printf("kernel_layout.header %u\n", (unsigned)offsetof(struct emb_kernel_layout, threads));
     printf("kernel_layout.threads.words %u\n", (unsigned)((sizeof(struct emb_desc_threads) - sizeof(struct emb_desc_section)) / sizeof(uintptr_t)));
     printf("kernel_layout.scheduler.words %u\n", (unsigned)((sizeof(struct emb_desc_scheduler) - sizeof(struct emb_desc_section)) / sizeof(uintptr_t)));

@@ -11,6 +11,7 @@
 #     (Python's printf-style operator, the independent formatter, on the values
 #     deferred.c passes; the 16-bit pointer is where avr-nm puts the ring).
 #  3. The tick timestamps grow, and the records come in the order the calls were made.
+#  4. The reduced descriptor's log section: emb desc finds the ring in the RAM image.
 #
 # The AVR image carries no build id the chip can read (the ELF's note is in no memory it
 # loads), so the hello frame has none: --no-build-id-check, which the decoder asks for.
@@ -49,5 +50,19 @@ awk '{ level = $3; module = $4; $1 = $2 = $3 = $4 = $5 = ""; sub(/^ +/, ""); pri
 check "every record, in order, as C formatting gives it" diff "$work/expected.txt" "$work/got.txt"
 check "the tick timestamps do not go back" \
   awk '{ if (NR > 1 && $1 < last) exit 1; last = $1 } END { exit NR != 9 }' "$work/log.txt"
+# The reduced descriptor's log section: emb desc finds the one log ring in the data space
+# simavr dumped at the stop, where avr-nm puts it, its 256 bytes drained (the firmware
+# drained before it stopped), none dropped.
+"$emb" desc --elf "$fw" --dump "$work/ram.bin" --base 0 --json >"$work/desc.json" 2>>"$work/checks.log"
+check "emb desc reads the log ring out of RAM: at log_ring, 256 bytes, drained, none dropped" \
+  python3 - "$work/desc.json" "$((0x${ring:-800000} - 0x800000))" <<'PY'
+import json, sys
+rings = json.load(open(sys.argv[1]))["log_rings"]
+print("# log rings:", rings)
+assert len(rings) == 1 and int(rings[0]["address"], 16) == int(sys.argv[2]), rings
+r = rings[0]
+assert r["bytes"] == 256 and r["write_pos"] > 0 and r["read_pos"] == r["write_pos"], r
+assert r["dropped"] == 0 and r["pending"] == 0, r
+PY
 echo "1..$n"
 [ $failed -eq 0 ]

@@ -12,6 +12,7 @@
 #     that counts a recycled packet reads the table from flash).
 #  3. Tick timestamps: the firmware waits for the next 1 kHz tick before every eighth
 #     event, so consecutive events are 0 ticks apart, or 1 where i + 1 is a multiple of 8.
+#  4. The rings read out of RAM through the reduced descriptor (below).
 #
 # Usage: avr_sched.sh AVR_RUN FIRMWARE.elf WORKDIR EMB
 set -u
@@ -41,6 +42,37 @@ assert len(got) + discarded == 100, (len(got), discarded)
 for a, b in zip(switches, switches[1:]):
     step = 1 if b["fields"]["from"] % 8 == 0 else 0
     assert b["ts"] - a["ts"] == step, (a, b)
+PY
+# 4. The rings read out of RAM: the reduced descriptor's contexts and rings sections say
+#    where the ring is (avr-nm's address of the firmware's `ring`), and `emb desc
+#    --dump-trace` pulls its packets out of the data space simavr dumped at the stop: the
+#    same switches the firmware wrote over the UART, and the same count discarded.
+"$emb" desc --elf "$fw" --dump "$work/ram.bin" --base 0 >"$work/desc.txt" 2>&1
+sed 's/^/# desc: /' "$work/desc.txt"
+"$emb" desc --elf "$fw" --dump "$work/ram.bin" --base 0 --json >"$work/desc.json" 2>>"$work/checks.log"
+ring=$(avr-nm "$fw" | awk '$3 == "ring" { print $1 }')
+check "emb desc finds the one context's ring where avr-nm puts it (0x800000 + its RAM address)" \
+  python3 - "$work/desc.json" "$((0x${ring:-800000} - 0x800000))" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rings = [c["ring"] for c in d["contexts"] if c.get("ring")]
+print("# rings:", rings)
+assert len(rings) == 1 and int(rings[0]["address"], 16) == int(sys.argv[2]), rings
+assert rings[0]["slots"] == 2, rings
+PY
+check "emb desc --dump-trace pulls the ring's packets out of the RAM image" \
+  "$emb" desc --elf "$fw" --dump "$work/ram.bin" --base 0 --dump-trace "$work/ram.embt"
+check "they decode to the switches and the discarded count the UART's stream has" \
+  bash -c "'$emb' trace -f ndjson '$work/ram.embt' >'$work/ram.ndjson'" && \
+  python3 - "$work/trace.ndjson" "$work/ram.ndjson" <<'PY'
+import json, sys
+def read(path):
+    records = [json.loads(line) for line in open(path)]
+    got = [(r["fields"]["from"], r["fields"]["to"], r["ts"]) for r in records if r.get("event") == "switch"]
+    return got, sum(r["count"] for r in records if r.get("loss") == "events_discarded")
+uart, ram = read(sys.argv[1]), read(sys.argv[2])
+print("# from RAM: %d switches, %d discarded" % (len(ram[0]), ram[1]))
+assert ram[0] and ram == uart, (uart, ram)
 PY
 echo "1..$n"
 [ $failed -eq 0 ]

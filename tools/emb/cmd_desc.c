@@ -257,6 +257,18 @@ static void print_text_monitors(struct desc *d)
     }
 }
 
+static void print_text_cpu(int cpu, const struct emb_desc_stat *stats, size_t n)
+{
+    if (cpu >= 0)
+        printf("  cpu%d", cpu);
+    else
+        printf(" ");
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(stats[i].name, "reset_ts"))
+            printf(" %s %" PRIu64, stats[i].name, stats[i].value);
+    printf("\n");
+}
+
 static void print_text_objects(struct desc *d)
 {
     const struct emb_desc_model *m = &d->model;
@@ -273,12 +285,13 @@ static void print_text_objects(struct desc *d)
                    stat_of(o->stats, o->nstats, "max_queue", NULL));
         }
     }
-    if (m->ncpu) {
-        printf("\n%sCPU%s\n ", color(EMB_C_BOLD), color(EMB_C_RESET));
-        for (size_t i = 0; i < m->ncpu; i++)
-            if (strcmp(m->cpu[i].name, "reset_ts"))
-                printf(" %s %" PRIu64, m->cpu[i].name, m->cpu[i].value);
-        printf("\n");
+    if (m->stats_cpus > 1) {
+        printf("\n%sCPUs%s (%u)\n", color(EMB_C_BOLD), color(EMB_C_RESET), m->stats_cpus);
+        for (uint32_t c = 0; c < m->stats_cpus; c++)
+            print_text_cpu(c, m->cpus[c].stats, m->cpus[c].nstats);
+    } else if (m->ncpu) {
+        printf("\n%sCPU%s\n", color(EMB_C_BOLD), color(EMB_C_RESET));
+        print_text_cpu(-1, m->cpu, m->ncpu);
     }
 }
 
@@ -292,6 +305,7 @@ static void print_text(struct desc *d, const char *source)
     print_text_header(d, source);
     print_text_contexts(d);
     emb_desc_print_threads(stdout, &d->model, symbolise_cb, d);
+    emb_desc_print_partitions(stdout, &d->model, symbolise_cb, d);
     print_text_log_rings(&d->model);
     print_text_monitors(d);
     print_text_objects(d);
@@ -363,6 +377,8 @@ static void json_context(struct emb_json *j, struct desc *d, const struct emb_de
     emb_json_hex(j, "stack_low", c->stack_low);
     emb_json_uint(j, "stack_size", c->stack_size);
     emb_json_uint(j, "stack_used", c->stack_used);
+    if (c->partition)
+        emb_json_uint(j, "partition", c->partition);
     if (c->ring_ok) {
         emb_json_begin_object(j, "ring");
         emb_json_hex(j, "address", c->ring);
@@ -400,6 +416,8 @@ static void json_monitors_objects(struct emb_json *j, struct desc *d)
             continue;
         emb_json_begin_object(j, NULL);
         emb_json_uint(j, "category", mo->category);
+        if (m->monitor_cpus > 1)
+            emb_json_uint(j, "cpu", mo->cpu);
         emb_json_string(j, "name", mo->name);
         emb_json_uint(j, "worst_cycles", mo->worst);
         emb_json_double(j, "worst_us", to_us(d, mo->worst));
@@ -457,6 +475,16 @@ static void json_rest(struct emb_json *j, const struct desc *d)
         emb_json_end_object(j);
     }
     json_stats(j, "cpu", m->cpu, m->ncpu);
+    if (m->stats_cpus > 1) {
+        emb_json_begin_array(j, "cpus");
+        for (uint32_t c = 0; c < m->stats_cpus; c++) {
+            emb_json_begin_object(j, NULL);
+            emb_json_uint(j, "cpu", c);
+            json_stats(j, "stats", m->cpus[c].stats, m->cpus[c].nstats);
+            emb_json_end_object(j);
+        }
+        emb_json_end_array(j);
+    }
     emb_json_begin_object(j, "crash");
     emb_json_bool(j, "region", m->has_crash);
     if (m->has_crash) {
@@ -493,6 +521,7 @@ static void print_json(struct desc *d, const char *source)
         json_context(&j, d, &d->model.contexts[i]);
     emb_json_end_array(&j);
     emb_desc_json_threads(&j, &d->model, symbolise_cb, d);
+    emb_desc_json_partitions(&j, &d->model, symbolise_cb, d);
     json_monitors_objects(&j, d);
     json_log_rings(&j, &d->model);
     json_rest(&j, d);

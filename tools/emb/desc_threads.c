@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "crash_decode.h"
 #include "text.h"
 
 static const char *thread_name(const struct emb_desc_kernel_view *k, uint64_t addr)
@@ -155,4 +156,44 @@ void emb_desc_json_threads(struct emb_json *j, const struct emb_desc_model *m, e
     }
     emb_json_end_array(j);
     emb_json_end_object(j);
+}
+
+void emb_desc_print_partitions(FILE *out, const struct emb_desc_model *m, emb_desc_symbolise_fn sym, void *arg)
+{
+    if (!m->npartitions)
+        return;
+    char buf[256];
+    fprintf(out, "\nPartitions (%zu)\n", m->npartitions);
+    fprintf(out, "  %-3s %-16s %-10s %7s %8s  %s\n", "id", "name", "state", "faults", "restarts", "last fault");
+    for (size_t i = 0; i < m->npartitions; i++) {
+        const struct emb_desc_partition *p = &m->partitions[i];
+        fprintf(out, "  %-3u %-16s %-10s %7u %8u", p->id, p->name[0] ? p->name : "-", p->state_name, p->faults,
+                p->restarts);
+        if (p->faults)
+            fprintf(out, "  %s, code %u, pc %s", emb_crash_fault_class_name(p->fault_class), p->fault_code,
+                    sym(arg, p->fault_pc, buf, sizeof buf));
+        fprintf(out, "\n");
+    }
+}
+
+void emb_desc_json_partitions(struct emb_json *j, const struct emb_desc_model *m, emb_desc_symbolise_fn sym,
+                              void *arg)
+{
+    char buf[256];
+    emb_json_begin_array(j, "partitions");
+    for (size_t i = 0; i < m->npartitions; i++) {
+        const struct emb_desc_partition *p = &m->partitions[i];
+        emb_json_begin_object(j, NULL);
+        emb_json_uint(j, "id", p->id);
+        emb_json_string(j, "name", p->name);
+        emb_json_string(j, "state", p->state_name);
+        emb_json_uint(j, "faults", p->faults);
+        emb_json_uint(j, "restarts", p->restarts);
+        emb_json_string(j, "fault_class", p->faults ? emb_crash_fault_class_name(p->fault_class) : "");
+        emb_json_uint(j, "fault_code", p->fault_code);
+        emb_json_hex(j, "fault_pc", p->fault_pc);
+        emb_json_string(j, "fault_at", p->faults ? sym(arg, p->fault_pc, buf, sizeof buf) : "");
+        emb_json_end_object(j);
+    }
+    emb_json_end_array(j);
 }

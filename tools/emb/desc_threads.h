@@ -16,4 +16,10 @@ void emb_desc_print_threads(FILE *out, const struct emb_desc_model *m, emb_desc_
 void emb_desc_json_threads(struct emb_json *j, const struct emb_desc_model *m, emb_desc_symbolise_fn sym,
                            void *arg);
 
+/* The partition table (descriptor section 15): each partition's state, contained faults
+ * and restarts, and its last fault. */
+void emb_desc_print_partitions(FILE *out, const struct emb_desc_model *m, emb_desc_symbolise_fn sym, void *arg);
+void emb_desc_json_partitions(struct emb_json *j, const struct emb_desc_model *m, emb_desc_symbolise_fn sym,
+                              void *arg);
+
 #endif /* EMB_TOOL_DESC_THREADS_H */

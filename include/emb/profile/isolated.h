@@ -17,6 +17,10 @@
 #ifndef CONFIG_EMB_FAULT_RECORD_RING
 #define CONFIG_EMB_FAULT_RECORD_RING 8
 #endif
+/* The partition table (emb/partition.h), in the descriptor's partitions section. */
+#ifndef CONFIG_EMB_PARTITIONS
+#define CONFIG_EMB_PARTITIONS 8
+#endif
 #ifndef CONFIG_EMB_MONITOR
 #define CONFIG_EMB_MONITOR 1
 #endif

@@ -58,6 +58,16 @@ static inline struct emb_rv_hart *emb_rv_self(void)
     return h;
 }
 
+/* The running hart's index into the per-CPU monitor and statistics blocks
+ * (CONFIG_EMB_CPUS, emb/monitor.h): its id, as the start-up code set tp. */
+#if CONFIG_EMB_CPUS > 1 && CONFIG_EMB_CPUS < CONFIG_EMB_RV_HARTS
+#error "CONFIG_EMB_CPUS (per-CPU monitor blocks) is at least CONFIG_EMB_RV_HARTS"
+#endif
+static inline uint32_t emb_port_cpu_index(void)
+{
+    return emb_rv_self()->hart_id;
+}
+
 /* ---- The clock: the time CSR, 64 bits read as two halves ---- */
 
 #define EMB_PORT_TIMESTAMP_SPLIT 1

@@ -3,7 +3,7 @@
 says it emitted. Usage: check_trace.py HARTS STATS NDJSON PERFETTO
 
 STATS is what GDB printed from fw_stats (one line per hart: thread_events ticks taken
-logs), NDJSON is `emb trace -f ndjson` of the captured stream and PERFETTO its
+logs part_faults part_restarts), NDJSON is `emb trace -f ndjson` of the captured stream and PERFETTO its
 `-f perfetto`. Per hart: every event is accounted for, received + discarded = emitted
 exactly; the firmware's sequence numbers rise strictly (none duplicated or made up); the
 timer interrupt's events are nested (interrupt kind, depth 1) on their own hart; the work
@@ -68,7 +68,10 @@ def rising(seq, below):
 for h in range(min(harts, len(stats))):
     c = per[h]
     thread_events, ticks, taken = stats[h][0], stats[h][1], stats[h][2]
-    emitted = thread_events + 3 * ticks  # each interrupt: irq_enter, TICK, irq_exit
+    part_faults = stats[h][4] if len(stats[h]) > 4 else 0
+    # Each interrupt: irq_enter, TICK, irq_exit; each contained partition fault:
+    # partition_fault, then partition_restart when it runs again.
+    emitted = thread_events + 3 * ticks + 2 * part_faults
     print("# hart %d: emitted %d (%d thread, %d ticks), received %d, discarded %d, kinds %s"
           % (h, emitted, thread_events, ticks, c["events"], c["discarded"], c["kinds"]))
     ok(c["events"] + c["discarded"] == emitted,

@@ -420,7 +420,8 @@ static void read_contexts(struct emb_dr *r, struct emb_desc_model *md)
     if (!s || s->words <= CX_STATS_COUNT)
         return;
     uint64_t fields[] = {s->w[CX_F_RING], s->w[CX_F_STATE], s->w[CX_F_OS_ID], s->w[CX_F_STACK_LOW],
-                         s->w[CX_F_STACK_SIZE], s->w[CX_F_STACK_PAINTED], s->w[CX_F_ENTRY], s->w[CX_F_STATS]};
+                         s->w[CX_F_STACK_SIZE], s->w[CX_F_STACK_PAINTED], s->w[CX_F_ENTRY], s->w[CX_F_STATS],
+                         word_or(r->d, EMB_DESC_CONTEXTS, CX_F_PARTITION, 0)};
     struct table t;
     if (!read_table(r, EMB_DESC_CONTEXTS, CX_TABLE, CX_STRIDE, CX_CAPACITY, CX_COUNT,
                     emb_dr_extent(fields, sizeof fields / sizeof fields[0]), EMB_DR_MAX_CONTEXTS, &t, "contexts"))
@@ -457,6 +458,7 @@ static void read_contexts(struct emb_dr *r, struct emb_desc_model *md)
         c->stack_size = (uint32_t)emb_dr_fv(r, entry, t.need, s->w[CX_F_STACK_SIZE]);
         c->stack_painted = (uint32_t)emb_dr_fv(r, entry, t.need, s->w[CX_F_STACK_PAINTED]);
         c->entry = emb_dr_fv(r, entry, t.need, s->w[CX_F_ENTRY]);
+        c->partition = (uint32_t)emb_dr_fv(r, entry, t.need, fields[8]);
         if (stats.off + stats.size <= t.need)
             c->nstats = emb_dr_read_named_fields(r, s->w[CX_STATS_FIELDS], s->w[CX_STATS_COUNT], entry + stats.off,
                                           stats.size, c->stats, "thread statistics");
@@ -472,41 +474,68 @@ static void read_contexts(struct emb_dr *r, struct emb_desc_model *md)
     free(entry);
 }
 
+/* CPUs with blocks of their own: a v2 word, 1 when absent (or out of range: said). */
+static uint32_t cpus_of(struct emb_dr *r, unsigned kind, unsigned word, const char *what)
+{
+    uint64_t n = 1;
+    if (!emb_desc_word(r->d, kind, word, &n) || n == 0)
+        return 1;
+    if (n > EMB_DR_MAX_CPUS) {
+        emb_desc_report(r->is, "%s: %" PRIu64 " CPUs (at most %u): CPU 0's read", what, n, EMB_DR_MAX_CPUS);
+        return 1;
+    }
+    return (uint32_t)n;
+}
+
+static void monitor_of(struct emb_dr *r, const struct emb_desc_image_section *s, const uint8_t *b,
+                       uint64_t stride, uint64_t i, uint32_t cpu, uint32_t cpus, struct emb_desc_monitor *mo)
+{
+    mo->category = (uint32_t)i;
+    mo->cpu = cpu;
+    mo->worst = (uint32_t)emb_dr_fv(r, b, stride, s->w[MO_F_WORST]);
+    mo->pc = emb_dr_fv(r, b, stride, s->w[MO_F_PC]);
+    mo->threshold = (uint32_t)emb_dr_fv(r, b, stride, s->w[MO_F_THRESHOLD]);
+    mo->over = (uint32_t)emb_dr_fv(r, b, stride, s->w[MO_F_OVER]);
+    mo->action = (uint32_t)emb_dr_fv(r, b, stride, s->w[MO_F_ACTION]);
+    char name[sizeof mo->name];
+    if (i >= s->w[MO_ISR_FIRST])
+        snprintf(name, sizeof name, "isr %" PRIu64, i - s->w[MO_ISR_FIRST]);
+    else
+        emb_dr_name_from(r, s->w[MO_NAMES], s->w[MO_NAME_COUNT], i, name, sizeof name);
+    if (cpus > 1)
+        snprintf(mo->name, sizeof mo->name, "%.14s/cpu%u", name, cpu);
+    else
+        snprintf(mo->name, sizeof mo->name, "%s", name);
+}
+
+/* Every CPU's blocks, CPU c's `count` blocks after CPU c - 1's. */
 static void read_monitors(struct emb_dr *r, struct emb_desc_model *md)
 {
     const struct emb_desc_image_section *s = emb_desc_image_section(r->d, EMB_DESC_MONITORS);
     if (!s || s->words <= MO_ISR_FIRST || !s->w[MO_BLOCKS])
         return;
     uint64_t count = s->w[MO_COUNT], stride = s->w[MO_STRIDE];
+    uint32_t cpus = md->monitor_cpus = cpus_of(r, EMB_DESC_MONITORS, MO_CPUS, "monitors");
     uint32_t need = emb_dr_extent(&s->w[MO_F_WORST], MO_F_ACTION - MO_F_WORST + 1);
-    if (count > EMB_DR_MAX_MONITORS || stride < need || stride > 1024) {
-        emb_desc_report(r->is, "monitors: %" PRIu64 " blocks of %" PRIu64 " bytes: out of range", count, stride);
+    if (count * cpus > EMB_DR_MAX_MONITORS || stride < need || stride > 1024) {
+        emb_desc_report(r->is, "monitors: %" PRIu64 " blocks of %" PRIu64 " bytes: out of range",
+                        count * cpus, stride);
         return;
     }
-    if (!emb_dr_in_ram(r, s->w[MO_BLOCKS], count * stride, "the monitor blocks"))
+    uint64_t total = count * cpus;
+    if (!emb_dr_in_ram(r, s->w[MO_BLOCKS], total * stride, "the monitor blocks"))
         return;
-    uint8_t *blocks = malloc(count * stride + 1);
-    md->monitors = calloc(count + 1, sizeof *md->monitors);
-    if (!blocks || !md->monitors || !emb_dr_read_full(r, s->w[MO_BLOCKS], blocks, count * stride)) {
+    uint8_t *blocks = malloc(total * stride + 1);
+    md->monitors = calloc(total + 1, sizeof *md->monitors);
+    if (!blocks || !md->monitors || !emb_dr_read_full(r, s->w[MO_BLOCKS], blocks, total * stride)) {
         if (blocks && md->monitors)
             emb_desc_report(r->is, "monitors: blocks at 0x%" PRIx64 " unreadable", s->w[MO_BLOCKS]);
         free(blocks);
         return;
     }
-    for (uint64_t i = 0; i < count; i++) {
-        const uint8_t *b = blocks + i * stride;
-        struct emb_desc_monitor *mo = &md->monitors[md->nmonitors++];
-        mo->category = (uint32_t)i;
-        mo->worst = (uint32_t)emb_dr_fv(r, b, stride, s->w[MO_F_WORST]);
-        mo->pc = emb_dr_fv(r, b, stride, s->w[MO_F_PC]);
-        mo->threshold = (uint32_t)emb_dr_fv(r, b, stride, s->w[MO_F_THRESHOLD]);
-        mo->over = (uint32_t)emb_dr_fv(r, b, stride, s->w[MO_F_OVER]);
-        mo->action = (uint32_t)emb_dr_fv(r, b, stride, s->w[MO_F_ACTION]);
-        if (i >= s->w[MO_ISR_FIRST])
-            snprintf(mo->name, sizeof mo->name, "isr %" PRIu64, i - s->w[MO_ISR_FIRST]);
-        else
-            emb_dr_name_from(r, s->w[MO_NAMES], s->w[MO_NAME_COUNT], i, mo->name, sizeof mo->name);
-    }
+    for (uint64_t k = 0; k < total; k++)
+        monitor_of(r, s, blocks + k * stride, stride, k % count, (uint32_t)(k / count), cpus,
+                   &md->monitors[md->nmonitors++]);
     free(blocks);
 }
 
@@ -545,20 +574,41 @@ static void read_objects(struct emb_dr *r, struct emb_desc_model *md)
     free(entry);
 }
 
+static size_t read_cpu_block(struct emb_dr *r, const struct emb_desc_image_section *s, uint64_t addr,
+                             struct emb_desc_stat *out)
+{
+    uint8_t block[256];
+    if (!emb_dr_read_full(r, addr, block, sizeof block)) {
+        /* A smaller block near the end of a region: read what the fields need. */
+        memset(block, 0, sizeof block);
+        if (!emb_dr_read_full(r, addr, block, 64))
+            return 0;
+    }
+    return emb_dr_read_named_fields(r, s->w[ST_CPU_FIELDS], s->w[ST_CPU_COUNT], block, sizeof block, out,
+                                    "CPU statistics");
+}
+
+/* CPU 0's block, and with statistics v2 every CPU's, `stride` bytes apart. */
 static void read_cpu(struct emb_dr *r, struct emb_desc_model *md)
 {
     const struct emb_desc_image_section *s = emb_desc_image_section(r->d, EMB_DESC_STATS);
     if (!s || s->words <= ST_CPU_COUNT || !s->w[ST_CPU] || !s->w[ST_CPU_FIELDS])
         return;
-    uint8_t block[256];
-    if (!emb_dr_read_full(r, s->w[ST_CPU], block, sizeof block)) {
-        /* A smaller block near the end of a region: read what the fields need. */
-        memset(block, 0, sizeof block);
-        if (!emb_dr_read_full(r, s->w[ST_CPU], block, 64))
-            return;
+    md->ncpu = read_cpu_block(r, s, s->w[ST_CPU], md->cpu);
+    uint32_t cpus = cpus_of(r, EMB_DESC_STATS, ST_CPUS, "CPU statistics");
+    uint64_t stride = 0;
+    if (cpus < 2 || !emb_desc_word(r->d, EMB_DESC_STATS, ST_CPU_STRIDE, &stride))
+        return;
+    if (stride < 8 || stride > 256) {
+        emb_desc_report(r->is, "CPU statistics: %" PRIu64 " bytes from one CPU's block to the next", stride);
+        return;
     }
-    md->ncpu = emb_dr_read_named_fields(r, s->w[ST_CPU_FIELDS], s->w[ST_CPU_COUNT], block, sizeof block, md->cpu,
-                                 "CPU statistics");
+    md->cpus = calloc(cpus, sizeof *md->cpus);
+    if (!md->cpus)
+        return;
+    md->stats_cpus = cpus;
+    for (uint32_t c = 0; c < cpus; c++)
+        md->cpus[c].nstats = read_cpu_block(r, s, s->w[ST_CPU] + c * stride, md->cpus[c].stats);
 }
 
 static void read_crash(struct emb_dr *r, struct emb_desc_model *md)
@@ -686,6 +736,7 @@ int emb_desc_read(struct emb_mem *m, const struct emb_desc_image *d, struct emb_
     read_crash(&r, md);
     read_log(&r, md);
     emb_dr_read_kernel(&r, md);
+    emb_dr_read_partitions(&r, md);
     if (emb_mem_budget_spent(m))
         emb_desc_report(issues, "stopped: the read budget is spent (a hostile or huge image)");
     return 0;
@@ -695,6 +746,8 @@ void emb_desc_model_free(struct emb_desc_model *md)
 {
     free(md->contexts);
     free(md->monitors);
+    free(md->cpus);
+    free(md->partitions);
     free(md->objects);
     free(md->crash_bytes);
     free(md->mini_bytes);

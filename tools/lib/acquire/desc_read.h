@@ -57,6 +57,12 @@ struct emb_desc_stat {
     uint64_t value;
 };
 
+#define EMB_DR_MAX_CPUS 32u
+struct emb_desc_cpu_stats {
+    struct emb_desc_stat stats[EMB_DR_MAX_FIELDS];
+    size_t nstats;
+};
+
 struct emb_desc_context {
     uint32_t index;
     uint64_t entry_addr;       /* the context registry entry */
@@ -80,6 +86,14 @@ struct emb_desc_context {
     uint32_t packets_held;     /* complete packets the ring still holds */
     uint32_t open_bytes;       /* bytes in the open packet (0: none) */
     bool ring_ok;              /* the ring's fields are consistent */
+    uint32_t partition;        /* the partition that runs on it (contexts v2; 0 none) */
+};
+
+/* A partition (descriptor section 15, emb/partition.h). */
+struct emb_desc_partition {
+    uint32_t id, state, faults, restarts, fault_class, fault_code;
+    uint64_t fault_pc;         /* the last contained fault's */
+    char name[17], state_name[16];
 };
 
 /* A log ring (descriptor section 5, docs/formats/log.md "Ring protocol"). */
@@ -96,6 +110,7 @@ struct emb_desc_logring {
 
 struct emb_desc_monitor {
     uint32_t category;
+    uint32_t cpu;              /* the CPU whose block it is (monitors v2; 0 before) */
     char name[24];
     uint32_t worst, threshold, over, action;
     uint64_t pc;
@@ -187,6 +202,13 @@ struct emb_desc_model {
     size_t nobjects;
     struct emb_desc_stat cpu[EMB_DR_MAX_FIELDS];
     size_t ncpu;
+    /* Statistics v2 and monitors v2: CPUs with blocks of their own (1 before), and every
+     * CPU's statistics (cpus[0] is `cpu` above). */
+    uint32_t stats_cpus, monitor_cpus;
+    struct emb_desc_cpu_stats *cpus;
+    /* partitions (section 15) */
+    struct emb_desc_partition *partitions;
+    size_t npartitions;
     /* crash */
     bool has_crash;
     uint64_t crash_area;

@@ -15,17 +15,20 @@ enum { ID_HASH, ID_LIBVER, ID_PORT, ID_PROFILE, ID_BUILD_ID, ID_BUILD_ID_LEN, ID
 enum { TY_OBJ_COUNT, TY_OBJ_NAMES, TY_STATE_COUNT, TY_STATE_NAMES };
 enum { CX_TABLE, CX_STRIDE, CX_CAPACITY, CX_COUNT, CX_F_RING, CX_F_STATE, CX_F_OS_ID, CX_F_STACK_LOW,
        CX_F_STACK_SIZE, CX_F_STACK_PAINTED, CX_PAINT, CX_F_ENTRY, CX_F_STATS, CX_STATS_FIELDS,
-       CX_STATS_COUNT };
+       CX_STATS_COUNT, CX_F_PARTITION };
 enum { RG_PACKET_SIZE, RG_RING_PACKETS, RG_CLASS_MASK, RG_MODE, RG_UUID, RG_F_WRITE_POS, RG_F_PACKET_END,
        RG_F_TS_HIGH, RG_F_FLAGS, RG_F_CONTEXT_ID, RG_F_BUF, RG_F_COMMIT, RG_F_BUF_MASK, RG_F_SLOT_MASK,
        RG_F_PACKET_SHIFT, RG_F_SLOT_SHIFT, RG_F_CONTEXT_KIND, RG_F_PACKET_SEQ, RG_F_DISCARDED,
        RG_F_BASE_POS, RG_F_FILLED, RG_F_READ_POS, RG_F_NAME, RG_UNCLAIMED, RG_CONSUMER };
+enum { PT_TABLE, PT_COUNT, PT_STRIDE, PT_F_ID, PT_F_STATE, PT_F_NAME, PT_F_FAULTS, PT_F_RESTARTS,
+       PT_F_FAULT_CLASS, PT_F_FAULT_CODE, PT_F_FAULT_PC, PT_STATE_NAMES, PT_STATE_COUNT };
 enum { CR_RECORD, CR_CAP, CR_VERSION, CR_FOUND, CR_FOUND_LENGTH };
 enum { MI_RING, MI_ENTRIES, MI_ENTRY_SIZE };
 enum { MO_BLOCKS, MO_COUNT, MO_STRIDE, MO_F_WORST, MO_F_PC, MO_F_THRESHOLD, MO_F_OVER, MO_F_ACTION,
-       MO_NAMES, MO_NAME_COUNT, MO_ISR_FIRST };
+       MO_NAMES, MO_NAME_COUNT, MO_ISR_FIRST, MO_CPUS };
 enum { ST_CPU, ST_CPU_FIELDS, ST_CPU_COUNT, ST_OBJECTS, ST_OBJ_STRIDE, ST_OBJ_CAPACITY, ST_OBJ_COUNT,
-       ST_F_HANDLE, ST_F_TYPE, ST_F_NAME, ST_F_STATE, ST_F_STATS, ST_OBJ_FIELDS, ST_OBJ_FIELD_COUNT };
+       ST_F_HANDLE, ST_F_TYPE, ST_F_NAME, ST_F_STATE, ST_F_STATS, ST_OBJ_FIELDS, ST_OBJ_FIELD_COUNT,
+       ST_CPUS, ST_CPU_STRIDE };
 enum { AR_MACHINE, AR_LAYOUT, AR_STATUS, AR_GPRS };
 enum { LG_RINGS, LG_COUNT, LG_CONSUMER, LG_ID_BYTES, LG_TS_BYTES, LG_SLACK, LG_F_WRITE_POS, LG_F_COMMITTED,
        LG_F_READ_POS, LG_F_BUF, LG_F_MASK, LG_F_SPILL_POS, LG_F_SPILL, LG_F_DROPPED, LG_F_PENDING,
@@ -92,6 +95,8 @@ size_t emb_dr_read_named_fields(struct emb_dr *r, uint64_t table, uint64_t count
                                 size_t block_len, struct emb_desc_stat *out, const char *what);
 /* Name i of an array of `count` name addresses. */
 void emb_dr_name_from(struct emb_dr *r, uint64_t array, uint64_t count, uint64_t i, char *out, size_t cap);
+/* The partition table (desc_partitions.c, descriptor section 15). */
+void emb_dr_read_partitions(struct emb_dr *r, struct emb_desc_model *md);
 /* What a kernel's layout block describes (desc_kernel.c): threads, scheduler, objects. */
 void emb_dr_read_kernel(struct emb_dr *r, struct emb_desc_model *md);
 void emb_dr_kernel_free(struct emb_desc_model *md);

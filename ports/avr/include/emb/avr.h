@@ -28,6 +28,11 @@ struct emb_avr_config {
  * emb_crash_record_get()). Enables interrupts. */
 emb_status emb_avr_start(const struct emb_avr_config *c);
 
+/* Makes `ring` this CPU's deferred log ring (emb_avr_log_ring) and lists it in the
+ * registry, where the reduced descriptor's log section points. */
+struct emb_log_ring;
+void emb_avr_set_log_ring(struct emb_log_ring *ring);
+
 /* The chip's reset cause (MCUSR) as it was at start; the port clears the register. */
 uint8_t emb_avr_reset_cause(void);
 

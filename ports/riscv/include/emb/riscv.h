@@ -68,6 +68,20 @@ void emb_rv_trap_entry(void);
 void emb_rv_trap(uint32_t mcause, uint32_t mepc, uint32_t mtval, uint32_t *regs);
 void emb_rv_interrupt(uint32_t cause);
 
+/* Runs fn(arg) as partition `id` (1 to CONFIG_EMB_PARTITIONS - 1, defined with
+ * emb_partition_define(); emb/partition.h) on this hart: the hart's context says so while
+ * it runs. An exception in it (not in an interrupt) is contained: the trap records it
+ * (emb_partition_fault(): the partition's counts, a mini-record, a `partition_fault`
+ * event), abandons the call and returns here with EMB_E_CORRUPT; the hart goes on. The
+ * next run of a partition that faulted records `partition_restart` with the cycles since
+ * the fault. EMB_OK when fn returned, EMB_E_INVALID for a bad id or a nested run,
+ * EMB_E_STATE when partitions are compiled out. */
+emb_status emb_rv_partition_run(uint8_t id, void (*fn)(void *), void *arg);
+
+/* The port's own: a synchronous exception inside a partition, contained (true: the trap
+ * returns to the partition's caller), or not (false: the crash record follows). */
+bool emb__rv_partition_contain(uint32_t cause, uint32_t epc, uint8_t fault_class);
+
 /* What a hart that faulted does after its record is written; weak default: parks the
  * hart with its interrupts off (the others go on). */
 void emb_rv_fault_stop(void) __attribute__((noreturn));
