@@ -1,7 +1,13 @@
 /* The Perfetto model of a trace as Trace Event Format JSON, which Perfetto's UI,
  * chrome://tracing, Chrome DevTools and speedscope load: complete ("X") slices, instants,
  * counters, flows, log lines, every event with name, cat, ph, ts, pid, tid and args. The
- * mapping is written down in docs/perfetto.md. */
+ * mapping is written down in docs/perfetto.md.
+ *
+ * Formatted by hand into one large buffer (out_buf.h): the bytes the perfetto_json.h
+ * writer writes for the same events (one event a line, "key": value, flat below the
+ * array), which `emb events export` still uses. The model's strings (names, categories)
+ * are escaped once per trace and each event copies them. */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include "trace_perfetto.h"
 
 #include <stdlib.h>
@@ -9,11 +15,33 @@
 
 #include <emb/trace_format.h>
 
+#include "out_buf.h"
 #include "perfetto_json.h"
 #include "trace_perfetto_model.h"
 #include "trace_write.h"
 
 static const char *const level_names[] = {"---", "ERR", "WRN", "INF", "DBG"};
+
+/* A piece of the escaped text. */
+struct piece {
+    uint32_t at, len;
+};
+
+/* The writer: the output, the model's strings escaped (by string id) and whether the open
+ * object has a member yet. */
+struct pf_out {
+    struct emb_out o;
+    char *text;
+    size_t size;
+    struct piece *str; /* by string id; m->str.n of them */
+    size_t nstr;
+    uint32_t *slot;    /* catalogue event id -> its index in `ev` plus one; 0: none */
+    const struct emb_catalog_event **ev;
+    uint32_t *first_key; /* per catalogue event: its first field's index in `key` */
+    struct piece *key; /* a field's `"NAME": ` */
+    bool member;       /* the open object has a member: the next one after a comma */
+    bool any_event;    /* the traceEvents array has an element */
+};
 
 static long long pid_of(const struct emb_pf_track *tr)
 {
@@ -32,86 +60,327 @@ static bool has_field(const struct emb_catalog_event *ev, const char *name)
     return emb_pf_field(ev, name) != NULL;
 }
 
-/* The fields of an event; of a slice's end, those its begin did not already give. */
-static void fields(struct emb_json *j, const struct emb_trace_event *e,
-                   const struct emb_trace_event *skip)
+static uint32_t text_at(struct emb_out *o) { return (uint32_t)ftell(o->file) + (uint32_t)o->len; }
+
+static void piece_end(struct emb_out *o, struct piece *p, uint32_t at)
 {
-    for (size_t k = 0; e->ev && k < e->ev->nfields; k++)
-        if (!skip || !has_field(skip->ev, e->ev->fields[k].name))
-            emb_trace_json_field(j, &e->ev->fields[k], e->payload, true);
+    p->at = at;
+    p->len = text_at(o) - at;
 }
 
-static void args(struct emb_perfetto *p, const struct emb_pf_item *it)
+/* Every model string, then every catalogue field's key, escaped into one text. */
+static void write_pieces(struct emb_out *o, struct pf_out *w, const struct emb_pf_model *m)
 {
-    struct emb_json *j = &p->j;
+    for (size_t id = 0; id < w->nstr; id++) {
+        uint32_t at = text_at(o);
+        const char *s = emb_pf_string(m, (uint32_t)id);
+        emb_out_json_string(o, s, strlen(s));
+        piece_end(o, &w->str[id], at);
+    }
+    const struct emb_catalog *cat = emb_trace_catalog(m->t);
+    size_t index = 0, nkeys = 0;
+    for (size_t c = 0; c < cat->nclasses; c++)
+        for (size_t e = 0; e < cat->classes[c].nevents; e++, index++) {
+            const struct emb_catalog_event *ev = &cat->classes[c].events[e];
+            w->ev[index] = ev;
+            w->first_key[index] = (uint32_t)nkeys;
+            for (size_t k = 0; k < ev->nfields; k++) {
+                uint32_t at = text_at(o);
+                emb_out_json_string(o, ev->fields[k].name, strlen(ev->fields[k].name));
+                emb_out_bytes(o, ": ", 2);
+                piece_end(o, &w->key[nkeys++], at);
+            }
+            w->slot[ev->id] = (uint32_t)index + 1u;
+        }
+}
+
+static void strings_free(struct pf_out *w)
+{
+    free(w->text);
+    free(w->str);
+    free(w->slot);
+    free(w->ev);
+    free(w->first_key);
+    free(w->key);
+}
+
+/* False when out of memory. */
+static bool strings_build(struct pf_out *w, const struct emb_pf_model *m)
+{
+    const struct emb_catalog *cat = emb_trace_catalog(m->t);
+    size_t nevents = 0, nfields = 0;
+    for (size_t c = 0; c < cat->nclasses; c++)
+        for (size_t e = 0; e < cat->classes[c].nevents; e++, nevents++)
+            nfields += cat->classes[c].events[e].nfields;
+    w->nstr = m->str.n ? m->str.n : 1u;
+    w->str = calloc(w->nstr, sizeof *w->str);
+    w->slot = calloc(65536, sizeof *w->slot);
+    w->ev = calloc(nevents + 1, sizeof *w->ev);
+    w->first_key = calloc(nevents + 1, sizeof *w->first_key);
+    w->key = calloc(nfields + 1, sizeof *w->key);
+    FILE *f = open_memstream(&w->text, &w->size);
+    struct emb_out o;
+    bool ok = w->str && w->slot && w->ev && w->first_key && w->key && f && emb_out_init(&o, f);
+    if (ok) {
+        write_pieces(&o, w, m);
+        ok = emb_out_finish(&o) == 0;
+    }
+    if (f != NULL && fclose(f) != 0)
+        ok = false;
+    if (!ok) {
+        strings_free(w);
+        memset(w, 0, sizeof *w);
+    }
+    return ok;
+}
+
+/* A model string, escaped and quoted. */
+static void put_string(struct pf_out *w, uint32_t id)
+{
+    struct piece p = w->str[id < w->nstr ? id : 0];
+    emb_out_bytes(&w->o, w->text + p.at, p.len);
+}
+
+static void put_text(struct emb_out *o, const char *s)
+{
+    if (s == NULL)
+        emb_out_bytes(o, "null", 4);
+    else
+        emb_out_json_string(o, s, strlen(s));
+}
+
+/* A member's separator and its key (a literal that needs no escaping). */
+#define KEY(w, lit) key_lit((w), "\"" lit "\": ", sizeof("\"" lit "\": ") - 1u)
+static void key_lit(struct pf_out *w, const char *k, size_t n)
+{
+    if (w->member)
+        emb_out_char(&w->o, ',');
+    w->member = true;
+    emb_out_bytes(&w->o, k, n);
+}
+
+static void key_name(struct pf_out *w, const char *name)
+{
+    if (w->member)
+        emb_out_char(&w->o, ',');
+    w->member = true;
+    emb_out_json_string(&w->o, name, strlen(name));
+    emb_out_bytes(&w->o, ": ", 2);
+}
+
+/* Nanoseconds as microseconds with three decimals ("%llu.%03llu"). */
+static void micros(struct emb_out *o, uint64_t t)
+{
+    char *d = emb_out_room(o, 24);
+    size_t n = emb_fmt_u64(d, t / 1000u);
+    uint32_t r = (uint32_t)(t % 1000u);
+    d[n] = '.';
+    d[n + 1] = (char)('0' + r / 100u);
+    d[n + 2] = (char)('0' + r / 10u % 10u);
+    d[n + 3] = (char)('0' + r % 10u);
+    o->len += n + 4;
+}
+
+/* Opens an element of traceEvents: "ph", "name", "cat", "pid", "tid". */
+static void open_event(struct pf_out *w, const char *ph_member)
+{
+    emb_out_str(&w->o, w->any_event ? ",\n    {" : "\n    {");
+    w->any_event = true;
+    emb_out_str(&w->o, ph_member);
+    w->member = true;
+}
+
+static void event_head(struct pf_out *w, const char *ph_member, uint32_t name, uint32_t cat,
+                       long long pid, long long tid, uint64_t ts)
+{
+    open_event(w, ph_member);
+    emb_out_bytes(&w->o, ",\"name\": ", 9);
+    put_string(w, name);
+    emb_out_bytes(&w->o, ",\"cat\": ", 8);
+    put_string(w, cat);
+    emb_out_bytes(&w->o, ",\"pid\": ", 8);
+    emb_out_i64(&w->o, pid);
+    emb_out_bytes(&w->o, ",\"tid\": ", 8);
+    emb_out_i64(&w->o, tid);
+    emb_out_bytes(&w->o, ",\"ts\": ", 7);
+    micros(&w->o, ts);
+}
+
+/* A field as emb_trace_json_field() writes it with hex_text. */
+static void field(struct pf_out *w, const struct emb_catalog_field *f, const struct piece *key,
+                  const uint8_t *payload)
+{
+    struct emb_out *o = &w->o;
+    if (key) {
+        if (w->member)
+            emb_out_char(o, ',');
+        w->member = true;
+        emb_out_bytes(o, w->text + key->at, key->len);
+    } else {
+        key_name(w, f->name);
+    }
+    if (f->type == EMB_CAT_CHARS) {
+        const char *s;
+        size_t n = emb_trace_field_chars(f, payload, &s);
+        emb_out_json_string(o, s, n);
+        return;
+    }
+    bool is_signed = f->type >= EMB_CAT_I8 && f->type <= EMB_CAT_I64;
+    int64_t sv = emb_catalog_field_get_int(f, payload);
+    uint64_t uv = emb_catalog_field_get_uint(f, payload);
+    const char *label = emb_catalog_value_label(f, is_signed ? sv : (int64_t)uv);
+    if (label) {
+        emb_out_json_string(o, label, strlen(label));
+    } else if (f->type == EMB_CAT_BOOL && uv <= 1) {
+        emb_out_str(o, uv == 1 ? "true" : "false");
+    } else if (f->hex) {
+        char buf[24];
+        put_text(o, emb_trace_field_text(f, payload, buf, sizeof buf));
+    } else if (is_signed) {
+        emb_out_i64(o, sv);
+    } else {
+        emb_out_u64(o, uv);
+    }
+}
+
+/* The fields of an event; of a slice's end, those its begin did not already give. */
+static void fields(struct pf_out *w, const struct emb_trace_event *e,
+                   const struct emb_trace_event *skip)
+{
+    if (!e->ev)
+        return;
+    uint32_t slot = w->slot[e->ev->id];
+    const struct piece *key =
+        slot != 0u && w->ev[slot - 1u] == e->ev ? &w->key[w->first_key[slot - 1u]] : NULL;
+    for (size_t k = 0; k < e->ev->nfields; k++)
+        if (!skip || !has_field(skip->ev, e->ev->fields[k].name))
+            field(w, &e->ev->fields[k], key ? &key[k] : NULL, e->payload);
+}
+
+static void args(struct pf_out *w, const struct emb_pf_item *it)
+{
+    struct emb_out *o = &w->o;
     const struct emb_trace_event *e = it->ev;
-    emb_json_begin_object(j, "args");
+    emb_out_bytes(o, ",\"args\": {", 10);
+    w->member = false;
     if (it->kind == EMB_PF_COUNTER) {
-        emb_json_int(j, "value", it->value);
+        KEY(w, "value");
+        emb_out_i64(o, it->value);
     } else if (it->kind == EMB_PF_LOG) {
-        emb_json_string(j, "level", level_names[it->log->level <= 4 ? it->log->level : 0]);
-        emb_json_string(j, "module", it->log->module);
+        KEY(w, "level");
+        put_text(o, level_names[it->log->level <= 4 ? it->log->level : 0]);
+        KEY(w, "module");
+        put_text(o, it->log->module);
     } else if (e && e->ev) {
-        fields(j, e, NULL);
+        fields(w, e, NULL);
         if (it->end)
-            fields(j, it->end, e);
+            fields(w, it->end, e);
         if (e->kind != EMB_EVT_KIND_THREAD) {
-            emb_json_string(j, "kind", emb_trace_event_kind_name(e->kind));
-            emb_json_uint(j, "depth", e->depth);
+            KEY(w, "kind");
+            put_text(o, emb_trace_event_kind_name(e->kind));
+            KEY(w, "depth");
+            emb_out_u64(o, e->depth);
         }
     } else if (e && e->type == EMB_TREC_UNKNOWN) {
-        emb_json_uint(j, "id", e->id);
-        emb_json_uint(j, "raw_bytes", e->payload_size);
+        KEY(w, "id");
+        emb_out_u64(o, e->id);
+        KEY(w, "raw_bytes");
+        emb_out_u64(o, e->payload_size);
     } else if (e) {
-        emb_json_uint(j, "count", e->count);
+        KEY(w, "count");
+        emb_out_u64(o, e->count);
     }
-    emb_json_end_object(j);
+    emb_out_char(o, '}');
 }
 
 /* A flow's end bound to the item: the same ts, pid, tid and cat (Chrome DevTools'
  * FlowsHandler binds by exactly those). */
-static void flow(struct emb_perfetto *p, const struct emb_pf_model *m, const struct emb_pf_item *it,
+static void flow(struct pf_out *w, const struct emb_pf_model *m, const struct emb_pf_item *it,
                  bool finish, uint32_t id)
 {
     const struct emb_pf_track *tr = &m->tracks[it->track];
-    emb_perfetto_flow(p, finish, "request", emb_pf_string(m, it->cat), pid_of(tr), tid_of(tr),
-                      it->ts, id);
+    open_event(w, finish ? "\"ph\": \"f\"" : "\"ph\": \"s\"");
+    emb_out_str(&w->o, ",\"name\": \"request\",\"cat\": ");
+    put_string(w, it->cat);
+    emb_out_bytes(&w->o, ",\"pid\": ", 8);
+    emb_out_i64(&w->o, pid_of(tr));
+    emb_out_bytes(&w->o, ",\"tid\": ", 8);
+    emb_out_i64(&w->o, tid_of(tr));
+    emb_out_bytes(&w->o, ",\"ts\": ", 7);
+    micros(&w->o, it->ts);
+    emb_out_bytes(&w->o, ",\"id\": ", 7);
+    emb_out_u64(&w->o, id);
+    if (finish)
+        emb_out_str(&w->o, ",\"bp\": \"e\"");
+    emb_out_str(&w->o, ",\"args\": {}}");
 }
 
-static void item(struct emb_perfetto *p, const struct emb_pf_model *m, const struct emb_pf_item *it)
+static void item(struct pf_out *w, const struct emb_pf_model *m, const struct emb_pf_item *it)
 {
     const struct emb_pf_track *tr = &m->tracks[it->track];
-    const char *name = emb_pf_string(m, it->name), *cat = emb_pf_string(m, it->cat);
     switch (it->kind) {
     case EMB_PF_SLICE:
-        emb_perfetto_complete(p, name, cat, pid_of(tr), tid_of(tr), it->ts, it->dur);
+        event_head(w, "\"ph\": \"X\"", it->name, it->cat, pid_of(tr), tid_of(tr), it->ts);
+        emb_out_bytes(&w->o, ",\"dur\": ", 8);
+        micros(&w->o, it->dur);
         break;
     case EMB_PF_COUNTER:
-        emb_perfetto_event(p, "C", name, cat, EMB_PF_PID_CONTEXTS, 0, it->ts);
+        event_head(w, "\"ph\": \"C\"", it->name, it->cat, EMB_PF_PID_CONTEXTS, 0, it->ts);
         break;
     default:
-        emb_perfetto_instant(p, name, cat, pid_of(tr), tid_of(tr), it->ts);
+        event_head(w, "\"ph\": \"i\"", it->name, it->cat, pid_of(tr), tid_of(tr), it->ts);
+        emb_out_str(&w->o, ",\"s\": \"t\"");
         break;
     }
-    args(p, it);
-    emb_perfetto_close(p);
+    args(w, it);
+    emb_out_char(&w->o, '}');
     if (it->flow_in)
-        flow(p, m, it, true, it->flow_in);
+        flow(w, m, it, true, it->flow_in);
     if (it->flow_out)
-        flow(p, m, it, false, it->flow_out);
+        flow(w, m, it, false, it->flow_out);
 }
 
-static void track_names(struct emb_perfetto *p, const struct emb_pf_model *m)
+/* Metadata naming or ordering a process (tid < 0: written as 0) or a thread. */
+static void metadata_head(struct pf_out *w, const char *what, long long pid, long long tid)
 {
-    emb_perfetto_track_name(p, "process_name", EMB_PF_PID_CONTEXTS, -1,
-                            emb_pf_string(m, m->process));
-    emb_perfetto_track_name(p, "process_name", EMB_PF_PID_SCHED, -1, "scheduler");
+    open_event(w, "\"ph\": \"M\"");
+    emb_out_str(&w->o, ",\"name\": ");
+    put_text(&w->o, what);
+    emb_out_str(&w->o, ",\"cat\": \"__metadata\",\"pid\": ");
+    emb_out_i64(&w->o, pid);
+    emb_out_bytes(&w->o, ",\"tid\": ", 8);
+    emb_out_i64(&w->o, tid >= 0 ? tid : 0);
+    emb_out_str(&w->o, ",\"ts\": 0,\"args\": {");
+}
+
+static void track_name(struct pf_out *w, const char *what, long long pid, long long tid,
+                       const char *name)
+{
+    metadata_head(w, what, pid, tid);
+    emb_out_str(&w->o, "\"name\": ");
+    put_text(&w->o, name);
+    emb_out_str(&w->o, "}}");
+}
+
+static void track_sort(struct pf_out *w, const char *what, long long pid, long long tid,
+                       long long index)
+{
+    metadata_head(w, what, pid, tid);
+    emb_out_str(&w->o, "\"sort_index\": ");
+    emb_out_i64(&w->o, index);
+    emb_out_str(&w->o, "}}");
+}
+
+static void track_names(struct pf_out *w, const struct emb_pf_model *m)
+{
+    track_name(w, "process_name", EMB_PF_PID_CONTEXTS, -1, emb_pf_string(m, m->process));
+    track_name(w, "process_name", EMB_PF_PID_SCHED, -1, "scheduler");
     for (size_t i = 0; i < m->ntracks; i++) {
         const struct emb_pf_track *tr = &m->tracks[i];
         if (tr->kind == EMB_PF_TRACK_COUNTER)
             continue; /* a counter's track is its name */
-        emb_perfetto_track_name(p, "thread_name", pid_of(tr), tid_of(tr), emb_pf_string(m, tr->name));
-        emb_perfetto_track_sort(p, "thread_sort_index", pid_of(tr), tid_of(tr), tr->sort);
+        track_name(w, "thread_name", pid_of(tr), tid_of(tr), emb_pf_string(m, tr->name));
+        track_sort(w, "thread_sort_index", pid_of(tr), tid_of(tr), tr->sort);
     }
 }
 
@@ -123,16 +392,25 @@ int emb_trace_write_perfetto_json(const struct emb_trace *t, const struct emb_pe
         emb_pf_model_free(&m);
         return -1;
     }
-    struct emb_perfetto p;
-    emb_perfetto_open_document(&p, out, EMB_PERFETTO_NS, true);
-    emb_json_string(&p.j, "displayTimeUnit", "ns");
-    emb_perfetto_begin_events(&p);
-    track_names(&p, &m);
+    struct pf_out w;
+    memset(&w, 0, sizeof w);
+    if (!strings_build(&w, &m)) {
+        emb_pf_model_free(&m);
+        return -1;
+    }
+    if (!emb_out_init(&w.o, out)) {
+        strings_free(&w);
+        emb_pf_model_free(&m);
+        return -1;
+    }
+    emb_out_str(&w.o, "{\n  \"displayTimeUnit\": \"ns\",\n  \"traceEvents\": [");
+    track_names(&w, &m);
     for (size_t i = 0; i < m.nitems; i++)
-        item(&p, &m, &m.items[i]);
-    emb_perfetto_end_events(&p);
+        item(&w, &m, &m.items[i]);
+    emb_out_str(&w.o, w.any_event ? "\n  ]\n}\n" : "]\n}\n");
+    strings_free(&w);
     emb_pf_model_free(&m);
-    return emb_perfetto_close_document(&p);
+    return emb_out_finish(&w.o);
 }
 
 int emb_trace_write_perfetto(const struct emb_trace *t, FILE *out)
