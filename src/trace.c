@@ -112,7 +112,6 @@ emb_status emb_trace_ring_init(struct emb_trace_ring *ring, uint16_t context_id,
     ring->context_id = context_id;
     ring->context_kind = (uint16_t)kind;
     ring->ts_high = 0xFFFFFFFFu; /* no packet open: force the slow path */
-    ring->commit_open = commit;
     if (ring->packet_shift != EMB_TRACE_PACKET_SHIFT)
         return EMB_E_INVALID;
     emb__window_list(ring);
@@ -141,13 +140,6 @@ uint32_t emb_trace_set_classes(uint32_t mask)
  * the check sees the window closed and stores the 0 itself. */
 static void emb__publish_end(struct emb_trace_ring *ring, uint32_t end)
 {
-#if EMB_TRACE_COMMIT_OPEN
-    /* The open packet's counter before its end (emb/trace.h, commit_open); the signal
-     * fence keeps the order against this thread's signal handlers, the nested producers. */
-    uint32_t slot = ((end - 1u) >> EMB_TRACE_PACKET_SHIFT) & ring->slot_mask;
-    __atomic_store_n(&ring->commit_open, &ring->commit[slot], __ATOMIC_RELAXED);
-    __atomic_signal_fence(__ATOMIC_RELEASE);
-#endif
 #if CONFIG_EMB_TRACE_WINDOW
     if (emb__trace.mode == EMB_TRACE_MODE_WINDOW) {
         __atomic_store_n(&ring->packet_end, end, __ATOMIC_SEQ_CST);

@@ -53,11 +53,6 @@ struct emb_trace_ring {
     /* Window mode: the next ring initialised since emb_trace_init(), so that the close of
      * the window can end every ring's open packet (docs/formats/trace.md). */
     struct emb_trace_ring *next_ring;
-    /* The open packet's commit counter, for the fast path of a port without a reservation
-     * section (EMB_TRACE_COMMIT_OPEN: x86-64): one load instead of the array's base, a
-     * shift and an index. The slow path writes it before it publishes packet_end, so a
-     * fast path that passes the packet-end check reads the counter of its packet. */
-    uint32_t *commit_open;
 };
 
 /* read_pos flags: EMB_TRACE_READ_CLAIMED, _PUSHING and _BUSY (emb/trace_format.h), where a

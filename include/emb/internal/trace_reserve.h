@@ -50,17 +50,6 @@ static inline bool emb__trace_reaches(const uint32_t *packet_end, uint32_t end)
 #endif
 }
 
-/* The fast path takes the open packet's commit counter from the ring's commit_open where
- * the port has no reservation section: there the counter is read before the swap, which
- * validates it with the position. Inside a section (Cortex-M) the array is read with buf
- * in one LDRD and indexed in the same add, so the cached word would save nothing; on an
- * 8-bit core (AVR) a pointer takes two loads, which an interrupt may split. */
-#if !defined(EMB_PORT_LOCAL_RESERVE) && __SIZEOF_POINTER__ >= 4
-#define EMB_TRACE_COMMIT_OPEN 1
-#else
-#define EMB_TRACE_COMMIT_OPEN 0
-#endif
-
 /* Slow path: opens a packet, claims a ring, or drops and counts the event. Returns the
  * slot, whose payload is NULL when the event was dropped. */
 struct emb_trace_slot emb_trace_reserve_slow(struct emb_trace_ring *ring, uint32_t id,
@@ -101,12 +90,6 @@ static inline struct emb_trace_slot emb_trace_reserve_fast(uint32_t id, uint32_t
      * starts over with everything read again (and reserves in the open packet when the
      * event still fits): no retry loop here. */
     pos = ring->write_pos;
-#if EMB_TRACE_COMMIT_OPEN
-    /* The counter after the position (a compiler-only fence: the nested producers are
-     * this thread's signal handlers): a packet switch in between makes the swap fail. */
-    __atomic_signal_fence(__ATOMIC_ACQUIRE);
-    uint32_t *commit_open = __atomic_load_n(&ring->commit_open, __ATOMIC_RELAXED);
-#endif
     low = emb__trace_clock(&high);
     /* An event never fills a packet exactly: write_pos on a boundary means "closed". */
     if (EMB_UNLIKELY(emb__trace_reaches(&ring->packet_end, pos + size) ||
@@ -118,16 +101,13 @@ static inline struct emb_trace_slot emb_trace_reserve_fast(uint32_t id, uint32_t
 #endif
     /* buf and commit side by side, read together: one LDRD on Cortex-M. */
     uint8_t *buf = ring->buf;
+    uint32_t *commit = ring->commit;
     uint32_t offset = pos & ring->buf_mask;
     uint8_t *event = buf + offset;
     emb_put_le32(event + EMB_EVT_OFF_TS, low);
     emb_put_le32(event + EMB_EVT_OFF_ID, ring->event_flags | id);
-#if EMB_TRACE_COMMIT_OPEN
-    struct emb_trace_slot slot = {event + EMB_EVT_HEADER_SIZE, commit_open};
-#else
     struct emb_trace_slot slot = {event + EMB_EVT_HEADER_SIZE,
-                                  &ring->commit[offset >> EMB_TRACE_PACKET_SHIFT]};
-#endif
+                                  &commit[offset >> EMB_TRACE_PACKET_SHIFT]};
     return slot;
 }
 
