@@ -4,7 +4,8 @@
  * log_elf.c) must give every call site of module `radio_rx` partition 2 "radio", and no
  * other site a partition; the records on the wire are those of a module without one (the
  * partition costs no byte there); a note of version 1 over module records, a damaged
- * module record and a note version from the future are refused with what and where.
+ * module record (a name past the section's end, or with a control byte) and a note
+ * version from the future are refused with what and where.
  * Built twice (tests/CMakeLists.txt): with CONFIG_EMB_PARTITIONS 4, and 0, where the same
  * macro leaves no partition metadata at all: note version 1, no module record. */
 #define _GNU_SOURCE
@@ -153,6 +154,10 @@ static void test_versions(void)
     db = open_patched(rec + EMB_LOG_MODULE_OFF_NAME_LEN, 0xF0, why, sizeof why);
     ok(db == NULL && strstr(why, "malformed module record at offset"),
        "a module record whose name runs past the section: %s", why);
+    emb_logdb_free(db);
+    db = open_patched(rec + sizeof record, 0x1B, why, sizeof why); /* "\x1badio" */
+    ok(db == NULL && strstr(why, "malformed module record at offset"),
+       "a partition name with a control byte (a terminal escape): %s", why);
     emb_logdb_free(db);
     free(self);
 }

@@ -264,6 +264,15 @@ static size_t read_site(struct region_walk *w, size_t off)
     return body;
 }
 
+/* Whether `n` bytes hold no control character (the text shows them as they are). */
+static bool printable(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] < 0x20u || p[i] == 0x7Fu)
+            return false;
+    return true;
+}
+
 /* The module record at `off` (note version 2): the bytes it takes, or 0 (reported). */
 static size_t read_module(struct region_walk *w, size_t off)
 {
@@ -277,8 +286,7 @@ static size_t read_module(struct region_walk *w, size_t off)
     size_t body = EMB_LOG_MODULE_HEADER_SIZE + mlen + nlen;
     const uint8_t *mod = h + EMB_LOG_MODULE_HEADER_SIZE, *name = mod + mlen;
     if (mlen < 2u || nlen < 2u || off + body > w->size || mod[mlen - 1u] != 0u ||
-        name[nlen - 1u] != 0u || memchr(mod, 0, mlen - 1u) != NULL ||
-        memchr(name, 0, nlen - 1u) != NULL) {
+        name[nlen - 1u] != 0u || !printable(mod, mlen - 1u) || !printable(name, nlen - 1u)) {
         fail(w->e, "emb_log: malformed module record at offset %zu", off);
         return 0;
     }
