@@ -29,7 +29,7 @@ struct piece {
 
 /* The writer: the output, the model's strings escaped (by string id) and whether the open
  * object has a member yet. */
-struct pf_out {
+struct json_writer {
     struct emb_out o;
     char *text;
     size_t size;
@@ -43,21 +43,21 @@ struct pf_out {
     bool any_event;    /* the traceEvents array has an element */
 };
 
-static long long pid_of(const struct emb_pf_track *tr)
+static long long pid_of(const struct emb_perfetto_track *tr)
 {
-    return tr->kind == EMB_PF_TRACK_SCHED ? EMB_PF_PID_SCHED : EMB_PF_PID_CONTEXTS;
+    return tr->kind == EMB_PERFETTO_TRACK_SCHED ? EMB_PERFETTO_PID_SCHED : EMB_PERFETTO_PID_CONTEXTS;
 }
 
 /* A thread track's tid: its context id plus one, since readers of the format take tid 0
  * for "no thread" (@tracerbench/trace-model files such events under the process only). */
-static long long tid_of(const struct emb_pf_track *tr)
+static long long tid_of(const struct emb_perfetto_track *tr)
 {
     return (long long)tr->tid + 1;
 }
 
 static bool has_field(const struct emb_catalog_event *ev, const char *name)
 {
-    return emb_pf_field(ev, name) != NULL;
+    return emb_perfetto_field(ev, name) != NULL;
 }
 
 static uint32_t text_at(struct emb_out *o) { return (uint32_t)ftell(o->file) + (uint32_t)o->len; }
@@ -69,11 +69,11 @@ static void piece_end(struct emb_out *o, struct piece *p, uint32_t at)
 }
 
 /* Every model string, then every catalogue field's key, escaped into one text. */
-static void write_pieces(struct emb_out *o, struct pf_out *w, const struct emb_pf_model *m)
+static void write_pieces(struct emb_out *o, struct json_writer *w, const struct emb_perfetto_model *m)
 {
     for (size_t id = 0; id < w->nstr; id++) {
         uint32_t at = text_at(o);
-        const char *s = emb_pf_string(m, (uint32_t)id);
+        const char *s = emb_perfetto_string(m, (uint32_t)id);
         emb_out_json_string(o, s, strlen(s));
         piece_end(o, &w->str[id], at);
     }
@@ -94,7 +94,7 @@ static void write_pieces(struct emb_out *o, struct pf_out *w, const struct emb_p
         }
 }
 
-static void strings_free(struct pf_out *w)
+static void strings_free(struct json_writer *w)
 {
     free(w->text);
     free(w->str);
@@ -105,7 +105,7 @@ static void strings_free(struct pf_out *w)
 }
 
 /* False when out of memory. */
-static bool strings_build(struct pf_out *w, const struct emb_pf_model *m)
+static bool strings_build(struct json_writer *w, const struct emb_perfetto_model *m)
 {
     const struct emb_catalog *cat = emb_trace_catalog(m->t);
     size_t nevents = 0, nfields = 0;
@@ -135,7 +135,7 @@ static bool strings_build(struct pf_out *w, const struct emb_pf_model *m)
 }
 
 /* A model string, escaped and quoted. */
-static void put_string(struct pf_out *w, uint32_t id)
+static void put_string(struct json_writer *w, uint32_t id)
 {
     struct piece p = w->str[id < w->nstr ? id : 0];
     emb_out_bytes(&w->o, w->text + p.at, p.len);
@@ -151,7 +151,7 @@ static void put_text(struct emb_out *o, const char *s)
 
 /* A member's separator and its key (a literal that needs no escaping). */
 #define KEY(w, lit) key_lit((w), "\"" lit "\": ", sizeof("\"" lit "\": ") - 1u)
-static void key_lit(struct pf_out *w, const char *k, size_t n)
+static void key_lit(struct json_writer *w, const char *k, size_t n)
 {
     if (w->member)
         emb_out_char(&w->o, ',');
@@ -159,7 +159,7 @@ static void key_lit(struct pf_out *w, const char *k, size_t n)
     emb_out_bytes(&w->o, k, n);
 }
 
-static void key_name(struct pf_out *w, const char *name)
+static void key_name(struct json_writer *w, const char *name)
 {
     if (w->member)
         emb_out_char(&w->o, ',');
@@ -182,7 +182,7 @@ static void micros(struct emb_out *o, uint64_t t)
 }
 
 /* Opens an element of traceEvents: "ph", "name", "cat", "pid", "tid". */
-static void open_event(struct pf_out *w, const char *ph_member)
+static void open_event(struct json_writer *w, const char *ph_member)
 {
     emb_out_str(&w->o, w->any_event ? ",\n    {" : "\n    {");
     w->any_event = true;
@@ -190,7 +190,7 @@ static void open_event(struct pf_out *w, const char *ph_member)
     w->member = true;
 }
 
-static void event_head(struct pf_out *w, const char *ph_member, uint32_t name, uint32_t cat,
+static void event_head(struct json_writer *w, const char *ph_member, uint32_t name, uint32_t cat,
                        long long pid, long long tid, uint64_t ts)
 {
     open_event(w, ph_member);
@@ -207,7 +207,7 @@ static void event_head(struct pf_out *w, const char *ph_member, uint32_t name, u
 }
 
 /* A field as emb_trace_json_field() writes it with hex_text. */
-static void field(struct pf_out *w, const struct emb_catalog_field *f, const struct piece *key,
+static void field(struct json_writer *w, const struct emb_catalog_field *f, const struct piece *key,
                   const uint8_t *payload)
 {
     struct emb_out *o = &w->o;
@@ -244,7 +244,7 @@ static void field(struct pf_out *w, const struct emb_catalog_field *f, const str
 }
 
 /* The fields of an event; of a slice's end, those its begin did not already give. */
-static void fields(struct pf_out *w, const struct emb_trace_event *e,
+static void fields(struct json_writer *w, const struct emb_trace_event *e,
                    const struct emb_trace_event *skip)
 {
     if (!e->ev)
@@ -257,16 +257,16 @@ static void fields(struct pf_out *w, const struct emb_trace_event *e,
             field(w, &e->ev->fields[k], key ? &key[k] : NULL, e->payload);
 }
 
-static void args(struct pf_out *w, const struct emb_pf_item *it)
+static void args(struct json_writer *w, const struct emb_perfetto_item *it)
 {
     struct emb_out *o = &w->o;
     const struct emb_trace_event *e = it->ev;
     emb_out_bytes(o, ",\"args\": {", 10);
     w->member = false;
-    if (it->kind == EMB_PF_COUNTER) {
+    if (it->kind == EMB_PERFETTO_COUNTER) {
         KEY(w, "value");
         emb_out_i64(o, it->value);
-    } else if (it->kind == EMB_PF_LOG) {
+    } else if (it->kind == EMB_PERFETTO_LOG) {
         KEY(w, "level");
         put_text(o, level_names[it->log->level <= 4 ? it->log->level : 0]);
         KEY(w, "module");
@@ -295,10 +295,10 @@ static void args(struct pf_out *w, const struct emb_pf_item *it)
 
 /* A flow's end bound to the item: the same ts, pid, tid and cat (Chrome DevTools'
  * FlowsHandler binds by exactly those). */
-static void flow(struct pf_out *w, const struct emb_pf_model *m, const struct emb_pf_item *it,
+static void flow(struct json_writer *w, const struct emb_perfetto_model *m, const struct emb_perfetto_item *it,
                  bool finish, uint32_t id)
 {
-    const struct emb_pf_track *tr = &m->tracks[it->track];
+    const struct emb_perfetto_track *tr = &m->tracks[it->track];
     open_event(w, finish ? "\"ph\": \"f\"" : "\"ph\": \"s\"");
     emb_out_str(&w->o, ",\"name\": \"request\",\"cat\": ");
     put_string(w, it->cat);
@@ -315,17 +315,17 @@ static void flow(struct pf_out *w, const struct emb_pf_model *m, const struct em
     emb_out_str(&w->o, ",\"args\": {}}");
 }
 
-static void item(struct pf_out *w, const struct emb_pf_model *m, const struct emb_pf_item *it)
+static void item(struct json_writer *w, const struct emb_perfetto_model *m, const struct emb_perfetto_item *it)
 {
-    const struct emb_pf_track *tr = &m->tracks[it->track];
+    const struct emb_perfetto_track *tr = &m->tracks[it->track];
     switch (it->kind) {
-    case EMB_PF_SLICE:
+    case EMB_PERFETTO_SLICE:
         event_head(w, "\"ph\": \"X\"", it->name, it->cat, pid_of(tr), tid_of(tr), it->ts);
         emb_out_bytes(&w->o, ",\"dur\": ", 8);
         micros(&w->o, it->dur);
         break;
-    case EMB_PF_COUNTER:
-        event_head(w, "\"ph\": \"C\"", it->name, it->cat, EMB_PF_PID_CONTEXTS, 0, it->ts);
+    case EMB_PERFETTO_COUNTER:
+        event_head(w, "\"ph\": \"C\"", it->name, it->cat, EMB_PERFETTO_PID_CONTEXTS, 0, it->ts);
         break;
     default:
         event_head(w, "\"ph\": \"i\"", it->name, it->cat, pid_of(tr), tid_of(tr), it->ts);
@@ -341,7 +341,7 @@ static void item(struct pf_out *w, const struct emb_pf_model *m, const struct em
 }
 
 /* Metadata naming or ordering a process (tid < 0: written as 0) or a thread. */
-static void metadata_head(struct pf_out *w, const char *what, long long pid, long long tid)
+static void metadata_head(struct json_writer *w, const char *what, long long pid, long long tid)
 {
     open_event(w, "\"ph\": \"M\"");
     emb_out_str(&w->o, ",\"name\": ");
@@ -353,7 +353,7 @@ static void metadata_head(struct pf_out *w, const char *what, long long pid, lon
     emb_out_str(&w->o, ",\"ts\": 0,\"args\": {");
 }
 
-static void track_name(struct pf_out *w, const char *what, long long pid, long long tid,
+static void track_name(struct json_writer *w, const char *what, long long pid, long long tid,
                        const char *name)
 {
     metadata_head(w, what, pid, tid);
@@ -362,7 +362,7 @@ static void track_name(struct pf_out *w, const char *what, long long pid, long l
     emb_out_str(&w->o, "}}");
 }
 
-static void track_sort(struct pf_out *w, const char *what, long long pid, long long tid,
+static void track_sort(struct json_writer *w, const char *what, long long pid, long long tid,
                        long long index)
 {
     metadata_head(w, what, pid, tid);
@@ -371,15 +371,15 @@ static void track_sort(struct pf_out *w, const char *what, long long pid, long l
     emb_out_str(&w->o, "}}");
 }
 
-static void track_names(struct pf_out *w, const struct emb_pf_model *m)
+static void track_names(struct json_writer *w, const struct emb_perfetto_model *m)
 {
-    track_name(w, "process_name", EMB_PF_PID_CONTEXTS, -1, emb_pf_string(m, m->process));
-    track_name(w, "process_name", EMB_PF_PID_SCHED, -1, "scheduler");
+    track_name(w, "process_name", EMB_PERFETTO_PID_CONTEXTS, -1, emb_perfetto_string(m, m->process));
+    track_name(w, "process_name", EMB_PERFETTO_PID_SCHED, -1, "scheduler");
     for (size_t i = 0; i < m->ntracks; i++) {
-        const struct emb_pf_track *tr = &m->tracks[i];
-        if (tr->kind == EMB_PF_TRACK_COUNTER)
+        const struct emb_perfetto_track *tr = &m->tracks[i];
+        if (tr->kind == EMB_PERFETTO_TRACK_COUNTER)
             continue; /* a counter's track is its name */
-        track_name(w, "thread_name", pid_of(tr), tid_of(tr), emb_pf_string(m, tr->name));
+        track_name(w, "thread_name", pid_of(tr), tid_of(tr), emb_perfetto_string(m, tr->name));
         track_sort(w, "thread_sort_index", pid_of(tr), tid_of(tr), tr->sort);
     }
 }
@@ -387,20 +387,20 @@ static void track_names(struct pf_out *w, const struct emb_pf_model *m)
 int emb_trace_write_perfetto_json(const struct emb_trace *t, const struct emb_perfetto_options *opt,
                                   FILE *out)
 {
-    struct emb_pf_model m;
-    if (emb_pf_model_build(&m, t, opt ? opt->logs : NULL) != 0) {
-        emb_pf_model_free(&m);
+    struct emb_perfetto_model m;
+    if (emb_perfetto_model_build(&m, t, opt ? opt->logs : NULL) != 0) {
+        emb_perfetto_model_free(&m);
         return -1;
     }
-    struct pf_out w;
+    struct json_writer w;
     memset(&w, 0, sizeof w);
     if (!strings_build(&w, &m)) {
-        emb_pf_model_free(&m);
+        emb_perfetto_model_free(&m);
         return -1;
     }
     if (!emb_out_init(&w.o, out)) {
         strings_free(&w);
-        emb_pf_model_free(&m);
+        emb_perfetto_model_free(&m);
         return -1;
     }
     emb_out_str(&w.o, "{\n  \"displayTimeUnit\": \"ns\",\n  \"traceEvents\": [");
@@ -409,7 +409,7 @@ int emb_trace_write_perfetto_json(const struct emb_trace *t, const struct emb_pe
         item(&w, &m, &m.items[i]);
     emb_out_str(&w.o, w.any_event ? "\n  ]\n}\n" : "]\n}\n");
     strings_free(&w);
-    emb_pf_model_free(&m);
+    emb_perfetto_model_free(&m);
     return emb_out_finish(&w.o);
 }
 

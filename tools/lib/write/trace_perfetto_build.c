@@ -81,7 +81,7 @@ struct pending {
 };
 
 struct builder {
-    struct emb_pf_model *m;
+    struct emb_perfetto_model *m;
     struct ctx_state *ctx;
     const struct emb_catalog_event *begin_ev[NPAIRS], *end_ev[NPAIRS];
     const struct emb_catalog_event *counter_ev[NCOUNTERS];
@@ -91,18 +91,18 @@ struct builder {
     size_t npending;
 };
 
-static uint32_t category(struct emb_pf_model *m, const struct emb_trace_event *e)
+static uint32_t category(struct emb_perfetto_model *m, const struct emb_trace_event *e)
 {
-    return emb_pf_intern(m, e->ev && e->ev->cls ? e->ev->cls->name : "emb");
+    return emb_perfetto_intern(m, e->ev && e->ev->cls ? e->ev->cls->name : "emb");
 }
 
-static struct emb_pf_item *instant(struct builder *b, const struct emb_trace_event *e,
+static struct emb_perfetto_item *instant(struct builder *b, const struct emb_trace_event *e,
                                    const char *name, uint64_t order)
 {
-    struct emb_pf_item *it = emb_pf_item_add(b->m, EMB_PF_INSTANT, b->ctx[e->ctx].track, e->ns,
+    struct emb_perfetto_item *it = emb_perfetto_item_add(b->m, EMB_PERFETTO_INSTANT, b->ctx[e->ctx].track, e->ns,
                                              order);
     it->ev = e;
-    it->name = emb_pf_intern(b->m, name);
+    it->name = emb_perfetto_intern(b->m, name);
     it->cat = category(b->m, e);
     return it;
 }
@@ -110,22 +110,22 @@ static struct emb_pf_item *instant(struct builder *b, const struct emb_trace_eve
 static void counter(struct builder *b, const char *track, uint64_t ns, uint64_t order,
                     int64_t value)
 {
-    uint32_t tr = emb_pf_counter_track(b->m, track);
-    struct emb_pf_item *it = emb_pf_item_add(b->m, EMB_PF_COUNTER, tr, ns, order);
+    uint32_t tr = emb_perfetto_counter_track(b->m, track);
+    struct emb_perfetto_item *it = emb_perfetto_item_add(b->m, EMB_PERFETTO_COUNTER, tr, ns, order);
     it->value = value;
     it->name = b->m->tracks[tr].name;
-    it->cat = emb_pf_intern(b->m, "counter");
+    it->cat = emb_perfetto_intern(b->m, "counter");
 }
 
 static void slice(struct builder *b, uint32_t track, const struct open_slice *s, uint64_t end_ns,
                   const struct emb_trace_event *end)
 {
-    struct emb_pf_item *it = emb_pf_item_add(b->m, EMB_PF_SLICE, track, s->ts, s->order);
+    struct emb_perfetto_item *it = emb_perfetto_item_add(b->m, EMB_PERFETTO_SLICE, track, s->ts, s->order);
     it->dur = end_ns - s->ts;
     it->ev = s->begin;
     it->end = end;
     it->name = s->name;
-    it->cat = track == b->ctx[s->begin->ctx].sched_track ? emb_pf_intern(b->m, "sched")
+    it->cat = track == b->ctx[s->begin->ctx].sched_track ? emb_perfetto_intern(b->m, "sched")
                                                          : category(b->m, s->begin);
     it->flow_in = s->flow_in;
 }
@@ -144,7 +144,7 @@ static uint32_t served(struct builder *b, const struct emb_trace_event *e)
     for (unsigned r = 0; r < NREQUESTS; r++) {
         if (e->ev != b->served_ev[r])
             continue;
-        const struct emb_catalog_field *kf = emb_pf_field(e->ev, requests[r].key);
+        const struct emb_catalog_field *kf = emb_perfetto_field(e->ev, requests[r].key);
         uint64_t key = emb_catalog_field_get_uint(kf, e->payload);
         size_t n = b->npending < MAX_PENDING ? b->npending : MAX_PENDING;
         for (size_t k = b->npending - n; k < b->npending; k++) {
@@ -165,10 +165,10 @@ static void request(struct builder *b, const struct emb_trace_event *e, size_t i
     for (unsigned r = 0; r < NREQUESTS; r++) {
         if (e->ev != b->request_ev[r])
             continue;
-        const struct emb_catalog_field *ok = emb_pf_field(e->ev, requests[r].ok);
+        const struct emb_catalog_field *ok = emb_perfetto_field(e->ev, requests[r].ok);
         if (ok && emb_catalog_field_get_int(ok, e->payload) < 0)
             continue; /* refused: nothing will serve it */
-        const struct emb_catalog_field *kf = emb_pf_field(e->ev, requests[r].key);
+        const struct emb_catalog_field *kf = emb_perfetto_field(e->ev, requests[r].key);
         b->pending[b->npending++ % MAX_PENDING] = (struct pending){
             .request = r, .key = emb_catalog_field_get_uint(kf, e->payload), .item = item};
     }
@@ -178,8 +178,8 @@ static void pair_begin(struct builder *b, struct ctx_state *c, const struct emb_
                        unsigned p, uint64_t order)
 {
     const struct pair *pr = &pairs[p];
-    const struct emb_catalog_field *kf = emb_pf_field(e->ev, pr->key);
-    const struct emb_catalog_field *lf = emb_pf_field(e->ev, pr->label_field);
+    const struct emb_catalog_field *kf = emb_perfetto_field(e->ev, pr->key);
+    const struct emb_catalog_field *lf = emb_perfetto_field(e->ev, pr->label_field);
     char name[96], buf[64];
     if (lf || kf)
         snprintf(name, sizeof name, "%s %s", pr->label,
@@ -193,7 +193,7 @@ static void pair_begin(struct builder *b, struct ctx_state *c, const struct emb_
     }
     c->open[c->nopen++] = (struct open_slice){
         .pair = p, .key = kf ? emb_catalog_field_get_uint(kf, e->payload) : 0,
-        .name = emb_pf_intern(b->m, name), .flow_in = flow_in, .ts = e->ns, .order = order,
+        .name = emb_perfetto_intern(b->m, name), .flow_in = flow_in, .ts = e->ns, .order = order,
         .begin = e};
 }
 
@@ -202,7 +202,7 @@ static void pair_begin(struct builder *b, struct ctx_state *c, const struct emb_
 static void pair_end(struct builder *b, struct ctx_state *c, const struct emb_trace_event *e,
                      unsigned p, uint64_t order)
 {
-    const struct emb_catalog_field *kf = emb_pf_field(e->ev, pairs[p].key);
+    const struct emb_catalog_field *kf = emb_perfetto_field(e->ev, pairs[p].key);
     uint64_t key = kf ? emb_catalog_field_get_uint(kf, e->payload) : 0;
     unsigned k = c->nopen;
     while (k > 0 && !(c->open[k - 1].pair == p && c->open[k - 1].key == key))
@@ -231,22 +231,22 @@ static void sched_switch(struct builder *b, struct ctx_state *c, const struct em
         const struct emb_trace_context *ctx = emb_trace_context(b->m->t, e->ctx);
         char name[64];
         snprintf(name, sizeof name, "%s running", ctx->name);
-        c->sched_track = emb_pf_track_add(b->m, EMB_PF_TRACK_SCHED, e->context_id, e->ctx, name);
+        c->sched_track = emb_perfetto_track_add(b->m, EMB_PERFETTO_TRACK_SCHED, e->context_id, e->ctx, name);
     }
     if (c->running.name)
         slice(b, c->sched_track, &c->running, e->ns, NULL);
-    const struct emb_catalog_field *to = emb_pf_field(e->ev, "to");
+    const struct emb_catalog_field *to = emb_perfetto_field(e->ev, "to");
     char buf[64];
     c->running = (struct open_slice){
-        .name = emb_pf_intern(b->m, to ? display(b, to, e->payload, buf, sizeof buf) : "?"),
+        .name = emb_perfetto_intern(b->m, to ? display(b, to, e->payload, buf, sizeof buf) : "?"),
         .ts = e->ns, .order = order, .begin = e};
 }
 
 static void level_counter(struct builder *b, const struct emb_trace_event *e, unsigned k,
                           uint64_t order)
 {
-    const struct emb_catalog_field *of = emb_pf_field(e->ev, counters[k].object);
-    const struct emb_catalog_field *vf = emb_pf_field(e->ev, counters[k].field);
+    const struct emb_catalog_field *of = emb_perfetto_field(e->ev, counters[k].object);
+    const struct emb_catalog_field *vf = emb_perfetto_field(e->ev, counters[k].field);
     if (!of || !vf)
         return;
     char name[128], buf[64];
@@ -336,41 +336,41 @@ static void close_all(struct builder *b)
     }
 }
 
-static uint32_t context_track(struct emb_pf_model *m, uint16_t id)
+static uint32_t context_track(struct emb_perfetto_model *m, uint16_t id)
 {
     for (size_t i = 0; i < m->ntracks; i++)
-        if (m->tracks[i].kind == EMB_PF_TRACK_CONTEXT && m->tracks[i].tid == id)
+        if (m->tracks[i].kind == EMB_PERFETTO_TRACK_CONTEXT && m->tracks[i].tid == id)
             return (uint32_t)i;
     char name[32];
     snprintf(name, sizeof name, "ctx %u", id);
-    return emb_pf_track_add(m, EMB_PF_TRACK_CONTEXT, id, (uint32_t)m->ntracks, name);
+    return emb_perfetto_track_add(m, EMB_PERFETTO_TRACK_CONTEXT, id, (uint32_t)m->ntracks, name);
 }
 
 /* Log lines on the context that logged them, at their time on the trace's clock; a line
  * from before the trace's start has no place on it and is left out. */
-static void log_lines(struct emb_pf_model *m, const struct emb_perfetto_logs *logs,
+static void log_lines(struct emb_perfetto_model *m, const struct emb_perfetto_logs *logs,
                       uint64_t order)
 {
     const struct emb_trace_info *h = emb_trace_info(m->t);
     uint64_t hz = logs->clock_hz ? logs->clock_hz : h->clock_hz;
     uint64_t start = emb_trace_ticks_to_ns(h->start_ts, h->clock_hz);
-    uint32_t cat = emb_pf_intern(m, "log");
+    uint32_t cat = emb_perfetto_intern(m, "log");
     for (size_t i = 0; i < logs->n; i++) {
         const struct emb_perfetto_log_line *l = &logs->lines[i];
         uint64_t ns = emb_trace_ticks_to_ns(l->ts, hz);
         if (ns < start)
             continue;
-        struct emb_pf_item *it = emb_pf_item_add(m, EMB_PF_LOG, context_track(m, l->context),
+        struct emb_perfetto_item *it = emb_perfetto_item_add(m, EMB_PERFETTO_LOG, context_track(m, l->context),
                                                  ns - start, order + i);
         it->log = l;
-        it->name = emb_pf_intern(m, l->text);
+        it->name = emb_perfetto_intern(m, l->text);
         it->cat = cat;
     }
 }
 
 static int by_time(const void *pa, const void *pb)
 {
-    const struct emb_pf_item *a = pa, *b = pb;
+    const struct emb_perfetto_item *a = pa, *b = pb;
     if (a->ts != b->ts)
         return a->ts < b->ts ? -1 : 1;
     return a->key < b->key ? -1 : a->key > b->key;
@@ -378,19 +378,19 @@ static int by_time(const void *pa, const void *pb)
 
 static void tracks(struct builder *b)
 {
-    struct emb_pf_model *m = b->m;
+    struct emb_perfetto_model *m = b->m;
     const struct emb_trace_info *h = emb_trace_info(m->t);
     char name[64];
     snprintf(name, sizeof name, "emb %s", h->port[0] ? h->port : "trace");
-    m->process = emb_pf_intern(m, name);
+    m->process = emb_perfetto_intern(m, name);
     for (size_t i = 0; i < emb_trace_context_count(m->t); i++) {
         const struct emb_trace_context *c = emb_trace_context(m->t, i);
-        b->ctx[i].track = emb_pf_track_add(m, EMB_PF_TRACK_CONTEXT, c->id, (uint32_t)i, c->name);
+        b->ctx[i].track = emb_perfetto_track_add(m, EMB_PERFETTO_TRACK_CONTEXT, c->id, (uint32_t)i, c->name);
         b->ctx[i].sched_track = UINT32_MAX;
     }
 }
 
-int emb_pf_model_build(struct emb_pf_model *m, const struct emb_trace *t,
+int emb_perfetto_model_build(struct emb_perfetto_model *m, const struct emb_trace *t,
                        const struct emb_perfetto_logs *logs)
 {
     memset(m, 0, sizeof *m);
@@ -419,9 +419,9 @@ int emb_pf_model_build(struct emb_pf_model *m, const struct emb_trace *t,
     for (size_t i = 0; i < n && !m->failed; i++)
         record(b, recs[i], (uint64_t)i << 8);
     close_all(b);
-    emb_pf_cpu_load(m);
-    emb_pf_thread_load(m);
-    emb_pf_ring_fill(m);
+    emb_perfetto_cpu_load(m);
+    emb_perfetto_thread_load(m);
+    emb_perfetto_ring_fill(m);
     if (logs)
         log_lines(m, logs, (uint64_t)n << 8);
     free(b->ctx);

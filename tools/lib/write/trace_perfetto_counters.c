@@ -24,7 +24,7 @@ static int busy_change(const struct emb_trace_event *e, const struct emb_catalog
         return 1;
     if (e->ev != sw)
         return 0;
-    const struct emb_catalog_field *to = emb_pf_field(sw, "to");
+    const struct emb_catalog_field *to = emb_perfetto_field(sw, "to");
     if (!to)
         return 0;
     uint64_t v = emb_catalog_field_get_uint(to, e->payload);
@@ -47,15 +47,15 @@ static void add_busy(uint64_t *acc, size_t nwin, uint64_t window, uint64_t from,
 
 /* A counter of `name`: each window's busy time in percent of the window, a point at its
  * start. */
-static void window_counter(struct emb_pf_model *m, const char *name, const uint64_t *acc,
+static void window_counter(struct emb_perfetto_model *m, const char *name, const uint64_t *acc,
                            uint64_t window, size_t nwin)
 {
-    uint32_t track = emb_pf_counter_track(m, name);
-    uint32_t cat = emb_pf_intern(m, "counter");
+    uint32_t track = emb_perfetto_counter_track(m, name);
+    uint32_t cat = emb_perfetto_intern(m, "counter");
     for (size_t w = 0; w < nwin; w++) {
         uint64_t start = (uint64_t)w * window;
         uint64_t len = m->end_ns - start < window ? m->end_ns - start : window;
-        struct emb_pf_item *it = emb_pf_item_add(m, EMB_PF_COUNTER, track, start, 0);
+        struct emb_perfetto_item *it = emb_perfetto_item_add(m, EMB_PERFETTO_COUNTER, track, start, 0);
         it->value = len ? (int64_t)((acc[w] * 100 + len / 2) / len) : 0;
         it->name = m->tracks[track].name;
         it->cat = cat;
@@ -63,7 +63,7 @@ static void window_counter(struct emb_pf_model *m, const char *name, const uint6
 }
 
 /* One context's load: percent of each window it was busy, as a counter. */
-static void context_load(struct emb_pf_model *m, const struct emb_trace_context *c,
+static void context_load(struct emb_perfetto_model *m, const struct emb_trace_context *c,
                          const struct emb_catalog_event *const ev[3], uint64_t window,
                          uint64_t *acc, size_t nwin)
 {
@@ -93,7 +93,7 @@ static void context_load(struct emb_pf_model *m, const struct emb_trace_context 
 
 /* The load counters' window: 1 ms, widened tenfold until the trace has fewer than
  * LOAD_MAX_WINDOWS; *nwin windows cover the trace. */
-static uint64_t load_window(const struct emb_pf_model *m, size_t *nwin)
+static uint64_t load_window(const struct emb_perfetto_model *m, size_t *nwin)
 {
     uint64_t window = LOAD_WINDOW_NS;
     while (m->end_ns / window >= LOAD_MAX_WINDOWS)
@@ -102,7 +102,7 @@ static uint64_t load_window(const struct emb_pf_model *m, size_t *nwin)
     return window;
 }
 
-void emb_pf_cpu_load(struct emb_pf_model *m)
+void emb_perfetto_cpu_load(struct emb_perfetto_model *m)
 {
     const struct emb_catalog *cat = emb_trace_catalog(m->t);
     const struct emb_catalog_event *const ev[3] = {
@@ -146,11 +146,11 @@ static long thread_row(struct thread_loads *l, uint64_t index, const struct emb_
     return (long)l->slot[index] - 1;
 }
 
-static void context_thread_load(struct emb_pf_model *m, const struct emb_trace_context *c,
+static void context_thread_load(struct emb_perfetto_model *m, const struct emb_trace_context *c,
                                 const struct emb_catalog_event *sw, struct thread_loads *l,
                                 uint64_t window)
 {
-    const struct emb_catalog_field *to = emb_pf_field(sw, "to");
+    const struct emb_catalog_field *to = emb_perfetto_field(sw, "to");
     long running = -1;
     uint64_t since = 0;
     for (size_t i = 0; to != NULL && i < c->nrecs; i++) {
@@ -166,10 +166,10 @@ static void context_thread_load(struct emb_pf_model *m, const struct emb_trace_c
         add_busy(l->acc + (size_t)running * l->nwin, l->nwin, window, since, m->end_ns);
 }
 
-void emb_pf_thread_load(struct emb_pf_model *m)
+void emb_perfetto_thread_load(struct emb_perfetto_model *m)
 {
     const struct emb_catalog_event *sw = emb_catalog_find(emb_trace_catalog(m->t), "switch");
-    const struct emb_catalog_field *to = sw ? emb_pf_field(sw, "to") : NULL;
+    const struct emb_catalog_field *to = sw ? emb_perfetto_field(sw, "to") : NULL;
     if (to == NULL)
         return;
     struct thread_loads l = {.slot = calloc(0xFFFFu, sizeof(uint16_t))};
@@ -195,7 +195,7 @@ void emb_pf_thread_load(struct emb_pf_model *m)
 /* The packets a context's ring has taken since the trace began, in percent of the ring
  * (the header's ring block), at the start of each packet: 100 is where a snapshot ring
  * begins to overwrite and a window capture closes. */
-void emb_pf_ring_fill(struct emb_pf_model *m)
+void emb_perfetto_ring_fill(struct emb_perfetto_model *m)
 {
     const struct emb_trace_info *h = emb_trace_info(m->t);
     if (!h->ring_packets)
@@ -207,7 +207,7 @@ void emb_pf_ring_fill(struct emb_pf_model *m)
         m->failed = true;
         return;
     }
-    uint32_t cat = emb_pf_intern(m, "counter");
+    uint32_t cat = emb_perfetto_intern(m, "counter");
     for (size_t i = 0; i < npk; i++) {
         const struct emb_trace_packet *p = &pk[i];
         if (p->ctx >= nctx || p->ts_begin < h->start_ts)
@@ -215,9 +215,9 @@ void emb_pf_ring_fill(struct emb_pf_model *m)
         uint64_t n = ++held[p->ctx];
         char name[64];
         snprintf(name, sizeof name, "ring fill (%s)", emb_trace_context(m->t, p->ctx)->name);
-        uint32_t track = emb_pf_counter_track(m, name);
+        uint32_t track = emb_perfetto_counter_track(m, name);
         uint64_t ns = emb_trace_ticks_to_ns(p->ts_begin - h->start_ts, h->clock_hz);
-        struct emb_pf_item *it = emb_pf_item_add(m, EMB_PF_COUNTER, track, ns, 0);
+        struct emb_perfetto_item *it = emb_perfetto_item_add(m, EMB_PERFETTO_COUNTER, track, ns, 0);
         it->value = (int64_t)((n < h->ring_packets ? n : h->ring_packets) * 100 / h->ring_packets);
         it->name = m->tracks[track].name;
         it->cat = cat;
