@@ -41,6 +41,7 @@ struct json_writer {
     struct piece *key; /* a field's `"NAME": ` */
     bool member;       /* the open object has a member: the next one after a comma */
     bool any_event;    /* the traceEvents array has an element */
+    const struct emb_perfetto_model *m;
 };
 
 static long long pid_of(const struct emb_perfetto_track *tr)
@@ -384,11 +385,19 @@ static void track_names(struct json_writer *w, const struct emb_perfetto_model *
     }
 }
 
+static void emit_item(void *arg, const struct emb_perfetto_item *it)
+{
+    struct json_writer *w = arg;
+    item(w, w->m, it);
+}
+
+/* Written as the model's second walk reaches each item (trace_perfetto_build.c): memory
+ * does not grow with the events. */
 int emb_trace_write_perfetto_json(const struct emb_trace *t, const struct emb_perfetto_options *opt,
                                   FILE *out)
 {
     struct emb_perfetto_model m;
-    if (emb_perfetto_model_build(&m, t, opt ? opt->logs : NULL) != 0) {
+    if (emb_perfetto_model_scan(&m, t, opt ? opt->logs : NULL) != 0) {
         emb_perfetto_model_free(&m);
         return -1;
     }
@@ -403,14 +412,15 @@ int emb_trace_write_perfetto_json(const struct emb_trace *t, const struct emb_pe
         emb_perfetto_model_free(&m);
         return -1;
     }
+    w.m = &m;
     emb_out_str(&w.o, "{\n  \"displayTimeUnit\": \"ns\",\n  \"traceEvents\": [");
     track_names(&w, &m);
-    for (size_t i = 0; i < m.nitems; i++)
-        item(&w, &m, &m.items[i]);
+    int rc = emb_perfetto_model_emit(&m, emit_item, &w);
     emb_out_str(&w.o, w.any_event ? "\n  ]\n}\n" : "]\n}\n");
     strings_free(&w);
     emb_perfetto_model_free(&m);
-    return emb_out_finish(&w.o);
+    int wrc = emb_out_finish(&w.o);
+    return rc != 0 ? -1 : wrc;
 }
 
 int emb_trace_write_perfetto(const struct emb_trace *t, FILE *out)

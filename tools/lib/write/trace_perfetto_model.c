@@ -128,5 +128,6 @@ void emb_perfetto_model_free(struct emb_perfetto_model *m)
     free(m->tracks);
     free(m->items);
     emb_trace_names_free(m->names);
+    emb_perfetto_walk_free(m->walk);
     memset(m, 0, sizeof *m);
 }

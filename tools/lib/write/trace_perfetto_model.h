@@ -50,6 +50,8 @@ struct emb_perfetto_item {
     uint8_t kind;
 };
 
+struct emb_perfetto_walk;
+
 struct emb_perfetto_strings {
     char **s;           /* by id, from 1; 0 is "no string" */
     size_t n, cap;
@@ -69,13 +71,32 @@ struct emb_perfetto_model {
     uint64_t end_ns;    /* the trace's end */
     uint32_t process;   /* string id of process 1's name */
     bool failed;        /* memory ran out */
+    struct emb_perfetto_walk *walk; /* a two-walk build's state between its walks */
 };
 
-/* Builds the model; logs may be NULL. 0, or -1 when memory ran out (then free it). Items
- * come sorted by time, ties by key. */
+/* Builds the model in one walk with every item kept; logs may be NULL. 0, or -1 when memory
+ * ran out (then free it). Items come sorted by time, ties by key. Items point at the
+ * trace's records: a trace that keeps them (not a streaming decode). */
 int emb_perfetto_model_build(struct emb_perfetto_model *m, const struct emb_trace *t,
-                       const struct emb_perfetto_logs *logs);
+                             const struct emb_perfetto_logs *logs);
+
+/* The same model in two walks of the trace's cursor that keep no record's item, so a
+ * streaming decode will do. emb_perfetto_model_scan() walks it once and leaves the tracks,
+ * every string the items name, and in items only the counters derived from whole contexts
+ * and the log lines; emb_perfetto_model_emit() walks it again and hands every item, those
+ * included, to `emit` in the order emb_perfetto_model_build() sorts them into. An item
+ * and the events it points at live until `emit` returns. 0, or -1 when memory ran out. */
+int emb_perfetto_model_scan(struct emb_perfetto_model *m, const struct emb_trace *t,
+                            const struct emb_perfetto_logs *logs);
+int emb_perfetto_model_emit(struct emb_perfetto_model *m,
+                            void (*emit)(void *arg, const struct emb_perfetto_item *it), void *arg);
 void emb_perfetto_model_free(struct emb_perfetto_model *m);
+void emb_perfetto_walk_free(struct emb_perfetto_walk *w);
+
+/* The log lines as items (trace_perfetto_log.c) on the context that logged them, keys from
+ * `order` on. */
+void emb_perfetto_log_items(struct emb_perfetto_model *m, const struct emb_perfetto_logs *logs,
+                            uint64_t order);
 
 /* Strings: intern one (its id, 0 when memory ran out), and read one back. */
 uint32_t emb_perfetto_intern(struct emb_perfetto_model *m, const char *s);
@@ -90,10 +111,14 @@ struct emb_perfetto_item *emb_perfetto_item_add(struct emb_perfetto_model *m, ui
 uint32_t emb_perfetto_counter_track(struct emb_perfetto_model *m, const char *name);
 
 /* The derived counters (trace_perfetto_counters.c): CPU load per context from its switch
- * and idle events, load per thread from the switch events, and ring fill per context
- * from its packets. */
-void emb_perfetto_cpu_load(struct emb_perfetto_model *m);
-void emb_perfetto_thread_load(struct emb_perfetto_model *m);
+ * and idle events and load per thread from the switch events, summed as a walk shows
+ * each record (loads_record) and added as items at its end (loads_finish, which frees
+ * them); ring fill per context from its packets. */
+struct emb_perfetto_loads;
+struct emb_perfetto_loads *emb_perfetto_loads_new(const struct emb_perfetto_model *m);
+void emb_perfetto_loads_record(struct emb_perfetto_loads *l, const struct emb_trace_event *e,
+                               uint64_t order);
+void emb_perfetto_loads_finish(struct emb_perfetto_loads *l, struct emb_perfetto_model *m);
 void emb_perfetto_ring_fill(struct emb_perfetto_model *m);
 
 /* The event's field `name`, or NULL. */
