@@ -675,35 +675,21 @@ int emb_perfetto_model_build(struct emb_perfetto_model *m, const struct emb_trac
     return 0;
 }
 
-/* The kept items' order by time and key, and by when they were made. */
-struct kept {
-    uint64_t ts, key;
-    uint32_t index;
-};
-
-static int by_kept_time(const void *pa, const void *pb)
-{
-    const struct kept *a = pa, *b = pb;
-    if (a->ts != b->ts)
-        return a->ts < b->ts ? -1 : 1;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    return (a->index > b->index) - (a->index < b->index);
-}
-
+/* The kept items in order of time and key, then of when they were made. */
 static bool order_kept(builder *b)
 {
     struct emb_perfetto_model *m = b->m;
-    struct kept *k = malloc((m->nitems + 1) * sizeof *k);
+    struct emb_perfetto_order *k = malloc((m->nitems + 1) * sizeof *k);
     b->kept_order = malloc((m->nitems + 1) * sizeof *b->kept_order);
     if (k == NULL || b->kept_order == NULL) {
         free(k);
         return false;
     }
     for (size_t i = 0; i < m->nitems; i++)
-        k[i] = (struct kept){.ts = m->items[i].ts, .key = m->items[i].key, .index = (uint32_t)i};
+        k[i] = (struct emb_perfetto_order){.first = m->items[i].ts, .second = m->items[i].key,
+                                           .index = (uint32_t)i};
     if (m->nitems > 1)
-        qsort(k, m->nitems, sizeof *k, by_kept_time);
+        qsort(k, m->nitems, sizeof *k, emb_perfetto_by_order);
     for (size_t i = 0; i < m->nitems; i++)
         b->kept_order[i] = k[i].index;
     b->nkept = m->nitems;

@@ -197,34 +197,21 @@ void emb_perfetto_loads_record(struct emb_perfetto_loads *l, const struct emb_tr
     c->since = e->ns;
 }
 
-struct row_order {
-    uint32_t ctx, row;
-    uint64_t order;
-};
-
-static int by_first_run(const void *pa, const void *pb)
-{
-    const struct row_order *a = pa, *b = pb;
-    if (a->ctx != b->ctx)
-        return a->ctx < b->ctx ? -1 : 1;
-    return a->order < b->order ? -1 : a->order > b->order;
-}
-
 /* Per-thread load: the first LOAD_THREADS_MAX threads, in the order that names them. */
 static void thread_counters(struct emb_perfetto_loads *l, struct emb_perfetto_model *m)
 {
-    struct row_order *order = malloc((l->nrows + 1) * sizeof *order);
+    struct emb_perfetto_order *order = malloc((l->nrows + 1) * sizeof *order);
     if (order == NULL) {
         m->failed = true;
         return;
     }
     for (size_t r = 0; r < l->nrows; r++)
-        order[r] = (struct row_order){.ctx = l->rows[r].ctx, .row = (uint32_t)r,
-                                      .order = l->rows[r].order};
+        order[r] = (struct emb_perfetto_order){.first = l->rows[r].ctx,
+                                               .second = l->rows[r].order, .index = (uint32_t)r};
     if (l->nrows > 1)
-        qsort(order, l->nrows, sizeof *order, by_first_run);
+        qsort(order, l->nrows, sizeof *order, emb_perfetto_by_order);
     for (size_t k = 0; k < l->nrows && k < LOAD_THREADS_MAX && !m->failed; k++) {
-        const struct thread_row *r = &l->rows[order[k].row];
+        const struct thread_row *r = &l->rows[order[k].index];
         char who[64], name[96];
         emb_trace_field_display(m->names, emb_trace_info(m->t)->clock_hz, l->to, r->named, who,
                                 sizeof who);

@@ -111,6 +111,16 @@ struct emb_perfetto_item *emb_perfetto_item_add(struct emb_perfetto_model *m, ui
     return it;
 }
 
+int emb_perfetto_by_order(const void *pa, const void *pb)
+{
+    const struct emb_perfetto_order *a = pa, *b = pb;
+    if (a->first != b->first)
+        return a->first < b->first ? -1 : 1;
+    if (a->second != b->second)
+        return a->second < b->second ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
 const struct emb_catalog_field *emb_perfetto_field(const struct emb_catalog_event *ev, const char *name)
 {
     for (size_t i = 0; ev && name && i < ev->nfields; i++)

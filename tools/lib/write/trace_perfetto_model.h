@@ -121,6 +121,13 @@ void emb_perfetto_loads_record(struct emb_perfetto_loads *l, const struct emb_tr
 void emb_perfetto_loads_finish(struct emb_perfetto_loads *l, struct emb_perfetto_model *m);
 void emb_perfetto_ring_fill(struct emb_perfetto_model *m);
 
+/* What a sort orders by: first, then second, then index (where it was made). */
+struct emb_perfetto_order {
+    uint64_t first, second;
+    uint32_t index;
+};
+int emb_perfetto_by_order(const void *a, const void *b); /* for qsort */
+
 /* The event's field `name`, or NULL. */
 const struct emb_catalog_field *emb_perfetto_field(const struct emb_catalog_event *ev,
                                              const char *name);
