@@ -7,7 +7,6 @@
  * writer writes for the same events (one event a line, "key": value, flat below the
  * array), which `emb events export` still uses. The model's strings (names, categories)
  * are escaped once per trace and each event copies them. */
-#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include "trace_perfetto.h"
 
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 
 #include <emb/trace_format.h>
 
+#include "escaped_pieces.h"
 #include "out_buf.h"
 #include "perfetto_json.h"
 #include "trace_perfetto_model.h"
@@ -22,23 +22,13 @@
 
 static const char *const level_names[] = {"---", "ERR", "WRN", "INF", "DBG"};
 
-/* A piece of the escaped text. */
-struct piece {
-    uint32_t at, len;
-};
-
-/* The writer: the output, the model's strings escaped (by string id) and whether the open
- * object has a member yet. */
+/* The writer: the output, the model's strings and every catalogue field's key escaped
+ * once (escaped_pieces.h), and whether the open object has a member yet. */
 struct json_writer {
     struct emb_out o;
-    char *text;
-    size_t size;
-    struct piece *str; /* by string id; m->str.n of them */
+    struct emb_escaped_pieces p;
+    struct emb_piece *str; /* by string id; m->str.n of them */
     size_t nstr;
-    uint32_t *slot;    /* catalogue event id -> its index in `ev` plus one; 0: none */
-    const struct emb_catalog_event **ev;
-    uint32_t *first_key; /* per catalogue event: its first field's index in `key` */
-    struct piece *key; /* a field's `"NAME": ` */
     bool member;       /* the open object has a member: the next one after a comma */
     bool any_event;    /* the traceEvents array has an element */
     const struct emb_perfetto_model *m;
@@ -61,85 +51,50 @@ static bool has_field(const struct emb_catalog_event *ev, const char *name)
     return emb_perfetto_field(ev, name) != NULL;
 }
 
-static uint32_t text_at(struct emb_out *o) { return (uint32_t)ftell(o->file) + (uint32_t)o->len; }
-
-static void piece_end(struct emb_out *o, struct piece *p, uint32_t at)
+static void key_piece(struct emb_out *o, const char *name, size_t k)
 {
-    p->at = at;
-    p->len = text_at(o) - at;
+    (void)k;
+    emb_out_json_string(o, name, strlen(name));
+    emb_out_bytes(o, ": ", 2);
 }
 
-/* Every model string, then every catalogue field's key, escaped into one text. */
-static void write_pieces(struct emb_out *o, struct json_writer *w, const struct emb_perfetto_model *m)
+/* Every model string. */
+static void string_pieces(struct emb_out *o, void *arg)
 {
+    struct json_writer *w = arg;
     for (size_t id = 0; id < w->nstr; id++) {
-        uint32_t at = text_at(o);
-        const char *s = emb_perfetto_string(m, (uint32_t)id);
+        uint32_t at = emb_escaped_pieces_at(o);
+        const char *s = emb_perfetto_string(w->m, (uint32_t)id);
         emb_out_json_string(o, s, strlen(s));
-        piece_end(o, &w->str[id], at);
+        emb_escaped_pieces_end(o, &w->str[id], at);
     }
-    const struct emb_catalog *cat = emb_trace_catalog(m->t);
-    size_t index = 0, nkeys = 0;
-    for (size_t c = 0; c < cat->nclasses; c++)
-        for (size_t e = 0; e < cat->classes[c].nevents; e++, index++) {
-            const struct emb_catalog_event *ev = &cat->classes[c].events[e];
-            w->ev[index] = ev;
-            w->first_key[index] = (uint32_t)nkeys;
-            for (size_t k = 0; k < ev->nfields; k++) {
-                uint32_t at = text_at(o);
-                emb_out_json_string(o, ev->fields[k].name, strlen(ev->fields[k].name));
-                emb_out_bytes(o, ": ", 2);
-                piece_end(o, &w->key[nkeys++], at);
-            }
-            w->slot[ev->id] = (uint32_t)index + 1u;
-        }
 }
 
 static void strings_free(struct json_writer *w)
 {
-    free(w->text);
+    emb_escaped_pieces_free(&w->p);
     free(w->str);
-    free(w->slot);
-    free(w->ev);
-    free(w->first_key);
-    free(w->key);
+    w->str = NULL;
 }
 
 /* False when out of memory. */
 static bool strings_build(struct json_writer *w, const struct emb_perfetto_model *m)
 {
-    const struct emb_catalog *cat = emb_trace_catalog(m->t);
-    size_t nevents = 0, nfields = 0;
-    for (size_t c = 0; c < cat->nclasses; c++)
-        for (size_t e = 0; e < cat->classes[c].nevents; e++, nevents++)
-            nfields += cat->classes[c].events[e].nfields;
+    w->m = m;
     w->nstr = m->str.n ? m->str.n : 1u;
     w->str = calloc(w->nstr, sizeof *w->str);
-    w->slot = calloc(65536, sizeof *w->slot);
-    w->ev = calloc(nevents + 1, sizeof *w->ev);
-    w->first_key = calloc(nevents + 1, sizeof *w->first_key);
-    w->key = calloc(nfields + 1, sizeof *w->key);
-    FILE *f = open_memstream(&w->text, &w->size);
-    struct emb_out o;
-    bool ok = w->str && w->slot && w->ev && w->first_key && w->key && f && emb_out_init(&o, f);
-    if (ok) {
-        write_pieces(&o, w, m);
-        ok = emb_out_finish(&o) == 0;
-    }
-    if (f != NULL && fclose(f) != 0)
-        ok = false;
-    if (!ok) {
-        strings_free(w);
-        memset(w, 0, sizeof *w);
-    }
-    return ok;
+    struct emb_escaped_pieces_spec spec = {.key = key_piece, .rest = string_pieces, .arg = w};
+    if (w->str && emb_escaped_pieces_build(&w->p, emb_trace_catalog(m->t), &spec))
+        return true;
+    free(w->str);
+    w->str = NULL;
+    return false;
 }
 
 /* A model string, escaped and quoted. */
 static void put_string(struct json_writer *w, uint32_t id)
 {
-    struct piece p = w->str[id < w->nstr ? id : 0];
-    emb_out_bytes(&w->o, w->text + p.at, p.len);
+    emb_escaped_pieces_put(&w->o, &w->p, w->str[id < w->nstr ? id : 0]);
 }
 
 static void put_text(struct emb_out *o, const char *s)
@@ -208,15 +163,15 @@ static void event_head(struct json_writer *w, const char *ph_member, uint32_t na
 }
 
 /* A field as emb_trace_json_field() writes it with hex_text. */
-static void field(struct json_writer *w, const struct emb_catalog_field *f, const struct piece *key,
-                  const uint8_t *payload)
+static void field(struct json_writer *w, const struct emb_catalog_field *f,
+                  const struct emb_piece *key, const uint8_t *payload)
 {
     struct emb_out *o = &w->o;
     if (key) {
         if (w->member)
             emb_out_char(o, ',');
         w->member = true;
-        emb_out_bytes(o, w->text + key->at, key->len);
+        emb_escaped_pieces_put(o, &w->p, *key);
     } else {
         key_name(w, f->name);
     }
@@ -250,9 +205,7 @@ static void fields(struct json_writer *w, const struct emb_trace_event *e,
 {
     if (!e->ev)
         return;
-    uint32_t slot = w->slot[e->ev->id];
-    const struct piece *key =
-        slot != 0u && w->ev[slot - 1u] == e->ev ? &w->key[w->first_key[slot - 1u]] : NULL;
+    const struct emb_piece *key = emb_escaped_pieces_keys(&w->p, e->ev);
     for (size_t k = 0; k < e->ev->nfields; k++)
         if (!skip || !has_field(skip->ev, e->ev->fields[k].name))
             field(w, &e->ev->fields[k], key ? &key[k] : NULL, e->payload);
@@ -412,7 +365,6 @@ int emb_trace_write_perfetto_json(const struct emb_trace *t, const struct emb_pe
         emb_perfetto_model_free(&m);
         return -1;
     }
-    w.m = &m;
     emb_out_str(&w.o, "{\n  \"displayTimeUnit\": \"ns\",\n  \"traceEvents\": [");
     track_names(&w, &m);
     int rc = emb_perfetto_model_emit(&m, emit_item, &w);
