@@ -37,6 +37,7 @@ static void write_pieces(struct emb_out *o, struct emb_escaped_pieces *p,
         }
     if (spec->rest)
         spec->rest(o, spec->arg);
+    emb_out_spaces(o, 32); /* room for emb_escaped_pieces_put's fixed-size copy */
 }
 
 void emb_escaped_pieces_free(struct emb_escaped_pieces *p)

@@ -55,11 +55,15 @@ static inline const struct emb_piece *emb_escaped_pieces_keys(const struct emb_e
     return slot != 0u && p->event[slot - 1u] == ev ? &p->key[p->first_key[slot - 1u]] : NULL;
 }
 
-/* Copies a piece to the output. */
+/* Copies a piece to the output (the text has 32 bytes after its last piece, so a short
+ * piece is one fixed-size copy). */
 static inline void emb_escaped_pieces_put(struct emb_out *o, const struct emb_escaped_pieces *p,
                                           struct emb_piece piece)
 {
-    emb_out_bytes(o, p->text + piece.at, piece.len);
+    if (piece.len <= 32u)
+        emb_out_short(o, p->text + piece.at, piece.len);
+    else
+        emb_out_bytes(o, p->text + piece.at, piece.len);
 }
 
 #endif /* EMB_WRITE_ESCAPED_PIECES_H */

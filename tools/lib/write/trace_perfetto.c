@@ -32,6 +32,17 @@ struct json_writer {
     bool member;       /* the open object has a member: the next one after a comma */
     bool any_event;    /* the traceEvents array has an element */
     const struct emb_perfetto_model *m;
+    /* An instant's opening up to its time, the same for every instant of one catalogue
+     * event on one track: written once, then copied (by track, then catalogue index). */
+    struct head **heads;
+    size_t nevents;
+    char *heads_text;
+    size_t heads_len, heads_cap;
+};
+
+struct head {
+    uint32_t at, len;   /* in heads_text; len 0: not yet */
+    uint32_t name, cat; /* the strings it names */
 };
 
 static long long pid_of(const struct emb_perfetto_track *tr)
@@ -75,19 +86,31 @@ static void strings_free(struct json_writer *w)
     emb_escaped_pieces_free(&w->p);
     free(w->str);
     w->str = NULL;
+    for (size_t i = 0; w->heads && i < w->m->ntracks; i++)
+        free(w->heads[i]);
+    free(w->heads);
+    free(w->heads_text);
+    w->heads = NULL;
+    w->heads_text = NULL;
 }
 
 /* False when out of memory. */
 static bool strings_build(struct json_writer *w, const struct emb_perfetto_model *m)
 {
+    const struct emb_catalog *cat = emb_trace_catalog(m->t);
     w->m = m;
     w->nstr = m->str.n ? m->str.n : 1u;
     w->str = calloc(w->nstr, sizeof *w->str);
+    for (size_t c = 0; c < cat->nclasses; c++)
+        w->nevents += cat->classes[c].nevents;
+    w->heads = calloc(m->ntracks + 1, sizeof *w->heads);
     struct emb_escaped_pieces_spec spec = {.key = key_piece, .rest = string_pieces, .arg = w};
-    if (w->str && emb_escaped_pieces_build(&w->p, emb_trace_catalog(m->t), &spec))
+    if (w->str && w->heads && emb_escaped_pieces_build(&w->p, cat, &spec))
         return true;
     free(w->str);
+    free(w->heads);
     w->str = NULL;
+    w->heads = NULL;
     return false;
 }
 
@@ -146,8 +169,8 @@ static void open_event(struct json_writer *w, const char *ph_member)
     w->member = true;
 }
 
-static void event_head(struct json_writer *w, const char *ph_member, uint32_t name, uint32_t cat,
-                       long long pid, long long tid, uint64_t ts)
+static void event_prefix(struct json_writer *w, const char *ph_member, uint32_t name, uint32_t cat,
+                         long long pid, long long tid)
 {
     open_event(w, ph_member);
     emb_out_bytes(&w->o, ",\"name\": ", 9);
@@ -159,7 +182,57 @@ static void event_head(struct json_writer *w, const char *ph_member, uint32_t na
     emb_out_bytes(&w->o, ",\"tid\": ", 8);
     emb_out_i64(&w->o, tid);
     emb_out_bytes(&w->o, ",\"ts\": ", 7);
+}
+
+static void event_head(struct json_writer *w, const char *ph_member, uint32_t name, uint32_t cat,
+                       long long pid, long long tid, uint64_t ts)
+{
+    event_prefix(w, ph_member, name, cat, pid, tid);
     micros(&w->o, ts);
+}
+
+/* Keeps the bytes from `start` in the output buffer to here as the head `h`. */
+static void keep_head(struct json_writer *w, struct head *h, size_t start, uint32_t name,
+                      uint32_t cat)
+{
+    size_t n = w->o.len - start;
+    if (w->heads_len + n > w->heads_cap) {
+        size_t cap = (w->heads_len + n) * 2 + 4096;
+        char *t = realloc(w->heads_text, cap);
+        if (t == NULL)
+            return;
+        w->heads_text = t;
+        w->heads_cap = cap;
+    }
+    memcpy(w->heads_text + w->heads_len, w->o.buf + start, n);
+    *h = (struct head){.at = (uint32_t)w->heads_len, .len = (uint32_t)n, .name = name, .cat = cat};
+    w->heads_len += n;
+}
+
+/* An instant's head up to its time: copied when one of its event on its track was written
+ * before, else written (and kept). */
+static void instant_prefix(struct json_writer *w, const struct emb_perfetto_item *it,
+                           const struct emb_perfetto_track *tr)
+{
+    const struct emb_catalog_event *ev = it->ev ? it->ev->ev : NULL;
+    uint32_t slot = ev ? w->p.slot[ev->id] : 0u;
+    struct head *row = NULL, *h = NULL;
+    if (slot != 0u && w->p.event[slot - 1u] == ev && w->any_event && it->track < w->m->ntracks) {
+        row = w->heads[it->track];
+        if (row == NULL)
+            row = w->heads[it->track] = calloc(w->nevents, sizeof *row);
+        h = row ? &row[slot - 1u] : NULL;
+    }
+    if (h && h->len && h->name == it->name && h->cat == it->cat) {
+        emb_out_bytes(&w->o, w->heads_text + h->at, h->len);
+        w->member = true;
+        return;
+    }
+    emb_out_room(&w->o, 1024); /* the head is written in one block, so it can be kept */
+    size_t start = w->o.len;
+    event_prefix(w, "\"ph\": \"i\"", it->name, it->cat, pid_of(tr), tid_of(tr));
+    if (h && !h->len && w->o.len > start && w->o.len - start <= 1024)
+        keep_head(w, h, start, it->name, it->cat);
 }
 
 /* A field as emb_trace_json_field() writes it with hex_text. */
@@ -175,13 +248,20 @@ static void field(struct json_writer *w, const struct emb_catalog_field *f,
     } else {
         key_name(w, f->name);
     }
+    bool is_signed = f->type >= EMB_CAT_I8 && f->type <= EMB_CAT_I64;
+    if (f->nvalues == 0 && !f->hex && f->type != EMB_CAT_CHARS && f->type != EMB_CAT_BOOL) {
+        if (is_signed) /* a plain number: what the checks below come to */
+            emb_out_i64(o, emb_catalog_field_get_int(f, payload));
+        else
+            emb_out_u64(o, emb_catalog_field_get_uint(f, payload));
+        return;
+    }
     if (f->type == EMB_CAT_CHARS) {
         const char *s;
         size_t n = emb_trace_field_chars(f, payload, &s);
         emb_out_json_string(o, s, n);
         return;
     }
-    bool is_signed = f->type >= EMB_CAT_I8 && f->type <= EMB_CAT_I64;
     int64_t sv = emb_catalog_field_get_int(f, payload);
     uint64_t uv = emb_catalog_field_get_uint(f, payload);
     const char *label = emb_catalog_value_label(f, is_signed ? sv : (int64_t)uv);
@@ -206,6 +286,22 @@ static void fields(struct json_writer *w, const struct emb_trace_event *e,
     if (!e->ev)
         return;
     const struct emb_piece *key = emb_escaped_pieces_keys(&w->p, e->ev);
+    if (key && !skip) { /* the common case (every unsigned number) in one loop */
+        for (size_t k = 0; k < e->ev->nfields; k++) {
+            const struct emb_catalog_field *f = &e->ev->fields[k];
+            if (f->nvalues || f->hex || f->type == EMB_CAT_CHARS || f->type == EMB_CAT_BOOL ||
+                (f->type >= EMB_CAT_I8 && f->type <= EMB_CAT_I64)) {
+                field(w, f, &key[k], e->payload);
+                continue;
+            }
+            if (w->member)
+                emb_out_char(&w->o, ',');
+            w->member = true;
+            emb_escaped_pieces_put(&w->o, &w->p, key[k]);
+            emb_out_u64(&w->o, emb_catalog_field_get_uint(f, e->payload));
+        }
+        return;
+    }
     for (size_t k = 0; k < e->ev->nfields; k++)
         if (!skip || !has_field(skip->ev, e->ev->fields[k].name))
             field(w, &e->ev->fields[k], key ? &key[k] : NULL, e->payload);
@@ -282,8 +378,9 @@ static void item(struct json_writer *w, const struct emb_perfetto_model *m, cons
         event_head(w, "\"ph\": \"C\"", it->name, it->cat, EMB_PERFETTO_PID_CONTEXTS, 0, it->ts);
         break;
     default:
-        event_head(w, "\"ph\": \"i\"", it->name, it->cat, pid_of(tr), tid_of(tr), it->ts);
-        emb_out_str(&w->o, ",\"s\": \"t\"");
+        instant_prefix(w, it, tr);
+        micros(&w->o, it->ts);
+        emb_out_bytes(&w->o, ",\"s\": \"t\"", 9);
         break;
     }
     args(w, it);

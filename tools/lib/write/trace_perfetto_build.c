@@ -109,6 +109,7 @@ struct event_role {
     const struct emb_catalog_event *ev; /* whose role this is (NULL: not found yet) */
     uint32_t name, cat;                 /* interned when first used (0: not yet) */
     uint8_t role, pair;
+    bool plain; /* only ever an instant: no pair, switch, counter or flow */
 };
 
 #define MAX_RECORD_ITEMS (MAX_OPEN + 4) /* items one record makes */
@@ -120,7 +121,7 @@ struct emb_perfetto_walk {
     const struct emb_catalog_event *begin_ev[NPAIRS], *end_ev[NPAIRS];
     const struct emb_catalog_event *counter_ev[NCOUNTERS];
     const struct emb_catalog_event *request_ev[NREQUESTS], *served_ev[NREQUESTS];
-    const struct emb_catalog_event *switch_ev;
+    const struct emb_catalog_event *switch_ev, *idle_enter, *idle_exit; /* (the loads') */
     struct pending pending[MAX_PENDING]; /* a ring: the oldest is overwritten when full */
     size_t npending;
     struct event_role *roles;            /* by event id */
@@ -165,6 +166,11 @@ static struct event_role *role_of(builder *b, const struct emb_catalog_event *ev
         }
         if (r->role == ROLE_OTHER && ev == b->switch_ev)
             r->role = ROLE_SWITCH;
+        r->plain = r->role == ROLE_OTHER && ev != b->idle_enter && ev != b->idle_exit;
+        for (unsigned k = 0; k < NCOUNTERS; k++)
+            r->plain = r->plain && ev != b->counter_ev[k];
+        for (unsigned q = 0; q < NREQUESTS; q++)
+            r->plain = r->plain && ev != b->request_ev[q] && ev != b->served_ev[q];
     }
     return r;
 }
@@ -470,6 +476,19 @@ static void other(builder *b, const struct emb_trace_event *e, uint64_t order)
         request(b, e, it);
 }
 
+static void emit_kept(builder *b, const struct emb_perfetto_item *it);
+
+/* EMIT: the instant of an event that is only ever one, once its strings are known. */
+static void plain_instant(builder *b, const struct emb_trace_event *e, const struct event_role *r,
+                          uint64_t order)
+{
+    struct emb_perfetto_item it = {.kind = EMB_PERFETTO_INSTANT, .track = b->ctx[e->ctx].track,
+                                   .ts = e->ns, .key = order, .ev = e, .name = r->name,
+                                   .cat = r->cat};
+    emit_kept(b, &it);
+    b->emit(b->arg, &it);
+}
+
 static void record(builder *b, const struct emb_trace_event *e, uint64_t order)
 {
     struct ctx_state *c = &b->ctx[e->ctx];
@@ -484,6 +503,11 @@ static void record(builder *b, const struct emb_trace_event *e, uint64_t order)
         return;
     }
     const struct event_role *r = role_of(b, e->ev);
+    if (r->plain && r->name && r->cat && b->walk != KEEP) {
+        if (b->walk == EMIT) /* as other() would make it, without the lookups */
+            plain_instant(b, e, r, order);
+        return; /* SCAN: it has nothing more to learn from it */
+    }
     if (r->role == ROLE_BEGIN)
         pair_begin(b, c, e, r->pair, order);
     else if (r->role == ROLE_END)
@@ -511,6 +535,8 @@ static void find_events(builder *b, const struct emb_catalog *cat)
             b->request_ev[r] = b->served_ev[r] = NULL;
     }
     b->switch_ev = emb_catalog_find(cat, "switch");
+    b->idle_enter = emb_catalog_find(cat, "idle_enter");
+    b->idle_exit = emb_catalog_find(cat, "idle_exit");
 }
 
 /* Whatever is still open ends with the trace, so every slice has an end. */
@@ -631,8 +657,8 @@ static void walk(builder *b, struct emb_perfetto_loads *loads, void (*record_don
     const struct emb_trace_event *e;
     while (!b->m->failed && (e = emb_trace_cursor_next(cur)) != NULL) {
         uint64_t order = b->nrecords++ << 8;
-        if (loads)
-            emb_perfetto_loads_record(loads, e, order);
+        if (loads && !(e->type == EMB_TREC_EVENT && e->ev && role_of(b, e->ev)->plain))
+            emb_perfetto_loads_record(loads, e, order); /* (a plain event is no load's) */
         record(b, e, order);
         if (record_done)
             record_done(b);

@@ -259,7 +259,7 @@ void emb_perfetto_ring_fill(struct emb_perfetto_model *m)
         return; /* the header does not say how large the rings are */
     size_t npk, nctx = emb_trace_context_count(m->t);
     const struct emb_trace_packet *pk = emb_trace_packets(m->t, &npk);
-    uint64_t *held = calloc(nctx ? nctx : 1, sizeof *held);
+    uint64_t *held = calloc(2 * (nctx ? nctx : 1), sizeof *held); /* packets, track */
     if (!held) {
         m->failed = true;
         return;
@@ -269,10 +269,13 @@ void emb_perfetto_ring_fill(struct emb_perfetto_model *m)
         const struct emb_trace_packet *p = &pk[i];
         if (p->ctx >= nctx || p->ts_begin < h->start_ts)
             continue;
-        uint64_t n = ++held[p->ctx];
-        char name[64];
-        snprintf(name, sizeof name, "ring fill (%s)", emb_trace_context(m->t, p->ctx)->name);
-        uint32_t track = emb_perfetto_counter_track(m, name);
+        uint64_t n = ++held[2 * p->ctx];
+        if (n == 1) { /* the context's track, made where its first packet is */
+            char name[64];
+            snprintf(name, sizeof name, "ring fill (%s)", emb_trace_context(m->t, p->ctx)->name);
+            held[2 * p->ctx + 1] = emb_perfetto_counter_track(m, name);
+        }
+        uint32_t track = (uint32_t)held[2 * p->ctx + 1];
         uint64_t ns = emb_trace_ticks_to_ns(p->ts_begin - h->start_ts, h->clock_hz);
         struct emb_perfetto_item *it = emb_perfetto_item_add(m, EMB_PERFETTO_COUNTER, track, ns, 0);
         it->value = (int64_t)((n < h->ring_packets ? n : h->ring_packets) * 100 / h->ring_packets);
