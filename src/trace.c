@@ -124,8 +124,10 @@ emb_status emb_trace_ring_init(struct emb_trace_ring *ring, uint16_t context_id,
     ring->context_id = context_id;
     ring->context_kind = (uint16_t)kind;
     ring->ts_high = 0xFFFFFFFFu; /* no packet open: force the slow path */
+#if EMB_TRACE_COMMIT_OPEN
     ring->commit_open = commit;
     ring->publishing = 0u;
+#endif
     if (ring->packet_shift != EMB_TRACE_PACKET_SHIFT)
         return EMB_E_INVALID;
     emb__window_list(ring);
