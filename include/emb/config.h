@@ -80,9 +80,11 @@
 #endif
 
 /* 1: a ring that recycles a packet nobody read (a snapshot ring wrapping, a streaming ring
- * overtaking its consumer) adds that packet's events to events_discarded, walking it with
- * the catalogue's event sizes (emb_trace_event_words, one byte per event id). 0: no walk
- * and no size table in the image; such a loss then shows only as the packet_seq_num gap
+ * overtaking its consumer) adds that packet's events to events_discarded: on x86-64 each
+ * event counts itself in its packet's last word (one add per event), elsewhere the slow
+ * path walks the packet with the catalogue's event sizes (emb_trace_event_words, one byte
+ * per event id). 0: no count, no walk and no size table in the image; such a loss then
+ * shows only as the packet_seq_num gap
  * (docs/formats/trace.md, "What is lost"). Drops (no slot, a closed window) are counted
  * either way. */
 #ifndef CONFIG_EMB_TRACE_COUNT_OVERWRITTEN
