@@ -114,6 +114,13 @@
 #define CONFIG_EMB_FRAME_CRC_TABLE256 0
 #endif
 
+/* CRC-32 (emb/crc.h, crash records): four bits at a time from a 64-byte table (1), or a
+ * bit at a time with none (0: the same CRC at a quarter of the speed, about 60 bytes of
+ * flash less; for an image where only the crash path checks a record once per boot). */
+#ifndef CONFIG_EMB_CRC32_TABLE
+#define CONFIG_EMB_CRC32_TABLE 1
+#endif
+
 /* The memory channel (emb/memchan.h): a control block at the symbol `emb_memchan` that a
  * debug probe finds and polls. Cost when enabled: the control block (32 bytes plus 32 per
  * ring) and the ring buffers the application gives it. */
