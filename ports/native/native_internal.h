@@ -51,7 +51,7 @@ emb_stats_thread_t *emb__native_my_stats(void);
 struct emb_object_info *emb__native_object_new(uint16_t type, uint32_t handle, const char *name);
 void emb__native_objects_reset(void);
 
-/* The TCP record server's handling of bytes its client sent (transport.c), under the
+/* The TCP record server's handling of bytes its client sent (transport_server.c), under the
  * server's lock as its thread calls it: the fuzz target's way in. */
 struct emb_native_server;
 void emb__native_server_client_input(struct emb_native_server *s, const uint8_t *p, size_t n);
