@@ -155,11 +155,14 @@ static int keep_for_later(struct walk *k, struct slot *s, uint32_t si, const str
     }
     if (k->side != 0)
         return 0;
-    uint32_t *cls = emb_diff_grow(k->w, s->cls, &s->cls_cap, s->n + 1, sizeof *cls);
-    if (!cls)
-        return -1;
-    s->cls = cls;
-    cls[s->n] = s->n ? emb_diff_interval_class(k->w, si, &s->ev[s->n - 1], &s->ev[s->n]) : UINT32_MAX;
+    if (s->n >= s->cls_cap) { /* grown only when full: this runs for every event */
+        uint32_t *cls = emb_diff_grow(k->w, s->cls, &s->cls_cap, s->n + 1, sizeof *cls);
+        if (!cls)
+            return -1;
+        s->cls = cls;
+    }
+    s->cls[s->n] = s->n ? emb_diff_interval_class(k->w, si, &s->ev[s->n - 1], &s->ev[s->n])
+                             : UINT32_MAX;
     return k->w->oom ? -1 : 0;
 }
 
@@ -177,12 +180,14 @@ static int add_event(struct walk *k, const struct emb_trace_event *rec, uint64_t
     if (s->n == INT32_MAX)
         return emb_diff_refuse(k->w, "%s: context %s holds more than 2^31 events",
                                k->w->d->name[k->side], s->name);
-    struct emb_diff_event *ev = emb_diff_grow(k->w, s->ev, &s->cap, s->n + 1, sizeof *ev);
-    if (!ev)
-        return -1;
-    s->ev = ev;
-    ev[s->n] = (struct emb_diff_event){.identity = identity(k->w, k->side, rec), .ns = rec->ns,
-                                       .at = at | (uint64_t)rec->id << 48, .peer = -1};
+    if (s->n >= s->cap) {
+        struct emb_diff_event *ev = emb_diff_grow(k->w, s->ev, &s->cap, s->n + 1, sizeof *ev);
+        if (!ev)
+            return -1;
+        s->ev = ev;
+    }
+    s->ev[s->n] = (struct emb_diff_event){.identity = identity(k->w, k->side, rec), .ns = rec->ns,
+                                          .at = at | (uint64_t)rec->id << 48, .peer = -1};
     if (keep_for_later(k, s, (uint32_t)si, rec) != 0)
         return -1;
     s->n++;
