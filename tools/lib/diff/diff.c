@@ -239,6 +239,8 @@ static int compare(struct emb_diff_work *w)
     for (uint32_t ci = 0; ci < d->nctx; ci++)
         if (emb_diff_match_context(w, ci))
             return -1;
+    free(w->ops);
+    w->ops = NULL;
     emb_diff_window_closed_early(w);
     if (emb_diff_timing(w) || group_items(w))
         return -1;
@@ -255,6 +257,7 @@ static void work_free(struct emb_diff_work *w)
         free(w->ring_events[s]);
     }
     free(w->threads);
+    free(w->ops);
     free(w->event_rules);
     emb_key_map_free(&w->interval_keys);
 }

@@ -25,6 +25,8 @@
 static inline int emb_diff_order_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
 static inline int emb_diff_order_i64(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
 
+struct emb_diff_op;
+
 /* A loss record (DISCARDED, LOST) of a ring, as the walk met it. */
 struct emb_diff_loss {
     uint32_t ring;
@@ -56,6 +58,8 @@ struct emb_diff_work {
     char (*threads)[64];
     size_t nthreads, thread_cap;
     struct emb_diff_event_rules *event_rules; /* [event id], filled as met */
+    struct emb_diff_op *ops;  /* the edit script's room, kept from one context to the next */
+    size_t ops_cap;
     /* the good run's classes of interval, numbered as the walk meets them (interval_class.c) */
     struct emb_key_map interval_keys;
     size_t interval_classes;

@@ -440,7 +440,14 @@ static void finish_classes(struct timing *tm, const struct emb_diff_rules *r, bo
         double m = r->margin_pct / 100.0 * b->median, floor_ns = r->margin_us * 1000.0;
         b->margin = m > floor_ns ? m : floor_ns;
         b->good_n = (uint32_t)t->n;
-        free(t->v);
+        /* the bad run's values of the class go where the good run's were (class 0 has
+         * its own already): memory written once, not a fresh array per run */
+        if (!t->bv) {
+            t->bv = t->v;
+            t->bcap = t->cap;
+        } else {
+            free(t->v);
+        }
         t->v = NULL;
     }
 }
