@@ -41,7 +41,7 @@ static const struct {
     uint8_t int_bytes, long_bytes, size_bytes, ptrdiff_bytes;
 } emb__log_note EMB__NOTE_UNPADDED __attribute__((section(EMB_LOG_NOTE_SECTION), aligned(4), used)) = {
     4u, EMB_LOG_NOTE_DESC_SIZE, EMB_LOG_NOTE_TYPE, EMB_LOG_NOTE_NAME,
-    EMB_LOG_NOTE_VERSION, CONFIG_EMB_LOG_ID_BYTES, CONFIG_EMB_LOG_TIMESTAMP ? 4u : 0u,
+    CONFIG_EMB_PARTITIONS ? EMB_LOG_NOTE_VERSION_PARTITIONS : EMB_LOG_NOTE_VERSION, CONFIG_EMB_LOG_ID_BYTES, CONFIG_EMB_LOG_TIMESTAMP ? 4u : 0u,
     (uint8_t)sizeof(void *), CONFIG_EMB_LOG_STR_MAX, CONFIG_EMB_LOG_HEXDUMP_MAX,
     CONFIG_EMB_LOG_SYNC_INTERVAL, CONFIG_EMB_LOG_RECORD_MAX,
     (uint8_t)sizeof(int), (uint8_t)sizeof(long), (uint8_t)sizeof(size_t), (uint8_t)sizeof(ptrdiff_t),

@@ -17,7 +17,8 @@ enum {
 };
 
 /* The last hart runs the worker partition (isolated profile, emb/partition.h) after the
- * stress phase: its first FW_PART_FAULTS runs each load from an address no memory backs,
+ * stress phase: every run logs through the partition's module; its first FW_PART_FAULTS
+ * runs each load from an address no memory backs,
  * a fault the port contains (a mini-record, partition_fault) and the hart restarts it
  * (partition_restart); the run after them returns. */
 #define FW_PARTITION 1u
@@ -37,7 +38,7 @@ struct fw_hart_stats {
     uint32_t state;         /* FW_* the hart is in */
     uint32_t part_faults;   /* faults injected in the worker partition on this hart */
     uint32_t part_restarts; /* its runs that came back faulted, and were run again */
-    uint32_t pad[1];
+    uint32_t part_logs;     /* log calls of the partition's module (job) */
 };
 
 struct fw_stats {

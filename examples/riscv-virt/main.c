@@ -23,6 +23,8 @@
 #include "virt.h"
 
 EMB_LOG_MODULE_DEFINE(work, EMB_LOG_LEVEL_INF);
+/* The worker partition's own module: `emb log` shows its records as the partition's. */
+EMB_LOG_MODULE_DEFINE_PARTITION(job, EMB_LOG_LEVEL_INF, FW_PARTITION, "worker");
 
 #define RING_PACKETS 16u
 #define LOG_SIZE 2048u
@@ -129,14 +131,16 @@ static void work(uint32_t hart)
     }
 }
 
-/* The worker partition's body: an event, and while faults are still to be injected a
- * load from an address no memory backs. The count goes up before the load: the fault
- * abandons the rest of the call. */
+/* The worker partition's body: an event and a log record of its module, and while
+ * faults are still to be injected a load from an address no memory backs. The counts go
+ * up before the load: the fault abandons the rest of the call. */
 static void partition_body(void *arg)
 {
     uint32_t hart = (uint32_t)(uintptr_t)arg;
     volatile struct fw_hart_stats *s = &fw_stats.hart[hart];
     emit(hart, FW_EV_PART, s->part_restarts);
+    EMB_LOG_INF(job, "worker run %u on hart %u", (unsigned)s->part_restarts, (unsigned)hart);
+    s->part_logs++;
     if (s->part_faults < FW_PART_FAULTS) {
         s->part_faults++;
         (void)*(volatile uint32_t *)0x00800000u;

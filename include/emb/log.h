@@ -2,6 +2,7 @@
  *
  *     EMB_LOG_MODULE_DEFINE(sensor, EMB_LOG_LEVEL_INF);   once, in one .c file
  *     EMB_LOG_MODULE_DECLARE(sensor, EMB_LOG_LEVEL_INF);  in every other file that logs
+ *     EMB_LOG_MODULE_DEFINE_PARTITION(radio, EMB_LOG_LEVEL_INF, 2, "radio");  partition 2's
  *     EMB_LOG_ERR(sensor, "sensor %u failed: %d", id, status);
  *     EMB_LOG_HEXDUMP_DBG(sensor, frame, len, "rx frame");
  *     emb_log_set_level(sensor, EMB_LOG_LEVEL_DBG);
@@ -47,6 +48,17 @@ struct emb_log_module {
     EMB_LOG_MODULE_DECLARE(name, level);                                                      \
     struct emb_log_module emb_log_module_##name = {                                           \
         (uint8_t)((level) < CONFIG_EMB_LOG_MAX_LEVEL ? (level) : CONFIG_EMB_LOG_MAX_LEVEL)}
+
+/* Defines module `name` as EMB_LOG_MODULE_DEFINE does, for code of partition `partition`
+ * (an integer constant below CONFIG_EMB_PARTITIONS, emb/partition.h) called
+ * `partition_name` (a string literal of at most 15 characters, the name given to
+ * emb_partition_define()). The partition is metadata in the ELF (a module record,
+ * docs/formats/log.md): `emb log` shows it on every record of the module's call sites,
+ * which stay as they are (EMB_LOG_MODULE_DECLARE in the other files), records too. With
+ * CONFIG_EMB_PARTITIONS 0, or the text backend, it is EMB_LOG_MODULE_DEFINE. */
+#define EMB_LOG_MODULE_DEFINE_PARTITION(name, level, partition, partition_name)             \
+    EMB__LOG_MODULE_RECORD(name, partition, partition_name)                                  \
+    EMB_LOG_MODULE_DEFINE(name, level)
 
 /* Declares module `name` for the call sites of this file, with the compile-time level
  * `level` (EMB_LOG_LEVEL_*, e.g. CONFIG_EMB_LOG_LEVEL_SENSOR): calls above it compile to

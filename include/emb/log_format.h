@@ -35,6 +35,20 @@
 #define EMB_LOG_SITE_PRINTF 1u          /* fmt is a printf format; args per the signature */
 #define EMB_LOG_SITE_HEXDUMP 2u         /* fmt is the title; the record holds a byte dump */
 
+/* ---- Module records (log note version 2): a module's partition, among the call sites ----
+ * EMB_LOG_MODULE_DEFINE_PARTITION puts one per module into section `emb_log`: a 4-byte
+ * header, then module[module_len] and partition_name[name_len] (NUL-terminated, lengths
+ * include the NUL), padded to 4 bytes. Every call site of the module (the site's module
+ * name) belongs to that partition; no record on the wire refers to it. Only a build with
+ * CONFIG_EMB_PARTITIONS > 0 writes them, and says so with note version 2. */
+#define EMB_LOG_SITE_MODULE 3u
+#define EMB_LOG_MODULE_OFF_KIND 0u      /* u8 EMB_LOG_SITE_MODULE */
+#define EMB_LOG_MODULE_OFF_PARTITION 1u /* u8 partition id (emb/partition.h) */
+#define EMB_LOG_MODULE_OFF_MODULE_LEN 2u /* u8 */
+#define EMB_LOG_MODULE_OFF_NAME_LEN 3u  /* u8 */
+#define EMB_LOG_MODULE_HEADER_SIZE 4u
+#define EMB_LOG_PARTITION_NAME_MAX 16u  /* with the NUL, as emb_partition_define keeps it */
+
 /* Signature: one character per argument, how it is stored in the record. */
 #define EMB_LOG_ARG_I32 'i'             /* 4 bytes, signed */
 #define EMB_LOG_ARG_U32 'u'             /* 4 bytes, unsigned */
@@ -75,7 +89,10 @@
 #define EMB_LOG_NOTE_SECTION ".note.emb.log"
 #define EMB_LOG_NOTE_NAME "EMB"
 #define EMB_LOG_NOTE_TYPE 1u
+/* Version 1: the region holds call sites only; version 2 (CONFIG_EMB_PARTITIONS > 0):
+ * module records too. The descriptor is the same. */
 #define EMB_LOG_NOTE_VERSION 1u
+#define EMB_LOG_NOTE_VERSION_PARTITIONS 2u
 #define EMB_LOG_NOTE_OFF_VERSION 0u      /* u16 */
 #define EMB_LOG_NOTE_OFF_ID_BYTES 2u     /* u8: 2 or 4 */
 #define EMB_LOG_NOTE_OFF_TS_BYTES 3u     /* u8: 0 or 4 */

@@ -200,6 +200,11 @@ static void build_prefix(const struct state *s, const struct emb_log_site *site,
     buf_str(b, level_names[site->level <= 4u ? site->level : 0]);
     buf_str(b, reset);
     buf_str(b, "  ");
+    if (s->db->partition_width > 0) { /* a column once any module has a partition */
+        const char *p = site->partition_name != NULL ? site->partition_name : "-";
+        buf_align_left(b, p, strlen(p), (size_t)s->db->partition_width);
+        buf_str(b, "  ");
+    }
     buf_align_left(b, site->module, strlen(site->module), (size_t)s->db->module_width);
     buf_str(b, "  ");
     buf_str(b, dim);
@@ -332,6 +337,12 @@ static void print_json(struct state *s, const struct emb_logrec *r)
     case EMB_LREC_HEXDUMP:
         emb_json_string(&j, "level", level_names[r->site->level <= 4u ? r->site->level : 0]);
         emb_json_string(&j, "module", r->site->module);
+        if (r->site->partition_name != NULL) {
+            emb_json_begin_object(&j, "partition");
+            emb_json_uint(&j, "id", r->site->partition);
+            emb_json_string(&j, "name", r->site->partition_name);
+            emb_json_end_object(&j);
+        }
         emb_json_string(&j, "file", r->site->file);
         emb_json_uint(&j, "line", r->site->line);
         emb_json_string_n(&j, r->type == EMB_LREC_LOG ? "text" : "title", r->text, r->text_len);

@@ -57,6 +57,27 @@ static inline void emb__log_check(const char *fmt, ...)
         (kind_), (lvl_), (uint8_t)((nsig_) - 1), (uint8_t)sizeof(#mod_), (uint16_t)sizeof(fmt_), \
         (uint16_t)sizeof(EMB__LOG_FILE), (uint32_t)__LINE__, sigs_, #mod_, fmt_, EMB__LOG_FILE}
 
+/* EMB_LOG_MODULE_DEFINE_PARTITION's module record (docs/formats/log.md, "Module
+ * records"): unreferenced, so `used` keeps it; only the deferred log's decoder reads it. */
+#if CONFIG_EMB_LOG && !CONFIG_EMB_LOG_TEXT && CONFIG_EMB_PARTITIONS
+#define EMB__LOG_MODULE_RECORD(name, partition_, pname_)                                      \
+    _Static_assert((unsigned long)(partition_) < CONFIG_EMB_PARTITIONS,                       \
+                   "log module " #name ": partition not below CONFIG_EMB_PARTITIONS");        \
+    _Static_assert(sizeof("" pname_) > 1u && sizeof("" pname_) <= EMB_LOG_PARTITION_NAME_MAX && \
+                       sizeof(#name) <= 0xFFu,                                                \
+                   "log module " #name ": partition name empty or over 15 characters");      \
+    static const struct {                                                                     \
+        uint8_t kind, partition, module_len, name_len;                                        \
+        char module[sizeof(#name)];                                                           \
+        char partition_name[sizeof("" pname_)];                                               \
+    } emb__log_module_record_##name                                                           \
+        __attribute__((section(EMB_LOG_SECTION), aligned(EMB_LOG_SITE_ALIGN), used)) = {      \
+            EMB_LOG_SITE_MODULE, (uint8_t)(partition_), (uint8_t)sizeof(#name),               \
+            (uint8_t)sizeof("" pname_), #name, pname_};
+#else
+#define EMB__LOG_MODULE_RECORD(name, partition_, pname_)
+#endif
+
 #if CONFIG_EMB_LOG_TEXT
 
 /* The text backend's call sites: plain varargs calls (C and C++). */

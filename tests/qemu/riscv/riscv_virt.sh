@@ -13,7 +13,8 @@
 #     monitors and statistics are its own (its interrupt count = its timer interrupts).
 #  4. The worker partition on the last hart faults FW_PART_FAULTS times, contained and
 #     restarted: the descriptor's partitions section, the mini-records and the part
-#     events say what the firmware injected (check_partition.py).
+#     events say what the firmware injected (check_partition.py); the records of its log
+#     module carry its id and name, no other record does (check_log_partition.py).
 #  5. The last hart faults: the one crash record says its cpu and the faulting function,
 #     and where every other hart was when its stop request reached it, which GDB reads
 #     from each hart's own mepc and mcause (check_crash.py).
@@ -42,9 +43,9 @@ check "GDB sees the $harts harts as $harts threads" \
   test "$(grep -cE '^\*? +[0-9]+ +Thread' "$work/threads.txt")" = "$harts"
 stats=()
 for ((h = 0; h < harts; h++)); do
-  stats+=("printf \"%u %u %u %u %u %u\\n\", fw_stats.hart[$h].thread_events, fw_stats.hart[$h].ticks, fw_stats.hart[$h].taken, fw_stats.hart[$h].logs, fw_stats.hart[$h].part_faults, fw_stats.hart[$h].part_restarts")
+  stats+=("printf \"%u %u %u %u %u %u %u\\n\", fw_stats.hart[$h].thread_events, fw_stats.hart[$h].ticks, fw_stats.hart[$h].taken, fw_stats.hart[$h].logs, fw_stats.hart[$h].part_faults, fw_stats.hart[$h].part_restarts, fw_stats.hart[$h].part_logs")
 done
-gdb_run "${stats[@]}" | grep -E '^[0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+$' >"$work/stats.txt"
+gdb_run "${stats[@]}" | grep -E '^[0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+$' >"$work/stats.txt"
 "$emb" trace -f ndjson -o "$work/run.ndjson" "$work/run.embt" 2>>"$work/checks.log"
 "$emb" trace -f perfetto -o "$work/run.json" "$work/run.embt" 2>>"$work/checks.log"
 python3 "$here/check_trace.py" "$harts" "$work/stats.txt" "$work/run.ndjson" "$work/run.json" \
@@ -107,6 +108,12 @@ check "partitions, mini-records and part events say what the firmware injected" 
 grep -A3 '^Partitions' "$work/desc.txt" | sed 's/^/# desc: /'
 check "emb desc shows the partition and its mini-records" \
   bash -c "grep -qE '^  1 +worker +running +$faults +$restarts  memory, code 5, pc partition_body' '$work/desc.txt' && grep -q 'mini-records: $faults of $mini_n, newest #$((faults - 1)): partition 1 thread $last, memory' '$work/desc.txt'"
+# The partition's log module (EMB_LOG_MODULE_DEFINE_PARTITION): its records, and only
+# they, carry the partition the descriptor names (check_log_partition.py).
+"$emb" log --elf "$fw" --json "$work/run.log" >"$work/log.json" 2>>"$work/checks.log"
+part_logs=$(awk -v h=$last 'NR == h + 1 { print $7 }' "$work/stats.txt")
+check "emb log: the $part_logs records of the partition's module carry partition 1 worker, no other record one" \
+  python3 "$here/check_log_partition.py" "$last" "$part_logs" "$work/desc.json" "$work/log.json" "$work/log.txt"
 virt_fault 0xFA17
 virt_gdb_traps >"$work/gdb-traps.txt"
 check "the faulting hart's record is taken through the descriptor" grep -q "holds a crash record" "$work/crash-capture.txt"

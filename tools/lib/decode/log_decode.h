@@ -32,6 +32,15 @@ struct emb_log_site {
     const char *file;
     const struct emb_log_plan *plan; /* its format read once (log_plan.h), or NULL */
     long args_fixed;      /* bytes its arguments always take; -1 with a %s, or a hexdump */
+    const char *partition_name; /* its module's partition (a module record), or NULL */
+    uint8_t partition;    /* that partition's id */
+};
+
+/* A module record (note version 2): the partition of a module's call sites. */
+struct emb_log_module_partition {
+    const char *module;
+    const char *partition_name;
+    uint8_t partition;
 };
 
 struct emb_logdb {
@@ -39,6 +48,7 @@ struct emb_logdb {
     uint8_t build_id[64];
     size_t build_id_len;
     /* The note. */
+    uint16_t note_version; /* 1, or 2 when the region may hold module records */
     uint8_t id_bytes, ts_bytes, ptr_bytes, str_max;
     /* The target's C types, for the length modifiers: from the note, or the ELF class. */
     uint8_t int_bytes, long_bytes, size_bytes, ptrdiff_bytes;
@@ -51,7 +61,10 @@ struct emb_logdb {
     struct emb_log_site *sites; /* by id */
     size_t nsites;
     char *strings;        /* every string of every site, owned */
+    struct emb_log_module_partition *modules; /* by module name */
+    size_t nmodules;
     int module_width, where_width; /* for aligned text */
+    int partition_width;  /* the longest partition name of a site; 0: no site has one */
     size_t plan_text_max; /* the longest text a planned site makes, with a NUL */
 };
 

@@ -124,11 +124,12 @@ static bool read_note(struct elf_reader *e, struct emb_logdb *db)
                 return false;
             }
             uint32_t version = get_uint(e, d + EMB_LOG_NOTE_OFF_VERSION, 2);
-            if (version != EMB_LOG_NOTE_VERSION) {
-                fail(e, "log note version %u; this emb reads version %u", version,
-                          EMB_LOG_NOTE_VERSION);
+            if (version != EMB_LOG_NOTE_VERSION && version != EMB_LOG_NOTE_VERSION_PARTITIONS) {
+                fail(e, "log note version %u; this emb reads versions %u and %u", version,
+                          EMB_LOG_NOTE_VERSION, EMB_LOG_NOTE_VERSION_PARTITIONS);
                 return false;
             }
+            db->note_version = (uint16_t)version;
             db->id_bytes = d[EMB_LOG_NOTE_OFF_ID_BYTES];
             db->ts_bytes = d[EMB_LOG_NOTE_OFF_TS_BYTES];
             db->ptr_bytes = d[EMB_LOG_NOTE_OFF_PTR_BYTES];
@@ -186,12 +187,150 @@ static int cmp_site(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Walks the region: call-site objects back to back, each 4-aligned; zero words between
- * them are alignment padding. */
+static int cmp_module(const void *a, const void *b)
+{
+    const struct emb_log_module_partition *x = a, *y = b;
+    return strcmp(x->module, y->module);
+}
+
+/* The emb_log region as read: its bytes, and where the copies of its strings go. */
+struct region_walk {
+    struct elf_reader *e;
+    struct emb_logdb *db;
+    const uint8_t *p;
+    size_t size, nstr, sites_cap, modules_cap;
+};
+
+/* The strings stay in the section's copy; one block keeps them together. */
+static char *keep_strings(struct region_walk *w, const uint8_t *from, size_t n)
+{
+    char *at = w->db->strings + w->nstr;
+    memcpy(at, from, n);
+    w->nstr += n;
+    return at;
+}
+
+/* The call site at `off`: the bytes it takes, or 0 (reported) when it is malformed. */
+static size_t read_site(struct region_walk *w, size_t off)
+{
+    struct emb_logdb *db = w->db;
+    if (off + EMB_LOG_SITE_HEADER_SIZE > w->size) {
+        fail(w->e, "emb_log: call site at offset %zu cut by the section end", off);
+        return 0;
+    }
+    const uint8_t *h = w->p + off;
+    struct emb_log_site s = {0};
+    s.id = (uint32_t)off + EMB_LOG_ID_BIAS;
+    s.kind = h[EMB_LOG_SITE_OFF_KIND];
+    s.level = h[EMB_LOG_SITE_OFF_LEVEL];
+    s.nargs = h[EMB_LOG_SITE_OFF_NARGS];
+    size_t mlen = h[EMB_LOG_SITE_OFF_MODULE_LEN];
+    size_t flen = get_uint(w->e, h + EMB_LOG_SITE_OFF_FMT_LEN, 2);
+    size_t filelen = get_uint(w->e, h + EMB_LOG_SITE_OFF_FILE_LEN, 2);
+    s.line = get_uint(w->e, h + EMB_LOG_SITE_OFF_LINE, 4);
+    size_t body = EMB_LOG_SITE_HEADER_SIZE + (size_t)s.nargs + 1u + mlen + flen + filelen;
+    const uint8_t *sig = h + EMB_LOG_SITE_HEADER_SIZE;
+    const uint8_t *mod = sig + s.nargs + 1u, *fmt = mod + mlen, *file = fmt + flen;
+    if ((s.kind != EMB_LOG_SITE_PRINTF && s.kind != EMB_LOG_SITE_HEXDUMP) ||
+        s.level < 1u || s.level > 4u || off + body > w->size || mlen == 0 || flen == 0 ||
+        filelen == 0 || sig[s.nargs] != 0u || mod[mlen - 1u] != 0u || fmt[flen - 1u] != 0u ||
+        file[filelen - 1u] != 0u || memchr(sig, 0, s.nargs) != NULL) {
+        fail(w->e, "emb_log: malformed call site at offset %zu", off);
+        return 0;
+    }
+    for (size_t i = 0; i < s.nargs; i++)
+        if (strchr("iuIUfps", sig[i]) == NULL) {
+            fail(w->e, "emb_log: call site at offset %zu: unknown argument type '%c'", off, sig[i]);
+            return 0;
+        }
+    s.sig = keep_strings(w, sig, body - EMB_LOG_SITE_HEADER_SIZE);
+    s.module = s.sig + s.nargs + 1u;
+    s.fmt = s.module + mlen;
+    s.file = s.fmt + flen;
+    struct emb_log_site *sites = emb_array_grow(db->sites, &w->sites_cap, db->nsites + 1u, sizeof *sites);
+    if (sites == NULL) {
+        fail(w->e, "out of memory");
+        return 0;
+    }
+    db->sites = sites;
+    db->sites[db->nsites++] = s;
+    int mw = (int)strlen(s.module);
+    char where[300];
+    int ww = snprintf(where, sizeof where, "%s:%u", s.file, s.line);
+    if (mw > db->module_width)
+        db->module_width = mw;
+    if (ww > db->where_width)
+        db->where_width = ww;
+    return body;
+}
+
+/* Whether `n` bytes hold no control character (the text shows them as they are). */
+static bool printable(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] < 0x20u || p[i] == 0x7Fu)
+            return false;
+    return true;
+}
+
+/* The module record at `off` (note version 2): the bytes it takes, or 0 (reported). */
+static size_t read_module(struct region_walk *w, size_t off)
+{
+    struct emb_logdb *db = w->db;
+    const uint8_t *h = w->p + off;
+    size_t mlen = 0, nlen = 0;
+    if (off + EMB_LOG_MODULE_HEADER_SIZE <= w->size) {
+        mlen = h[EMB_LOG_MODULE_OFF_MODULE_LEN];
+        nlen = h[EMB_LOG_MODULE_OFF_NAME_LEN];
+    }
+    size_t body = EMB_LOG_MODULE_HEADER_SIZE + mlen + nlen;
+    const uint8_t *mod = h + EMB_LOG_MODULE_HEADER_SIZE, *name = mod + mlen;
+    if (mlen < 2u || nlen < 2u || off + body > w->size || mod[mlen - 1u] != 0u ||
+        name[nlen - 1u] != 0u || !printable(mod, mlen - 1u) || !printable(name, nlen - 1u)) {
+        fail(w->e, "emb_log: malformed module record at offset %zu", off);
+        return 0;
+    }
+    struct emb_log_module_partition m = {.partition = h[EMB_LOG_MODULE_OFF_PARTITION]};
+    m.module = keep_strings(w, mod, mlen + nlen);
+    m.partition_name = m.module + mlen;
+    struct emb_log_module_partition *mods =
+        emb_array_grow(db->modules, &w->modules_cap, db->nmodules + 1u, sizeof *mods);
+    if (mods == NULL) {
+        fail(w->e, "out of memory");
+        return 0;
+    }
+    db->modules = mods;
+    db->modules[db->nmodules++] = m;
+    return body;
+}
+
+/* Each call site takes its module's partition, from the module's record. */
+static void attach_partitions(struct emb_logdb *db)
+{
+    if (db->nmodules == 0u)
+        return;
+    qsort(db->modules, db->nmodules, sizeof *db->modules, cmp_module);
+    for (size_t i = 0; i < db->nsites; i++) {
+        struct emb_log_site *s = &db->sites[i];
+        struct emb_log_module_partition key = {.module = s->module};
+        const struct emb_log_module_partition *m =
+            bsearch(&key, db->modules, db->nmodules, sizeof *db->modules, cmp_module);
+        if (m == NULL)
+            continue;
+        s->partition = m->partition;
+        s->partition_name = m->partition_name;
+        int pw = (int)strlen(m->partition_name);
+        if (pw > db->partition_width)
+            db->partition_width = pw;
+    }
+}
+
+/* Walks the region: call-site objects (and, by note version 2, module records) back to
+ * back, each 4-aligned; zero words between them are alignment padding. */
 static bool read_sites(struct elf_reader *e, struct emb_logdb *db, const uint8_t *p, size_t size)
 {
-    size_t cap = 64, nstr = 0;
-    db->sites = malloc(cap * sizeof *db->sites);
+    struct region_walk w = {.e = e, .db = db, .p = p, .size = size, .sites_cap = 64};
+    db->sites = malloc(w.sites_cap * sizeof *db->sites);
     db->strings = calloc(1, size + 1u + PLAN_SLACK); /* log_plan.c reads past a literal */
     if (db->sites == NULL || db->strings == NULL) {
         fail(e, "out of memory");
@@ -203,59 +342,14 @@ static bool read_sites(struct elf_reader *e, struct emb_logdb *db, const uint8_t
             off += 4u;
             continue;
         }
-        if (off + EMB_LOG_SITE_HEADER_SIZE > size) {
-            fail(e, "emb_log: call site at offset %zu cut by the section end", off);
+        bool module = p[off] == EMB_LOG_SITE_MODULE && db->note_version >= EMB_LOG_NOTE_VERSION_PARTITIONS;
+        size_t body = module ? read_module(&w, off) : read_site(&w, off);
+        if (body == 0u)
             return false;
-        }
-        const uint8_t *h = p + off;
-        struct emb_log_site s = {0};
-        s.id = (uint32_t)off + EMB_LOG_ID_BIAS;
-        s.kind = h[EMB_LOG_SITE_OFF_KIND];
-        s.level = h[EMB_LOG_SITE_OFF_LEVEL];
-        s.nargs = h[EMB_LOG_SITE_OFF_NARGS];
-        size_t mlen = h[EMB_LOG_SITE_OFF_MODULE_LEN];
-        size_t flen = get_uint(e, h + EMB_LOG_SITE_OFF_FMT_LEN, 2);
-        size_t filelen = get_uint(e, h + EMB_LOG_SITE_OFF_FILE_LEN, 2);
-        s.line = get_uint(e, h + EMB_LOG_SITE_OFF_LINE, 4);
-        size_t body = EMB_LOG_SITE_HEADER_SIZE + (size_t)s.nargs + 1u + mlen + flen + filelen;
-        const uint8_t *sig = h + EMB_LOG_SITE_HEADER_SIZE;
-        const uint8_t *mod = sig + s.nargs + 1u, *fmt = mod + mlen, *file = fmt + flen;
-        if ((s.kind != EMB_LOG_SITE_PRINTF && s.kind != EMB_LOG_SITE_HEXDUMP) ||
-            s.level < 1u || s.level > 4u || off + body > size || mlen == 0 || flen == 0 ||
-            filelen == 0 || sig[s.nargs] != 0u || mod[mlen - 1u] != 0u || fmt[flen - 1u] != 0u ||
-            file[filelen - 1u] != 0u || memchr(sig, 0, s.nargs) != NULL) {
-            fail(e, "emb_log: malformed call site at offset %zu", off);
-            return false;
-        }
-        for (size_t i = 0; i < s.nargs; i++)
-            if (strchr("iuIUfps", sig[i]) == NULL) {
-                fail(e, "emb_log: call site at offset %zu: unknown argument type '%c'", off, sig[i]);
-                return false;
-            }
-        /* The strings stay in the section's copy; one block keeps them together. */
-        memcpy(db->strings + nstr, sig, body - EMB_LOG_SITE_HEADER_SIZE);
-        s.sig = db->strings + nstr;
-        s.module = s.sig + s.nargs + 1u;
-        s.fmt = s.module + mlen;
-        s.file = s.fmt + flen;
-        nstr += body - EMB_LOG_SITE_HEADER_SIZE;
-        struct emb_log_site *sites = emb_array_grow(db->sites, &cap, db->nsites + 1u, sizeof *sites);
-        if (sites == NULL) {
-            fail(e, "out of memory");
-            return false;
-        }
-        db->sites = sites;
-        db->sites[db->nsites++] = s;
-        int mw = (int)strlen(s.module);
-        char where[300];
-        int ww = snprintf(where, sizeof where, "%s:%u", s.file, s.line);
-        if (mw > db->module_width)
-            db->module_width = mw;
-        if (ww > db->where_width)
-            db->where_width = ww;
         off += (body + EMB_LOG_SITE_ALIGN - 1u) & ~(size_t)(EMB_LOG_SITE_ALIGN - 1u);
     }
     qsort(db->sites, db->nsites, sizeof *db->sites, cmp_site);
+    attach_partitions(db);
     return true;
 }
 
@@ -331,6 +425,7 @@ void emb_logdb_free(struct emb_logdb *db)
     free(db->path);
     emb_log_plans_free(db);
     free(db->sites);
+    free(db->modules);
     free(db->strings);
     free(db);
 }
