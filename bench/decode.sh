@@ -7,8 +7,9 @@
 # events (the difference: start-up left out). Usage: bench/decode.sh BUILD_DIR
 # Knobs (environment): EMB_DECODE_SIZES ("1000000 4000000"), EMB_DECODE_CG_EVENTS (100000),
 # EMB_DECODE_LOG_RECORDS (3000000), EMB_DECODE_BASELINE (another emb, run beside this one
-# on the same inputs, its outputs compared byte for byte), and EMB_DECODE_ONLY=log or
-# =trace (one part alone). Writes BUILD_DIR/bench/decode.txt.
+# on the same inputs, its outputs compared byte for byte), EMB_DECODE_ONLY=log or
+# =trace (one part alone) and EMB_DECODE_KINDS ("text summary ndjson perfetto": the emb
+# trace rows to run). Writes BUILD_DIR/bench/decode.txt.
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: bench/decode.sh BUILD_DIR" >&2; exit 2; }
 build=$(cd "$1" && pwd)
@@ -60,6 +61,7 @@ out=$dir/decode.txt
 : >"$out"
 say() { echo "$*" | tee -a "$out"; }
 base=${EMB_DECODE_BASELINE:-}
+kinds=${EMB_DECODE_KINDS:-text summary ndjson perfetto}
 trace_args() { # trace_args KIND: the emb trace options of a row
     case $1 in
     text) echo --color=never ;;
@@ -79,7 +81,7 @@ for n in $sizes; do
     row cat cat "$trace"
     row bt_text babeltrace2 "$dir/ctf-$n"
     row bt_dummy babeltrace2 "$dir/ctf-$n" -o dummy
-    for k in text summary ndjson perfetto; do
+    for k in $kinds; do
         # shellcheck disable=SC2046 # the options are words
         row $k "$emb" trace $(trace_args $k) "$trace"
         [ -n "$base" ] || continue
@@ -89,7 +91,7 @@ for n in $sizes; do
         cmp <("$emb" trace $(trace_args $k) "$trace") <("$base" trace $(trace_args $k) "$trace") ||
             { echo "bench: emb trace $(trace_args $k) differs from the baseline's at $n events" >&2; exit 1; }
     done
-    for k in cat bt_text bt_dummy text summary ndjson perfetto; do
+    for k in cat bt_text bt_dummy $kinds; do
         vs=
         case $k in
         text | ndjson | perfetto) vs=$(ratio "${cpu[bt_text]}" "${cpu[$k]}") ;;
@@ -129,12 +131,14 @@ per_event_bt() { # the same for babeltrace2 on the CTF directories
 }
 say "| babeltrace2 text | $(per_event_bt) |"
 say "| babeltrace2 -o dummy | $(per_event_bt -o dummy) |"
-say "| emb trace text | $(per_event "$emb" trace --color=never @TRACE@) |"
-say "| emb trace --summary | $(per_event "$emb" trace --summary @TRACE@) |"
-say "| emb trace -f ndjson | $(per_event "$emb" trace -f ndjson @TRACE@) |"
-say "| emb trace -f perfetto | $(per_event "$emb" trace -f perfetto @TRACE@) |"
+for k in $kinds; do
+    label="emb trace $(trace_args $k)"
+    [ "$k" != text ] || label="emb trace text"
+    # shellcheck disable=SC2046
+    say "| $label | $(per_event "$emb" trace $(trace_args $k) @TRACE@) |"
+done
 if [ -n "$base" ]; then
-    for k in text summary ndjson perfetto; do
+    for k in $kinds; do
         # shellcheck disable=SC2046
         say "| baseline emb trace $(trace_args $k) | $(per_event "$base" trace $(trace_args $k) @TRACE@) |"
     done

@@ -357,10 +357,10 @@ int emb_cmd_trace(int argc, char **argv)
     struct emb_progress *progress = NULL;
     struct emb_trace_options opt = {
         .catalog = cat,
-        /* Only Perfetto (JSON and protobuf) and speedscope read records kept in memory; the
-         * JSON document, the summary's threads and the latency metrics walk a cursor. */
-        .stream = a.format != FMT_PERFETTO && a.format != FMT_PERFETTO_PROTO &&
-                  a.format != FMT_SPEEDSCOPE,
+        /* Only Perfetto's protobuf and speedscope read records kept in memory; the JSON
+         * document, Perfetto's JSON, the summary's threads and the latency metrics walk a
+         * cursor. */
+        .stream = a.format != FMT_PERFETTO_PROTO && a.format != FMT_SPEEDSCOPE,
         .mapped = in.mapped,
         .name = a.file,
         .base_offset = in.part.offset,

@@ -26,7 +26,7 @@ static const char *const level_names[] = {"---", "ERR", "WRN", "INF", "DBG"};
 
 struct writer {
     FILE *out;
-    struct emb_pf_model *m;
+    struct emb_perfetto_model *m;
     uint8_t *buf;
     size_t cap;
     bool failed;
@@ -64,40 +64,40 @@ static void emit(struct writer *w, Packet *p, uint32_t flags)
 static void mark_strings(struct writer *w)
 {
     static const char *const extra[] = {"kind", "depth", "count", "level", "module"};
-    struct emb_pf_model *m = w->m;
+    struct emb_perfetto_model *m = w->m;
     for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
-        emb_pf_intern(m, extra[i]);
+        emb_perfetto_intern(m, extra[i]);
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1 && !(w->used = calloc(m->str.n ? m->str.n : 1, 1))) {
             w->failed = true;
             return;
         }
         for (size_t i = 0; i < m->nitems; i++) {
-            const struct emb_pf_item *it = &m->items[i];
+            const struct emb_perfetto_item *it = &m->items[i];
             for (int side = 0; side < 2; side++) {
                 const struct emb_trace_event *e = side ? it->end : it->ev;
                 for (size_t k = 0; e && e->ev && k < e->ev->nfields; k++) {
-                    uint32_t id = emb_pf_intern(m, e->ev->fields[k].name);
+                    uint32_t id = emb_perfetto_intern(m, e->ev->fields[k].name);
                     if (pass == 1)
                         w->used[id] |= 4;
                 }
             }
-            if (pass == 1 && it->kind != EMB_PF_COUNTER) {
+            if (pass == 1 && it->kind != EMB_PERFETTO_COUNTER) {
                 w->used[it->cat] |= 2;
-                if (it->kind != EMB_PF_LOG)
+                if (it->kind != EMB_PERFETTO_LOG)
                     w->used[it->name] |= 1;
             }
         }
     }
     for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
-        w->used[emb_pf_intern(m, extra[i])] |= 4;
+        w->used[emb_perfetto_intern(m, extra[i])] |= 4;
 }
 
 /* The first packet: every interned name, category and annotation name, and the
  * sequence's state cleared, so every later packet may refer to them. */
 static void interned(struct writer *w)
 {
-    struct emb_pf_model *m = w->m;
+    struct emb_perfetto_model *m = w->m;
     size_t n = m->str.n, nn = 0, nc = 0, na = 0;
     Perfetto__Protos__EventName *names = calloc(n, sizeof *names), **pn = calloc(n, sizeof *pn);
     Perfetto__Protos__EventCategory *cats = calloc(n, sizeof *cats), **pc = calloc(n, sizeof *pc);
@@ -146,25 +146,25 @@ static void process_track(struct writer *w, uint64_t uuid, int32_t pid, const ch
  * track of process 1. */
 static void tracks(struct writer *w)
 {
-    struct emb_pf_model *m = w->m;
-    process_track(w, UUID_PROCESS, EMB_PF_PID_CONTEXTS, emb_pf_string(m, m->process));
-    process_track(w, UUID_PROCESS + 1, EMB_PF_PID_SCHED, "scheduler");
+    struct emb_perfetto_model *m = w->m;
+    process_track(w, UUID_PROCESS, EMB_PERFETTO_PID_CONTEXTS, emb_perfetto_string(m, m->process));
+    process_track(w, UUID_PROCESS + 1, EMB_PERFETTO_PID_SCHED, "scheduler");
     for (size_t i = 0; i < m->ntracks; i++) {
-        const struct emb_pf_track *tr = &m->tracks[i];
+        const struct emb_perfetto_track *tr = &m->tracks[i];
         Perfetto__Protos__TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
         Perfetto__Protos__ThreadDescriptor th = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
         Perfetto__Protos__CounterDescriptor cd = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
         td.has_uuid = 1, td.uuid = UUID_TRACK + i;
-        td.name = (char *)emb_pf_string(m, tr->name);
-        if (tr->kind == EMB_PF_TRACK_CONTEXT) {
-            th.has_pid = 1, th.pid = EMB_PF_PID_CONTEXTS;
+        td.name = (char *)emb_perfetto_string(m, tr->name);
+        if (tr->kind == EMB_PERFETTO_TRACK_CONTEXT) {
+            th.has_pid = 1, th.pid = EMB_PERFETTO_PID_CONTEXTS;
             th.has_tid = 1, th.tid = (int32_t)tr->tid + 1;
             th.thread_name = td.name;
             td.thread = &th;
         } else {
             td.has_parent_uuid = 1;
-            td.parent_uuid = tr->kind == EMB_PF_TRACK_SCHED ? UUID_PROCESS + 1 : UUID_PROCESS;
-            if (tr->kind == EMB_PF_TRACK_COUNTER)
+            td.parent_uuid = tr->kind == EMB_PERFETTO_TRACK_SCHED ? UUID_PROCESS + 1 : UUID_PROCESS;
+            if (tr->kind == EMB_PERFETTO_TRACK_COUNTER)
                 td.counter = &cd;
         }
         Packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
@@ -187,7 +187,7 @@ static Annotation *annotation(struct writer *w, struct annotations *as, const ch
         return NULL;
     Annotation *a = &as->a[as->n];
     perfetto__protos__debug_annotation__init(a);
-    a->has_name_iid = 1, a->name_iid = emb_pf_intern(w->m, name);
+    a->has_name_iid = 1, a->name_iid = emb_perfetto_intern(w->m, name);
     as->p[as->n] = a;
     return a;
 }
@@ -198,7 +198,7 @@ static void field_annotations(struct writer *w, struct annotations *as,
     for (size_t k = 0; e && e->ev && k < e->ev->nfields; k++) {
         const struct emb_catalog_field *f = &e->ev->fields[k];
         Annotation *a;
-        if ((skip && emb_pf_field(skip->ev, f->name)) || !(a = annotation(w, as, f->name)))
+        if ((skip && emb_perfetto_field(skip->ev, f->name)) || !(a = annotation(w, as, f->name)))
             continue;
         bool text = f->hex || f->nvalues || f->type == EMB_CAT_CHARS || f->type == EMB_CAT_BOOL;
         bool sign = f->type >= EMB_CAT_I8 && f->type <= EMB_CAT_I64;
@@ -219,11 +219,11 @@ static void field_annotations(struct writer *w, struct annotations *as,
     }
 }
 
-static void item_annotations(struct writer *w, struct annotations *as, const struct emb_pf_item *it)
+static void item_annotations(struct writer *w, struct annotations *as, const struct emb_perfetto_item *it)
 {
     const struct emb_trace_event *e = it->ev;
     Annotation *a;
-    if (it->kind == EMB_PF_LOG) {
+    if (it->kind == EMB_PERFETTO_LOG) {
         if ((a = annotation(w, as, "level")))
             a->string_value = (char *)level_names[it->log->level <= 4 ? it->log->level : 0], as->n++;
         if ((a = annotation(w, as, "module")))
@@ -271,22 +271,22 @@ static int by_time(const void *pa, const void *pb)
 
 static void event(struct writer *w, const struct mark *mk)
 {
-    const struct emb_pf_item *it = &w->m->items[mk->item];
+    const struct emb_perfetto_item *it = &w->m->items[mk->item];
     Event ev = PERFETTO__PROTOS__TRACK_EVENT__INIT;
     uint64_t cat = it->cat, flow_out = it->flow_out, flow_in = it->flow_in;
     struct annotations as;
     as.n = 0;
     ev.has_track_uuid = 1, ev.track_uuid = UUID_TRACK + it->track;
     ev.has_type = 1;
-    if (it->kind == EMB_PF_COUNTER) {
+    if (it->kind == EMB_PERFETTO_COUNTER) {
         ev.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER;
         ev.has_counter_value = 1, ev.counter_value = it->value;
     } else if (mk->end) {
         ev.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
     } else {
-        ev.type = it->kind == EMB_PF_SLICE ? PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN
+        ev.type = it->kind == EMB_PERFETTO_SLICE ? PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN
                                            : PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT;
-        if (it->kind == EMB_PF_LOG)
+        if (it->kind == EMB_PERFETTO_LOG)
             ev.name = it->log->text; /* one of a kind: not worth interning */
         else
             ev.has_name_iid = 1, ev.name_iid = it->name;
@@ -304,7 +304,7 @@ static void event(struct writer *w, const struct mark *mk)
 
 static void events(struct writer *w)
 {
-    const struct emb_pf_model *m = w->m;
+    const struct emb_perfetto_model *m = w->m;
     size_t n = 0;
     struct mark *mk = malloc((2 * m->nitems + 1) * sizeof *mk);
     if (!mk) {
@@ -312,9 +312,9 @@ static void events(struct writer *w)
         return;
     }
     for (size_t i = 0; i < m->nitems; i++) {
-        const struct emb_pf_item *it = &m->items[i];
+        const struct emb_perfetto_item *it = &m->items[i];
         mk[n++] = (struct mark){.ts = it->ts, .item = (uint32_t)i};
-        if (it->kind == EMB_PF_SLICE)
+        if (it->kind == EMB_PERFETTO_SLICE)
             mk[n++] = (struct mark){.ts = it->ts + it->dur, .item = (uint32_t)i, .end = true};
     }
     qsort(mk, n, sizeof *mk, by_time);
@@ -326,9 +326,9 @@ static void events(struct writer *w)
 int emb_trace_write_perfetto_proto(const struct emb_trace *t,
                                    const struct emb_perfetto_options *opt, FILE *out)
 {
-    struct emb_pf_model m;
+    struct emb_perfetto_model m;
     struct writer w = {.out = out, .m = &m};
-    if (emb_pf_model_build(&m, t, opt ? opt->logs : NULL) != 0)
+    if (emb_perfetto_model_build(&m, t, opt ? opt->logs : NULL) != 0)
         w.failed = true;
     if (!w.failed)
         mark_strings(&w);
@@ -340,6 +340,6 @@ int emb_trace_write_perfetto_proto(const struct emb_trace *t,
         events(&w);
     free(w.used);
     free(w.buf);
-    emb_pf_model_free(&m);
+    emb_perfetto_model_free(&m);
     return w.failed || ferror(out) ? -1 : 0;
 }

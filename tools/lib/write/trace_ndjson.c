@@ -2,7 +2,6 @@
  * emb_trace_json_record() and emb_json_end() write for each record (a test compares the
  * two). What every line of an event or a context repeats (its names and keys) is escaped
  * once per trace, and each line copies it. */
-#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include "trace_write.h"
 
 #include <stdlib.h>
@@ -11,39 +10,34 @@
 
 #include <emb/trace_format.h>
 
+#include "escaped_pieces.h"
 #include "out_buf.h"
 
-/* A piece of the escaped text. */
-struct piece {
-    uint32_t at, len;
-};
-
-/* The constant parts of the lines, escaped once: in `text`, one after another. */
+/* The constant parts of the lines, escaped once (escaped_pieces.h): the catalogue's keys,
+ * a field's `"NAME":` after a comma for all but the first, and these. */
 struct ndjson_text {
-    char *text;
-    size_t size;
-    uint32_t *slot;       /* event id -> its index in `event` plus one; 0: not in the catalogue */
-    struct piece *event;  /* `,"event":NAME,"class":CLASS,"id":ID,"fields":{` */
-    uint32_t *first_key;  /* per event: its first field's index in `key` */
-    struct piece *key;    /* a field's `"NAME":`, after a comma for all but the first */
-    struct piece *context; /* per context: `,"context":NAME,"context_id":ID` */
-    struct piece kind[EMB_EVT_KIND_FAULT + 1]; /* `,"kind":NAME,"depth":` */
+    struct emb_escaped_pieces p;
+    struct emb_piece *event;   /* `,"event":NAME,"class":CLASS,"id":ID,"fields":{` */
+    struct emb_piece *context; /* per context: `,"context":NAME,"context_id":ID` */
+    struct emb_piece kind[EMB_EVT_KIND_FAULT + 1]; /* `,"kind":NAME,"depth":` */
+    const struct emb_trace *t;
 };
-
-static uint32_t text_at(struct emb_out *o) { return (uint32_t)ftell(o->file) + (uint32_t)o->len; }
-
-static void piece_end(struct emb_out *o, struct piece *p, uint32_t at)
-{
-    p->at = at;
-    p->len = text_at(o) - at;
-}
 
 static void json_name(struct emb_out *o, const char *s) { emb_out_json_string(o, s, strlen(s)); }
 
-static void event_pieces(struct emb_out *o, struct ndjson_text *x, const struct emb_catalog_event *ev,
-                         size_t index, size_t *nkeys)
+static void key_piece(struct emb_out *o, const char *name, size_t k)
 {
-    uint32_t at = text_at(o);
+    if (k)
+        emb_out_char(o, ',');
+    json_name(o, name);
+    emb_out_char(o, ':');
+}
+
+static void event_piece(struct emb_out *o, const struct emb_catalog_event *ev, size_t index,
+                        void *arg)
+{
+    struct ndjson_text *x = arg;
+    uint32_t at = emb_escaped_pieces_at(o);
     emb_out_str(o, ",\"event\":");
     json_name(o, ev->name);
     emb_out_str(o, ",\"class\":");
@@ -54,52 +48,35 @@ static void event_pieces(struct emb_out *o, struct ndjson_text *x, const struct 
     emb_out_str(o, ",\"id\":");
     emb_out_u64(o, ev->id);
     emb_out_str(o, ",\"fields\":{");
-    piece_end(o, &x->event[index], at);
-    x->first_key[index] = (uint32_t)*nkeys;
-    for (size_t k = 0; k < ev->nfields; k++) {
-        at = text_at(o);
-        if (k)
-            emb_out_char(o, ',');
-        json_name(o, ev->fields[k].name);
-        emb_out_char(o, ':');
-        piece_end(o, &x->key[(*nkeys)++], at);
-    }
-    x->slot[ev->id] = (uint32_t)index + 1u;
+    emb_escaped_pieces_end(o, &x->event[index], at);
 }
 
-/* Writes every piece through one emb_out into a memory stream. */
-static void write_pieces(struct emb_out *o, struct ndjson_text *x, const struct emb_trace *t)
+/* The contexts' and the kinds' pieces. */
+static void other_pieces(struct emb_out *o, void *arg)
 {
-    const struct emb_catalog *cat = emb_trace_catalog(t);
-    size_t index = 0, nkeys = 0;
-    for (size_t c = 0; c < cat->nclasses; c++)
-        for (size_t e = 0; e < cat->classes[c].nevents; e++)
-            event_pieces(o, x, &cat->classes[c].events[e], index++, &nkeys);
-    for (size_t i = 0; i < emb_trace_context_count(t); i++) {
-        const struct emb_trace_context *c = emb_trace_context(t, i);
-        uint32_t at = text_at(o);
+    struct ndjson_text *x = arg;
+    for (size_t i = 0; i < emb_trace_context_count(x->t); i++) {
+        const struct emb_trace_context *c = emb_trace_context(x->t, i);
+        uint32_t at = emb_escaped_pieces_at(o);
         emb_out_str(o, ",\"context\":");
         json_name(o, c->name);
         emb_out_str(o, ",\"context_id\":");
         emb_out_u64(o, c->id);
-        piece_end(o, &x->context[i], at);
+        emb_escaped_pieces_end(o, &x->context[i], at);
     }
     for (uint8_t k = 0; k <= EMB_EVT_KIND_FAULT; k++) {
-        uint32_t at = text_at(o);
+        uint32_t at = emb_escaped_pieces_at(o);
         emb_out_str(o, ",\"kind\":");
         json_name(o, emb_trace_event_kind_name(k));
         emb_out_str(o, ",\"depth\":");
-        piece_end(o, &x->kind[k], at);
+        emb_escaped_pieces_end(o, &x->kind[k], at);
     }
 }
 
 static void text_free(struct ndjson_text *x)
 {
-    free(x->text);
-    free(x->slot);
+    emb_escaped_pieces_free(&x->p);
     free(x->event);
-    free(x->first_key);
-    free(x->key);
     free(x->context);
 }
 
@@ -107,34 +84,25 @@ static void text_free(struct ndjson_text *x)
 static bool text_build(struct ndjson_text *x, const struct emb_trace *t)
 {
     const struct emb_catalog *cat = emb_trace_catalog(t);
-    size_t nevents = 0, nfields = 0;
+    size_t nevents = 0;
     for (size_t c = 0; c < cat->nclasses; c++)
-        for (size_t e = 0; e < cat->classes[c].nevents; e++, nevents++)
-            nfields += cat->classes[c].events[e].nfields;
+        nevents += cat->classes[c].nevents;
     memset(x, 0, sizeof *x);
-    x->slot = calloc(65536, sizeof *x->slot);
+    x->t = t;
     x->event = calloc(nevents + 1, sizeof *x->event);
-    x->first_key = calloc(nevents + 1, sizeof *x->first_key);
-    x->key = calloc(nfields + 1, sizeof *x->key);
     x->context = calloc(emb_trace_context_count(t) + 1, sizeof *x->context);
-    FILE *m = open_memstream(&x->text, &x->size);
-    struct emb_out o;
-    bool ok = x->slot && x->event && x->first_key && x->key && x->context && m &&
-              emb_out_init(&o, m);
-    if (ok) {
-        write_pieces(&o, x, t);
-        ok = emb_out_finish(&o) == 0;
-    }
-    if (m != NULL && fclose(m) != 0)
-        ok = false;
-    if (!ok)
-        text_free(x);
-    return ok;
+    struct emb_escaped_pieces_spec spec = {.key = key_piece, .event = event_piece,
+                                           .rest = other_pieces, .arg = x};
+    if (x->event && x->context && emb_escaped_pieces_build(&x->p, cat, &spec))
+        return true;
+    free(x->event);
+    free(x->context);
+    return false;
 }
 
-static void put(struct emb_out *o, const struct ndjson_text *x, struct piece p)
+static void put(struct emb_out *o, const struct ndjson_text *x, struct emb_piece p)
 {
-    emb_out_bytes(o, x->text + p.at, p.len);
+    emb_escaped_pieces_put(o, &x->p, p);
 }
 
 static void ndjson_value(struct emb_out *o, const struct emb_catalog_field *f,
@@ -190,13 +158,13 @@ static void ndjson_record(struct emb_out *o, const struct ndjson_text *x,
     }
     put(o, x, x->kind[e->kind <= EMB_EVT_KIND_FAULT ? e->kind : 0]);
     emb_out_u64(o, e->depth);
-    uint32_t slot = e->type == EMB_TREC_EVENT ? x->slot[e->id] : 0u;
+    uint32_t slot = e->type == EMB_TREC_EVENT ? x->p.slot[e->id] : 0u;
     if (slot == 0u) {
         ndjson_unknown(o, e);
         return;
     }
     put(o, x, x->event[slot - 1u]);
-    const struct piece *key = &x->key[x->first_key[slot - 1u]];
+    const struct emb_piece *key = &x->p.key[x->p.first_key[slot - 1u]];
     for (size_t k = 0; k < e->ev->nfields; k++) {
         put(o, x, key[k]);
         ndjson_value(o, &e->ev->fields[k], e->payload);

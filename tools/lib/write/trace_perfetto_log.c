@@ -11,6 +11,7 @@
 #include "buffer.h"
 #include "capture.h"
 #include "input_file.h"
+#include "trace_perfetto_model.h"
 
 struct collect {
     struct emb_perfetto_logs *out;
@@ -121,4 +122,36 @@ int emb_perfetto_logs_read(const char *log_path, const char *elf_path, struct em
     free(data);
     emb_logdb_free(db);
     return rc;
+}
+
+static uint32_t context_track(struct emb_perfetto_model *m, uint16_t id)
+{
+    for (size_t i = 0; i < m->ntracks; i++)
+        if (m->tracks[i].kind == EMB_PERFETTO_TRACK_CONTEXT && m->tracks[i].tid == id)
+            return (uint32_t)i;
+    char name[32];
+    snprintf(name, sizeof name, "ctx %u", id);
+    return emb_perfetto_track_add(m, EMB_PERFETTO_TRACK_CONTEXT, id, (uint32_t)m->ntracks, name);
+}
+
+/* Log lines on the context that logged them, at their time on the trace's clock; a line
+ * from before the trace's start has no place on it and is left out. */
+void emb_perfetto_log_items(struct emb_perfetto_model *m, const struct emb_perfetto_logs *logs,
+                      uint64_t order)
+{
+    const struct emb_trace_info *h = emb_trace_info(m->t);
+    uint64_t hz = logs->clock_hz ? logs->clock_hz : h->clock_hz;
+    uint64_t start = emb_trace_ticks_to_ns(h->start_ts, h->clock_hz);
+    uint32_t cat = emb_perfetto_intern(m, "log");
+    for (size_t i = 0; i < logs->n; i++) {
+        const struct emb_perfetto_log_line *l = &logs->lines[i];
+        uint64_t ns = emb_trace_ticks_to_ns(l->ts, hz);
+        if (ns < start)
+            continue;
+        struct emb_perfetto_item *it = emb_perfetto_item_add(
+            m, EMB_PERFETTO_LOG, context_track(m, l->context), ns - start, order + i);
+        it->log = l;
+        it->name = emb_perfetto_intern(m, l->text);
+        it->cat = cat;
+    }
 }

@@ -15,7 +15,7 @@ static uint32_t hash(const char *s)
     return h;
 }
 
-static bool rehash(struct emb_pf_strings *st, size_t nslots)
+static bool rehash(struct emb_perfetto_strings *st, size_t nslots)
 {
     uint32_t *slot = calloc(nslots, sizeof *slot);
     if (!slot)
@@ -32,9 +32,9 @@ static bool rehash(struct emb_pf_strings *st, size_t nslots)
     return true;
 }
 
-uint32_t emb_pf_intern(struct emb_pf_model *m, const char *s)
+uint32_t emb_perfetto_intern(struct emb_perfetto_model *m, const char *s)
 {
-    struct emb_pf_strings *st = &m->str;
+    struct emb_perfetto_strings *st = &m->str;
     if (st->n == 0) { /* id 0 is "no string" */
         char **a = emb_array_grow(st->s, &st->cap, 1, sizeof *st->s);
         if (!a || !rehash(st, 64))
@@ -50,7 +50,7 @@ uint32_t emb_pf_intern(struct emb_pf_model *m, const char *s)
     if (2 * (st->n + 1) > st->nslots) {
         if (!rehash(st, st->nslots * 2))
             goto fail;
-        return emb_pf_intern(m, s);
+        return emb_perfetto_intern(m, s);
     }
     char **a = emb_array_grow(st->s, &st->cap, st->n + 1, sizeof *st->s);
     char *copy = strdup(s);
@@ -67,51 +67,61 @@ fail:
     return 0;
 }
 
-const char *emb_pf_string(const struct emb_pf_model *m, uint32_t id)
+const char *emb_perfetto_string(const struct emb_perfetto_model *m, uint32_t id)
 {
     return id && id < m->str.n ? m->str.s[id] : "";
 }
 
-uint32_t emb_pf_track_add(struct emb_pf_model *m, uint8_t kind, uint16_t tid, uint32_t sort,
+uint32_t emb_perfetto_track_add(struct emb_perfetto_model *m, uint8_t kind, uint16_t tid, uint32_t sort,
                           const char *name)
 {
-    struct emb_pf_track *a = emb_array_grow(m->tracks, &m->tracks_cap, m->ntracks + 1, sizeof *a);
+    struct emb_perfetto_track *a = emb_array_grow(m->tracks, &m->tracks_cap, m->ntracks + 1, sizeof *a);
     if (!a) {
         m->failed = true;
         return 0;
     }
     m->tracks = a;
-    a[m->ntracks] = (struct emb_pf_track){.kind = kind, .tid = tid, .sort = sort,
-                                          .name = emb_pf_intern(m, name)};
+    a[m->ntracks] = (struct emb_perfetto_track){.kind = kind, .tid = tid, .sort = sort,
+                                          .name = emb_perfetto_intern(m, name)};
     return (uint32_t)m->ntracks++;
 }
 
-uint32_t emb_pf_counter_track(struct emb_pf_model *m, const char *name)
+uint32_t emb_perfetto_counter_track(struct emb_perfetto_model *m, const char *name)
 {
-    uint32_t id = emb_pf_intern(m, name);
+    uint32_t id = emb_perfetto_intern(m, name);
     for (size_t i = 0; i < m->ntracks; i++)
-        if (m->tracks[i].kind == EMB_PF_TRACK_COUNTER && m->tracks[i].name == id)
+        if (m->tracks[i].kind == EMB_PERFETTO_TRACK_COUNTER && m->tracks[i].name == id)
             return (uint32_t)i;
-    return emb_pf_track_add(m, EMB_PF_TRACK_COUNTER, 0, (uint32_t)m->ntracks, name);
+    return emb_perfetto_track_add(m, EMB_PERFETTO_TRACK_COUNTER, 0, (uint32_t)m->ntracks, name);
 }
 
-struct emb_pf_item *emb_pf_item_add(struct emb_pf_model *m, uint8_t kind, uint32_t track,
+struct emb_perfetto_item *emb_perfetto_item_add(struct emb_perfetto_model *m, uint8_t kind, uint32_t track,
                                     uint64_t ts, uint64_t key)
 {
-    static struct emb_pf_item spare; /* written to, never read, when memory ran out */
-    struct emb_pf_item *a = emb_array_grow(m->items, &m->items_cap, m->nitems + 1, sizeof *a);
+    static struct emb_perfetto_item spare; /* written to, never read, when memory ran out */
+    struct emb_perfetto_item *a = emb_array_grow(m->items, &m->items_cap, m->nitems + 1, sizeof *a);
     if (!a) {
         m->failed = true;
         memset(&spare, 0, sizeof spare);
         return &spare;
     }
     m->items = a;
-    struct emb_pf_item *it = &a[m->nitems++];
-    *it = (struct emb_pf_item){.kind = kind, .track = track, .ts = ts, .key = key};
+    struct emb_perfetto_item *it = &a[m->nitems++];
+    *it = (struct emb_perfetto_item){.kind = kind, .track = track, .ts = ts, .key = key};
     return it;
 }
 
-const struct emb_catalog_field *emb_pf_field(const struct emb_catalog_event *ev, const char *name)
+int emb_perfetto_by_order(const void *pa, const void *pb)
+{
+    const struct emb_perfetto_order *a = pa, *b = pb;
+    if (a->first != b->first)
+        return a->first < b->first ? -1 : 1;
+    if (a->second != b->second)
+        return a->second < b->second ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+const struct emb_catalog_field *emb_perfetto_field(const struct emb_catalog_event *ev, const char *name)
 {
     for (size_t i = 0; ev && name && i < ev->nfields; i++)
         if (!strcmp(ev->fields[i].name, name))
@@ -119,7 +129,7 @@ const struct emb_catalog_field *emb_pf_field(const struct emb_catalog_event *ev,
     return NULL;
 }
 
-void emb_pf_model_free(struct emb_pf_model *m)
+void emb_perfetto_model_free(struct emb_perfetto_model *m)
 {
     for (size_t i = 1; i < m->str.n; i++)
         free(m->str.s[i]);
@@ -128,5 +138,6 @@ void emb_pf_model_free(struct emb_pf_model *m)
     free(m->tracks);
     free(m->items);
     emb_trace_names_free(m->names);
+    emb_perfetto_walk_free(m->walk);
     memset(m, 0, sizeof *m);
 }

@@ -19,20 +19,20 @@ struct open_slice {
 };
 
 struct speedscope {
-    const struct emb_pf_model *m;
+    const struct emb_perfetto_model *m;
     struct emb_json j;
     int32_t *frame_of;       /* string id -> frame index, -1 none yet */
     uint32_t *frame_names;   /* frame index -> string id */
     uint32_t nframes;
-    const struct emb_pf_item **slices; /* one track's, in stack order */
+    const struct emb_perfetto_item **slices; /* one track's, in stack order */
     struct open_slice *stack;
 };
 
 /* Slices in the order a stack opens them: by start, the longer (the enclosing) first. */
 static int by_start(const void *a, const void *b)
 {
-    const struct emb_pf_item *x = *(const struct emb_pf_item *const *)a;
-    const struct emb_pf_item *y = *(const struct emb_pf_item *const *)b;
+    const struct emb_perfetto_item *x = *(const struct emb_perfetto_item *const *)a;
+    const struct emb_perfetto_item *y = *(const struct emb_perfetto_item *const *)b;
     if (x->ts != y->ts)
         return x->ts < y->ts ? -1 : 1;
     if (x->dur != y->dur)
@@ -63,7 +63,7 @@ static size_t track_slices(struct speedscope *s, uint32_t track)
 {
     size_t n = 0;
     for (size_t i = 0; i < s->m->nitems; i++)
-        if (s->m->items[i].kind == EMB_PF_SLICE && s->m->items[i].track == track)
+        if (s->m->items[i].kind == EMB_PERFETTO_SLICE && s->m->items[i].track == track)
             s->slices[n++] = &s->m->items[i];
     qsort(s->slices, n, sizeof s->slices[0], by_start);
     return n;
@@ -71,17 +71,17 @@ static size_t track_slices(struct speedscope *s, uint32_t track)
 
 static void profile(struct speedscope *s, uint32_t track, size_t n)
 {
-    const struct emb_pf_model *m = s->m;
+    const struct emb_perfetto_model *m = s->m;
     emb_json_begin_object(&s->j, NULL);
     emb_json_string(&s->j, "type", "evented");
-    emb_json_string(&s->j, "name", emb_pf_string(m, m->tracks[track].name));
+    emb_json_string(&s->j, "name", emb_perfetto_string(m, m->tracks[track].name));
     emb_json_string(&s->j, "unit", "nanoseconds");
     emb_json_uint(&s->j, "startValue", 0);
     emb_json_uint(&s->j, "endValue", m->end_ns);
     emb_json_begin_array(&s->j, "events");
     size_t depth = 0;
     for (size_t i = 0; i < n; i++) {
-        const struct emb_pf_item *it = s->slices[i];
+        const struct emb_perfetto_item *it = s->slices[i];
         while (depth > 0 && s->stack[depth - 1].end <= it->ts) {
             depth--;
             event(s, "C", s->stack[depth].frame, s->stack[depth].end);
@@ -103,15 +103,15 @@ static void profile(struct speedscope *s, uint32_t track, size_t n)
 
 static void document(struct speedscope *s)
 {
-    const struct emb_pf_model *m = s->m;
+    const struct emb_perfetto_model *m = s->m;
     emb_json_begin_object(&s->j, NULL);
     emb_json_string(&s->j, "$schema", "https://www.speedscope.app/file-format-schema.json");
     emb_json_string(&s->j, "exporter", "emb trace");
-    emb_json_string(&s->j, "name", emb_pf_string(m, m->process));
+    emb_json_string(&s->j, "name", emb_perfetto_string(m, m->process));
     emb_json_uint(&s->j, "activeProfileIndex", 0);
     emb_json_begin_array(&s->j, "profiles");
     for (uint32_t tr = 0; tr < m->ntracks; tr++) {
-        size_t n = m->tracks[tr].kind != EMB_PF_TRACK_COUNTER ? track_slices(s, tr) : 0;
+        size_t n = m->tracks[tr].kind != EMB_PERFETTO_TRACK_COUNTER ? track_slices(s, tr) : 0;
         if (n > 0)
             profile(s, tr, n);
     }
@@ -121,7 +121,7 @@ static void document(struct speedscope *s)
     emb_json_begin_array(&s->j, "frames");
     for (uint32_t f = 0; f < s->nframes; f++) {
         emb_json_begin_object(&s->j, NULL);
-        emb_json_string(&s->j, "name", emb_pf_string(m, s->frame_names[f]));
+        emb_json_string(&s->j, "name", emb_perfetto_string(m, s->frame_names[f]));
         emb_json_end_object(&s->j);
     }
     emb_json_end_array(&s->j);
@@ -132,9 +132,9 @@ static void document(struct speedscope *s)
 
 int emb_trace_write_speedscope(const struct emb_trace *t, FILE *out)
 {
-    struct emb_pf_model m;
-    if (emb_pf_model_build(&m, t, NULL) != 0) {
-        emb_pf_model_free(&m);
+    struct emb_perfetto_model m;
+    if (emb_perfetto_model_build(&m, t, NULL) != 0) {
+        emb_perfetto_model_free(&m);
         return -1;
     }
     struct speedscope s = {.m = &m};
@@ -154,6 +154,6 @@ int emb_trace_write_speedscope(const struct emb_trace *t, FILE *out)
     free(s.frame_names);
     free(s.slices);
     free(s.stack);
-    emb_pf_model_free(&m);
+    emb_perfetto_model_free(&m);
     return rc;
 }
