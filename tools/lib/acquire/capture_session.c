@@ -9,6 +9,7 @@
 #include <emb/trace_format.h>
 #include <emb/wire.h>
 
+#include "buffer.h"
 #include "capture_catalog.h"
 #include "input_file.h"
 #include "trace_catalog.h"
@@ -198,9 +199,7 @@ int emb_capture_session_seal(const struct emb_capture_session_options *o,
 void emb_capture_session_free(struct emb_capture_session *s)
 {
     emb_source_result_free(&s->live);
-    free(s->trace);
-    free(s->window.rows);
-    free(s->file);
+    EMB_FREE_ALL(s->trace, s->window.rows, s->file);
     emb_catalog_free(s->carried);
     free(s->carried_text);
     memset(s, 0, sizeof *s);

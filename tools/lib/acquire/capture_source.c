@@ -19,6 +19,7 @@
 #include <emb/trace_format.h>
 #include <emb/wire.h>
 
+#include "buffer.h"
 #include "crash_decode.h"
 #include "elf_sym.h"
 #include "frame_decode.h"
@@ -284,8 +285,6 @@ int emb_source_capture(const struct emb_source_options *opt, struct emb_source_r
 
 void emb_source_result_free(struct emb_source_result *res)
 {
-    free(res->trace);
-    free(res->log);
-    free(res->crash);
+    EMB_FREE_ALL(res->trace, res->log, res->crash);
     memset(res, 0, sizeof *res);
 }

@@ -146,9 +146,7 @@ void emb_desc_follow_free(struct emb_desc_follow *f)
     free(f->l);
     emb_buf_free(&f->packets);
     emb_buf_free(&f->log);
-    free(f->scratch);
-    free(f->commits);
-    free(f);
+    EMB_FREE_ALL(f->scratch, f->commits, f);
 }
 
 const struct emb_desc_follow_stats *emb_desc_follow_stats(const struct emb_desc_follow *f)

@@ -5,6 +5,7 @@
  * structure a pointer leads to must lie in the image's RAM. */
 #define _GNU_SOURCE
 
+#include "buffer.h"
 #include "desc_read.h"
 #include "desc_read_internal.h"
 
@@ -373,8 +374,6 @@ void emb_desc_read_kernel_free(struct emb_desc_model *md)
 {
     if (md->kernel == NULL)
         return;
-    free(md->kernel->threads);
-    free(md->kernel->objects);
-    free(md->kernel);
+    EMB_FREE_ALL(md->kernel->threads, md->kernel->objects, md->kernel);
     md->kernel = NULL;
 }

@@ -2,6 +2,7 @@
  * at, read through a memory source, every count and size bounded before use. */
 #define _GNU_SOURCE
 
+#include "buffer.h"
 #include "desc_read.h"
 #include "desc_read_internal.h"
 
@@ -746,14 +747,8 @@ int emb_desc_read(struct emb_mem *m, const struct emb_desc_image *d, struct emb_
 
 void emb_desc_model_free(struct emb_desc_model *md)
 {
-    free(md->contexts);
-    free(md->monitors);
-    free(md->cpus);
-    free(md->partitions);
-    free(md->objects);
-    free(md->crash_bytes);
-    free(md->mini_bytes);
-    free(md->logrings);
+    EMB_FREE_ALL(md->contexts, md->monitors, md->cpus, md->partitions, md->objects, md->crash_bytes,
+                 md->mini_bytes, md->logrings);
     emb_desc_read_kernel_free(md);
     memset(md, 0, sizeof *md);
 }

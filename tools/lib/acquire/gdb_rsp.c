@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buffer.h"
 #include "conn.h"
 #include "hostio.h"
 
@@ -526,7 +527,5 @@ void emb_gdb_close(struct emb_gdb *g)
     if (g == NULL)
         return;
     emb_conn_close(&g->conn);
-    free(g->reply);
-    free(g->out);
-    free(g);
+    EMB_FREE_ALL(g->reply, g->out, g);
 }

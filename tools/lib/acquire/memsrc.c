@@ -14,6 +14,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "buffer.h"
 #include "elf_image.h"
 
 #define DEFAULT_BUDGET (512ull << 20)
@@ -247,9 +248,7 @@ void emb_mem_close(struct emb_mem *m)
         return;
     if (m->fd >= 0)
         close(m->fd);
-    free(m->regions);
-    free(m->ram);
-    free(m);
+    EMB_FREE_ALL(m->regions, m->ram, m);
 }
 
 bool emb_mem_in_ram(const struct emb_mem *m, uint64_t addr, uint64_t len)

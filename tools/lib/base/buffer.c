@@ -94,3 +94,9 @@ void emb_buf_free(struct emb_buf *b)
     b->len = b->cap = 0;
     b->failed = false;
 }
+
+void emb_free_all(void *const *pointers, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        free(pointers[i]);
+}

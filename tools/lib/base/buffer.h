@@ -29,4 +29,11 @@ bool emb_buf_printf(struct emb_buf *b, const char *fmt, ...) __attribute__((form
 uint8_t *emb_buf_take(struct emb_buf *b, size_t *len);
 void emb_buf_free(struct emb_buf *b);
 
+/* Frees each pointer given, in order (NULL ones too), so a destructor names everything its
+ * object owns in one statement: EMB_FREE_ALL(t->names, t->rows, t). */
+void emb_free_all(void *const *pointers, size_t count);
+#define EMB_FREE_ALL(...)                                                                  \
+    emb_free_all((void *const[]){__VA_ARGS__},                                             \
+                 sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
+
 #endif /* EMB_BASE_BUFFER_H */

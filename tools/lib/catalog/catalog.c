@@ -154,21 +154,13 @@ void emb_catalog_free(struct emb_catalog *cat)
                 struct emb_catalog_field *f = &ev->fields[i];
                 for (size_t v = 0; v < f->nvalues; v++)
                     free(f->values[v].name);
-                free(f->values);
-                free(f->name);
-                free(f->doc);
+                EMB_FREE_ALL(f->values, f->name, f->doc);
             }
-            free(ev->fields);
-            free(ev->name);
-            free(ev->doc);
+            EMB_FREE_ALL(ev->fields, ev->name, ev->doc);
         }
-        free(cls->events);
-        free(cls->name);
-        free(cls->doc);
+        EMB_FREE_ALL(cls->events, cls->name, cls->doc);
     }
-    free(cat->classes);
-    free(cat->by_id);
-    free(cat);
+    EMB_FREE_ALL(cat->classes, cat->by_id, cat);
 }
 
 const struct emb_catalog_event *emb_catalog_event(const struct emb_catalog *cat, uint16_t id)

@@ -14,6 +14,7 @@
 #include <emb/wire.h>
 #include <zlib.h>
 
+#include "buffer.h"
 #include "input_file.h"
 #include "stream_kind.h"
 
@@ -580,9 +581,7 @@ void emb_capture_free(struct emb_capture *c)
     emb_trace_free(c->trace);
     free(c->win.rows);
     emb_problems_free(&c->problems);
-    free(c->owned);
-    free(c->name);
-    free(c);
+    EMB_FREE_ALL(c->owned, c->name, c);
 }
 
 bool emb_capture_failed(const struct emb_capture *c, long long *offset, const char **message)

@@ -653,17 +653,13 @@ struct emb_log_decoder *emb_log_decoder_new(const struct emb_log_decoder_options
     d->site_marked = calloc(opt->db->nsites + 1u, sizeof *d->site_marked);
     d->text = malloc(opt->db->plan_text_max + 1u);
     if (d->site_marked == NULL || d->text == NULL) {
-        free(d->site_marked);
-        free(d->text);
-        free(d);
+        EMB_FREE_ALL(d->site_marked, d->text, d);
         return NULL;
     }
     emb_problems_init_callback(&d->frame_problems, NULL, on_frame_problem, d);
     struct emb_frame_callbacks cb = {on_frame, &d->frame_problems, d};
     if (!opt->raw && !emb_frame_decoder_init(&d->frames, 65536u, &cb)) {
-        free(d->site_marked);
-        free(d->text);
-        free(d);
+        EMB_FREE_ALL(d->site_marked, d->text, d);
         return NULL;
     }
     if (opt->raw) {
@@ -687,10 +683,7 @@ void emb_log_decoder_free(struct emb_log_decoder *d)
         free(d->ctx[i].mem);
         free(d->ctx[i].segs);
     }
-    free(d->ctx);
-    free(d->site_marked);
-    free(d->text);
-    free(d);
+    EMB_FREE_ALL(d->ctx, d->site_marked, d->text, d);
 }
 
 void emb_log_decoder_feed(struct emb_log_decoder *d, const uint8_t *data, size_t len)

@@ -424,10 +424,7 @@ void emb_logdb_free(struct emb_logdb *db)
         return;
     free(db->path);
     emb_log_plans_free(db);
-    free(db->sites);
-    free(db->modules);
-    free(db->strings);
-    free(db);
+    EMB_FREE_ALL(db->sites, db->modules, db->strings, db);
 }
 
 const struct emb_log_site *emb_logdb_site(const struct emb_logdb *db, uint32_t id)

@@ -9,6 +9,7 @@
 
 #include <emb/trace_format.h>
 
+#include "buffer.h"
 #include "diff_internal.h"
 
 long emb_diff_ctx_find(struct emb_diff *d, const char *name, uint8_t kind)
@@ -315,16 +316,9 @@ static int lay_out(struct walk *k)
 static void walk_free(struct walk *k)
 {
     for (size_t i = 0; k->slots && i < k->nslots; i++) {
-        free(k->slots[i].ev);
-        free(k->slots[i].cls);
-        free(k->slots[i].markers);
+        EMB_FREE_ALL(k->slots[i].ev, k->slots[i].cls, k->slots[i].markers);
     }
-    free(k->slots);
-    free(k->ring_slot);
-    free(k->irq_at);
-    free(k->irq_slot);
-    free(k->pos);
-    free(k->last_ns);
+    EMB_FREE_ALL(k->slots, k->ring_slot, k->irq_at, k->irq_slot, k->pos, k->last_ns);
 }
 
 int emb_diff_build_contexts(struct emb_diff_work *w, int side)

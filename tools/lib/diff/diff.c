@@ -251,14 +251,9 @@ static int compare(struct emb_diff_work *w)
 static void work_free(struct emb_diff_work *w)
 {
     for (int s = 0; s < 2; s++) {
-        free(w->tid_map[s]);
-        free(w->marker_pos[s]);
-        free(w->loss[s]);
-        free(w->ring_events[s]);
+        EMB_FREE_ALL(w->tid_map[s], w->marker_pos[s], w->loss[s], w->ring_events[s]);
     }
-    free(w->threads);
-    free(w->ops);
-    free(w->event_rules);
+    EMB_FREE_ALL(w->threads, w->ops, w->event_rules);
     emb_key_map_free(&w->interval_keys);
 }
 
@@ -305,21 +300,10 @@ void emb_diff_free(struct emb_diff *d)
         return;
     for (size_t i = 0; i < d->nctx; i++)
         for (int s = 0; s < 2; s++) {
-            free(d->ctx[i].ev[s]);
-            free(d->ctx[i].epoch_start[s]);
-            free(d->ctx[i].marker_value[s]);
+            EMB_FREE_ALL(d->ctx[i].ev[s], d->ctx[i].epoch_start[s], d->ctx[i].marker_value[s]);
         }
     for (size_t i = 0; i < d->nctx; i++)
         free(d->ctx[i].interval_class);
-    free(d->ctx);
-    free(d->items);
-    free(d->groups);
-    free(d->gaps);
-    free(d->epoch_value);
-    free(d->epoch_ns[0]);
-    free(d->epoch_ns[1]);
-    free(d->rules.policies);
-    free(d->rules.switches);
-    free(d->rules.pairs);
-    free(d);
+    EMB_FREE_ALL(d->ctx, d->items, d->groups, d->gaps, d->epoch_value, d->epoch_ns[0],
+                 d->epoch_ns[1], d->rules.policies, d->rules.switches, d->rules.pairs, d);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "diff_internal.h"
 #include "input_file.h"
 #include "parse_number.h"
@@ -37,9 +38,7 @@ void emb_diff_rules_default(struct emb_diff_rules *r)
 
 void emb_diff_rules_free(struct emb_diff_rules *r)
 {
-    free(r->policies);
-    free(r->switches);
-    free(r->pairs);
+    EMB_FREE_ALL(r->policies, r->switches, r->pairs);
     r->pairs = NULL;
     r->npairs = 0;
     r->policies = NULL;

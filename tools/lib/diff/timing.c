@@ -409,10 +409,7 @@ static void timing_free(const struct emb_diff *d, struct timing *tm)
         free(tm->cls[i].v);
         free(tm->cls[i].bv);
     }
-    free(tm->cls);
-    free(tm->cand);
-    free(tm->catching_up);
-    free(tm->late);
+    EMB_FREE_ALL(tm->cls, tm->cand, tm->catching_up, tm->late);
     for (size_t i = 0; tm->gcls && i < d->nctx; i++)
         free(tm->gcls[i]);
     free(tm->gcls);

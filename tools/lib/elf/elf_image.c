@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buffer.h"
+
 struct segment {
     uint64_t vaddr, memsz, filesz, offset;
     bool exec;
@@ -242,10 +244,7 @@ void emb_elf_close(struct emb_elf *e)
         close(e->fd);
     for (size_t i = 0; e->symbolized && i < SYMBOLIZED; i++)
         free(e->symbolized[i].frames);
-    free(e->symbolized);
-    free(e->segs);
-    free(e->path);
-    free(e);
+    EMB_FREE_ALL(e->symbolized, e->segs, e->path, e);
 }
 
 const char *emb_elf_path(const struct emb_elf *e)

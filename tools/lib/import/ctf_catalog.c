@@ -409,8 +409,6 @@ void ctf_plan_free(struct ctf_plan *p)
 {
     for (size_t i = 0; i < p->nevents; i++)
         free(p->events[i].leaves);
-    free(p->events);
-    free(p->slots);
-    free(p->yaml);
+    EMB_FREE_ALL(p->events, p->slots, p->yaml);
     memset(p, 0, sizeof *p);
 }

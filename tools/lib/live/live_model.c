@@ -54,9 +54,7 @@ void emb_live_model_free(struct emb_live_model *m)
 {
     if (m == NULL)
         return;
-    free(m->ctx);
-    free(m->vctx);
-    free(m);
+    EMB_FREE_ALL(m->ctx, m->vctx, m);
 }
 
 static const struct emb_catalog_field *field(const struct emb_catalog_event *ev, const char *name)

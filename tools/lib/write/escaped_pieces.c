@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
+
 uint32_t emb_escaped_pieces_at(const struct emb_out *o)
 {
     return (uint32_t)ftell(o->file) + (uint32_t)o->len;
@@ -42,11 +44,7 @@ static void write_pieces(struct emb_out *o, struct emb_escaped_pieces *p,
 
 void emb_escaped_pieces_free(struct emb_escaped_pieces *p)
 {
-    free(p->text);
-    free(p->slot);
-    free(p->event);
-    free(p->first_key);
-    free(p->key);
+    EMB_FREE_ALL(p->text, p->slot, p->event, p->first_key, p->key);
     memset(p, 0, sizeof *p);
 }
 

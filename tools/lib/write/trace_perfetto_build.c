@@ -619,12 +619,7 @@ void emb_perfetto_walk_free(struct emb_perfetto_walk *b)
 {
     if (b == NULL)
         return;
-    free(b->ctx);
-    free(b->roles);
-    free(b->ends);
-    free(b->request_flow);
-    free(b->kept_order);
-    free(b);
+    EMB_FREE_ALL(b->ctx, b->roles, b->ends, b->request_flow, b->kept_order, b);
 }
 
 /* A state for each context before a walk. */

@@ -118,9 +118,7 @@ struct emb_perfetto_loads *emb_perfetto_loads_new(const struct emb_perfetto_mode
     l->ctx = calloc(l->nctx ? l->nctx : 1, sizeof *l->ctx);
     l->slot = l->to ? calloc(0xFFFFu, sizeof *l->slot) : NULL;
     if (l->ctx == NULL || (l->to && l->slot == NULL)) {
-        free(l->ctx);
-        free(l->slot);
-        free(l);
+        EMB_FREE_ALL(l->ctx, l->slot, l);
         return NULL;
     }
     for (size_t i = 0; i < l->nctx; i++)
@@ -243,10 +241,7 @@ void emb_perfetto_loads_finish(struct emb_perfetto_loads *l, struct emb_perfetto
         free(l->ctx[i].acc);
     for (size_t r = 0; r < l->nrows; r++)
         free(l->rows[r].acc);
-    free(l->rows);
-    free(l->ctx);
-    free(l->slot);
-    free(l);
+    EMB_FREE_ALL(l->rows, l->ctx, l->slot, l);
 }
 
 /* The packets a context's ring has taken since the trace began, in percent of the ring

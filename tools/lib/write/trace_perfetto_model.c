@@ -133,10 +133,7 @@ void emb_perfetto_model_free(struct emb_perfetto_model *m)
 {
     for (size_t i = 1; i < m->str.n; i++)
         free(m->str.s[i]);
-    free(m->str.s);
-    free(m->str.slot);
-    free(m->tracks);
-    free(m->items);
+    EMB_FREE_ALL(m->str.s, m->str.slot, m->tracks, m->items);
     emb_trace_names_free(m->names);
     emb_perfetto_walk_free(m->walk);
     memset(m, 0, sizeof *m);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "json.h"
 #include "trace_perfetto_model.h"
 
@@ -150,10 +151,7 @@ int emb_trace_write_speedscope(const struct emb_trace *t, FILE *out)
         document(&s);
         rc = ferror(out) ? -1 : 0;
     }
-    free(s.frame_of);
-    free(s.frame_names);
-    free(s.slices);
-    free(s.stack);
+    EMB_FREE_ALL(s.frame_of, s.frame_names, s.slices, s.stack);
     emb_perfetto_model_free(&m);
     return rc;
 }

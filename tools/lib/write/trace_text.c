@@ -322,10 +322,7 @@ static bool build_pieces(struct text_writer *w)
 static void writer_free(struct text_writer *w)
 {
     emb_buf_free(&w->text);
-    free(w->ctx_column);
-    free(w->event_column);
-    free(w->first_key);
-    free(w->key);
+    EMB_FREE_ALL(w->ctx_column, w->event_column, w->first_key, w->key);
 }
 
 int emb_trace_write_text(const struct emb_trace *t, FILE *out,
