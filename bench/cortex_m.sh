@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Cortex-M port on QEMU's MPS2 boards, measured (docs/benchmarks.md, "Cortex-M").
-# Usage: bench/cortex_m.sh BUILD_DIR
+# Usage: bench/cortex_m.sh [--flash] BUILD_DIR   (--flash: part 2 alone, seconds)
 #
 #  1. Instructions per call: bench/cortex_m/bench_fw.c runs each loop under
 #     `qemu-system-arm -icount shift=0` (one instruction per virtual nanosecond; the CMSDK
@@ -19,7 +19,9 @@
 #
 # Prints the tables; writes BUILD_DIR/bench/cortex_m.json and BUILD_DIR/bench/cortex_m/*.
 set -euo pipefail
-[ $# -eq 1 ] || { echo "usage: bench/cortex_m.sh BUILD_DIR" >&2; exit 2; }
+FLASH_ONLY=0
+[ "${1:-}" = --flash ] && { FLASH_ONLY=1; shift; }
+[ $# -eq 1 ] || { echo "usage: bench/cortex_m.sh [--flash] BUILD_DIR" >&2; exit 2; }
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "$1" && pwd)
 OUT=$BUILD/bench/cortex_m
@@ -66,6 +68,7 @@ run_bench() {
         awk '/^[0-9a-f]+ <bench_cm_(trace|log)_on>:/ {p = 1} /^$/ {p = 0} p' > "$OUT/bench-$name.s"
 }
 
+if [ $FLASH_ONLY = 0 ]; then
 run_bench m3 cortex-m3 mps2-an385
 run_bench m3-dwt cortex-m3 mps2-an385 -DCONFIG_EMB_CM_CLOCK=1
 run_bench m3-auto-dwt cortex-m3 mps2-an385 -DBENCH_CM_AUTO_AS_DWT=1
@@ -95,6 +98,7 @@ instr_table() {
 }
 echo "== Instructions per call (qemu-system-arm -icount shift=0, -O2; empty loop subtracted)"
 instr_table | tee "$OUT/instructions.md"
+fi
 
 # ---- 2. Flash and RAM ----
 
@@ -136,7 +140,8 @@ linked_size() { # label defines...
         if (sec ~ /^\.(text|rodata)/) flash += s
         else if (sec ~ /^\.data/) { flash += s; ram += s }
         else if (sec ~ /^\.bss/ || sec ~ /^COMMON/) ram += s
-        split(file, p, "/"); obj[p[length(p)]] += (sec ~ /^\.(bss|COMMON)/ ? 0 : s)
+        # Flash only: not RAM, nor .comment and .ARM.attributes (84 bytes an object).
+        split(file, p, "/"); if (sec ~ /^\.(text|rodata|data)/) obj[p[length(p)]] += s
         size = ""; file = ""
     }
     # The C library functions the image links (memcpy, memset): counted apart, an
@@ -164,7 +169,28 @@ TRACE_ONLY=("${BASE[@]}" "${MODES[@]}" -DCONFIG_EMB_CM_CLOCK=1 -DCONFIG_EMB_DESC
             -DCONFIG_EMB_LOG=0)
 TRACE_MINIMAL=("${TRACE_ONLY[@]}" -DCONFIG_EMB_CM_CMSIS_HANDLERS=0 -DCONFIG_EMB_TRACE_COUNT_OVERWRITTEN=0
                -DCONFIG_EMB_CM_STACK_PAINT=0)
+# The reduced core: the same features, each paying only for what it uses: no count of
+# the events in overwritten packets, no stack painting, the reduced descriptor (the
+# identity, crash, contexts, rings and log sections), the crash record without the last
+# packets, and the small v2 record; a CRC without a table, the port's name fixed at build
+# time. Built as a firmware and decoded in QEMU (tests/qemu/core, ctest qemu_core_reduced_*).
+CORE_REDUCED=("${BASE[@]}" "${MODES[@]}" -DCONFIG_EMB_CM_CLOCK=1 -DCONFIG_EMB_TRACE_COUNT_OVERWRITTEN=0
+              -DCONFIG_EMB_CM_STACK_PAINT=0 -DCONFIG_EMB_DESCRIPTOR_REDUCED=1 -DCONFIG_EMB_CM_CRASH_FLIGHT=0
+              -DCONFIG_EMB_CRASH_RECORD_VERSION=2 -DCONFIG_EMB_CRC32_TABLE=0
+              '-DCONFIG_EMB_CM_PORT_NAME="cortex-m3/dwt"')
+# The defines of set $1.. without the one that option $opt names, then the option itself
+# (NAME=VALUE; a bare NAME only takes its define away).
+without() { # opt defines...
+    local opt=$1 d
+    shift
+    set_without=()
+    for d in "$@"; do [ "${d%%=*}" = "-D${opt%%=*}" ] || set_without+=("$d"); done
+    [ "${opt#*=}" = "$opt" ] || set_without+=(-D"$opt")
+}
 {
+    linked_size core_reduced "${CORE_REDUCED[@]}"
+    without CONFIG_EMB_CRASH_RECORD_VERSION=1 "${CORE_REDUCED[@]}"
+    linked_size core_reduced_v1 "${set_without[@]}"
     linked_size core "${BASE[@]}" "${MODES[@]}" -DCONFIG_EMB_CM_CLOCK=1
     linked_size core_no_descriptor "${BASE[@]}" "${MODES[@]}" -DCONFIG_EMB_CM_CLOCK=1 -DCONFIG_EMB_DESCRIPTOR=0
     linked_size core_systick_fallback "${BASE[@]}" "${MODES[@]}"
@@ -176,6 +202,27 @@ TRACE_MINIMAL=("${TRACE_ONLY[@]}" -DCONFIG_EMB_CM_CMSIS_HANDLERS=0 -DCONFIG_EMB_
 awk '{printf "| %s | %d | %d | %s |\n", $1, $2, $3, substr($0, index($0, $4))}' "$OUT/linked.txt" |
     sed '1i | configuration | flash bytes | RAM bytes (beyond the buffers) | by object (flash) |\n|---|---:|---:|---|' |
     tee "$OUT/linked.md"
+
+# The reduced core's options, each put back alone (what it costs there), and each
+# feature taken away (what it costs in the reduced core).
+echo
+echo "== The reduced core (M3, -Os; link map): each option put back, each feature taken away"
+CORE_OPTIONS=(CONFIG_EMB_CRASH_RECORD_VERSION=1 CONFIG_EMB_CM_CRASH_FLIGHT=1 CONFIG_EMB_DESCRIPTOR_REDUCED=0
+              CONFIG_EMB_TRACE_COUNT_OVERWRITTEN=1 CONFIG_EMB_CM_STACK_PAINT=1 CONFIG_EMB_CRC32_TABLE=1
+              CONFIG_EMB_CM_PORT_NAME CONFIG_EMB_DESCRIPTOR=0 CONFIG_EMB_LOG=0 CONFIG_EMB_CRASH=0)
+{
+    grep '^core_reduced ' "$OUT/linked.txt"
+    for opt in "${CORE_OPTIONS[@]}"; do
+        without "$opt" "${CORE_REDUCED[@]}"
+        linked_size "+$opt" "${set_without[@]}"
+    done
+} > "$OUT/core_options.txt"
+awk 'NR == 1 { base = $2; ram = $3; next }
+     { o = substr($1, 2); if (o !~ /=/) o = o " unset (the name from CPUID at start)"
+       printf "| `%s` | %+d | %d | %+d |\n", o, $2 - base, $2, $3 - ram }' "$OUT/core_options.txt" |
+    sed '1i | option (the reduced core and this) | flash B | flash B of that image | RAM B |\n|---|---:|---:|---:|' |
+    tee "$OUT/core_options.md"
+[ $FLASH_ONLY = 0 ] || exit 0
 
 # Each option's cost: the defaults ("all") less the one option, from the same link map
 # (an option whose code others call costs what turning it off takes with it).
@@ -208,9 +255,8 @@ ADD_BACK=(CONFIG_EMB_TRACE_COUNT_OVERWRITTEN=1 CONFIG_EMB_CM_CMSIS_HANDLERS=1 CO
     for opt in "${ADD_BACK[@]}"; do
         # The option's own -D last: the later definition of a macro wins with a warning,
         # so the set is filtered instead.
-        set_without=()
-        for d in "${TRACE_MINIMAL[@]}"; do [ "${d%%=*}" = "-D${opt%%=*}" ] || set_without+=("$d"); done
-        linked_size "+$opt" "${set_without[@]}" -D"$opt"
+        without "$opt" "${TRACE_MINIMAL[@]}"
+        linked_size "+$opt" "${set_without[@]}"
     done
 } > "$OUT/trace_options.txt"
 awk 'NR == 1 { base = $2; ram = $3; next }

@@ -2,8 +2,11 @@
 # Benchmarks of emb inspect and emb diff on large captures made by the real library
 # (bench/diff_bench.c): wall and CPU time and peak memory (/usr/bin/time -v), best of 3,
 # and the peak per event of the captures read (a diff reads two).
+# Then PAIRS (default 5) pairs of diffs, 1M then 4M one after the other: the 4M/1M ratio of
+# the medians of their CPU times (user + system), with the lowest and highest ratio of a pair.
 # Usage: bench/diff.sh [BUILD [OTHER_EMB]]   (results: docs/benchmarks.md)
 # OTHER_EMB: another build's emb (main's, say), timed on the same captures in the same run.
+# PAIRS=N in the environment: the number of pairs.
 set -euo pipefail
 build=${1:-build}
 other=${2:-}
@@ -53,4 +56,21 @@ for n in 1000000 4000000; do
   fi
   rm -f "$dir/good-$n.embt" "$dir/bad-$n.embt"
 done
-"$emb" diff "$dir/good-1000000.emb" "$dir/bad-1000000.emb" | sed -n '/FIRST/,/^  [a-z]/p' | head -3
+
+cpu_of() { # cpu_of ARGS...: CPU seconds (user + system) of one run (exit 0 or 1 accepted)
+  /usr/bin/time -f '%U %S' -o "$dir/cpu.txt" "$@" >/dev/null 2>&1 || [ $? -eq 1 ] || exit 1
+  tail -n 1 "$dir/cpu.txt" | awk '{print $1 + $2}' # the last line: time notes an exit status 1 before it
+}
+median() { sort -g | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+: >"$dir/pairs.txt"
+for _ in $(seq "${PAIRS:-5}"); do
+  small=$(cpu_of "$emb" diff "$dir/good-1000000.emb" "$dir/bad-1000000.emb")
+  large=$(cpu_of "$emb" diff "$dir/good-4000000.emb" "$dir/bad-4000000.emb")
+  echo "$small $large" >>"$dir/pairs.txt"
+done
+m1=$(cut -d' ' -f1 "$dir/pairs.txt" | median)
+m4=$(cut -d' ' -f2 "$dir/pairs.txt" | median)
+read -r lo hi < <(awk '$1 > 0 {r = $2 / $1; if (!n++ || r < lo) lo = r; if (r > hi) hi = r} END {print lo, hi}' "$dir/pairs.txt")
+printf 'diff CPU, %d pairs: 1M median %.3f s, 4M median %.3f s, ratio of medians %.2f (pairs %.2f .. %.2f)\n' \
+  "$(wc -l <"$dir/pairs.txt")" "$m1" "$m4" "$(awk "BEGIN {print $m4 / $m1}")" "$lo" "$hi"
+"$emb" diff "$dir/good-1000000.emb" "$dir/bad-1000000.emb" | sed -n '/FIRST/,/^  [a-z]/p' | head -3 || true

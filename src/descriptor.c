@@ -61,7 +61,11 @@ _Static_assert(sizeof(uintptr_t) == sizeof(const void *), "a descriptor word hol
 
 #if CONFIG_EMB_DESCRIPTOR_REDUCED
 
+#if UINTPTR_MAX <= 0xFFFFu
 #define EMB__A16(address) {(address), 0u}
+#else
+#define EMB__A16(address) {(address)}
+#endif
 #define EMB__RSECTION(member, kind, version)                                                 \
     (uint32_t)(kind) | (uint32_t)(version) << 16,                                             \
         (sizeof(((struct emb_desc_reduced *)0)->member) - 8u) / 4u
@@ -69,8 +73,15 @@ _Static_assert(sizeof(uintptr_t) == sizeof(const void *), "a descriptor word hol
 #define EMB__CI32(member, kind) EMB_DESC_FIELD32(struct emb_context_info, member, kind)
 #define EMB__RF32(member, kind) EMB_DESC_FIELD32(struct emb_trace_ring, member, kind)
 #define EMB__LF32(member, kind) EMB_DESC_FIELD32(struct emb_log_ring, member, kind)
-_Static_assert(!EMB_DESC_REDUCED_LOG || CONFIG_EMB_LOG_ID_BYTES != 0,
-               "the reduced descriptor states a fixed log id width");
+/* A 16-bit target states a fixed log id width; a 32-bit one the width chosen at link
+ * time as well (the full descriptor's word: the symbol's address is the width). */
+_Static_assert(!EMB_DESC_REDUCED_LOG || CONFIG_EMB_LOG_ID_BYTES != 0 || UINTPTR_MAX > 0xFFFFu,
+               "the reduced descriptor of a 16-bit target states a fixed log id width");
+#if CONFIG_EMB_LOG_ID_BYTES == 0
+#define EMB__LOG_ID_BYTES ((uintptr_t)emb_log_id_bytes_linked)
+#else
+#define EMB__LOG_ID_BYTES CONFIG_EMB_LOG_ID_BYTES
+#endif
 
 /* 4-byte aligned: a reader scanning for "EMBD" looks at aligned addresses only. */
 EMB_USED _Alignas(4) const struct emb_desc_reduced emb_debug_descriptor = {
@@ -97,7 +108,8 @@ EMB_USED _Alignas(4) const struct emb_desc_reduced emb_debug_descriptor = {
         EMB__A16(&emb_crash_region.found), EMB__A16(&emb_crash_region.found_length),
     },
 #else
-    .crash = {EMB__RSECTION(crash, EMB_DESC_CRASH, 1), {0, 0u}, {0, 0u}, 0u, {0, 0u}, {0, 0u}},
+    .crash = {EMB__RSECTION(crash, EMB_DESC_CRASH, 1), EMB__A16(NULL), EMB__A16(NULL), 0u,
+              EMB__A16(NULL), EMB__A16(NULL)},
 #endif
 #if EMB_DESC_REDUCED_TRACE
     .contexts = {
@@ -107,7 +119,7 @@ EMB_USED _Alignas(4) const struct emb_desc_reduced emb_debug_descriptor = {
         EMB__CI32(state, EMB_DESC_UNSIGNED), EMB__CI32(os_id, EMB_DESC_SIGNED),
         EMB__CI32(stack_low, EMB_DESC_POINTER), EMB__CI32(stack_size, EMB_DESC_UNSIGNED),
         EMB__CI32(stack_painted, EMB_DESC_UNSIGNED), EMB_STACK_PAINT,
-        EMB__CI32(entry, EMB_DESC_POINTER), 0u, {0, 0u}, 0u,
+        EMB__CI32(entry, EMB_DESC_POINTER), 0u, EMB__A16(NULL), 0u,
     },
     .rings = {
         EMB__RSECTION(rings, EMB_DESC_RINGS, 2), CONFIG_EMB_TRACE_PACKET_SIZE,
@@ -129,7 +141,7 @@ EMB_USED _Alignas(4) const struct emb_desc_reduced emb_debug_descriptor = {
     .log = {
         EMB__RSECTION(log, EMB_DESC_LOG, 1), EMB__A16(&emb_debug_registry.log_rings),
         EMB__A16(&emb_debug_registry.log_ring_count), EMB__A16(&emb_debug_registry.probe_consumer),
-        CONFIG_EMB_LOG_ID_BYTES, CONFIG_EMB_LOG_TIMESTAMP ? 4u : 0u, EMB_LOG_RESERVE_MAX,
+        EMB__LOG_ID_BYTES, CONFIG_EMB_LOG_TIMESTAMP ? 4u : 0u, EMB_LOG_RESERVE_MAX,
         EMB__LF32(write_pos, EMB_DESC_UNSIGNED), EMB__LF32(committed, EMB_DESC_UNSIGNED),
         EMB__LF32(read_pos, EMB_DESC_UNSIGNED), EMB__LF32(buf, EMB_DESC_POINTER),
         EMB__LF32(mask, EMB_DESC_UNSIGNED), EMB__LF32(spill_pos, EMB_DESC_UNSIGNED),

@@ -173,19 +173,16 @@ static bool emb__dec_inc(char *digits, size_t n)
 /* Integer digits of a double: at most 309, and 9 per division of the big integer. */
 #define EMB__INT_DIGITS_MAX 315
 
-/* The sign's character, as v's sign bit and the flags ask: '-', '+', ' ' or none. Returns
- * how many (0 or 1). */
-static size_t emb__float_sign(const struct emb__spec *sp, bool neg, char *prefix)
+/* The sign's character, as v's sign bit and the flags ask: '-', '+', ' ', or '\0' for none. */
+static char emb__float_sign(const struct emb__spec *sp, bool neg)
 {
     if (neg)
-        prefix[0] = '-';
-    else if (sp->plus)
-        prefix[0] = '+';
-    else if (sp->space)
-        prefix[0] = ' ';
-    else
-        return 0;
-    return 1;
+        return '-';
+    if (sp->plus)
+        return '+';
+    if (sp->space)
+        return ' ';
+    return '\0';
 }
 
 /* The integer digits of m * 2^e, written backwards to end at idig[EMB__INT_DIGITS_MAX], with
@@ -273,8 +270,11 @@ static void emb__float(struct emb__out *o, const struct emb__spec *sp, double v)
     memcpy(&bits, &v, sizeof bits);
     unsigned exp = (unsigned)(bits >> 52) & 0x7FFu;
     uint64_t mant = bits & ((UINT64_C(1) << 52) - 1u);
-    char prefix[1];
-    size_t np = emb__float_sign(sp, (bits >> 63) != 0u, prefix);
+    /* One char, always written, so the sign is never read uninitialised (np says whether
+     * it is printed). */
+    const char sign = emb__float_sign(sp, (bits >> 63) != 0u);
+    const char *prefix = &sign;
+    size_t np = sign != '\0' ? 1u : 0u;
     bool upper = sp->conv == 'F';
     if (exp == 0x7FFu) {
         const char *text = mant != 0u ? (upper ? "NAN" : "nan") : (upper ? "INF" : "inf");

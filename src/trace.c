@@ -29,6 +29,18 @@ static struct {
 } emb__trace;
 
 #define EMB__PACKET_SIZE CONFIG_EMB_TRACE_PACKET_SIZE
+/* Where events stop in a packet: before its tail word when events count themselves there
+ * (EMB_TRACE_COUNT_IN_TAIL), else at its end. */
+#define EMB__PACKET_LIMIT (EMB__PACKET_SIZE - EMB_TRACE_PACKET_TAIL)
+
+/* packet_end for the packet at `start`: where its events stop. The packet just below
+ * 2^32 gets 0, as it does without a tail (its end wraps to 0), so that the fast path's
+ * `pos + size` never wraps past it: all its events take the slow path. */
+static uint32_t emb__events_end(uint32_t start)
+{
+    uint32_t end = start + EMB__PACKET_SIZE;
+    return end == 0u ? 0u : end - EMB_TRACE_PACKET_TAIL;
+}
 
 void emb_trace_init(const uint8_t uuid[16], enum emb_trace_mode mode, uint32_t classes)
 {
@@ -112,6 +124,10 @@ emb_status emb_trace_ring_init(struct emb_trace_ring *ring, uint16_t context_id,
     ring->context_id = context_id;
     ring->context_kind = (uint16_t)kind;
     ring->ts_high = 0xFFFFFFFFu; /* no packet open: force the slow path */
+#if EMB_TRACE_COMMIT_OPEN
+    ring->commit_open = commit;
+    ring->publishing = 0u;
+#endif
     if (ring->packet_shift != EMB_TRACE_PACKET_SHIFT)
         return EMB_E_INVALID;
     emb__window_list(ring);
@@ -133,12 +149,18 @@ uint32_t emb_trace_set_classes(uint32_t mask)
 
 /* ---- Packet bookkeeping ---- */
 
+static inline uint32_t emb__slot_of(const struct emb_trace_ring *ring, uint32_t pos)
+{
+    /* The packet shift is the compile-time one (emb_trace_ring_init() checks it). */
+    return (pos >> EMB_TRACE_PACKET_SHIFT) & ring->slot_mask;
+}
+
 /* The open packet's end, as the slow path publishes it to the fast path. In window mode
  * the close may have ended every ring's packet (packet_end 0) since this context checked
  * the window: the store and the check after it are sequentially consistent, as are the
  * close's state change and its stores, so either the close's 0 lands after this store or
  * the check sees the window closed and stores the 0 itself. */
-static void emb__publish_end(struct emb_trace_ring *ring, uint32_t end)
+static void emb__store_end(struct emb_trace_ring *ring, uint32_t end)
 {
 #if CONFIG_EMB_TRACE_WINDOW
     if (emb__trace.mode == EMB_TRACE_MODE_WINDOW) {
@@ -152,11 +174,51 @@ static void emb__publish_end(struct emb_trace_ring *ring, uint32_t end)
     __atomic_store_n(&ring->packet_end, end, __ATOMIC_RELAXED);
 }
 
-static inline uint32_t emb__slot_of(const struct emb_trace_ring *ring, uint32_t pos)
+#if EMB_TRACE_COMMIT_OPEN
+/* Where a port for tests runs a preempting producer in the middle of a publication
+ * (tests/target/testport); nothing elsewhere. */
+#ifndef EMB_PORT_PREEMPT_IN_PUBLISH
+#define EMB_PORT_PREEMPT_IN_PUBLISH() ((void)0)
+#endif
+
+/* Publishes the open packet's end and its commit counter (commit_open) to the fast path,
+ * which trusts the counter whenever an event fits below packet_end. Two words, so the
+ * order matters against producers that preempt this one (run to completion in between):
+ * - packet_end is 0 (no event fits) while commit_open changes, and is stored only if
+ *   write_pos is still in the packet: a publisher that producers preempted after its swap
+ *   and before this call (they moved on to a later packet and published it) would
+ *   otherwise pair its older counter with their later packet_end, and an event in the
+ *   later packet would commit to the older packet's counter (one never completes, the
+ *   other overflows: events neither read nor counted). Left at 0, the fast path stays
+ *   closed until the next slow path publishes.
+ * - `publishing` keeps a preempting slow path from publishing in the middle of this one
+ *   (it would restore a packet_end that the counter stored after it no longer matches);
+ *   the preempted publication then checks write_pos after it, or stores the older
+ *   packet's end, which no later position is below.
+ * Compiler-only fences: every producer of a ring runs on one context. */
+static void emb__publish_end(struct emb_trace_ring *ring, uint32_t start)
 {
-    /* The packet shift is the compile-time one (emb_trace_ring_init() checks it). */
-    return (pos >> EMB_TRACE_PACKET_SHIFT) & ring->slot_mask;
+    if (__atomic_load_n(&ring->publishing, __ATOMIC_RELAXED) != 0u)
+        return;
+    __atomic_store_n(&ring->publishing, 1u, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&ring->packet_end, 0u, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&ring->commit_open, &ring->commit[emb__slot_of(ring, start)],
+                     __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    EMB_PORT_PREEMPT_IN_PUBLISH();
+    if (__atomic_load_n(&ring->write_pos, __ATOMIC_RELAXED) - start - 1u < EMB__PACKET_SIZE - 1u)
+        emb__store_end(ring, emb__events_end(start));
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&ring->publishing, 0u, __ATOMIC_RELAXED);
 }
+#else
+static void emb__publish_end(struct emb_trace_ring *ring, uint32_t start)
+{
+    emb__store_end(ring, emb__events_end(start));
+}
+#endif
 
 /* True when the use of a slot that starts at `start` is complete: every byte of it has
  * been committed (emb/ring_read.h). */
@@ -208,7 +270,20 @@ static bool emb__window_closed(void)
 }
 #endif
 
-#if CONFIG_EMB_TRACE_COUNT_OVERWRITTEN
+#if EMB_TRACE_COUNT_IN_TAIL
+/* The tail word of the slot that holds `start`: the count its events made there (since
+ * its opener took off what the slot's previous use had left). */
+static uint32_t *emb__tail(const struct emb_trace_ring *ring, uint32_t start)
+{
+    return emb__trace_tail(ring->buf + (start & ring->buf_mask));
+}
+
+/* Events in the closed packet at `start`: what they counted in its tail. O(1). */
+static uint32_t emb__packet_events(const struct emb_trace_ring *ring, uint32_t start)
+{
+    return __atomic_load_n(emb__tail(ring, start), __ATOMIC_RELAXED);
+}
+#elif CONFIG_EMB_TRACE_COUNT_OVERWRITTEN
 /* Events in the closed packet at `start`, walked with the catalogue's sizes. Runs only
  * when a packet is recycled unread (the slow path of a packet switch), never per event.
  * An id the catalogue does not know ends the walk counting one event for the rest. */
@@ -365,9 +440,20 @@ static enum emb__attempt emb__switch_packet(struct emb_trace_ring *ring, uint32_
          * not the ring full. */
         return __atomic_load_n(&ring->write_pos, __ATOMIC_RELAXED) != pos ? EMB__RETRY : EMB__DROP;
     }
+#if EMB_TRACE_COUNT_IN_TAIL
+    /* What the slot's previous use left in the tail (its count, or whatever the buffer held
+     * before a first use): read after the check that the use is complete, so no producer
+     * adds to it until the slot is opened again; taken off once the swap made the slot
+     * ours, by an add, since producers preempting this one may count in it already. */
+    uint32_t *tail = emb__tail(ring, next);
+    uint32_t left = __atomic_load_n(tail, __ATOMIC_RELAXED);
+#endif
     *at = next + EMB_PKT_HEADER_SIZE;
     if (!emb_port_local_cas32(&ring->write_pos, pos, *at + size))
         return EMB__RETRY;
+#if EMB_TRACE_COUNT_IN_TAIL
+    emb_port_local_add32_release(tail, 0u - left);
+#endif
     if (lost != 0u)
         emb_port_local_add32_release(&ring->discarded, lost);
 
@@ -376,7 +462,7 @@ static enum emb__attempt emb__switch_packet(struct emb_trace_ring *ring, uint32_
     __atomic_store_n(&ring->ts_high, (uint32_t)(now >> 32), __ATOMIC_RELAXED);
     if (next - ring->base_pos >= ring->buf_mask + 1u - EMB__PACKET_SIZE)
         __atomic_store_n(&ring->filled, 1u, __ATOMIC_RELAXED);
-    emb__publish_end(ring, next + EMB__PACKET_SIZE);
+    emb__publish_end(ring, next);
     emb__packet_open(ring, next, now);
     if (off != 0u)
         emb__packet_close(ring, pos, now);
@@ -394,11 +480,11 @@ static enum emb__attempt emb__reserve_attempt(struct emb_trace_ring *ring, uint3
      * fail, so timestamps follow positions. */
     uint64_t now = *now_out = emb_port_timestamp();
     uint32_t off = pos & (EMB__PACKET_SIZE - 1u);
-    if (off != 0u && off + size < EMB__PACKET_SIZE &&
+    if (off != 0u && off + size < EMB__PACKET_LIMIT &&
         (uint32_t)(now >> 32) == __atomic_load_n(&ring->ts_high, __ATOMIC_RELAXED)) {
         if (!emb_port_local_cas32(&ring->write_pos, pos, pos + size))
             return EMB__RETRY;
-        emb__publish_end(ring, pos - off + EMB__PACKET_SIZE);
+        emb__publish_end(ring, pos - off);
         *at = pos;
         return EMB__RESERVED;
     }

@@ -80,9 +80,11 @@
 #endif
 
 /* 1: a ring that recycles a packet nobody read (a snapshot ring wrapping, a streaming ring
- * overtaking its consumer) adds that packet's events to events_discarded, walking it with
- * the catalogue's event sizes (emb_trace_event_words, one byte per event id). 0: no walk
- * and no size table in the image; such a loss then shows only as the packet_seq_num gap
+ * overtaking its consumer) adds that packet's events to events_discarded: on x86-64 each
+ * event counts itself in its packet's last word (one add per event), elsewhere the slow
+ * path walks the packet with the catalogue's event sizes (emb_trace_event_words, one byte
+ * per event id). 0: no count, no walk and no size table in the image; such a loss then
+ * shows only as the packet_seq_num gap
  * (docs/formats/trace.md, "What is lost"). Drops (no slot, a closed window) are counted
  * either way. */
 #ifndef CONFIG_EMB_TRACE_COUNT_OVERWRITTEN
@@ -110,6 +112,13 @@
  * native port use the byte table. */
 #ifndef CONFIG_EMB_FRAME_CRC_TABLE256
 #define CONFIG_EMB_FRAME_CRC_TABLE256 0
+#endif
+
+/* CRC-32 (emb/crc.h, crash records): four bits at a time from a 64-byte table (1), or a
+ * bit at a time with none (0: the same CRC at a quarter of the speed, about 60 bytes of
+ * flash less; for an image where only the crash path checks a record once per boot). */
+#ifndef CONFIG_EMB_CRC32_TABLE
+#define CONFIG_EMB_CRC32_TABLE 1
 #endif
 
 /* The memory channel (emb/memchan.h): a control block at the symbol `emb_memchan` that a

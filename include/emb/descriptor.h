@@ -418,15 +418,20 @@ struct emb_debug_descriptor {
  * descriptor into a pointer-sized word. Its descriptor says pointer size 2 and makes every
  * word, `self` included, 32 bits: a number as it is, an address zero-extended. It carries
  * the identity and the crash record area, and the rings the build records (the contexts
- * and trace rings, the log rings; docs/formats/descriptor.md, "Reduced"). */
+ * and trace rings, the log rings; docs/formats/descriptor.md, "Reduced"). A 32-bit target
+ * may choose it too (CONFIG_EMB_DESCRIPTOR_REDUCED=1, the reduced core of a small flash
+ * budget): its words are then its own, W = 4, the full layout without the other sections. */
 #ifndef CONFIG_EMB_DESCRIPTOR_REDUCED
 #define CONFIG_EMB_DESCRIPTOR_REDUCED (UINTPTR_MAX <= 0xFFFFu)
 #endif
 
-/* A 32-bit word holding a 16-bit address: the address, then two zero bytes (little-endian). */
+/* A 32-bit word holding an address: a 16-bit one, then two zero bytes (little-endian);
+ * a 32-bit one as it is (the reduced descriptor of a 32-bit core, W = 4). */
 struct emb_desc_addr16 {
     const void *p;
+#if UINTPTR_MAX <= 0xFFFFu
     uint16_t zero;
+#endif
 };
 
 /* The reduced descriptor's rings (on by default where the build records them): the

@@ -28,6 +28,11 @@
  *       LDREX/STREX (an exception clears the monitor), on ARMv6-M interrupt masking.
  *       The add publishes every earlier store of the caller before the new value.
  *
+ *   Optional: EMB_PORT_LOCAL_ADD_ONE_INSN, defined when emb_port_local_add32_release() is
+ *   one instruction (x86-64): the trace fast path then counts each event in its packet's
+ *   tail word, so the slow path reads an overwritten packet's count instead of walking it
+ *   (emb/internal/trace_reserve.h). Defined alike for every translation unit.
+ *
  *   Optional, when the port defines EMB_PORT_LOCAL_RESERVE: a reservation section, the
  *   fast paths' cheaper form of "load, check, compare-and-swap":
  *

@@ -53,6 +53,12 @@ struct emb_trace_ring {
     /* Window mode: the next ring initialised since emb_trace_init(), so that the close of
      * the window can end every ring's open packet (docs/formats/trace.md). */
     struct emb_trace_ring *next_ring;
+    /* The open packet's commit counter, for the fast path of a port without a reservation
+     * section (EMB_TRACE_COMMIT_OPEN), and the flag that keeps the slow path's stores of it
+     * and packet_end from interleaving with a preempting producer's (src/trace.c,
+     * emb__publish_end()). */
+    uint32_t *commit_open;
+    uint32_t publishing;
 };
 
 /* read_pos flags: EMB_TRACE_READ_CLAIMED, _PUSHING and _BUSY (emb/trace_format.h), where a

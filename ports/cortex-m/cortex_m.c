@@ -19,7 +19,14 @@
 #define EMB_CM_SYST_CSR (*(volatile uint32_t *)0xE000E010u)
 #define EMB_CM_SYST_RVR (*(volatile uint32_t *)0xE000E014u)
 
+#ifdef CONFIG_EMB_CM_PORT_NAME
+_Static_assert(sizeof(CONFIG_EMB_CM_PORT_NAME) <= 28, "CONFIG_EMB_CM_PORT_NAME: at most 27 characters");
+char emb_cm_port_name[28] = CONFIG_EMB_CM_PORT_NAME;
+#define EMB__CM_NAME_FIXED 1
+#else
 char emb_cm_port_name[28] = "cortex-m";
+#define EMB__CM_NAME_FIXED 0
+#endif
 struct emb_cm_core emb_cm = {
     .ring = &emb_trace_unclaimed_ring,
     .dwt_state = EMB_CM_DWT_OFF,
@@ -153,6 +160,9 @@ static void emb__name_port(void)
  * image) the name is written by its one other reader, emb_cm_link_identity() (a trace
  * stream header), when that runs, so the naming code is linked only where it is read. */
 #define EMB__CM_NAME_AT_START (CONFIG_EMB_DESCRIPTOR || CONFIG_EMB_LOG || CONFIG_EMB_CRASH)
+/* A name fixed at build time (CONFIG_EMB_CM_PORT_NAME) is never written: no CPUID decoding. */
+#define EMB__CM_NAME_LATE (!EMB__CM_NAME_FIXED && !EMB__CM_NAME_AT_START)
+#define EMB__CM_NAME_EARLY (!EMB__CM_NAME_FIXED && EMB__CM_NAME_AT_START)
 
 /* ---- Build id ---- */
 
@@ -179,7 +189,7 @@ uint32_t emb_cm_build_id(const uint8_t **id)
 
 void emb_cm_link_identity(struct emb_tsf_info *info, struct emb_log_identity *log_id, uint32_t ring_packets)
 {
-    if (!EMB__CM_NAME_AT_START)
+    if (EMB__CM_NAME_LATE)
         emb__name_port();
     const uint8_t *build_id = 0;
     uint32_t n = emb_cm_build_id(&build_id);
@@ -248,7 +258,7 @@ emb_status emb_cm_start(const struct emb_cm_config *c)
         return EMB_E_INVALID;
     emb__clock_start();
     emb_cm_hz = c->cpu_hz;
-    if (EMB__CM_NAME_AT_START)
+    if (EMB__CM_NAME_EARLY)
         emb__name_port();
 
     const uint8_t *build_id = NULL;

@@ -2,7 +2,9 @@
  * emb_cm_fault_entry, which finds the frame the hardware stacked (on the main or the
  * process stack, as EXC_RETURN says), saves r4-r11, and hands both to the C half. That
  * reads the fault status registers, classifies the fault, and finishes in the port's
- * crash writer (a v1 record with the last trace packets, then a reset). */
+ * crash writer (a v1 record with the last trace packets, then a reset; or the record
+ * alone, CONFIG_EMB_CM_CRASH_FLIGHT 0; or the small v2 record,
+ * CONFIG_EMB_CRASH_RECORD_VERSION 2, without the register words). */
 #include <emb/cortex_m.h>
 #include <emb/crash.h>
 #include <emb/descriptor.h>
@@ -110,11 +112,34 @@ static uint8_t emb__cm_stack_words(uint32_t sp, uint32_t *out)
     return (uint8_t)(EMB_CRASH_CM_COUNT + n);
 }
 
+/* The v2 record's registers: the fault address, lr and the stack pointer before the
+ * exception (no room for the register words). */
+static void emb__cm_fault_small(struct emb__cm_fault *f, const uint32_t *frame,
+                                uint32_t exc_return, uint32_t cfsr)
+{
+#if EMB_CM_HAS_FSR
+    if (cfsr & (1u << 7))
+        f->fault_address = EMB_CM_SCB_MMFAR;
+    else if (cfsr & (1u << 15))
+        f->fault_address = EMB_CM_SCB_BFAR;
+#else
+    (void)cfsr;
+#endif
+    f->lr = frame[5];
+    uint32_t words = (exc_return & 0x10u) ? 8u : 26u;
+    f->sp = (uint32_t)(uintptr_t)(frame + words) + ((frame[7] & (1u << 9)) ? 4u : 0u);
+}
+
 /* What the crash record holds beyond the trace event: the fault status registers, the
  * stacked and saved registers, the stack pointer before the exception, the stack's top. */
 static void emb__cm_fault_registers(struct emb__cm_fault *f, const uint32_t *frame,
                                     uint32_t exc_return, const uint32_t *saved, uint32_t cfsr)
 {
+    if (CONFIG_EMB_CRASH_RECORD_VERSION != 1) {
+        (void)saved;
+        emb__cm_fault_small(f, frame, exc_return, cfsr);
+        return;
+    }
     uint32_t control;
     __asm__ __volatile__("mrs %0, control" : "=r"(control));
 #if EMB_CM_HAS_FSR
@@ -196,7 +221,9 @@ void emb__cm_fault_finish(struct emb__cm_fault *f)
     const uint8_t *build_id = NULL;
     uint32_t build_id_len = emb_cm_build_id(&build_id);
     uint32_t cap = 0;
-    uint8_t *area = emb_crash_flight_area(f->status_count, f->gpr_count, &cap);
+    /* Without the flight recorder the record's encoder alone writes the region. */
+    uint8_t *area =
+        CONFIG_EMB_CM_CRASH_FLIGHT ? emb_crash_flight_area(f->status_count, f->gpr_count, &cap) : NULL;
     uint16_t packets = 0;
     uint32_t flight_len = 0;
     if (area != NULL && ring != NULL) {

@@ -8,11 +8,13 @@
 # Then a firmware per variant is linked with the MPS2 board support, the port's linker
 # fragments and -Wl,--gc-sections, so nothing the port needs is missing (on ARMv6-M: the
 # atomics GCC calls instead of inlining). Last, the MPS2 example's call sites compiled
-# out leave its Cortex-M3 image unchanged (tests/integration/compiled_out.sh).
+# out leave its Cortex-M3 image unchanged (tests/integration/compiled_out.sh). With
+# `reduced`, instead: the reduced core on the M3 and the M0, and that each of its options
+# leaves out of the linked image what it says.
 #
-# usage: cortex_m_variants.sh SOURCE_DIR GEN_INCLUDE_DIR WORKDIR
+# usage: cortex_m_variants.sh SOURCE_DIR GEN_INCLUDE_DIR WORKDIR [reduced]
 set -euo pipefail
-src=$1 gen=$2 work=$3
+src=$1 gen=$2 work=$3 reduced=${4:-}
 cc=arm-none-eabi-gcc
 command -v $cc >/dev/null || { echo "arm-none-eabi-gcc not found (scripts/install-deps.sh)"; exit 1; }
 rm -rf "$work"
@@ -43,6 +45,40 @@ variant() { # all|some name cpu flags...
         { rc=1; cat "$dir/errors.txt"; }; }
     ok $rc "$name: $cpu $* $([ "$which" = all ] && echo "builds and links" || echo "builds")"
 }
+# With REDUCED: the reduced core alone (its own ctest, cortex_m_core_reduced), against
+# the default M3 image.
+if [ "$reduced" = reduced ]; then
+variant all m3 cortex-m3
+# The reduced core (docs/benchmarks.md, "Flash per feature set"): trace, log and the crash
+# record, each paying only for what it uses. On ARMv6-M too (its fault entry, no FSRs).
+core_reduced=(-DCONFIG_EMB_TRACE_CLASSES=0xFFFFFFFFu -DCONFIG_EMB_MONITOR=0 -DCONFIG_EMB_STATS=0
+         -DCONFIG_EMB_TRACE_STREAMING=0 -DCONFIG_EMB_TRACE_WINDOW=0 -DCONFIG_EMB_CM_CLOCK=1
+         -DCONFIG_EMB_TRACE_COUNT_OVERWRITTEN=0 -DCONFIG_EMB_CM_STACK_PAINT=0 -DCONFIG_EMB_DESCRIPTOR_REDUCED=1
+         -DCONFIG_EMB_CM_CRASH_FLIGHT=0 -DCONFIG_EMB_CRASH_RECORD_VERSION=2 -DCONFIG_EMB_CRC32_TABLE=0
+         '-DCONFIG_EMB_CM_PORT_NAME="cortex-m3/dwt"')
+variant all m3-core-reduced cortex-m3 "${core_reduced[@]}"
+variant all m0-core-reduced cortex-m0 "${core_reduced[@]}"
+red_syms=$(arm-none-eabi-nm -S "$work/m3-core-reduced/fw.elf")
+full_syms=$(arm-none-eabi-nm -S "$work/m3/fw.elf")
+grep -q " emb_crash_flight_collect$" <<< "$full_syms" && ! grep -q " emb_crash_flight_collect$" <<< "$red_syms" &&
+    ! grep -q " emb_tsf_encode_header$" <<< "$red_syms"
+ok $? "m3-core-reduced: CONFIG_EMB_CM_CRASH_FLIGHT=0 links no flight recorder or stream header encoder"
+grep -q " emb_crc32_nibble$" <<< "$full_syms" && ! grep -q " emb_crc32_nibble$" <<< "$red_syms"
+ok $? "m3-core-reduced: CONFIG_EMB_CRC32_TABLE=0 links no CRC table"
+# 356 bytes: the header, identity, crash, contexts, rings and log sections, 4-byte words.
+grep -Eq "^[0-9a-f]+ 00000164 R emb_debug_descriptor$" <<< "$red_syms"
+ok $? "m3-core-reduced: the reduced descriptor is 356 bytes of 32-bit words"
+grep -q " emb_crash_encode_v2$" <<< "$red_syms" && ! grep -q " emb_crash_encode_v1$" <<< "$red_syms"
+ok $? "m3-core-reduced: the v2 record's encoder alone"
+# The CPUID decoding's table of ARMv8-M part names ("23", "33", "55", "85") is in the
+# default image only; the fixed name is in the reduced image's initialised data.
+for v in m3 m3-core-reduced; do arm-none-eabi-objcopy -O binary "$work/$v/fw.elf" "$work/$v/fw.bin"; done
+grep -qa "23335585" "$work/m3/fw.bin" && ! grep -qa "23335585" "$work/m3-core-reduced/fw.bin" &&
+    grep -qa "cortex-m3/dwt" "$work/m3-core-reduced/fw.bin"
+ok $? "m3-core-reduced: CONFIG_EMB_CM_PORT_NAME leaves the CPUID decoding out"
+tap_summary
+exit
+fi
 variant all m0 cortex-m0
 variant some m0plus cortex-m0plus
 variant all m3 cortex-m3

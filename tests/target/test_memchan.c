@@ -116,7 +116,7 @@ int main(void)
     /* Probe tools find the block by the name SEGGER_RTT.c gives it: this executable's
      * symbol table, read from its ELF file, must name it. */
     uint64_t rtt_sym = 0;
-    rc = emb_proc_symbol(self, "_SEGGER_RTT", &rtt_sym, err, sizeof err);
+    rc = emb_elf_process_symbol(self, "_SEGGER_RTT", &rtt_sym, err, sizeof err);
     ok(rc == 0 && rtt_sym == (uint64_t)(uintptr_t)&emb_memchan,
        "the ELF's _SEGGER_RTT symbol is the block (0x%llx)", (unsigned long long)rtt_sym);
 #endif

@@ -54,6 +54,7 @@ static void ring_reset(void)
     memset(&ring, 0, sizeof ring);
     ring.buf = buf;
     ring.commit = commit;
+    ring.commit_open = commit; /* the open packet's counter, as the slow path sets it */
     ring.buf_mask = BUF_SIZE - 1u;
     ring.slot_mask = 0;
     ring.packet_shift = 15;

@@ -356,6 +356,54 @@ static void test_preempt_floods_ring(void)
     ok_eq(out.events[out.nevents - 1].seq, 2, "recording resumes once the slot is free");
 }
 
+/* A slow path preempted between its swap and its publication of the open packet (its
+ * commit counter, commit_open, then packet_end) by a producer that fills that packet and
+ * publishes the next; then, in the middle of the late publication, by one more event. Had
+ * the late publisher paired its counter with the preempting producer's packet_end, that
+ * event would pass the fast path's check and commit to the older packet's counter: one
+ * packet never complete, the other over-full, both lost to readers and uncounted. */
+static unsigned late_publish_hits;
+static void preempt_in_late_publish(enum emb_test_point point)
+{
+    if (point != EMB_TEST_AT_PUBLISH) {
+        emb_test_preempt = preempt_in_late_publish;
+        return;
+    }
+    late_publish_hits++;
+    emit(9000, 0x17);
+}
+
+static void preempt_before_publish(enum emb_test_point point)
+{
+    if (point != EMB_TEST_AT_SWAPPED) {
+        emb_test_preempt = preempt_before_publish;
+        return;
+    }
+    unsigned per_packet = (P - EMB_PKT_HEADER_SIZE - 1u) / EV_SIZE;
+    for (unsigned i = 0; i < per_packet + 2; i++) /* fills the packet and opens the next */
+        emit(100 + i, 0x16);
+    emb_test_preempt = preempt_in_late_publish;
+}
+
+static void test_preempt_late_publish(void)
+{
+    setup(EMB_TRACE_MODE_SNAPSHOT);
+    unsigned per_packet = (P - EMB_PKT_HEADER_SIZE - 1u) / EV_SIZE;
+    emb_test_preempt = preempt_before_publish;
+    emit(0, 0); /* opens the first packet: the slow path */
+    emb_test_preempt = NULL;
+    ok_eq(late_publish_hits, 1, "preempted inside the late publication");
+    emit(1, 0);
+    emit(2, 0);
+    emb_trace_flush(&ring);
+    read_snapshot();
+    unsigned produced = 1u + per_packet + 2u + 1u + 2u;
+    ok_eq(out.bad, 0, "packets well formed");
+    ok_eq(out.nevents, produced, "every event read back (%u of %u)", out.nevents, produced);
+    ok_eq(ring.discarded, 0, "none dropped");
+    ok(events_in_order(), "timestamps in order");
+}
+
 static void consume_into(void *arg, const struct emb_trace_ring *r, const uint8_t *pkt, uint32_t size)
 {
     take_packet(arg, r, pkt, size);
@@ -573,6 +621,7 @@ int main(void)
     test_preempt_in_switch();
     test_preempt_floods_ring();
     test_preempt_flush();
+    test_preempt_late_publish();
     test_streaming();
     test_streaming_claim();
     test_streaming_stale_switch();

@@ -176,6 +176,17 @@ void emb_desc_print_partitions(FILE *out, const struct emb_desc_model *m, emb_de
     }
 }
 
+#define PARTITION(member, key, kind) EMB_JSON_FIELD(struct emb_desc_partition, member, key, kind)
+static const struct emb_json_field PARTITION_FIELDS[] = {
+    PARTITION(id, "id", UINT),          PARTITION(name, "name", TEXT), PARTITION(state_name, "state", TEXT),
+    PARTITION(faults, "faults", UINT), PARTITION(restarts, "restarts", UINT),
+};
+static const struct emb_json_field PARTITION_FAULT_FIELDS[] = {
+    PARTITION(fault_code, "fault_code", UINT),
+    PARTITION(fault_pc, "fault_pc", HEX),
+};
+#undef PARTITION
+
 void emb_desc_json_partitions(struct emb_json *j, const struct emb_desc_model *m, emb_desc_symbolise_fn sym,
                               void *arg)
 {
@@ -184,14 +195,9 @@ void emb_desc_json_partitions(struct emb_json *j, const struct emb_desc_model *m
     for (size_t i = 0; i < m->npartitions; i++) {
         const struct emb_desc_partition *p = &m->partitions[i];
         emb_json_begin_object(j, NULL);
-        emb_json_uint(j, "id", p->id);
-        emb_json_string(j, "name", p->name);
-        emb_json_string(j, "state", p->state_name);
-        emb_json_uint(j, "faults", p->faults);
-        emb_json_uint(j, "restarts", p->restarts);
+        EMB_JSON_FIELDS(j, p, PARTITION_FIELDS);
         emb_json_string(j, "fault_class", p->faults ? emb_crash_fault_class_name(p->fault_class) : "");
-        emb_json_uint(j, "fault_code", p->fault_code);
-        emb_json_hex(j, "fault_pc", p->fault_pc);
+        EMB_JSON_FIELDS(j, p, PARTITION_FAULT_FIELDS);
         emb_json_string(j, "fault_at", p->faults ? sym(arg, p->fault_pc, buf, sizeof buf) : "");
         emb_json_end_object(j);
     }

@@ -28,7 +28,7 @@ struct stack {
 
 /* What one read found. */
 struct snapshot {
-    struct stack stacks[EMB_DR_MAX_THREADS];
+    struct stack stacks[EMB_DESC_MAX_THREADS];
     size_t nstacks;
     struct emb_live_ring rings[EMB_LIVE_MAX_RINGS];
     size_t nrings;
@@ -94,7 +94,7 @@ static bool read_once(struct top_target *t, struct snapshot *out)
     out->nstacks = 0;
     for (size_t i = 0; ok && md.kernel != NULL && i < md.kernel->nthreads; i++) {
         const struct emb_desc_thread *th = &md.kernel->threads[i];
-        if (th->stack_size == 0 || out->nstacks == EMB_DR_MAX_THREADS)
+        if (th->stack_size == 0 || out->nstacks == EMB_DESC_MAX_THREADS)
             continue;
         struct stack *st = &out->stacks[out->nstacks++];
         *st = (struct stack){.index = th->index, .used = th->stack_used, .size = th->stack_size};

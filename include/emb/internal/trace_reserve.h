@@ -50,6 +50,42 @@ static inline bool emb__trace_reaches(const uint32_t *packet_end, uint32_t end)
 #endif
 }
 
+/* Where the port's context-local add is one instruction (EMB_PORT_LOCAL_ADD_ONE_INSN,
+ * x86-64), each event counts itself in the last word of its packet, the packet's tail,
+ * which no event reaches (packet_end stops EMB_TRACE_PACKET_TAIL bytes short of the
+ * packet's end; the tail is padding to readers, after content_size): the slow path then
+ * reads an overwritten packet's event count in O(1) where it would walk its events. Two
+ * instructions per event against the walk's twelve (docs/benchmarks.md). Elsewhere
+ * (LDREX/STREX, interrupt masking) an add costs more than the walk, which they keep. */
+#if CONFIG_EMB_TRACE_COUNT_OVERWRITTEN && defined(EMB_PORT_LOCAL_ADD_ONE_INSN)
+#define EMB_TRACE_COUNT_IN_TAIL 1
+#define EMB_TRACE_PACKET_TAIL 4u
+#else
+#define EMB_TRACE_COUNT_IN_TAIL 0
+#define EMB_TRACE_PACKET_TAIL 0u
+#endif
+
+/* The tail word of the packet holding `in_packet` (any byte of it but the tail itself):
+ * the packet is packet-size aligned in memory (emb_trace_ring_init() checks it). */
+static inline uint32_t *emb__trace_tail(uint8_t *in_packet)
+{
+    return (uint32_t *)(((uintptr_t)in_packet | (CONFIG_EMB_TRACE_PACKET_SIZE - 1u)) - 3u);
+}
+
+/* The fast path takes the open packet's commit counter from the ring's commit_open where
+ * the port has no reservation section: one load where the array's base, a shift and an
+ * index cost two more instructions. The slow path publishes it with packet_end so that a
+ * producer preempting the publication never sees the one without the other
+ * (emb__publish_end() in src/trace.c; docs/formats/trace.md, "Ring protocol"). Inside a
+ * section (Cortex-M) the array is read with buf in one LDRD and indexed in the same add,
+ * so the cached word would save nothing; on an 8-bit core (AVR) a pointer takes two
+ * loads, which an interrupt may split. */
+#if !defined(EMB_PORT_LOCAL_RESERVE) && __SIZEOF_POINTER__ >= 4
+#define EMB_TRACE_COMMIT_OPEN 1
+#else
+#define EMB_TRACE_COMMIT_OPEN 0
+#endif
+
 /* Slow path: opens a packet, claims a ring, or drops and counts the event. Returns the
  * slot, whose payload is NULL when the event was dropped. */
 struct emb_trace_slot emb_trace_reserve_slow(struct emb_trace_ring *ring, uint32_t id,
@@ -90,6 +126,13 @@ static inline struct emb_trace_slot emb_trace_reserve_fast(uint32_t id, uint32_t
      * starts over with everything read again (and reserves in the open packet when the
      * event still fits): no retry loop here. */
     pos = ring->write_pos;
+#if EMB_TRACE_COMMIT_OPEN
+    /* Before the swap (a compiler-only fence: the nested producers are this context's
+     * interrupts or signal handlers): one that switches packets after it makes the swap
+     * fail; and the word and packet_end always belong together (emb__publish_end()). */
+    uint32_t *commit_open = __atomic_load_n(&ring->commit_open, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_ACQUIRE);
+#endif
     low = emb__trace_clock(&high);
     /* An event never fills a packet exactly: write_pos on a boundary means "closed". */
     if (EMB_UNLIKELY(emb__trace_reaches(&ring->packet_end, pos + size) ||
@@ -101,13 +144,16 @@ static inline struct emb_trace_slot emb_trace_reserve_fast(uint32_t id, uint32_t
 #endif
     /* buf and commit side by side, read together: one LDRD on Cortex-M. */
     uint8_t *buf = ring->buf;
-    uint32_t *commit = ring->commit;
     uint32_t offset = pos & ring->buf_mask;
     uint8_t *event = buf + offset;
     emb_put_le32(event + EMB_EVT_OFF_TS, low);
     emb_put_le32(event + EMB_EVT_OFF_ID, ring->event_flags | id);
+#if EMB_TRACE_COMMIT_OPEN
+    struct emb_trace_slot slot = {event + EMB_EVT_HEADER_SIZE, commit_open};
+#else
     struct emb_trace_slot slot = {event + EMB_EVT_HEADER_SIZE,
-                                  &commit[offset >> EMB_TRACE_PACKET_SHIFT]};
+                                  &ring->commit[offset >> EMB_TRACE_PACKET_SHIFT]};
+#endif
     return slot;
 }
 
@@ -135,6 +181,11 @@ static inline struct emb_trace_slot emb__trace_reserve_out(uint32_t id, uint32_t
 /* emb_trace_commit() (emb/trace.h). */
 static inline void emb_trace_commit(struct emb_trace_slot slot, uint32_t size)
 {
+#if EMB_TRACE_COUNT_IN_TAIL
+    /* Before the commit: a complete packet's count is final. From the event's start, as
+     * the payload's stores address it, so no register holds the payload pointer. */
+    emb_port_local_add32_release(emb__trace_tail(slot.payload - EMB_EVT_HEADER_SIZE), 1u);
+#endif
     emb_port_local_add32_release(slot.commit, size);
 }
 

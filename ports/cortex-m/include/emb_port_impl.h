@@ -83,6 +83,14 @@
 #define CONFIG_EMB_CM_FAULT_STACK_WORDS 64
 #endif
 
+/* 1: the fault handler's crash record carries the flight recorder, the last trace packets
+ * behind a trace stream header (docs/formats/crash.md). 0: the record alone (the fault
+ * event stays the trace's last event in the ring); leaves out the collector and the
+ * stream header's encoder, about 900 bytes at -Os. */
+#ifndef CONFIG_EMB_CM_CRASH_FLIGHT
+#define CONFIG_EMB_CM_CRASH_FLIGHT 1
+#endif
+
 #if CONFIG_EMB_CM_ATOMICS_IRQ == 0 && defined(__ARM_ARCH_6M__)
 #error "ARMv6-M has no LDREX/STREX: CONFIG_EMB_CM_ATOMICS_IRQ must be 1"
 #endif
@@ -99,7 +107,10 @@
 /* "cortex-m3/dwt", "cortex-m4/systick": the core and the clock the trace declares, set
  * by emb_cm_start() (a RAM array, so the descriptor and the stream headers say it). In an
  * image without the descriptor, the log and the crash record, emb_cm_link_identity() sets
- * it instead, and it reads "cortex-m" until then. */
+ * it instead, and it reads "cortex-m" until then. CONFIG_EMB_CM_PORT_NAME, a string
+ * literal of at most 27 characters such as "cortex-m3/dwt", fixes it at build time for an
+ * image whose core and clock are known (CONFIG_EMB_CM_CLOCK 1 or 2): the CPUID decoding
+ * is left out (about 100 bytes at -Os). */
 extern char emb_cm_port_name[28];
 #define EMB_PORT_NAME ((const char *)emb_cm_port_name)
 

@@ -95,6 +95,14 @@ static inline struct emb_log_ring *emb_port_log_ring(void)
 #endif
 #endif
 
+#if defined(__x86_64__)
+/* The add is one instruction (a locked one under ThreadSanitizer, the same protocol): cheap
+ * enough for the trace fast path to count each event in its packet
+ * (emb/internal/trace_reserve.h, EMB_TRACE_COUNT_IN_TAIL). Defined for every translation
+ * unit alike, since the library's slow path reads what the call sites count. */
+#define EMB_PORT_LOCAL_ADD_ONE_INSN 1
+#endif
+
 #if defined(__x86_64__) && !defined(EMB_NATIVE_TSAN)
 
 /* One unlocked cmpxchg: indivisible against a signal handler on this thread, which is

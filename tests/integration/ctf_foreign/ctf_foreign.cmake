@@ -17,30 +17,39 @@ else()
 endif()
 set_tests_properties(test_ctf_lttng PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 180)
 
-# barectf: a control loop whose tracer barectf generates here from the YAML configuration.
+# barectf: test programs whose tracers barectf generates here from their YAML
+# configurations, sharing one file platform (barectf_file_stream.c).
 find_program(BARECTF barectf)
-if(BARECTF)
-  set(BARECTF_OUT ${CMAKE_CURRENT_BINARY_DIR}/barectf_sensor_tracer)
+# The test TEST (TEST.sh EMB PROGRAM METADATA SCRATCH) of PROGRAM, built from PROGRAM.c and
+# the tracer barectf generates from YAML into <build>/PROGRAM_tracer; nothing generated is
+# committed.
+function(ctf_barectf_test test program yaml)
+  if(NOT BARECTF)
+    add_test(NAME ${test}
+             COMMAND sh -c "echo 'SKIP: barectf is not installed (python3-barectf, scripts/install-deps.sh)'; exit 77")
+    set_tests_properties(${test} PROPERTIES LABELS integration SKIP_RETURN_CODE 77)
+    return()
+  endif()
+  set(out ${CMAKE_CURRENT_BINARY_DIR}/${program}_tracer)
   add_custom_command(
-    OUTPUT ${BARECTF_OUT}/barectf.c ${BARECTF_OUT}/barectf.h ${BARECTF_OUT}/metadata
-    COMMAND ${CMAKE_COMMAND} -E make_directory ${BARECTF_OUT}
-    COMMAND ${BARECTF} generate --code-dir=${BARECTF_OUT} --headers-dir=${BARECTF_OUT}
-            --metadata-dir=${BARECTF_OUT} ${CTF_FOREIGN_DIR}/sensor_barectf.yaml
-    DEPENDS ${CTF_FOREIGN_DIR}/sensor_barectf.yaml
-    COMMENT "barectf generate sensor_barectf.yaml")
-  add_executable(barectf_sensor ${CTF_FOREIGN_DIR}/barectf_sensor.c ${BARECTF_OUT}/barectf.c)
-  target_include_directories(barectf_sensor PRIVATE ${BARECTF_OUT})
+    OUTPUT ${out}/barectf.c ${out}/barectf.h ${out}/metadata
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${out}
+    COMMAND ${BARECTF} generate --code-dir=${out} --headers-dir=${out} --metadata-dir=${out}
+            ${CTF_FOREIGN_DIR}/${yaml}
+    DEPENDS ${CTF_FOREIGN_DIR}/${yaml}
+    COMMENT "barectf generate ${yaml}")
+  add_executable(${program} ${CTF_FOREIGN_DIR}/${program}.c ${CTF_FOREIGN_DIR}/barectf_file_stream.c
+                            ${out}/barectf.c)
+  target_include_directories(${program} PRIVATE ${out} ${CTF_FOREIGN_DIR})
   # the generated tracer is barectf's code, built with its own warnings
-  set_source_files_properties(${BARECTF_OUT}/barectf.c PROPERTIES COMPILE_OPTIONS "-w")
-  add_test(NAME test_ctf_barectf
-           COMMAND bash ${CTF_FOREIGN_DIR}/test_ctf_barectf.sh $<TARGET_FILE:emb_tool>
-                   $<TARGET_FILE:barectf_sensor> ${BARECTF_OUT}/metadata
-                   ${CMAKE_CURRENT_BINARY_DIR}/test_ctf_barectf)
-else()
-  add_test(NAME test_ctf_barectf
-           COMMAND sh -c "echo 'SKIP: barectf is not installed (python3-barectf, scripts/install-deps.sh)'; exit 77")
-endif()
-set_tests_properties(test_ctf_barectf PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 120)
+  set_source_files_properties(${out}/barectf.c PROPERTIES COMPILE_OPTIONS "-w")
+  add_test(NAME ${test}
+           COMMAND bash ${CTF_FOREIGN_DIR}/${test}.sh $<TARGET_FILE:emb_tool> $<TARGET_FILE:${program}>
+                   ${out}/metadata ${CMAKE_CURRENT_BINARY_DIR}/${test})
+  set_tests_properties(${test} PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 120)
+endfunction()
+ctf_barectf_test(test_ctf_barectf barectf_sensor sensor_barectf.yaml)
+ctf_barectf_test(test_ctf_enum_range barectf_enum enum_barectf.yaml)
 
 # Our own decoder against libbabeltrace2 on our own CTF: the console demo's and the MPS2
 # firmware's traces (the firmware when arm-none-eabi-gcc built it).

@@ -16,6 +16,7 @@ enum emb_test_point {
     EMB_TEST_AT_CLOCK,    /* the clock was read, before the swap */
     EMB_TEST_AT_SWAPPED,  /* a compare-and-swap succeeded */
     EMB_TEST_AT_COMMIT,   /* before a commit is added */
+    EMB_TEST_AT_PUBLISH,  /* the slow path stored commit_open, not yet packet_end */
 };
 
 extern uint64_t emb_test_clock;
@@ -33,6 +34,14 @@ static inline void emb_test_fire(enum emb_test_point point)
         fn(point);
     }
 }
+
+#define EMB_PORT_PREEMPT_IN_PUBLISH() emb_test_fire(EMB_TEST_AT_PUBLISH)
+
+/* Built both ways: events counting themselves in their packet's tail, as on x86-64
+ * (test_trace_ring_tail), and the slow path walking overwritten packets (elsewhere). */
+#if defined(EMB_TEST_COUNT_IN_TAIL)
+#define EMB_PORT_LOCAL_ADD_ONE_INSN 1
+#endif
 
 static inline uint64_t emb_port_timestamp(void)
 {

@@ -146,7 +146,7 @@ static int pid_memchan_open(struct emb_source_run *c, pid_t *pid, struct emb_mem
     uint64_t addr = c->o->memchan_addr;
     size_t ns = emb_memaccess_scan_ranges(ranges, (size_t)nr, scan);
     /* The heap holds the native port's ring buffers: every writable mapping is RAM here. */
-    if ((addr == 0 && emb_proc_symbol(*pid, "emb_memchan", &addr, err, sizeof err) != 0 &&
+    if ((addr == 0 && emb_elf_process_symbol(*pid, "emb_memchan", &addr, err, sizeof err) != 0 &&
          emb_memchan_host_find(&ops, scan, ns, &addr, err, sizeof err) != 0) ||
         emb_memchan_host_open(m, &ops, addr, sizeof(void *), ranges, (size_t)nr, err, sizeof err) != 0) {
         emb_source_error(c, "%s", err);

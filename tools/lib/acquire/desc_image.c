@@ -50,7 +50,7 @@ static int parse(const uint8_t *b, size_t len, uint64_t addr, struct emb_desc_im
         return -1;
     }
     size_t off = first;
-    for (uint32_t s = 0; s < d->section_count && s < EMB_DR_MAX_SECTIONS; s++) {
+    for (uint32_t s = 0; s < d->section_count && s < EMB_DESC_MAX_SECTIONS; s++) {
         if (off + 2u * w > d->length) {
             snprintf(err, errlen, "0x%" PRIx64 ": section %u runs past the descriptor's %u bytes", addr,
                      s, d->length);
@@ -68,7 +68,7 @@ static int parse(const uint8_t *b, size_t len, uint64_t addr, struct emb_desc_im
         sec->kind = (unsigned)(tag & 0xFFFFu);
         sec->version = (unsigned)((tag >> 16) & 0xFFFFu);
         sec->words = (uint32_t)words;
-        for (uint64_t i = 0; i < words && i < EMB_DR_MAX_WORDS; i++)
+        for (uint64_t i = 0; i < words && i < EMB_DESC_MAX_WORDS; i++)
             sec->w[i] = get_uint(b + off + i * w, w, d->little);
         off += (size_t)words * w;
     }
@@ -86,7 +86,7 @@ const struct emb_desc_image_section *emb_desc_image_section(const struct emb_des
 bool emb_desc_word(const struct emb_desc_image *d, unsigned kind, unsigned i, uint64_t *out)
 {
     const struct emb_desc_image_section *s = emb_desc_image_section(d, kind);
-    if (!s || i >= s->words || i >= EMB_DR_MAX_WORDS)
+    if (!s || i >= s->words || i >= EMB_DESC_MAX_WORDS)
         return false;
     *out = s->w[i];
     return true;

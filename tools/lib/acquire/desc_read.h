@@ -24,21 +24,21 @@
 #include "memsrc.h"
 #include "problem.h"
 
-#define EMB_DR_MAX_SECTIONS 64u
-#define EMB_DR_MAX_WORDS 256u
-#define EMB_DR_MAX_CONTEXTS 4096u
-#define EMB_DR_MAX_MONITORS 1024u
-#define EMB_DR_MAX_OBJECTS 4096u
-#define EMB_DR_MAX_FIELDS 32u
-#define EMB_DR_MAX_RING_BYTES (64u << 20)
-#define EMB_DR_MAX_LOG_RINGS 4096u
-#define EMB_DR_MAX_LOG_SLACK (64u << 10)
+#define EMB_DESC_MAX_SECTIONS 64u
+#define EMB_DESC_MAX_WORDS 256u
+#define EMB_DESC_MAX_CONTEXTS 4096u
+#define EMB_DESC_MAX_MONITORS 1024u
+#define EMB_DESC_MAX_OBJECTS 4096u
+#define EMB_DESC_MAX_FIELDS 32u
+#define EMB_DESC_MAX_RING_BYTES (64u << 20)
+#define EMB_DESC_MAX_LOG_RINGS 4096u
+#define EMB_DESC_MAX_LOG_SLACK (64u << 10)
 
 /* The descriptor itself: header and section words. */
 struct emb_desc_image_section {
     unsigned kind, version;
     uint32_t words;            /* as the image says */
-    uint64_t w[EMB_DR_MAX_WORDS]; /* the first min(words, EMB_DR_MAX_WORDS) */
+    uint64_t w[EMB_DESC_MAX_WORDS]; /* the first min(words, EMB_DESC_MAX_WORDS) */
 };
 
 struct emb_desc_image {
@@ -48,7 +48,7 @@ struct emb_desc_image {
     bool little;
     uint32_t length;
     uint32_t section_count;
-    struct emb_desc_image_section sections[EMB_DR_MAX_SECTIONS];
+    struct emb_desc_image_section sections[EMB_DESC_MAX_SECTIONS];
     size_t nsections;
 };
 
@@ -57,9 +57,9 @@ struct emb_desc_stat {
     uint64_t value;
 };
 
-#define EMB_DR_MAX_CPUS 32u
+#define EMB_DESC_MAX_CPUS 32u
 struct emb_desc_cpu_stats {
-    struct emb_desc_stat stats[EMB_DR_MAX_FIELDS];
+    struct emb_desc_stat stats[EMB_DESC_MAX_FIELDS];
     size_t nstats;
 };
 
@@ -72,7 +72,7 @@ struct emb_desc_context {
     uint64_t stack_low, entry;
     uint32_t stack_size, stack_painted;
     uint32_t stack_used;       /* high-water mark in bytes; 0 unknown */
-    struct emb_desc_stat stats[EMB_DR_MAX_FIELDS];
+    struct emb_desc_stat stats[EMB_DESC_MAX_FIELDS];
     size_t nstats;
     /* its ring */
     uint64_t ring;             /* 0: none */
@@ -121,16 +121,16 @@ struct emb_desc_object {
     uint16_t type;
     char type_name[16];
     char name[20];
-    struct emb_desc_stat stats[EMB_DR_MAX_FIELDS];
+    struct emb_desc_stat stats[EMB_DESC_MAX_FIELDS];
     size_t nstats;
 };
 
 /* ---- What a kernel's layout block describes (descriptor section 11) ---- */
-#define EMB_DR_MAX_THREADS 256u
-#define EMB_DR_MAX_KOBJECTS 256u
-#define EMB_DR_MAX_OWNED 16u
-#define EMB_DR_MAX_FRAME 32u
-#define EMB_DR_MAX_KSTACK (1u << 20)
+#define EMB_DESC_MAX_THREADS 256u
+#define EMB_DESC_MAX_KOBJECTS 256u
+#define EMB_DESC_MAX_OWNED 16u
+#define EMB_DESC_MAX_FRAME 32u
+#define EMB_DESC_MAX_KSTACK (1u << 20)
 
 struct emb_desc_kobject {
     uint64_t addr;
@@ -155,10 +155,10 @@ struct emb_desc_thread {
     uint32_t stack_size, stack_used; /* stack_used: high-water from the paint; 0 unknown */
     bool running;              /* the CPU's current thread: its saved registers are stale */
     bool has_frame;            /* frame[] read at sp */
-    uint64_t frame[EMB_DR_MAX_FRAME];
-    struct emb_desc_kobject owned[EMB_DR_MAX_OWNED]; /* the locks it holds */
+    uint64_t frame[EMB_DESC_MAX_FRAME];
+    struct emb_desc_kobject owned[EMB_DESC_MAX_OWNED]; /* the locks it holds */
     size_t nowned;
-    struct emb_desc_stat stats[EMB_DR_MAX_FIELDS];
+    struct emb_desc_stat stats[EMB_DESC_MAX_FIELDS];
     size_t nstats;
 };
 
@@ -167,7 +167,7 @@ struct emb_desc_kernel_view {
     struct emb_desc_thread *threads;
     size_t nthreads;
     uint32_t frame_words, frame_pc, frame_lr;
-    char frame_names[EMB_DR_MAX_FRAME][8];
+    char frame_names[EMB_DESC_MAX_FRAME][8];
     /* the scheduler's per-CPU state (CPU 0) */
     uint64_t current;
     uint32_t irq_nesting, sched_lock, reschedule, switches, tick, ready_bitmap;
@@ -200,7 +200,7 @@ struct emb_desc_model {
     size_t nmonitors;
     struct emb_desc_object *objects;
     size_t nobjects;
-    struct emb_desc_stat cpu[EMB_DR_MAX_FIELDS];
+    struct emb_desc_stat cpu[EMB_DESC_MAX_FIELDS];
     size_t ncpu;
     /* Statistics v2 and monitors v2: CPUs with blocks of their own (1 before), and every
      * CPU's statistics (cpus[0] is `cpu` above). */

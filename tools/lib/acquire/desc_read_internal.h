@@ -63,42 +63,43 @@ static inline struct field field_of(uint64_t w)
 void emb_desc_report(struct emb_problems *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Reading what the descriptor points at (desc_read.c), for the readers of its sections. */
-struct emb_dr {
+struct emb_desc_reader {
     struct emb_mem *m;
     const struct emb_desc_image *d;
     struct emb_problems *is;
 };
 
 /* addr..addr+len lies in the image's RAM (when the source knows it); else said, false. */
-bool emb_dr_in_ram(struct emb_dr *r, uint64_t addr, uint64_t len, const char *what);
-bool emb_dr_read_full(struct emb_dr *r, uint64_t addr, void *buf, size_t len);
-bool emb_dr_read_uint(struct emb_dr *r, uint64_t addr, unsigned size, uint64_t *v);
-bool emb_dr_read_word(struct emb_dr *r, uint64_t addr, uint64_t *v);
+bool emb_desc_read_in_ram(struct emb_desc_reader *r, uint64_t addr, uint64_t len, const char *what);
+bool emb_desc_read_full(struct emb_desc_reader *r, uint64_t addr, void *buf, size_t len);
+bool emb_desc_read_uint(struct emb_desc_reader *r, uint64_t addr, unsigned size, uint64_t *v);
+bool emb_desc_read_word(struct emb_desc_reader *r, uint64_t addr, uint64_t *v);
 /* A NUL-terminated name at ptr, at most cap - 1 bytes, unprintable bytes as '?'. */
-void emb_dr_read_string(struct emb_dr *r, uint64_t ptr, char *out, size_t cap);
+void emb_desc_read_string(struct emb_desc_reader *r, uint64_t ptr, char *out, size_t cap);
 /* A field's value (or text) in a structure read into buf[0..len): 0 ("") when it does not
  * fit. */
-bool emb_dr_field_value(const struct emb_dr *r, const uint8_t *buf, size_t len, uint64_t w, uint64_t *v);
-uint64_t emb_dr_fv(const struct emb_dr *r, const uint8_t *buf, size_t len, uint64_t w);
-void emb_dr_field_text(const uint8_t *buf, size_t len, uint64_t w, char *out, size_t cap);
+bool emb_desc_read_field_value(const struct emb_desc_reader *r, const uint8_t *buf, size_t len, uint64_t w, uint64_t *v);
+uint64_t emb_desc_read_field(const struct emb_desc_reader *r, const uint8_t *buf, size_t len, uint64_t w);
+void emb_desc_read_field_text(const uint8_t *buf, size_t len, uint64_t w, char *out, size_t cap);
 /* Bytes a set of field words spans. */
-uint32_t emb_dr_extent(const uint64_t *words, size_t n);
+uint32_t emb_desc_read_extent(const uint64_t *words, size_t n);
 /* The most bytes a structure whose fields a section describes may span. */
-#define EMB_DR_MAX_STRUCT 4096u
+#define EMB_DESC_READ_MAX_STRUCT 4096u
 /* Reads the structure at addr whose fields are the n words at `fields` into buf (at least
- * EMB_DR_MAX_STRUCT bytes), whole: its size; -1 after saying why not (its fields span
+ * EMB_DESC_READ_MAX_STRUCT bytes), whole: its size; -1 after saying why not (its fields span
  * nothing or too much, or it is unreadable); -2 when it lies outside RAM (said too).
  * `what` names it in what is said. */
-int emb_dr_read_struct(struct emb_dr *r, uint64_t addr, const uint64_t *fields, size_t n, uint8_t *buf,
+int emb_desc_read_struct(struct emb_desc_reader *r, uint64_t addr, const uint64_t *fields, size_t n, uint8_t *buf,
                        const char *what);
-size_t emb_dr_read_named_fields(struct emb_dr *r, uint64_t table, uint64_t count, const uint8_t *block,
+size_t emb_desc_read_named_fields(struct emb_desc_reader *r, uint64_t table, uint64_t count, const uint8_t *block,
                                 size_t block_len, struct emb_desc_stat *out, const char *what);
 /* Name i of an array of `count` name addresses. */
-void emb_dr_name_from(struct emb_dr *r, uint64_t array, uint64_t count, uint64_t i, char *out, size_t cap);
+void emb_desc_read_name_from(struct emb_desc_reader *r, uint64_t array, uint64_t count, uint64_t i, char *out,
+                             size_t cap);
 /* The partition table (desc_partitions.c, descriptor section 15). */
-void emb_dr_read_partitions(struct emb_dr *r, struct emb_desc_model *md);
+void emb_desc_read_partitions(struct emb_desc_reader *r, struct emb_desc_model *md);
 /* What a kernel's layout block describes (desc_kernel.c): threads, scheduler, objects. */
-void emb_dr_read_kernel(struct emb_dr *r, struct emb_desc_model *md);
-void emb_dr_kernel_free(struct emb_desc_model *md);
+void emb_desc_read_kernel(struct emb_desc_reader *r, struct emb_desc_model *md);
+void emb_desc_read_kernel_free(struct emb_desc_model *md);
 
 #endif /* EMB_HOST_DESC_READ_INTERNAL_H */

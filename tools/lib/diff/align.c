@@ -54,9 +54,8 @@ static int find_markers(struct emb_diff_work *w, int side, struct markers *m)
         if (emb_diff_event_id(e) != d->anchor->id)
             continue;
         m->pos[m->n] = k;
-        m->value[m->n] = d->anchor_field ? (uint32_t)emb_catalog_field_get_uint(
-                                               d->anchor_field, emb_diff_payload(d, side, e))
-                                         : (uint32_t)m->n;
+        /* the walk kept each marker's value: its payload is not read again here */
+        m->value[m->n] = d->anchor_field ? c->marker_value[side][m->n] : (uint32_t)m->n;
         m->n++;
     }
     return 0;
@@ -70,18 +69,24 @@ static long marker_index(const struct markers *m, uint32_t value)
     return -1;
 }
 
+void emb_diff_find_anchor(struct emb_diff_work *w)
+{
+    struct emb_diff *d = w->d;
+    const struct emb_diff_rules *r = &d->rules;
+    d->anchor = r->anchor_event ? r->anchor_event : emb_catalog_find(w->cat, "frame_start");
+    d->anchor_field = !d->anchor ? NULL
+                      : r->anchor_field >= 0 ? &d->anchor->fields[r->anchor_field]
+                      : r->anchor_field == -2 ? frame_field(d->anchor) : NULL;
+}
+
 /* The marker event and field the rules chose (frame_start.frame by default); spec names
  * them for messages. */
 static int choose_anchor(struct emb_diff_work *w, char *spec, size_t len)
 {
     struct emb_diff *d = w->d;
-    const struct emb_diff_rules *r = &d->rules;
-    d->anchor = r->anchor_event ? r->anchor_event : emb_catalog_find(w->cat, "frame_start");
     if (!d->anchor)
         return emb_diff_refuse(w, "the catalogue has no frame_start event: choose an epoch marker "
                                   "with --anchor EVENT[.FIELD]");
-    d->anchor_field = r->anchor_field >= 0 ? &d->anchor->fields[r->anchor_field]
-                      : r->anchor_field == -2 ? frame_field(d->anchor) : NULL;
     snprintf(spec, len, "%s%s%s", d->anchor->name, d->anchor_field ? "." : "",
              d->anchor_field ? d->anchor_field->name : "");
     return 0;

@@ -67,6 +67,10 @@ struct slot {
     uint64_t pos;
     struct emb_diff_event *ev;
     size_t n, cap;
+    uint32_t *cls;              /* good run: [event] its interval's class (emb_diff_ctx's) */
+    size_t cls_cap;
+    uint32_t *markers;          /* the epoch markers' values (emb_diff_ctx.marker_value) */
+    size_t nmarkers, markers_cap;
 };
 
 /* One run's walk of the decoder's cursor, which keeps each ring's records in ring order
@@ -135,6 +139,33 @@ static long record_slot(struct walk *k, const struct emb_trace_event *rec, uint6
 
 static uint64_t identity(struct emb_diff_work *w, int side, const struct emb_trace_event *r);
 
+/* What a later step would read the event's payload again for, kept while it is in reach
+ * (reading them later faulted in the capture file's pages again): an epoch marker's value
+ * (align.c) and, in the good run, the class of the interval that ends at it (timing.c).
+ * The event is s->ev[s->n], not yet counted. */
+static int keep_for_later(struct walk *k, struct slot *s, uint32_t si, const struct emb_trace_event *rec)
+{
+    struct emb_diff *d = k->w->d;
+    if (d->anchor_field && rec->id == d->anchor->id) {
+        uint32_t *mv = emb_diff_grow(k->w, s->markers, &s->markers_cap, s->nmarkers + 1, sizeof *mv);
+        if (!mv)
+            return -1;
+        s->markers = mv;
+        mv[s->nmarkers++] = (uint32_t)emb_catalog_field_get_uint(d->anchor_field, rec->payload);
+    }
+    if (k->side != 0)
+        return 0;
+    if (s->n >= s->cls_cap) { /* grown only when full: this runs for every event */
+        uint32_t *cls = emb_diff_grow(k->w, s->cls, &s->cls_cap, s->n + 1, sizeof *cls);
+        if (!cls)
+            return -1;
+        s->cls = cls;
+    }
+    s->cls[s->n] = s->n ? emb_diff_interval_class(k->w, si, &s->ev[s->n - 1], &s->ev[s->n])
+                             : UINT32_MAX;
+    return k->w->oom ? -1 : 0;
+}
+
 /* One EVENT record into its slot, packed. */
 static int add_event(struct walk *k, const struct emb_trace_event *rec, uint64_t pos)
 {
@@ -149,12 +180,17 @@ static int add_event(struct walk *k, const struct emb_trace_event *rec, uint64_t
     if (s->n == INT32_MAX)
         return emb_diff_refuse(k->w, "%s: context %s holds more than 2^31 events",
                                k->w->d->name[k->side], s->name);
-    struct emb_diff_event *ev = emb_diff_grow(k->w, s->ev, &s->cap, s->n + 1, sizeof *ev);
-    if (!ev)
+    if (s->n >= s->cap) {
+        struct emb_diff_event *ev = emb_diff_grow(k->w, s->ev, &s->cap, s->n + 1, sizeof *ev);
+        if (!ev)
+            return -1;
+        s->ev = ev;
+    }
+    s->ev[s->n] = (struct emb_diff_event){.identity = identity(k->w, k->side, rec), .ns = rec->ns,
+                                          .at = at | (uint64_t)rec->id << 48, .peer = -1};
+    if (keep_for_later(k, s, (uint32_t)si, rec) != 0)
         return -1;
-    s->ev = ev;
-    ev[s->n++] = (struct emb_diff_event){.identity = identity(k->w, k->side, rec), .ns = rec->ns,
-                                         .at = at | (uint64_t)rec->id << 48, .peer = -1};
+    s->n++;
     k->last_ns[rec->ctx] = rec->ns;
     k->w->ring_events[k->side][rec->ctx]++;
     return 0;
@@ -266,7 +302,11 @@ static int lay_out(struct walk *k)
         c->present[k->side] = true;
         c->ev[k->side] = s->ev;
         c->n[k->side] = s->n;
+        c->marker_value[k->side] = s->markers;
+        if (k->side == 0)
+            c->interval_class = s->cls;
         s->ev = NULL;
+        s->markers = s->cls = NULL;
     }
     free(order);
     return rc;
@@ -274,8 +314,11 @@ static int lay_out(struct walk *k)
 
 static void walk_free(struct walk *k)
 {
-    for (size_t i = 0; k->slots && i < k->nslots; i++)
+    for (size_t i = 0; k->slots && i < k->nslots; i++) {
         free(k->slots[i].ev);
+        free(k->slots[i].cls);
+        free(k->slots[i].markers);
+    }
     free(k->slots);
     free(k->ring_slot);
     free(k->irq_at);

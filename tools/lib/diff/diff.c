@@ -228,6 +228,7 @@ static int check_identities(struct emb_diff_work *w)
 static int compare(struct emb_diff_work *w)
 {
     struct emb_diff *d = w->d;
+    emb_diff_find_anchor(w);
     if (check_identities(w) || emb_diff_build_contexts(w, 0) || emb_diff_build_contexts(w, 1))
         return -1;
     if (emb_diff_align(w) || emb_diff_assign_epochs(w))
@@ -238,6 +239,8 @@ static int compare(struct emb_diff_work *w)
     for (uint32_t ci = 0; ci < d->nctx; ci++)
         if (emb_diff_match_context(w, ci))
             return -1;
+    free(w->ops);
+    w->ops = NULL;
     emb_diff_window_closed_early(w);
     if (emb_diff_timing(w) || group_items(w))
         return -1;
@@ -254,7 +257,9 @@ static void work_free(struct emb_diff_work *w)
         free(w->ring_events[s]);
     }
     free(w->threads);
+    free(w->ops);
     free(w->event_rules);
+    emb_key_map_free(&w->interval_keys);
 }
 
 struct emb_diff *emb_diff_run(const struct emb_capture *good, const struct emb_capture *bad,
@@ -302,7 +307,10 @@ void emb_diff_free(struct emb_diff *d)
         for (int s = 0; s < 2; s++) {
             free(d->ctx[i].ev[s]);
             free(d->ctx[i].epoch_start[s]);
+            free(d->ctx[i].marker_value[s]);
         }
+    for (size_t i = 0; i < d->nctx; i++)
+        free(d->ctx[i].interval_class);
     free(d->ctx);
     free(d->items);
     free(d->groups);

@@ -129,6 +129,11 @@ struct emb_diff_ctx {
     struct emb_diff_event *ev[2];
     size_t n[2];
     size_t *epoch_start[2];  /* [epochs + 1]: first event of each compared epoch, then the end */
+    /* kept by the walk for the steps after it, let go once used: each epoch marker's
+     * value, in order (with an anchor field); the good run's [event] number of the class
+     * of the interval ending at it (UINT32_MAX at the context's first event) */
+    uint32_t *marker_value[2];
+    uint32_t *interval_class;
 };
 
 struct emb_diff_item {

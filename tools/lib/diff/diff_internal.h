@@ -25,6 +25,8 @@
 static inline int emb_diff_order_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
 static inline int emb_diff_order_i64(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
 
+struct emb_diff_op;
+
 /* A loss record (DISCARDED, LOST) of a ring, as the walk met it. */
 struct emb_diff_loss {
     uint32_t ring;
@@ -56,6 +58,11 @@ struct emb_diff_work {
     char (*threads)[64];
     size_t nthreads, thread_cap;
     struct emb_diff_event_rules *event_rules; /* [event id], filled as met */
+    struct emb_diff_op *ops;  /* the edit script's room, kept from one context to the next */
+    size_t ops_cap;
+    /* the good run's classes of interval, numbered as the walk meets them (interval_class.c) */
+    struct emb_key_map interval_keys;
+    size_t interval_classes;
     /* what the walk of each run found besides its events */
     struct emb_diff_loss *loss[2];
     size_t nloss[2], loss_cap[2];
@@ -116,7 +123,16 @@ static inline const uint8_t *emb_diff_payload(const struct emb_diff *d, int side
 /* A `meaning: thread` field's value as both runs can compare it. */
 uint64_t emb_diff_thread_value(const struct emb_diff_work *w, int side, uint64_t v);
 
-/* align.c: the epochs both runs have, and each event's epoch. */
+/* interval_class.c: the number of the class of the good run's interval from `before` to e,
+ * two consecutive events of the walk's context number `context` (UINT32_MAX: out of
+ * memory, noted in w). */
+uint32_t emb_diff_interval_class(struct emb_diff_work *w, uint32_t context,
+                                 const struct emb_diff_event *before, const struct emb_diff_event *e);
+
+/* align.c: the epochs both runs have, and each event's epoch. The anchor (the marker event
+ * and field the rules chose, NULL when the catalogue has none) is found before the walk,
+ * which keeps each marker's value; emb_diff_align refuses when there is none. */
+void emb_diff_find_anchor(struct emb_diff_work *w);
 int emb_diff_align(struct emb_diff_work *w);
 int emb_diff_assign_epochs(struct emb_diff_work *w);
 

@@ -321,11 +321,14 @@ int emb_diff_match_context(struct emb_diff_work *w, uint32_t ci)
     struct emb_diff_ctx *c = &d->ctx[ci];
     if (!c->present[0] || !c->present[1])
         return match_lone_context(w, ci);
-    struct emb_diff_ops o = {0};
-    if (!(o.v = emb_diff_grow(w, NULL, &o.cap, c->n[0] + c->n[1] + 1, sizeof *o.v)))
+    /* the room of the last context's script, written again rather than fresh pages */
+    struct emb_diff_ops o = {.v = w->ops, .cap = w->ops_cap};
+    if (!(o.v = emb_diff_grow(w, o.v, &o.cap, c->n[0] + c->n[1] + 1, sizeof *o.v)))
         return -1;
-    if (emb_diff_sequences(c->ev[0], c->n[0], c->ev[1], c->n[1], &o, &d->diff_fallbacks) != 0) {
-        free(o.v);
+    int rc = emb_diff_sequences(c->ev[0], c->n[0], c->ev[1], c->n[1], &o, &d->diff_fallbacks);
+    w->ops = o.v;
+    w->ops_cap = o.cap;
+    if (rc != 0) {
         w->oom = true;
         return -1;
     }
@@ -350,6 +353,5 @@ int emb_diff_match_context(struct emb_diff_work *w, uint32_t ci)
         report_unmatched(w, ci, &o, i, j, &last_a, &last_b);
         i = j;
     }
-    free(o.v);
     return w->oom ? -1 : 0;
 }

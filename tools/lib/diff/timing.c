@@ -86,67 +86,6 @@ static bool class_add(double **v, size_t *n, size_t *cap, double x)
     return true;
 }
 
-/* The application's own number of a generic event (user_event's `id`), or 0xFFFF. */
-static uint64_t event_number(const struct emb_trace_event *r)
-{
-    for (size_t f = 0; f < r->ev->nfields; f++)
-        if (!strcmp(r->ev->fields[f].name, "id") && r->ev->fields[f].type != EMB_CAT_CHARS)
-            return emb_catalog_field_get_uint(&r->ev->fields[f], r->payload);
-    return 0xFFFFu;
-}
-
-/* Which fields compared exactly change from p to e, two events of one kind: the same
- * packet event within a frame (its frame field unchanged) and across frames (changed). */
-static uint64_t changed_fields(struct emb_diff_work *w, const struct emb_trace_event *p,
-                               const struct emb_trace_event *e)
-{
-    if (p->ev != e->ev)
-        return 0;
-    const struct emb_diff_event_rules *er = emb_diff_event_rules(w, e->ev);
-    uint64_t mask = 0;
-    for (size_t f = 0; f < e->ev->nfields && f < 64; f++) {
-        const struct emb_catalog_field *fd = &e->ev->fields[f];
-        if (fd->type == EMB_CAT_CHARS || fd->meaning == EMB_CAT_MEANING_CYCLES ||
-            !emb_diff_field_exact(w, er, e->ev, f, e->payload))
-            continue;
-        if (emb_catalog_field_get_uint(fd, p->payload) != emb_catalog_field_get_uint(fd, e->payload))
-            mask |= 1ull << f;
-    }
-    return mask;
-}
-
-/* What makes an interval one interval: its context, the event before and the event, and
- * where in the frame it falls, as the pair's fields tell it: the application's numbers of
- * generic events (user_event 3 -> 4 is not 4 -> 5) and which fields change between them
- * (a packet after a packet of the same frame is not the first packet of the next one), so
- * a context of user_events does not pool its gaps inside a frame with its gaps between
- * frames. (An ordinal within the epoch would say it too, until a late context's events
- * spill into the next epoch and shift every ordinal there.) Never 0. */
-static uint64_t class_key(struct emb_diff_work *w, uint32_t ci, const struct emb_trace_event *p,
-                          const struct emb_trace_event *e)
-{
-    uint64_t h = emb_key_mix64(emb_key_mix64(ci + 1u, p->id), e->id);
-    h = emb_key_mix64(emb_key_mix64(h, event_number(p)), event_number(e));
-    return emb_key_mix64(h, changed_fields(w, p, e)) | 1u;
-}
-
-/* A good run's event as class_key reads it: its id, definition and payload. */
-static struct emb_trace_event event_fields(const struct emb_diff *d, const struct emb_diff_event *e)
-{
-    struct emb_trace_event r = {.id = emb_diff_event_id(e), .payload = emb_diff_payload(d, 0, e)};
-    r.ev = emb_diff_event_def(d, e);
-    return r;
-}
-
-/* The class of the good run's interval ending at event j of context c (j > 0). */
-static uint64_t good_class_key(struct emb_diff_work *w, const struct emb_diff_ctx *c, uint32_t ci,
-                               size_t j)
-{
-    struct emb_trace_event p = event_fields(w->d, &c->ev[0][j - 1]);
-    struct emb_trace_event e = event_fields(w->d, &c->ev[0][j]);
-    return class_key(w, ci, &p, &e);
-}
-
 struct candidate {
     size_t cls;
     size_t seq;               /* the how-manieth of its class in the bad run */
@@ -166,7 +105,6 @@ static int cmp_candidate(const void *x, const void *y)
 /* One comparison's classes (class 0: the epochs' durations; the others found by key) and
  * the bad run's values that left their bands. */
 struct timing {
-    struct emb_key_map classes;
     struct tclass *cls;
     size_t ncls, cls_cap;
     struct candidate *cand;
@@ -287,34 +225,50 @@ static int epoch_class(const struct emb_diff *d, struct timing *tm)
     return 0;
 }
 
-/* The good run's intervals between consecutive events of a context, by class. */
+/* The good run's intervals between consecutive events of a context, by class: the walk
+ * numbered each interval's class as it packed the events (emb_diff_ctx.interval_class);
+ * the classes are numbered again here in the order this loop meets them, and the numbers
+ * stay in that array, which the timing takes over (the class of each good interval). */
 static int good_intervals(struct emb_diff_work *w, struct timing *tm)
 {
-    const struct emb_diff *d = w->d;
+    struct emb_diff *d = w->d;
     size_t E = d->epochs;
-    for (uint32_t ci = 0; ci < d->nctx; ci++) {
-        const struct emb_diff_ctx *c = &d->ctx[ci];
+    uint32_t *renumber = malloc((w->interval_classes + 1) * sizeof *renumber);
+    if (!renumber)
+        return -1;
+    memset(renumber, 0xFF, (w->interval_classes + 1) * sizeof *renumber);
+    int rc = 0;
+    for (uint32_t ci = 0; ci < d->nctx && rc == 0; ci++) {
+        struct emb_diff_ctx *c = &d->ctx[ci];
         if (!c->present[0] || !c->present[1])
             continue;
-        if (!(tm->gcls[ci] = malloc((c->n[0] + 1) * sizeof *tm->gcls[ci])))
-            return -1;
-        memset(tm->gcls[ci], 0xFF, (c->n[0] + 1) * sizeof *tm->gcls[ci]);
-        for (size_t j = c->epoch_start[0][0] + 1; j < c->epoch_start[0][E]; j++) {
-            uint64_t key = good_class_key(w, c, ci, j);
-            uint32_t x = emb_key_map_get(&tm->classes, key);
+        uint32_t *cls = tm->gcls[ci] = c->interval_class;
+        c->interval_class = NULL;
+        size_t from = c->epoch_start[0][0] + 1, to = c->epoch_start[0][E];
+        for (size_t j = 0; j < c->n[0]; j++) {
+            if (j < from || j >= to) {
+                cls[j] = UINT32_MAX;
+                continue;
+            }
+            uint32_t x = renumber[cls[j]];
             if (x == UINT32_MAX) {
                 long n = new_class(tm);
-                if (n < 0 || !emb_key_map_put(&tm->classes, key, (uint32_t)n))
-                    return -1;
-                x = (uint32_t)n;
+                if (n < 0) {
+                    rc = -1;
+                    break;
+                }
+                x = renumber[cls[j]] = (uint32_t)n;
             }
-            tm->gcls[ci][j] = x;
+            cls[j] = x;
             struct tclass *t = &tm->cls[x];
-            if (!class_add(&t->v, &t->n, &t->cap, (double)(c->ev[0][j].ns - c->ev[0][j - 1].ns)))
-                return -1;
+            if (!class_add(&t->v, &t->n, &t->cap, (double)(c->ev[0][j].ns - c->ev[0][j - 1].ns))) {
+                rc = -1;
+                break;
+            }
         }
     }
-    return 0;
+    free(renumber);
+    return rc;
 }
 
 /* One of the bad run's intervals whose two events matched consecutive events of the good
@@ -462,7 +416,6 @@ static void timing_free(const struct emb_diff *d, struct timing *tm)
     for (size_t i = 0; tm->gcls && i < d->nctx; i++)
         free(tm->gcls[i]);
     free(tm->gcls);
-    emb_key_map_free(&tm->classes);
 }
 
 /* The good run's band of each class with values, then (bad) the bad run's spread in it;
@@ -487,7 +440,14 @@ static void finish_classes(struct timing *tm, const struct emb_diff_rules *r, bo
         double m = r->margin_pct / 100.0 * b->median, floor_ns = r->margin_us * 1000.0;
         b->margin = m > floor_ns ? m : floor_ns;
         b->good_n = (uint32_t)t->n;
-        free(t->v);
+        /* the bad run's values of the class go where the good run's were (class 0 has
+         * its own already): memory written once, not a fresh array per run */
+        if (!t->bv) {
+            t->bv = t->v;
+            t->bcap = t->cap;
+        } else {
+            free(t->v);
+        }
         t->v = NULL;
     }
 }

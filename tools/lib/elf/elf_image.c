@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-struct emb_segment {
+struct segment {
     uint64_t vaddr, memsz, filesz, offset;
     bool exec;
 };
@@ -28,7 +28,7 @@ struct emb_elf {
     GElf_Ehdr ehdr;
     uint8_t build_id[64];
     size_t build_id_len;
-    struct emb_segment *segs;
+    struct segment *segs;
     size_t nsegs;
     Dwfl *dwfl;
     Dwfl_Module *mod;
@@ -214,7 +214,7 @@ struct emb_elf *emb_elf_open(const char *path, char *err, size_t errlen)
             GElf_Phdr ph;
             if (!gelf_getphdr(e->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
                 continue;
-            e->segs[e->nsegs++] = (struct emb_segment){ph.p_vaddr, ph.p_memsz, ph.p_filesz,
+            e->segs[e->nsegs++] = (struct segment){ph.p_vaddr, ph.p_memsz, ph.p_filesz,
                                                        ph.p_offset, (ph.p_flags & PF_X) != 0};
         }
     }
@@ -315,7 +315,7 @@ size_t emb_elf_read(const struct emb_elf *e, uint64_t addr, void *buf, size_t le
     size_t done = 0;
     while (done < len) {
         uint64_t a = addr + done;
-        const struct emb_segment *s = NULL;
+        const struct segment *s = NULL;
         for (size_t i = 0; i < e->nsegs; i++)
             if (a >= e->segs[i].vaddr && a - e->segs[i].vaddr < e->segs[i].filesz)
                 s = &e->segs[i];

@@ -72,7 +72,7 @@ int emb_elf_file_symbol(const char *path, const char *name, uint64_t *value, uin
     return rc;
 }
 
-int emb_proc_symbol(pid_t pid, const char *name, uint64_t *addr, char *err, size_t errlen)
+int emb_elf_process_symbol(pid_t pid, const char *name, uint64_t *addr, char *err, size_t errlen)
 {
     char exe[64];
     snprintf(exe, sizeof exe, "/proc/%d/exe", (int)pid);

@@ -15,6 +15,6 @@ int emb_elf_file_symbol(const char *path, const char *name, uint64_t *value, uin
 
 /* The address of symbol `name` in the running process `pid`: its value in
  * /proc/PID/exe plus the load bias of a position-independent executable. */
-int emb_proc_symbol(pid_t pid, const char *name, uint64_t *addr, char *err, size_t errlen);
+int emb_elf_process_symbol(pid_t pid, const char *name, uint64_t *addr, char *err, size_t errlen);
 
 #endif /* EMB_HOST_ELF_SYM_H */

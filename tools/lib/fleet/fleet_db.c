@@ -11,18 +11,35 @@ static bool starts_with(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+static struct emb_fleet_db *open_with(const struct emb_fleet_db_ops *ops, const char *where, char *err,
+                                      size_t errlen)
+{
+    void *impl = ops->open(where, err, errlen);
+    if (!impl)
+        return NULL;
+    struct emb_fleet_db *db = calloc(1, sizeof *db);
+    if (!db) {
+        snprintf(err, errlen, "out of memory");
+        ops->close(impl);
+        return NULL;
+    }
+    db->ops = ops;
+    db->impl = impl;
+    return db;
+}
+
 struct emb_fleet_db *emb_fleet_db_open(const char *url, char *err, size_t errlen)
 {
     struct emb_fleet_db *db;
     if (starts_with(url, "postgresql://") || starts_with(url, "postgres://"))
-        db = emb_fleet_pg_open(url, err, errlen);
+        db = open_with(&emb_fleet_pg_ops, url, err, errlen);
     else if (starts_with(url, "sqlite:"))
-        db = emb_fleet_sqlite_open(url + strlen("sqlite:"), err, errlen);
+        db = open_with(&emb_fleet_sqlite_ops, url + strlen("sqlite:"), err, errlen);
     else if (strstr(url, "://")) {
         snprintf(err, errlen, "%s: not a database this tool knows (sqlite:PATH or postgresql://...)", url);
         return NULL;
     } else
-        db = emb_fleet_sqlite_open(url, err, errlen);
+        db = open_with(&emb_fleet_sqlite_ops, url, err, errlen);
     if (!db)
         return NULL;
     if (emb_fleet_schema_migrate(db) != 0) {

@@ -27,6 +27,9 @@ typedef int (*emb_fleet_row_fn)(void *arg, size_t ncols, const char *const *cols
 struct emb_fleet_db_ops {
     const char *engine;     /* "sqlite", "postgresql" */
     const char *blob_type;  /* the column type of bytes: BLOB, BYTEA */
+    /* Connects to the database `where` names (a path, a conninfo URL): the connection,
+     * or NULL with err set. */
+    void *(*open)(const char *where, char *err, size_t errlen);
     /* Runs one statement; rows go to row (may be NULL). Returns the rows it changed (0
      * for a query), or -1 with err set. */
     long (*exec)(void *impl, const char *sql, size_t nparams,
@@ -63,9 +66,8 @@ int emb_fleet_db_schema_version(struct emb_fleet_db *db);
 /* The newest version this tool knows. */
 int emb_fleet_schema_latest(void);
 
-/* The backends (fleet_sqlite.c, fleet_pg.c): NULL with err set on failure. */
-struct emb_fleet_db *emb_fleet_sqlite_open(const char *path, char *err, size_t errlen);
-struct emb_fleet_db *emb_fleet_pg_open(const char *conninfo, char *err, size_t errlen);
+/* The backends (fleet_sqlite.c, fleet_pg.c). */
+extern const struct emb_fleet_db_ops emb_fleet_sqlite_ops, emb_fleet_pg_ops;
 /* Applies the migrations the database lacks (fleet_schema.c). 0 or -1 (db->err). */
 int emb_fleet_schema_migrate(struct emb_fleet_db *db);
 

@@ -81,9 +81,6 @@ static void pg_close(void *impl)
     PQfinish(impl);
 }
 
-static const struct emb_fleet_db_ops PG_OPS = {
-    .engine = "postgresql", .blob_type = "BYTEA", .exec = pg_exec, .close = pg_close};
-
 /* libpq's notices ("relation already exists, skipping") are no business of the tool's. */
 static void quiet_notice(void *arg, const char *message)
 {
@@ -91,7 +88,7 @@ static void quiet_notice(void *arg, const char *message)
     (void)message;
 }
 
-struct emb_fleet_db *emb_fleet_pg_open(const char *conninfo, char *err, size_t errlen)
+static void *pg_open(const char *conninfo, char *err, size_t errlen)
 {
     PGconn *c = PQconnectdb(conninfo);
     if (PQstatus(c) != CONNECTION_OK) {
@@ -103,13 +100,8 @@ struct emb_fleet_db *emb_fleet_pg_open(const char *conninfo, char *err, size_t e
         return NULL;
     }
     PQsetNoticeProcessor(c, quiet_notice, NULL);
-    struct emb_fleet_db *db = calloc(1, sizeof *db);
-    if (!db) {
-        snprintf(err, errlen, "out of memory");
-        PQfinish(c);
-        return NULL;
-    }
-    db->ops = &PG_OPS;
-    db->impl = c;
-    return db;
+    return c;
 }
+
+const struct emb_fleet_db_ops emb_fleet_pg_ops = {
+    .engine = "postgresql", .blob_type = "BYTEA", .open = pg_open, .exec = pg_exec, .close = pg_close};

@@ -82,10 +82,7 @@ static void sqlite_close(void *impl)
     sqlite3_close(impl);
 }
 
-static const struct emb_fleet_db_ops SQLITE_OPS = {
-    .engine = "sqlite", .blob_type = "BLOB", .exec = sqlite_exec, .close = sqlite_close};
-
-struct emb_fleet_db *emb_fleet_sqlite_open(const char *path, char *err, size_t errlen)
+static void *sqlite_open(const char *path, char *err, size_t errlen)
 {
     sqlite3 *s = NULL;
     if (sqlite3_open_v2(path, &s, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
@@ -95,18 +92,13 @@ struct emb_fleet_db *emb_fleet_sqlite_open(const char *path, char *err, size_t e
     }
     /* A server and a reader at once: wait for the other's lock instead of failing. */
     sqlite3_busy_timeout(s, 10000);
-    struct emb_fleet_db *db = calloc(1, sizeof *db);
-    if (!db) {
-        snprintf(err, errlen, "out of memory");
+    if (sqlite_exec(s, "PRAGMA journal_mode=WAL", 0, NULL, NULL, NULL, err, errlen) < 0 ||
+        sqlite_exec(s, "PRAGMA synchronous=NORMAL", 0, NULL, NULL, NULL, err, errlen) < 0) {
         sqlite3_close(s);
         return NULL;
     }
-    db->ops = &SQLITE_OPS;
-    db->impl = s;
-    if (sqlite_exec(s, "PRAGMA journal_mode=WAL", 0, NULL, NULL, NULL, err, errlen) < 0 ||
-        sqlite_exec(s, "PRAGMA synchronous=NORMAL", 0, NULL, NULL, NULL, err, errlen) < 0) {
-        emb_fleet_db_close(db);
-        return NULL;
-    }
-    return db;
+    return s;
 }
+
+const struct emb_fleet_db_ops emb_fleet_sqlite_ops = {
+    .engine = "sqlite", .blob_type = "BLOB", .open = sqlite_open, .exec = sqlite_exec, .close = sqlite_close};

@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,41 +90,55 @@ static const char *int_type(bool is_signed, uint64_t bits)
 
 /* An enumeration's labels as `values: {...}` when each names one value (the catalogue's
  * labels are identifiers of single values); else nothing: the numbers are shown. */
+/* Mapping i of an enumeration: its label, and whether it names one value that fits an
+ * int32 (*value; the catalogue's enumeration values are int32). A range, several ranges or
+ * a value out of int32 says false, read from the trace's own bounds (an unsigned bound past
+ * INT32_MAX is no value of int32, never clamped into one). */
+static bool mapping_one_value(const bt_field_class *fc, bool sig, uint64_t i, const char **label, int64_t *value)
+{
+    if (sig) {
+        const bt_field_class_enumeration_signed_mapping *sm =
+            bt_field_class_enumeration_signed_borrow_mapping_by_index_const(fc, i);
+        *label = bt_field_class_enumeration_mapping_get_label(
+            bt_field_class_enumeration_signed_mapping_as_mapping_const(sm));
+        const bt_integer_range_set_signed *r = bt_field_class_enumeration_signed_mapping_borrow_ranges_const(sm);
+        if (bt_integer_range_set_get_range_count(bt_integer_range_set_signed_as_range_set_const(r)) != 1)
+            return false;
+        const bt_integer_range_signed *r0 = bt_integer_range_set_signed_borrow_range_by_index_const(r, 0);
+        int64_t lo = bt_integer_range_signed_get_lower(r0);
+        *value = lo;
+        return lo == bt_integer_range_signed_get_upper(r0) && lo >= INT32_MIN && lo <= INT32_MAX;
+    }
+    const bt_field_class_enumeration_unsigned_mapping *um =
+        bt_field_class_enumeration_unsigned_borrow_mapping_by_index_const(fc, i);
+    *label = bt_field_class_enumeration_mapping_get_label(
+        bt_field_class_enumeration_unsigned_mapping_as_mapping_const(um));
+    const bt_integer_range_set_unsigned *r = bt_field_class_enumeration_unsigned_mapping_borrow_ranges_const(um);
+    if (bt_integer_range_set_get_range_count(bt_integer_range_set_unsigned_as_range_set_const(r)) != 1)
+        return false;
+    const bt_integer_range_unsigned *r0 = bt_integer_range_set_unsigned_borrow_range_by_index_const(r, 0);
+    uint64_t lo = bt_integer_range_unsigned_get_lower(r0);
+    *value = (int64_t)(lo <= INT32_MAX ? lo : 0u);
+    return lo == bt_integer_range_unsigned_get_upper(r0) && lo <= INT32_MAX;
+}
+
+/* The catalogue's `values:` of an enumeration when each label names one value, met once;
+ * else "" (the field shows its numbers). */
 static void enum_values(const bt_field_class *fc, bool sig, char *out, size_t len)
 {
     uint64_t n = bt_field_class_enumeration_get_mapping_count(fc);
     size_t used = (size_t)snprintf(out, len, ", values: {");
     for (uint64_t i = 0; i < n && n <= 256; i++) {
-        const bt_field_class_enumeration_mapping *m;
-        const bt_integer_range_set *rs;
-        int64_t lo, hi;
-        if (sig) {
-            const bt_field_class_enumeration_signed_mapping *sm =
-                bt_field_class_enumeration_signed_borrow_mapping_by_index_const(fc, i);
-            m = bt_field_class_enumeration_signed_mapping_as_mapping_const(sm);
-            const bt_integer_range_set_signed *r = bt_field_class_enumeration_signed_mapping_borrow_ranges_const(sm);
-            rs = bt_integer_range_set_signed_as_range_set_const(r);
-            const bt_integer_range_signed *r0 = bt_integer_range_set_get_range_count(rs) == 1
-                ? bt_integer_range_set_signed_borrow_range_by_index_const(r, 0) : NULL;
-            lo = r0 ? bt_integer_range_signed_get_lower(r0) : 0;
-            hi = r0 ? bt_integer_range_signed_get_upper(r0) : 1;
-        } else {
-            const bt_field_class_enumeration_unsigned_mapping *um =
-                bt_field_class_enumeration_unsigned_borrow_mapping_by_index_const(fc, i);
-            m = bt_field_class_enumeration_unsigned_mapping_as_mapping_const(um);
-            const bt_integer_range_set_unsigned *r = bt_field_class_enumeration_unsigned_mapping_borrow_ranges_const(um);
-            rs = bt_integer_range_set_unsigned_as_range_set_const(r);
-            const bt_integer_range_unsigned *r0 = bt_integer_range_set_get_range_count(rs) == 1
-                ? bt_integer_range_set_unsigned_borrow_range_by_index_const(r, 0) : NULL;
-            lo = r0 && bt_integer_range_unsigned_get_lower(r0) <= INT32_MAX ? (int64_t)bt_integer_range_unsigned_get_lower(r0) : 0;
-            hi = r0 && bt_integer_range_unsigned_get_upper(r0) <= INT32_MAX ? (int64_t)bt_integer_range_unsigned_get_upper(r0) : 1;
-        }
+        const char *raw;
+        int64_t value;
+        if (!mapping_one_value(fc, sig, i, &raw, &value))
+            break; /* a range: numbers only */
         char label[64], key[72];
-        emb_ctf_name(bt_field_class_enumeration_mapping_get_label(m), label, sizeof label);
+        emb_ctf_name(raw, label, sizeof label);
         snprintf(key, sizeof key, "%s%s: ", i ? ", " : "{", label);
-        if (lo != hi || lo < INT32_MIN || lo > INT32_MAX || strstr(out, key + (i ? 0 : 1)) != NULL)
-            break; /* a range, or a label met twice: numbers only */
-        used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%s%s: %" PRId64, i ? ", " : "", label, lo);
+        if (strstr(out, key + (i ? 0 : 1)) != NULL)
+            break; /* a label met twice: numbers only */
+        used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%s%s: %" PRId64, i ? ", " : "", label, value);
         if (i + 1 == n && used + 2 < len) {
             snprintf(out + used, len - used, "}");
             return;

@@ -24,7 +24,7 @@ struct emb_live_model {
     struct emb_live_context *ctx;
     size_t nctx, ctx_cap;
     struct emb_live_thread th[EMB_LIVE_MAX_THREADS];
-    size_t nth, th_cap;
+    size_t nth; /* threads followed, at most EMB_LIVE_MAX_THREADS */
     struct emb_live_irq irqs[EMB_LIVE_MAX_IRQS];
     size_t nirqs;
     struct emb_live_ring rings[EMB_LIVE_MAX_RINGS];

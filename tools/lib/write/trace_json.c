@@ -162,6 +162,17 @@ static void json_pi_chains(struct emb_json *j, const struct emb_trace_threads *t
     emb_json_end_array(j);
 }
 
+#define THREAD(member, key) EMB_JSON_FIELD(struct emb_trace_thread, member, key, UINT)
+static const struct emb_json_field THREAD_FIELDS[] = {
+    THREAD(index, "index"),
+    EMB_JSON_FIELD(struct emb_trace_thread, name, "name", TEXT),
+    THREAD(switches_in, "switches_in"),
+    THREAD(switches_out, "switches_out"),
+    THREAD(run_ticks, "run_ticks"),
+};
+static const struct emb_json_field THREAD_WAIT_FIELDS[] = {THREAD(blocked_ticks, "blocked_ticks"), THREAD(waits, "waits")};
+#undef THREAD
+
 /* The summary's "threads": each thread's run and blocked time from the switch events (none: absent). */
 static void json_threads(struct emb_json *j, const struct emb_trace *t)
 {
@@ -177,14 +188,9 @@ static void json_threads(struct emb_json *j, const struct emb_trace *t)
     for (size_t i = 0; i < th.n; i++) {
         const struct emb_trace_thread *x = &th.items[i];
         emb_json_begin_object(j, NULL);
-        emb_json_uint(j, "index", x->index);
-        emb_json_string(j, "name", x->name);
-        emb_json_uint(j, "switches_in", x->switches_in);
-        emb_json_uint(j, "switches_out", x->switches_out);
-        emb_json_uint(j, "run_ticks", x->run_ticks);
+        EMB_JSON_FIELDS(j, x, THREAD_FIELDS);
         emb_json_double(j, "load", emb_trace_thread_load(&th, x));
-        emb_json_uint(j, "blocked_ticks", x->blocked_ticks);
-        emb_json_uint(j, "waits", x->waits);
+        EMB_JSON_FIELDS(j, x, THREAD_WAIT_FIELDS);
         emb_json_end_object(j);
     }
     emb_json_end_array(j);
