@@ -2,6 +2,7 @@
  * bad input, and random bytes. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -442,6 +443,77 @@ static void test_contexts(void)
     ok_eq(emb_trace_ticks_to_ns(40000000000ull, 40000000000ull), 1000000000, "40 GHz");
 }
 
+/* The clock's multiply and shift against the exact 128-bit floor(ticks * 1e9 / hz) (what
+ * emb_trace_ticks_to_ns computes by division), for random and boundary tick counts. */
+#if defined(__SIZEOF_INT128__)
+__extension__ typedef unsigned __int128 u128;
+
+static uint64_t exact_ns(uint64_t ticks, uint64_t hz)
+{
+    return hz == 0 ? ticks : (uint64_t)((u128)ticks * 1000000000u / hz);
+}
+
+static uint64_t next_random(uint64_t *s)
+{
+    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+    return *s;
+}
+
+/* A tick count: uniform over 64 bits, below a random power of two, near 2^64 or near a
+ * multiple of hz. */
+static uint64_t pick_ticks(uint64_t *s, uint64_t hz)
+{
+    uint64_t r = next_random(s), k = r >> 8;
+    switch (r & 3u) {
+    case 0: return k;
+    case 1: return k >> (r >> 2 & 63u);
+    case 2: return UINT64_MAX - (r >> 2 & 255u);
+    default: return (k >> 40) * hz + (uint64_t)(int64_t)(int8_t)(r >> 2);
+    }
+}
+
+static bool clock_matches(uint64_t hz, uint64_t *s)
+{
+    struct emb_trace_clock c;
+    uint64_t start = next_random(s) >> (next_random(s) & 63u);
+    int64_t offset = (int64_t)next_random(s);
+    emb_trace_clock_init(&c, hz, start, offset);
+    for (int i = 0; i < 200000; i++) {
+        uint64_t x = pick_ticks(s, hz), ns;
+        int64_t wall;
+        if (emb_trace_clock_ns(&c, x) != exact_ns(x, hz))
+            return diag("%" PRIu64 " Hz: %" PRIu64 " ticks", hz, x), false;
+        uint64_t ts = i & 1 ? start + x : x;
+        emb_trace_clock_times(&c, ts, &ns, &wall);
+        if (ns != exact_ns(ts - start, hz) ||
+            (uint64_t)wall != (uint64_t)offset + exact_ns(ts, hz))
+            return diag("%" PRIu64 " Hz: ts %" PRIu64 " from %" PRIu64, hz, ts, start), false;
+    }
+    return true;
+}
+
+static void test_clock(void)
+{
+    static const uint64_t rates[] = {32768u, 16000000u, 2100000000u, 1000000000u, 3u,
+                                     25000000u, 40000000000ull, 1u, 0u, 999999937u,
+                                     UINT64_MAX, 0x8000000000000001ull};
+    uint64_t s = 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++) {
+        ok(clock_matches(rates[i], &s), "%" PRIu64 " Hz: equal to the 128-bit division",
+           rates[i]);
+    }
+    struct emb_trace_clock c; /* 1e9 / 32768 = 30517.578125, 0.578125 = 0x94 / 2^8 */
+    emb_trace_clock_init(&c, 32768u, 0, 0);
+    ok(c.whole == 30517u && c.frac_hi == 0x9400000000000000ull && c.frac_lo == 0,
+       "32768 Hz: 30517 and 0.578125 ns a tick");
+}
+#else
+static void test_clock(void)
+{
+    ok(true, "no 128-bit integers: the clock always divides");
+}
+#endif
+
 /* Random and mutated input: never a crash, never an event outside the input. */
 /* The order the merge promises: timestamp, then context, then ring order, as a stable sort
  * of every record gives it (the reference the k-way merge is checked against). */
@@ -640,6 +712,7 @@ int main(void)
     test_truncated();
     test_bad_header();
     test_contexts();
+    test_clock();
     test_random();
     test_stream_kind();
     test_problem_sink();

@@ -102,6 +102,73 @@ uint64_t emb_trace_ticks_to_ns(uint64_t ticks, uint64_t hz)
     return q * 1000000000u + frac;
 }
 
+/* The multiplies. With 1e9 = whole*hz + f (f < hz) and F = ceil(2^128 * f / hz) =
+ * (2^128 * f + e) / hz, 0 <= e < hz: floor(x*1e9/hz) = x*whole + floor(x*f/hz), and
+ * x*F / 2^128 = x*f/hz + x*e / (hz * 2^128). The fraction of x*f/hz is at most (hz-1)/hz
+ * and x*e < 2^128 for every 64-bit x, so the added term stays under 1/hz:
+ * floor(x*F / 2^128) = floor(x*f/hz), and the sum, truncated to 64 bits, is the
+ * division's result for every tick count. */
+#if defined(__SIZEOF_INT128__)
+__extension__ typedef unsigned __int128 clock_u128;
+
+static void clock_choose_factors(struct emb_trace_clock *c, uint64_t hz)
+{
+    if (hz == 0 || hz == 1000000000u) { /* a tick is a nanosecond */
+        c->whole = 1;
+        return;
+    }
+    uint64_t f = 1000000000u % hz;
+    /* 2^128 * f / hz by long division in base 2^64 (each remainder below hz). */
+    clock_u128 n = (clock_u128)f << 64;
+    c->frac_hi = (uint64_t)(n / hz);
+    n = (clock_u128)(uint64_t)(n % hz) << 64;
+    c->frac_lo = (uint64_t)(n / hz);
+    if (n % hz != 0 && ++c->frac_lo == 0) /* rounded up: F < 2^128 as f < hz */
+        c->frac_hi++;
+    c->whole = 1000000000u / hz;
+}
+
+static inline uint64_t clock_scaled(const struct emb_trace_clock *c, uint64_t ticks)
+{
+    clock_u128 lo = (clock_u128)ticks * c->frac_lo;
+    clock_u128 hi = (clock_u128)ticks * c->frac_hi + (uint64_t)(lo >> 64); /* < 2^128 */
+    return ticks * c->whole + (uint64_t)(hi >> 64);
+}
+#else
+static void clock_choose_factors(struct emb_trace_clock *c, uint64_t hz)
+{
+    (void)c, (void)hz; /* no 128-bit product: every conversion divides */
+}
+
+static inline uint64_t clock_scaled(const struct emb_trace_clock *c, uint64_t ticks)
+{
+    return emb_trace_ticks_to_ns(ticks, c->hz);
+}
+#endif
+
+void emb_trace_clock_init(struct emb_trace_clock *c, uint64_t hz, uint64_t start_ts,
+                          int64_t offset_ns)
+{
+    memset(c, 0, sizeof *c);
+    c->hz = hz;
+    c->start_ts = start_ts;
+    c->offset_ns = offset_ns;
+    clock_choose_factors(c, hz);
+}
+
+uint64_t emb_trace_clock_ns(const struct emb_trace_clock *c, uint64_t ticks)
+{
+    return clock_scaled(c, ticks);
+}
+
+void emb_trace_clock_times(const struct emb_trace_clock *c, uint64_t ts, uint64_t *ns,
+                           int64_t *wall_ns)
+{
+    *ns = clock_scaled(c, ts - c->start_ts);
+    /* In unsigned arithmetic: a corrupt offset or clock wraps instead of overflowing. */
+    *wall_ns = (int64_t)((uint64_t)c->offset_ns + clock_scaled(c, ts));
+}
+
 /* ---- contexts ---- */
 
 long emb_trace_add_context(struct emb_trace *t, uint16_t id, uint16_t kind)
@@ -175,8 +242,16 @@ bool emb_trace_push_marker(struct emb_trace *t, struct ctx_state *c, uint8_t typ
 
 /* ---- after the walk ---- */
 
+/* The clock prepared once the walk has set start_ts: info does not change after. */
+static void prepare_clock(struct emb_trace *t)
+{
+    emb_trace_clock_init(&t->clock, t->info.clock_hz, t->info.start_ts, t->info.clock_offset_ns);
+    t->clock_ready = true;
+}
+
 static void finish_contexts(struct emb_trace *t)
 {
+    prepare_clock(t);
     for (size_t i = 0; i < t->nctx && !t->oom; i++) {
         struct ctx_state *c = &t->ctx[i];
         /* A dump's table holds the final count: drops after the last packet closed. */
@@ -211,12 +286,26 @@ static void finish_contexts(struct emb_trace *t)
     }
 }
 
-void emb_trace_set_times(const struct emb_trace *t, struct emb_trace_event *r)
+/* Before the walk has prepared the clock: the division (kept out of line, so that the
+ * prepared path saves no registers). */
+__attribute__((noinline)) static void set_times_dividing(const struct emb_trace *t,
+                                                         struct emb_trace_event *r)
 {
     r->ns = emb_trace_ticks_to_ns(r->ts - t->info.start_ts, t->info.clock_hz);
-    /* In unsigned arithmetic: a corrupt offset or clock wraps instead of overflowing. */
     r->wall_ns = (int64_t)((uint64_t)t->info.clock_offset_ns +
                            emb_trace_ticks_to_ns(r->ts, t->info.clock_hz));
+}
+
+void emb_trace_set_times(const struct emb_trace *t, struct emb_trace_event *r)
+{
+    if (!t->clock_ready) {
+        set_times_dividing(t, r);
+        return;
+    }
+    const struct emb_trace_clock *c = &t->clock; /* info's clock is final once walked */
+    r->ns = clock_scaled(c, r->ts - c->start_ts);
+    /* In unsigned arithmetic: a corrupt offset or clock wraps instead of overflowing. */
+    r->wall_ns = (int64_t)((uint64_t)c->offset_ns + clock_scaled(c, r->ts));
 }
 
 /* ---- public ---- */

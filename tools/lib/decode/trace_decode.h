@@ -216,6 +216,24 @@ const struct emb_problems *emb_trace_problems(const struct emb_trace *t);
 /* Clock ticks to nanoseconds at `hz` (exact for any 64-bit tick count). */
 uint64_t emb_trace_ticks_to_ns(uint64_t ticks, uint64_t hz);
 
+/* A trace's clock prepared once for the conversion of every record: ticks to ns by three
+ * multiplies (1e9 / hz as a whole part and a 128-bit fraction; hz 1e9 or 0: whole 1), the
+ * division's result for every tick count. */
+struct emb_trace_clock {
+    uint64_t hz, start_ts;
+    int64_t offset_ns;
+    uint64_t whole;            /* 1e9 / hz */
+    uint64_t frac_hi, frac_lo; /* ceil(2^128 * (1e9 mod hz) / hz) */
+};
+void emb_trace_clock_init(struct emb_trace_clock *c, uint64_t hz, uint64_t start_ts,
+                          int64_t offset_ns);
+/* emb_trace_ticks_to_ns(ticks, c->hz), bit for bit. */
+uint64_t emb_trace_clock_ns(const struct emb_trace_clock *c, uint64_t ticks);
+/* A record at tick ts: ns = emb_trace_ticks_to_ns(ts - start_ts, hz) and wall_ns =
+ * offset_ns + emb_trace_ticks_to_ns(ts, hz) (both modulo 2^64), as emb_trace_set_times. */
+void emb_trace_clock_times(const struct emb_trace_clock *c, uint64_t ts, uint64_t *ns,
+                           int64_t *wall_ns);
+
 /* ---- Reading fields ---- */
 
 /* Formats field f of a payload as text: enum label, 0x-padded hex where the catalogue

@@ -72,6 +72,8 @@ struct emb_trace {
     size_t ncopies, copies_cap;
     bool offsets_raw;               /* report() offsets are the source's already */
     bool start_known;               /* start_ts carried on from an earlier decode */
+    struct emb_trace_clock clock;   /* info's clock once the walk has set start_ts */
+    bool clock_ready;
     bool oom;
 };
 
